@@ -1,0 +1,156 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+/** `L/Ws` (or `L/Wms`, `L/Wm`): at most L request starts in any W-long window. */
+export interface RateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+const RATE_LIMIT = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/;
+
+export function parseRateLimit(text: string): RateLimit {
+  const m = RATE_LIMIT.exec(text);
+  if (!m) throw new Error(`expected LIMIT/WINDOW such as 100/60s, got "${text}"`);
+  const unit = m[3] ?? 's';
+  const windowMs = Number(m[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000);
+  const limit = Number(m[1]);
+  if (limit < 1 || windowMs <= 0) throw new Error(`limit and window must be positive, got "${text}"`);
+  return { limit, windowMs };
+}
+
+export function formatRateLimit(r: RateLimit): string {
+  return r.windowMs % 1000 === 0 ? `${r.limit}/${r.windowMs / 1000}s` : `${r.limit}/${r.windowMs}ms`;
+}
+
+const intList = z
+  .string()
+  .transform((s, ctx) => {
+    const parts = s.split(',').map((p) => p.trim()).filter(Boolean);
+    const ids = parts.map(Number);
+    if (ids.some((n) => !Number.isInteger(n))) {
+      ctx.addIssue({ code: 'custom', message: `expected comma-separated integers, got "${s}"` });
+      return z.NEVER;
+    }
+    return ids;
+  });
+
+const url = z.url({ message: 'expected a URL' });
+
+const rateLimit = z.string().transform((s, ctx) => {
+  try {
+    return parseRateLimit(s);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** One company the worker syncs: its key in the warehouse, its API key and base URL. */
+export const Company = z.object({
+  key: z.string().regex(/^[a-z0-9_-]{1,40}$/i, 'company key: letters, digits, - or _, at most 40'),
+  apiKey: z.string().min(1, 'apiKey is required'),
+  baseUrl: url.optional(),
+  formIds: z.array(z.number().int()).optional(),
+  runTypeIds: z.array(z.number().int()).optional(),
+});
+export type Company = z.infer<typeof Company>;
+
+const companies = z.string().transform((s, ctx) => {
+  try {
+    return z.array(Company).min(1).parse(JSON.parse(s));
+  } catch (e) {
+    const message = e instanceof z.ZodError ? z.prettifyError(e) : (e as Error).message;
+    ctx.addIssue({ code: 'custom', message: `expected a JSON array of {key, apiKey, baseUrl?}: ${message}` });
+    return z.NEVER;
+  }
+});
+
+const Env = z.object({
+  WFS_BASE_URL: url.optional(),
+  WFS_API_KEY: z.string().min(1).optional(),
+  WFS_COMPANIES: companies.optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
+  WFS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier').default('workforce'),
+  WFS_RATE_LIMIT: rateLimit.default(parseRateLimit('100/60s')),
+  WFS_FORM_IDS: intList.optional(),
+  WFS_RUN_TYPE_IDS: intList.optional(),
+  WFS_PUSH_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  WFS_SECRET_KEY: z.string().min(16, 'at least 16 characters').optional(),
+  WFS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  WFS_DATA_DIR: z.string().default('.wfsync'),
+  WFS_TIMEZONE: z.string().default('UTC'),
+  WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  /** Companies to sync; empty base URL means the built-in sandbox. */
+  companies: Company[];
+  /** True when no base URL is set: the worker syncs from the built-in sandbox. */
+  sandbox: boolean;
+  databaseUrl?: string;
+  redisUrl?: string;
+  dbSchema: string;
+  rateLimit: RateLimit;
+  formIds: number[];
+  runTypeIds: number[];
+  pushToken?: string;
+  secretKey?: string;
+  httpPort: number;
+  dataDir: string;
+  timezone: string;
+  workerConcurrency: number;
+  logLevel: string;
+  /** Cron overrides by job name (`WFS_CRON_<JOB>`). */
+  cron: Record<string, string>;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Reads the environment (and `.env` when present); a bad setting throws one line naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`setting ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const companyList: Company[] = e.WFS_COMPANIES ?? [
+    { key: 'default', apiKey: e.WFS_API_KEY ?? '', baseUrl: e.WFS_BASE_URL },
+  ];
+  const sandbox = companyList.every((c) => !c.baseUrl);
+  if (!sandbox && companyList.some((c) => !c.apiKey)) {
+    throw new ConfigError('setting WFS_API_KEY: required when WFS_BASE_URL is set');
+  }
+  const cron: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (k.startsWith('WFS_CRON_') && v) cron[k.slice('WFS_CRON_'.length).toLowerCase().replace(/_/g, '-')] = v;
+  }
+  return {
+    companies: companyList,
+    sandbox,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    dbSchema: e.WFS_DB_SCHEMA,
+    rateLimit: e.WFS_RATE_LIMIT,
+    formIds: e.WFS_FORM_IDS ?? [],
+    runTypeIds: e.WFS_RUN_TYPE_IDS ?? [],
+    pushToken: e.WFS_PUSH_TOKEN,
+    secretKey: e.WFS_SECRET_KEY,
+    httpPort: e.WFS_HTTP_PORT,
+    dataDir: e.WFS_DATA_DIR,
+    timezone: e.WFS_TIMEZONE,
+    workerConcurrency: e.WFS_WORKER_CONCURRENCY,
+    logLevel: e.LOG_LEVEL,
+    cron,
+  };
+}
+
+/** Loads `.env` into process.env (existing variables win), as Node does for `--env-file`. */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}

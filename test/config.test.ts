@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseRateLimit } from '../src/config.ts';
+
+describe('settings', () => {
+  it('runs on embedded defaults with no settings: the sandbox, 100 requests per 60 s', () => {
+    const c = loadConfig({});
+    expect(c.sandbox).toBe(true);
+    expect(c.rateLimit).toEqual({ limit: 100, windowMs: 60_000 });
+    expect(c.dbSchema).toBe('workforce');
+    expect(c.companies).toHaveLength(1);
+  });
+
+  it('reads a compressed rate-limit window', () => {
+    expect(parseRateLimit('100/1s')).toEqual({ limit: 100, windowMs: 1000 });
+    expect(parseRateLimit('5/250ms')).toEqual({ limit: 5, windowMs: 250 });
+    expect(parseRateLimit('1000/1m')).toEqual({ limit: 1000, windowMs: 60_000 });
+  });
+
+  it('stops on a bad setting with one line naming it', () => {
+    expect(() => loadConfig({ WFS_RATE_LIMIT: 'fast' })).toThrow(/^setting WFS_RATE_LIMIT: /);
+    expect(() => loadConfig({ WFS_FORM_IDS: '1,x' })).toThrow(/setting WFS_FORM_IDS/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/setting DATABASE_URL/);
+    expect(() => loadConfig({ WFS_BASE_URL: 'https://api.example.test' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WFS_BASE_URL: 'https://api.example.test' })).toThrow(/WFS_API_KEY/);
+  });
+
+  it('names several companies, each with its own key', () => {
+    const c = loadConfig({
+      WFS_COMPANIES: JSON.stringify([
+        { key: 'north', apiKey: 'k1', baseUrl: 'http://127.0.0.1:1' },
+        { key: 'south', apiKey: 'k2', baseUrl: 'http://127.0.0.1:2' },
+      ]),
+    });
+    expect(c.companies.map((x) => x.key)).toEqual(['north', 'south']);
+    expect(c.sandbox).toBe(false);
+  });
+
+  it('takes cron overrides per job', () => {
+    expect(loadConfig({ WFS_CRON_SHIFT_ASSIGNMENTS: '*/5 * * * *' }).cron).toEqual({
+      'shift-assignments': '*/5 * * * *',
+    });
+  });
+});
