@@ -1,0 +1,29 @@
+/**
+ * The request limiter: at most `limit` request starts in any `windowMs` window per API key,
+ * shared by every process that uses the same key.
+ */
+
+/** Priority lanes: a waiting push request goes before incremental work, which goes before backfill. */
+export type Lane = 'push' | 'incremental' | 'backfill';
+export const LANES: readonly Lane[] = ['push', 'incremental', 'backfill'];
+
+/** What the service said about the budget in a response. */
+export interface ServiceFeedback {
+  /** `X-RateLimit-Remaining`. */
+  remaining?: number;
+  /** `X-RateLimit-Reset`, as epoch milliseconds. */
+  resetAtMs?: number;
+  /** The response was a 429 (or 403 `rate_limit_exceeded`). */
+  limited?: boolean;
+}
+
+export interface RateLimiter {
+  /**
+   * Waits until a request for `key` may start, and counts it as started.
+   * `key` identifies the API key (a hash of it: the key itself is never stored).
+   */
+  acquire(key: string, lane?: Lane, signal?: AbortSignal): Promise<void>;
+  /** Tells every process using `key` what the service said; a 429 or a low remaining count pauses them until the reset. */
+  observe(key: string, feedback: ServiceFeedback): Promise<void>;
+  close(): Promise<void>;
+}
