@@ -1,0 +1,44 @@
+import { ConfigError, loadDotEnv } from './config.ts';
+
+/** Each command lives with the code it runs; the CLI only dispatches. */
+const commands: Record<string, { summary: string; run: () => Promise<(args: string[]) => Promise<number | void>> }> = {
+  sandbox: {
+    summary: 'serve the simulated workforce service',
+    run: async () => (await import('./sandbox/command.ts')).runSandboxCommand,
+  },
+};
+
+function usage(): string {
+  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+  return `usage: wfsync <command> [options]\n\ncommands:\n${rows.join('\n')}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`wfsync: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  loadDotEnv();
+  const run = await command.run();
+  return (await run(args)) ?? 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    // A bad setting or argument is one clear line, not a stack.
+    const message = err instanceof ConfigError || (err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+      ? (err as Error).message
+      : (err as Error)?.stack ?? String(err);
+    process.stderr.write(`wfsync: ${message}\n`);
+    process.exitCode = 1;
+  },
+);
