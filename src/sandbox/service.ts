@@ -57,6 +57,13 @@ export interface SandboxData {
   advance(hours: number): ChangeSummary;
   /** Ground truth for tests: every current record of a resource (by endpoint name), canonical names. */
   truth(endpoint: EndpointName, query?: ParsedQuery): readonly object[];
+  /**
+   * The earlier representation of a v2.0 individual or certification record, served when `api-version` is absent
+   * (reference ids instead of names, nested contact lists, Status as in the earlier examples).
+   */
+  earlier(kind: 'individual' | 'certification', record: object): object;
+  /** The company the data belongs to. */
+  companyId(): number;
   /** The form ids and run-log type ids that exist (the spec shows no list endpoint for them). */
   formIds(): number[];
   runTypeIds(): number[];
