@@ -1,0 +1,364 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { z } from 'zod';
+import { log as rootLog, type Logger } from '../log.ts';
+import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
+import { PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
+import { errorFromResponse, isSourceError, SourceError } from './errors.ts';
+import { Http, type HttpResponse } from './http.ts';
+import { declaredCount, formatIssues, parseItems, readContainer, readEnvelope, type Reject } from './paging.ts';
+import { buildQuery } from './query.ts';
+import { backoffMs, DEFAULT_BACKOFF, sleep, untilReset, type BackoffOptions } from './retry.ts';
+
+export type { Reject } from './paging.ts';
+
+export interface SourceClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  limiter: RateLimiter;
+  /** Per request, from sending to the last byte of the body. Default 30 000. */
+  timeoutMs?: number;
+  /** For 5xx, resets, truncated bodies, timeouts and rate-limit refusals. Default 5. */
+  maxRetries?: number;
+  /** Size of the keep-alive connection pool. Default 8. */
+  connections?: number;
+  /** A pino child carrying company etc. */
+  logger?: Logger;
+  /** Backoff between retries (exponential, full jitter). Default 250 ms base, 15 s cap. */
+  backoff?: BackoffOptions;
+}
+
+export interface PageResult<T> {
+  items: T[];
+  rejects: Reject[];
+  /** Offset of the page's first record. */
+  offset: number;
+  hasMore: boolean;
+  /** Envelope fields besides the paging ones (FormId, FormTitle, RunLogTypeId, ...). */
+  extras: Record<string, unknown>;
+}
+
+export interface CallOptions {
+  /** Limiter lane; default 'incremental'. */
+  lane?: Lane;
+  signal?: AbortSignal;
+  /** Envelope page size, 1..200; default 200. */
+  pageSize?: number;
+  /** Envelope offset to start at; default 0. */
+  startOffset?: number;
+}
+
+export type Lookup<T> = { found: true; item: T } | { found: false };
+
+export interface SourceStats {
+  /** HTTP requests sent, retries included. */
+  requests: number;
+  retries: number;
+  /** Responses that were 429 or 403 `rate_limit_exceeded`. */
+  rateLimited: number;
+  /** Response body bytes received. */
+  bytes: number;
+}
+
+interface Request {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+/** The hash that stands for an API key wherever a key must be named (the limiter, logs): never the key itself. */
+export function keyHash(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex').slice(0, 24);
+}
+
+/** Epoch ms of `X-RateLimit-Reset`. The spec says unix seconds (possibly fractional); a small value is read as seconds from now. */
+function resetAt(value: number, now: number): number {
+  return value < 1e9 ? now + value * 1000 : value * 1000;
+}
+
+function headerNumber(headers: IncomingHttpHeaders, name: string): number | undefined {
+  const raw = headers[name];
+  const text = Array.isArray(raw) ? raw[0] : raw;
+  if (text === undefined || text.trim() === '') return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function feedbackOf(res: HttpResponse, limited: boolean): ServiceFeedback {
+  const remaining = headerNumber(res.headers, 'x-ratelimit-remaining');
+  const reset = headerNumber(res.headers, 'x-ratelimit-reset');
+  const fb: ServiceFeedback = {};
+  if (remaining !== undefined) fb.remaining = remaining;
+  if (reset !== undefined) fb.resetAtMs = resetAt(reset, Date.now());
+  if (limited) fb.limited = true;
+  return fb;
+}
+
+/** A 2xx body that is not JSON was cut short on the way: the request is worth another try. */
+function parseJson(endpoint: string, res: HttpResponse): unknown {
+  try {
+    return JSON.parse(res.text);
+  } catch {
+    throw new SourceError('network', `${endpoint}: response body is not complete JSON (${res.bytes} bytes; truncated?)`, {
+      endpoint,
+      status: res.status,
+      code: 'TRUNCATED_BODY',
+    });
+  }
+}
+
+/**
+ * Writes that are safe to send twice. Update replaces the sent fields, so a repeat changes nothing;
+ * an Insert or a ValidateSubmission that failed in flight may have been applied, and the push worker
+ * checks (Exists, GetByUniqueIdentifier) before sending it again.
+ */
+const isRepeatable = (e: Endpoint) => e.method === 'GET' || e.path.endsWith('/Update');
+
+/** Errors after which the service surely did not act on the request. */
+const notActedOn = (err: SourceError) => err.kind === 'rate_limit' || err.code === 'ECONNREFUSED';
+
+/** Field → messages of a body that failed its schema. */
+function fieldsOf(error: z.ZodError): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)';
+    fields[key] = fields[key] ? `${fields[key]}; ${issue.message}` : issue.message;
+  }
+  return fields;
+}
+
+/**
+ * The client of the workforce service: one per API key. Every request waits for the shared limiter,
+ * tells it what the service said about the budget, and is retried when retrying is safe.
+ */
+export class SourceClient {
+  readonly limiterKey: string;
+  readonly #http: Http;
+  readonly #limiter: RateLimiter;
+  readonly #maxRetries: number;
+  readonly #backoff: BackoffOptions;
+  readonly #log: Logger;
+  readonly #stats: SourceStats = { requests: 0, retries: 0, rateLimited: 0, bytes: 0 };
+  /** The service's clock minus ours, from the last response's `Date` header. */
+  #skewMs = 0;
+
+  constructor(opts: SourceClientOptions) {
+    this.limiterKey = keyHash(opts.apiKey);
+    this.#http = new Http({
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey,
+      connections: opts.connections ?? 8,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+    });
+    this.#limiter = opts.limiter;
+    this.#maxRetries = opts.maxRetries ?? 5;
+    this.#backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    this.#log = (opts.logger ?? rootLog).child({ component: 'source', key: this.limiterKey });
+  }
+
+  /**
+   * Reads a list endpoint page by page: envelopes one request per page, stopping when the service says
+   * `HasMoreResults: false`; plain arrays and reference lists as one page holding everything.
+   */
+  async *pages<E extends Endpoint>(e: E, query: QueryOf<E>, opts: CallOptions = {}): AsyncIterable<PageResult<ItemOf<E>>> {
+    if (e.response.kind === 'envelope') {
+      yield* this.#envelopePages(e, query, opts);
+      return;
+    }
+    const path = this.#listPath(e, query);
+    const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
+    const container = readContainer(e, body);
+    yield this.#page(e, container.raw, 0, false, container.extras);
+  }
+
+  async *#envelopePages<E extends Endpoint>(e: E, query: QueryOf<E>, opts: CallOptions): AsyncIterable<PageResult<ItemOf<E>>> {
+    const limit = opts.pageSize ?? PAGE_LIMIT_MAX;
+    let offset = opts.startOffset ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) {
+      throw new SourceError('bad_request', `${e.name}: pageSize must be an integer from 1 to ${PAGE_LIMIT_MAX}`, { endpoint: e.name });
+    }
+    if (!Number.isInteger(offset) || offset < 0) {
+      throw new SourceError('bad_request', `${e.name}: startOffset must be a non-negative integer`, { endpoint: e.name });
+    }
+    for (;;) {
+      const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>, { offset, limit })}`;
+      const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
+      const envelope = readEnvelope(e, body);
+      const count = declaredCount(e, body);
+      if (count !== undefined && count !== envelope.raw.length) {
+        this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
+      }
+      yield this.#page(e, envelope.raw, offset, envelope.hasMore, envelope.extras);
+      if (!envelope.hasMore) return;
+      // Paging on would ask for the same offset forever.
+      if (envelope.raw.length === 0) {
+        throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, { endpoint: e.name });
+      }
+      offset += envelope.raw.length;
+    }
+  }
+
+  #page<E extends Endpoint>(e: E, raw: unknown[], offset: number, hasMore: boolean, extras: Record<string, unknown>): PageResult<ItemOf<E>> {
+    const { items, rejects } = parseItems(e.item as z.ZodType<ItemOf<E>>, raw);
+    for (const r of rejects) this.#log.warn({ endpoint: e.name, offset, reason: r.reason }, 'record failed its schema');
+    return { items, rejects, offset, hasMore, extras };
+  }
+
+  /** Every page of a list, concatenated. */
+  async all<E extends Endpoint>(e: E, query: QueryOf<E>, opts: CallOptions = {}): Promise<PageResult<ItemOf<E>>> {
+    const out: PageResult<ItemOf<E>> = { items: [], rejects: [], offset: opts.startOffset ?? 0, hasMore: false, extras: {} };
+    for await (const page of this.pages(e, query, opts)) {
+      out.items.push(...page.items);
+      out.rejects.push(...page.rejects);
+      out.extras = { ...page.extras, ...out.extras };
+    }
+    return out;
+  }
+
+  /** A by-key read (`one`) or an existence check (`boolean`); a 404 is `{ found: false }`. */
+  async lookup<E extends Endpoint>(e: E, query: QueryOf<E>, opts: CallOptions = {}): Promise<Lookup<ItemOf<E>>> {
+    const kind = e.response.kind;
+    if (kind !== 'one' && kind !== 'boolean') {
+      throw new SourceError('bad_request', `${e.name} answers with ${kind}: use pages or all`, { endpoint: e.name });
+    }
+    const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>)}`;
+    let body: unknown;
+    try {
+      body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
+    } catch (err) {
+      if (isSourceError(err, 'not_found')) return { found: false };
+      throw err;
+    }
+    if (body === null) return { found: false };
+    if (kind === 'boolean' && typeof body !== 'boolean') {
+      throw new SourceError('schema', `${e.name}: expected a JSON boolean`, { endpoint: e.name });
+    }
+    return { found: true, item: this.#one(e, body) };
+  }
+
+  /**
+   * A write. The body is checked against the endpoint's body schema first: an invalid body is a
+   * 'bad_request' with field messages and no request. Returns the service's record, or null for `empty`.
+   */
+  async send<E extends Endpoint>(e: E, body: unknown, opts: CallOptions = {}): Promise<ItemOf<E> | null> {
+    if (e.method !== 'POST' || !e.body) {
+      throw new SourceError('bad_request', `${e.name} is not a write`, { endpoint: e.name });
+    }
+    const checked = e.body.safeParse(body);
+    if (!checked.success) {
+      throw new SourceError('bad_request', `${e.name}: body is invalid: ${formatIssues(checked.error)}`, {
+        endpoint: e.name,
+        code: 'invalid_body',
+        fields: fieldsOf(checked.error),
+      });
+    }
+    const req: Request = { method: 'POST', path: `${e.path}?${buildQuery(e, {})}`, body: JSON.stringify(checked.data) };
+    if (e.response.kind === 'empty') {
+      await this.#call(e, req, opts, () => null);
+      return null;
+    }
+    const answer = await this.#call(e, req, opts, (res) => parseJson(e.name, res));
+    try {
+      return this.#one(e, answer);
+    } catch (err) {
+      // The service acted on the write; only its answer is unreadable. Say so, so nobody sends it again blindly.
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new SourceError('schema', `${e.name}: the service accepted the write, but its answer is unreadable: ${reason}`, {
+        endpoint: e.name,
+        code: 'accepted_unreadable',
+      });
+    }
+  }
+
+  #one<E extends Endpoint>(e: E, body: unknown): ItemOf<E> {
+    const parsed = e.item.safeParse(body);
+    if (!parsed.success) {
+      throw new SourceError('schema', `${e.name}: ${formatIssues(parsed.error)}`, { endpoint: e.name });
+    }
+    return parsed.data as ItemOf<E>;
+  }
+
+  #listPath(e: Endpoint, query: unknown): string {
+    const kind = e.response.kind;
+    if (kind !== 'array' && kind !== 'array-or-object') {
+      throw new SourceError('bad_request', `${e.name} answers with ${kind}, not a list: use lookup or send`, { endpoint: e.name });
+    }
+    return `${e.path}?${buildQuery(e, query as Record<string, unknown>)}`;
+  }
+
+  /**
+   * One request with its retries. Each attempt waits for the limiter first and reports the service's
+   * rate-limit headers after. `read` turns a 2xx response into the result, and may throw a retryable error.
+   */
+  async #call<T>(e: Endpoint, req: Request, opts: CallOptions, read: (res: HttpResponse) => T): Promise<T> {
+    const lane = opts.lane ?? 'incremental';
+    const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
+    for (let attempt = 0; ; attempt++) {
+      let error: SourceError;
+      let resetAtMs: number | undefined;
+      try {
+        await this.#limiter.acquire(this.limiterKey, lane, opts.signal);
+        const started = Date.now();
+        const res = await this.#send(e, req, opts.signal);
+        resetAtMs = await this.#afterResponse(e, res);
+        this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - started, bytes: res.bytes, attempt }, 'response');
+        if (res.status >= 200 && res.status < 300) return read(res);
+        throw this.#errorOf(e, res, resetAtMs);
+      } catch (err) {
+        if (!(err instanceof SourceError)) throw err;
+        error = err;
+      }
+      if (!mayRetry(error) || attempt >= this.#maxRetries) throw error;
+      const delay = error.kind === 'rate_limit' && resetAtMs !== undefined ? untilReset(resetAtMs) : backoffMs(attempt, this.#backoff);
+      this.#stats.retries++;
+      this.#log.warn({ endpoint: e.name, kind: error.kind, status: error.status, attempt, delayMs: delay, err: error.message }, 'retrying request');
+      await sleep(delay, opts.signal);
+    }
+  }
+
+  async #send(e: Endpoint, req: Request, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    this.#stats.requests++;
+    const res = await this.#http.request({ endpoint: e.name, method: req.method, path: req.path, body: req.body, signal });
+    this.#stats.bytes += res.bytes;
+    return res;
+  }
+
+  #errorOf(e: Endpoint, res: HttpResponse, resetAtMs: number | undefined): SourceError {
+    const waitS = resetAtMs === undefined ? undefined : untilReset(resetAtMs) / 1000;
+    return errorFromResponse(e.name, res.status, this.#http.scrub(res.text), waitS);
+  }
+
+  /** Tells the limiter what the response said about the budget; returns the reset instant when it gave one. */
+  async #afterResponse(e: Endpoint, res: HttpResponse): Promise<number | undefined> {
+    const serviceDate = Date.parse(String(res.headers.date ?? ''));
+    if (Number.isFinite(serviceDate)) this.#skewMs = serviceDate - Date.now();
+    const limited = res.status === 429 || (res.status === 403 && this.#errorOf(e, res, undefined).kind === 'rate_limit');
+    if (limited) this.#stats.rateLimited++;
+    const feedback = feedbackOf(res, limited);
+    if (Object.keys(feedback).length > 0) {
+      try {
+        await this.#limiter.observe(this.limiterKey, feedback);
+      } catch (err) {
+        // The response is good whatever the limiter's store did; losing it would cost another request.
+        this.#log.warn({ err: err instanceof Error ? this.#http.scrub(err.message) : String(err) }, 'limiter observe failed');
+      }
+    }
+    return feedback.resetAtMs;
+  }
+
+  /**
+   * The service's clock as of the last response (its `Date` header, one-second resolution); the local clock
+   * before any response. Checkpoints are set by the clock that stamps the data, not by ours.
+   */
+  serviceNow(): Date {
+    return new Date(Date.now() + this.#skewMs);
+  }
+
+  stats(): SourceStats {
+    return { ...this.#stats };
+  }
+
+  close(): Promise<void> {
+    return this.#http.close();
+  }
+}

@@ -1,0 +1,98 @@
+import type { z } from 'zod';
+import type { Endpoint } from './endpoints.ts';
+import { SourceError } from './errors.ts';
+
+/** One record that failed its schema: kept raw, with the reason, so its page goes on. */
+export interface Reject {
+  raw: unknown;
+  reason: string;
+}
+
+export interface Parsed<T> {
+  items: T[];
+  rejects: Reject[];
+}
+
+/** zod's messages with the path of each issue, on one line (`Employee.ServiceId: Invalid input: ...`). */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(record)'}: ${i.message}`)
+    .join('; ');
+}
+
+/** Parses each record on its own: one bad record is a Reject, not a failed page. */
+export function parseItems<T>(schema: z.ZodType<T>, raw: readonly unknown[]): Parsed<T> {
+  const items: T[] = [];
+  const rejects: Reject[] = [];
+  for (const r of raw) {
+    const result = schema.safeParse(r);
+    if (result.success) items.push(result.data);
+    else rejects.push({ raw: r, reason: formatIssues(result.error) });
+  }
+  return { items, rejects };
+}
+
+/** The items of a response and what the container said besides them. */
+export interface Container {
+  raw: unknown[];
+  hasMore: boolean;
+  extras: Record<string, unknown>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+function notContainer(e: Endpoint, expected: string, body: unknown): SourceError {
+  const got = Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body;
+  return new SourceError('schema', `${e.name}: expected ${expected}, got ${got}`, { endpoint: e.name });
+}
+
+/** The envelope fields that are paging, not data; everything else at the top level is passed on as extras. */
+function envelopeExtras(body: Record<string, unknown>): Record<string, unknown> {
+  const { HasMoreResults: _h, Offset: _o, ResultCount: _r, Results: _c, Data: _d, ...extras } = body;
+  return extras;
+}
+
+/** Reads a paged envelope (`HasMoreResults`, `Offset`, `ResultCount` or `Results`, `Data`, extras). */
+export function readEnvelope(e: Endpoint, body: unknown): Container {
+  if (!isObject(body) || !Array.isArray(body.Data)) throw notContainer(e, 'an envelope with a Data array', body);
+  if (typeof body.HasMoreResults !== 'boolean') {
+    throw new SourceError('schema', `${e.name}: envelope without a boolean HasMoreResults`, { endpoint: e.name });
+  }
+  return { raw: body.Data, hasMore: body.HasMoreResults, extras: envelopeExtras(body) };
+}
+
+/** Reads a plain array. */
+export function readArray(e: Endpoint, body: unknown): Container {
+  if (!Array.isArray(body)) throw notContainer(e, 'an array', body);
+  return { raw: body, hasMore: false, extras: {} };
+}
+
+/** Reads a container the spec leaves open: an array, an object holding `Data`, or one bare item. */
+export function readArrayOrObject(e: Endpoint, body: unknown): Container {
+  if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {} };
+  if (isObject(body) && Array.isArray(body.Data)) return { raw: body.Data, hasMore: false, extras: envelopeExtras(body) };
+  if (isObject(body)) return { raw: [body], hasMore: false, extras: {} };
+  throw notContainer(e, 'an array or an object', body);
+}
+
+export function readContainer(e: Endpoint, body: unknown): Container {
+  switch (e.response.kind) {
+    case 'envelope':
+      return readEnvelope(e, body);
+    case 'array':
+      return readArray(e, body);
+    case 'array-or-object':
+      return readArrayOrObject(e, body);
+    default:
+      throw new SourceError('bad_request', `${e.name} answers with ${e.response.kind}, not a list: use lookup or send`, {
+        endpoint: e.name,
+      });
+  }
+}
+
+/** The declared count of an envelope page, when it carries one under the endpoint's name for it. */
+export function declaredCount(e: Endpoint, body: unknown): number | undefined {
+  if (e.response.kind !== 'envelope' || !isObject(body)) return undefined;
+  const n = body[e.response.countField];
+  return typeof n === 'number' ? n : undefined;
+}
