@@ -2,6 +2,22 @@ import { ConfigError, loadDotEnv } from './config.ts';
 
 /** Each command lives with the code it runs; the CLI only dispatches. */
 const commands: Record<string, { summary: string; run: () => Promise<(args: string[]) => Promise<number | void>> }> = {
+  start: {
+    summary: 'scheduler + workers + status server (jobs in-process without REDIS_URL)',
+    run: async () => (await import('./queue/command.ts')).runStartCommand,
+  },
+  worker: {
+    summary: 'take sync jobs from the queue (needs REDIS_URL)',
+    run: async () => (await import('./queue/command.ts')).runWorkerCommand,
+  },
+  scheduler: {
+    summary: 'enqueue each job on its cron (needs REDIS_URL)',
+    run: async () => (await import('./queue/command.ts')).runSchedulerCommand,
+  },
+  sync: {
+    summary: 'run the stream catalog once, in this process',
+    run: async () => (await import('./sync/command.ts')).runSyncCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./sandbox/command.ts')).runSandboxCommand,

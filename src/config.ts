@@ -82,6 +82,7 @@ const Env = z.object({
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -102,6 +103,8 @@ export interface Config {
   dataDir: string;
   timezone: string;
   workerConcurrency: number;
+  /** How long a worker holds a job before others may take it over (crash recovery time). */
+  jobLockMs: number;
   logLevel: string;
   /** Cron overrides by job name (`WFS_CRON_<JOB>`). */
   cron: Record<string, string>;
@@ -145,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY,
+    jobLockMs: e.WFS_JOB_LOCK_MS,
     logLevel: e.LOG_LEVEL,
     cron,
   };

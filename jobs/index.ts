@@ -1,0 +1,31 @@
+import type { JobDef } from '../src/queue/job.ts';
+import referenceLists from './reference-lists.ts';
+import individuals from './individuals.ts';
+import credentials from './credentials.ts';
+import credentialsFullRefresh from './credentials-full-refresh.ts';
+import credentialStatus from './credential-status.ts';
+import shiftAssignments from './shift-assignments.ts';
+import timeOff from './time-off.ts';
+import courses from './courses.ts';
+import forms from './forms.ts';
+import runLogForms from './run-log-forms.ts';
+import formAudit from './form-audit.ts';
+
+/** Every scheduled job, in the order a first sync runs them. */
+export const jobs: readonly JobDef[] = [
+  referenceLists,
+  individuals,
+  credentials,
+  credentialStatus,
+  shiftAssignments,
+  timeOff,
+  courses,
+  forms,
+  runLogForms,
+  formAudit,
+  credentialsFullRefresh,
+];
+
+export function jobByName(name: string): JobDef | undefined {
+  return jobs.find((j) => j.name === name);
+}

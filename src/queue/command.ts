@@ -1,0 +1,139 @@
+import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
+import { jobs } from '../../jobs/index.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { log } from '../log.ts';
+import { startOpsServer, type OpsServer } from '../ops/server.ts';
+import { formatSummaries } from '../sync/command.ts';
+import { openEnvironment, type Environment } from '../sync/environment.ts';
+import { runStreams, selectStreams } from '../sync/runner.ts';
+import type { Progress } from '../sync/engine.ts';
+import { createInProcessRunner } from './in-process.ts';
+import { startScheduler, type Scheduler } from './scheduler.ts';
+import { createSyncQueue, enqueueRun, redisConnection } from './sync-queue.ts';
+import { startSyncWorker } from './worker.ts';
+
+type Stop = () => Promise<void>;
+
+function noArgs(command: string, args: string[]): boolean {
+  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
+  if (values.help) process.stdout.write(`usage: wfsync ${command}\n\nSettings come from the environment or .env (see README).\n`);
+  return !!values.help;
+}
+
+/** Waits for Ctrl-C or SIGTERM, then stops everything in order. */
+async function untilSignal(stops: Stop[]): Promise<number> {
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  log.info({ signal }, 'stopping: finishing the pages being written');
+  for (const stop of stops) await stop().catch((err: unknown) => log.error({ err }, 'error while stopping'));
+  log.info('stopped');
+  return 0;
+}
+
+function announce(config: Config, env: Environment, ops?: OpsServer): void {
+  const lines = [
+    'workforce-sync',
+    env.sandbox
+      ? `  source:    BUILT-IN SANDBOX ${env.sandbox.url} (simulated data; set WFS_BASE_URL and WFS_API_KEY for a real service)`
+      : `  source:    ${config.companies.map((c) => `${c.key} ${c.baseUrl}`).join(', ')}`,
+    `  warehouse: psql '${env.warehouse.url}'   (schema ${config.dbSchema})`,
+    `  jobs:      ${config.redisUrl ? 'BullMQ on REDIS_URL' : 'in this process (no REDIS_URL)'}`,
+    ...(ops ? [`  status:    ${ops.url}/  (JSON at /status, health at /health)`] : []),
+  ];
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+function progressLine(p: Progress): void {
+  process.stderr.write(`  ${p.stream.padEnd(32)} ${String(p.rows).padStart(9)} rows  ${String(p.requests).padStart(6)} requests\n`);
+}
+
+function throttled(fn: (p: Progress) => void): (p: Progress) => void {
+  const last = new Map<string, number>();
+  return (p) => {
+    if (Date.now() - (last.get(p.stream) ?? 0) < 1000) return;
+    last.set(p.stream, Date.now());
+    fn(p);
+  };
+}
+
+/** Scheduler + workers + HTTP server in one process; jobs in-process when there is no Redis. */
+export async function runStartCommand(args: string[]): Promise<number> {
+  if (noArgs('start', args)) return 0;
+  const config = loadConfig();
+  const env = await openEnvironment(config, log);
+  const ops = await startOpsServer({ warehouse: env.warehouse, port: config.httpPort, log });
+  announce(config, env, ops);
+  const companies = config.companies.map((c) => c.key);
+  let stops: Stop[];
+  if (!config.redisUrl) {
+    const runner = createInProcessRunner(env, log);
+    process.stderr.write('first sync of every stream:\n');
+    for (const ctx of env.contexts) {
+      const summary = await runStreams({ ...ctx, onProgress: throttled(progressLine) }, selectStreams());
+      process.stderr.write(formatSummaries([summary]));
+    }
+    const scheduler = startScheduler(schedulerOptions(config, companies, runner.dispatch, log));
+    printUpcoming(scheduler);
+    stops = [async () => scheduler.stop(), runner.close, ops.close, env.close];
+  } else {
+    const connection = redisConnection(config.redisUrl);
+    const queue = createSyncQueue(connection);
+    const worker = startSyncWorker({ env, connection, concurrency: config.workerConcurrency, log });
+    const scheduler = startScheduler(schedulerOptions(config, companies, (run) => enqueueRun(queue, run), log));
+    await enqueueFirstRuns(queue, companies);
+    printUpcoming(scheduler);
+    stops = [async () => scheduler.stop(), worker.close, () => queue.close(), ops.close, env.close, async () => void connection.disconnect()];
+  }
+  return untilSignal(stops);
+}
+
+/** One run of every job now, deduplicated by the minute so replicas starting together enqueue it once. */
+async function enqueueFirstRuns(queue: ReturnType<typeof createSyncQueue>, companies: string[]): Promise<void> {
+  const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+  for (const company of companies) {
+    for (const job of jobs.filter((j) => !j.fullRefresh)) await enqueueRun(queue, { company, job, firedAt: minute });
+  }
+}
+
+function schedulerOptions(config: Config, companies: string[], dispatch: Parameters<typeof startScheduler>[0]['dispatch'], l: Logger) {
+  return { jobs, companies, timezone: config.timezone, cronOverrides: config.cron, dispatch, log: l };
+}
+
+function printUpcoming(scheduler: Scheduler): void {
+  const lines = scheduler.upcoming().map((u) => `  ${u.job.padEnd(26)} ${u.cron.padEnd(16)} next ${u.next?.toISOString() ?? '-'}`);
+  process.stderr.write(`scheduled incremental syncs (Ctrl-C to stop):\n${lines.join('\n')}\n`);
+}
+
+/** Workers only: take sync jobs from the queue. */
+export async function runWorkerCommand(args: string[]): Promise<number> {
+  if (noArgs('worker', args)) return 0;
+  const config = loadConfig();
+  if (!config.redisUrl) throw new Error('setting REDIS_URL: required by wfsync worker (wfsync start runs jobs in-process without it)');
+  const env = await openEnvironment(config, log);
+  const connection = redisConnection(config.redisUrl);
+  const worker = startSyncWorker({
+    env,
+    connection,
+    concurrency: config.workerConcurrency,
+    lockDurationMs: config.jobLockMs,
+    log,
+  });
+  log.info({ concurrency: config.workerConcurrency }, 'worker started');
+  return untilSignal([worker.close, env.close, async () => void connection.disconnect()]);
+}
+
+/** The scheduler only: enqueue each job on its cron. */
+export async function runSchedulerCommand(args: string[]): Promise<number> {
+  if (noArgs('scheduler', args)) return 0;
+  const config = loadConfig();
+  if (!config.redisUrl) throw new Error('setting REDIS_URL: required by wfsync scheduler');
+  const connection = redisConnection(config.redisUrl);
+  const queue = createSyncQueue(connection);
+  const companies = config.companies.map((c) => c.key);
+  const scheduler = startScheduler(schedulerOptions(config, companies, (run) => enqueueRun(queue, run), log));
+  printUpcoming(scheduler);
+  return untilSignal([async () => scheduler.stop(), () => queue.close(), async () => void connection.disconnect()]);
+}

@@ -1,0 +1,18 @@
+/** A scheduled job: a name, a default cron (overridable by `WFS_CRON_<NAME>`), and the streams it runs. */
+export interface JobDef {
+  name: string;
+  cron: string;
+  streams: readonly string[];
+  /** Ignore checkpoints (a periodic full re-read catches what offset paging can miss while data moves). */
+  fullRefresh?: boolean;
+  description: string;
+}
+
+export function defineJob(job: JobDef): JobDef {
+  return job;
+}
+
+/** The job's cron, after `WFS_CRON_<NAME>` (e.g. WFS_CRON_SHIFT_ASSIGNMENTS) overrides. */
+export function cronOf(job: JobDef, overrides: Record<string, string>): string {
+  return overrides[job.name] ?? job.cron;
+}

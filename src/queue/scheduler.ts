@@ -1,0 +1,52 @@
+import { Cron } from 'croner';
+import type { Logger } from 'pino';
+import { cronOf, type JobDef } from './job.ts';
+
+/** One firing of a job for one company. */
+export interface ScheduledRun {
+  company: string;
+  job: JobDef;
+  /** The scheduled time (the same in every scheduler replica, which makes it a dedupe key). */
+  firedAt: Date;
+}
+
+export type Dispatch = (run: ScheduledRun) => Promise<void>;
+
+export interface SchedulerOptions {
+  jobs: readonly JobDef[];
+  companies: readonly string[];
+  timezone: string;
+  cronOverrides: Record<string, string>;
+  dispatch: Dispatch;
+  log: Logger;
+}
+
+export interface Scheduler {
+  /** The next firing of each job. */
+  upcoming(): { job: string; cron: string; next: Date | null }[];
+  stop(): void;
+}
+
+/** croner fires every job on its cron; `dispatch` decides whether it runs here or is enqueued. */
+export function startScheduler(opts: SchedulerOptions): Scheduler {
+  const crons = opts.jobs.map((job) => {
+    const pattern = cronOf(job, opts.cronOverrides);
+    return new Cron(pattern, { timezone: opts.timezone, catch: true }, async (self) => {
+      const firedAt = self.currentRun() ?? new Date();
+      for (const company of opts.companies) {
+        await opts.dispatch({ company, job, firedAt }).catch((err: unknown) => {
+          opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
+        });
+      }
+    });
+  });
+  opts.log.info(
+    { jobs: opts.jobs.map((j) => ({ job: j.name, cron: cronOf(j, opts.cronOverrides) })), timezone: opts.timezone },
+    'scheduler started',
+  );
+  return {
+    upcoming: () =>
+      opts.jobs.map((job, i) => ({ job: job.name, cron: cronOf(job, opts.cronOverrides), next: crons[i]!.nextRun() })),
+    stop: () => crons.forEach((c) => c.stop()),
+  };
+}

@@ -1,0 +1,49 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { ScheduledRun } from './scheduler.ts';
+
+export const SYNC_QUEUE = 'sync';
+
+export interface SyncJobData {
+  company: string;
+  job: string;
+  streams: string[];
+  fullRefresh?: boolean;
+  firedAt: string;
+}
+
+/** BullMQ needs `maxRetriesPerRequest: null` on connections that block. */
+export function redisConnection(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+}
+
+/**
+ * The job id names the company, job and scheduled time, so every scheduler replica that fires the same run
+ * produces the same id and BullMQ keeps one. BullMQ ids must not contain `:`.
+ */
+export function syncJobId(run: Pick<ScheduledRun, 'company' | 'firedAt'> & { job: { name: string } }): string {
+  return `${run.company}.${run.job.name}.${run.firedAt.getTime()}`;
+}
+
+export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
+  return new Queue<SyncJobData>(SYNC_QUEUE, {
+    connection,
+    defaultJobOptions: {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 30_000 },
+      removeOnComplete: { count: 1000, age: 7 * 86_400 },
+      removeOnFail: { count: 5000 },
+    },
+  });
+}
+
+export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun): Promise<void> {
+  const data: SyncJobData = {
+    company: run.company,
+    job: run.job.name,
+    streams: [...run.job.streams],
+    fullRefresh: run.job.fullRefresh,
+    firedAt: run.firedAt.toISOString(),
+  };
+  await queue.add(run.job.name, data, { jobId: syncJobId(run) });
+}

@@ -1,0 +1,83 @@
+import { DelayedError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Environment } from '../sync/environment.ts';
+import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
+import { acquireRunLock } from './run-lock.ts';
+import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
+
+export interface SyncWorkerOptions {
+  env: Environment;
+  connection: Redis;
+  concurrency: number;
+  /** BullMQ's job lock; a worker that dies is noticed after about this long and its job runs elsewhere. */
+  lockDurationMs?: number;
+  log: Logger;
+}
+
+export type SyncJobResult = SyncSummary | { skipped: string };
+
+export interface SyncWorker {
+  worker: Worker<SyncJobData, SyncJobResult>;
+  /** Stops taking jobs; the running ones stop after the page they are writing, and go back on the queue. */
+  close(): Promise<void>;
+}
+
+export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
+  const shutdown = new AbortController();
+  const lockDuration = opts.lockDurationMs ?? 30_000;
+  const worker = new Worker<SyncJobData, SyncJobResult>(
+    SYNC_QUEUE,
+    (job, token) => processSyncJob(opts, job, token, shutdown.signal, lockDuration),
+    {
+      connection: opts.connection,
+      concurrency: opts.concurrency,
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
+      maxStalledCount: 2,
+    },
+  );
+  worker.on('failed', (job, err) => opts.log.error({ jobId: job?.id, err }, 'sync job failed'));
+  worker.on('stalled', (jobId) => opts.log.warn({ jobId }, 'sync job stalled; it runs again'));
+  return {
+    worker,
+    close: async () => {
+      shutdown.abort();
+      await worker.close();
+    },
+  };
+}
+
+async function processSyncJob(
+  opts: SyncWorkerOptions,
+  job: Job<SyncJobData, SyncJobResult>,
+  token: string | undefined,
+  signal: AbortSignal,
+  lockDuration: number,
+): Promise<SyncJobResult> {
+  const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
+  const ctx = opts.env.contexts.find((c) => c.companyKey === job.data.company);
+  if (!ctx) throw new Error(`company "${job.data.company}" is not configured in this worker`);
+  const lock = await acquireRunLock(opts.connection, job.data.company, job.data.job, lockDuration);
+  if (!lock) {
+    log.info('previous run of this job is still going; this run is skipped');
+    return { skipped: 'previous run still going' };
+  }
+  try {
+    const summary = await runStreams({ ...ctx, log, signal }, selectStreams(job.data.streams), {
+      fullRefresh: job.data.fullRefresh,
+    });
+    if (signal.aborted && token) {
+      // Shutting down: what was written is checkpointed; the rest runs again soon, on any worker.
+      await job.moveToDelayed(Date.now() + 1000, token);
+      throw new DelayedError();
+    }
+    if (summary.failed > 0) {
+      const failed = summary.streams.filter((s) => s.outcome === 'failed');
+      throw new Error(`streams failed: ${failed.map((s) => `${s.stream} (${s.error})`).join('; ')}`);
+    }
+    return summary;
+  } finally {
+    await lock.release();
+  }
+}

@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { SourceClient } from '../source/client.ts';
+import { createRateLimiter } from '../ratelimit/index.ts';
+import type { RateLimiter } from '../ratelimit/types.ts';
+import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
+import { startSandbox, type RunningSandbox } from '../sandbox/index.ts';
+import type { SyncContext } from './engine.ts';
+
+/** What a process needs to run streams: the warehouse, one limiter, and a client per company. */
+export interface Environment {
+  warehouse: Warehouse;
+  limiter: RateLimiter;
+  sandbox?: RunningSandbox;
+  contexts: SyncContext[];
+  close(): Promise<void>;
+}
+
+/** The built-in sandbox for runs with no WFS_BASE_URL: small, quick, and said plainly. */
+export const BUILT_IN_SANDBOX = { seed: 1, size: 'small', rateLimit: { limit: 100, windowMs: 1000 } } as const;
+
+export async function openEnvironment(config: Config, log: Logger): Promise<Environment> {
+  const sandbox = config.sandbox ? await startBuiltInSandbox(log) : undefined;
+  const warehouse = await openWarehouse({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    schema: config.dbSchema,
+    logger: log,
+  });
+  try {
+    await warehouse.migrate();
+  } catch (e) {
+    await warehouse.close();
+    await sandbox?.close();
+    throw e;
+  }
+  const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
+  const limiter = createRateLimiter({ rateLimit, redis: config.redisUrl, logger: log });
+  const contexts = config.companies.map((company): SyncContext => {
+    const client = new SourceClient({
+      baseUrl: sandbox?.url ?? company.baseUrl!,
+      apiKey: sandbox?.apiKey ?? company.apiKey,
+      limiter,
+      logger: log.child({ company: company.key }),
+    });
+    return {
+      companyKey: company.key,
+      client,
+      warehouse,
+      log: log.child({ company: company.key }),
+      now: () => (sandbox ? sandbox.data.now() : client.serviceNow()),
+      formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
+      runTypeIds:
+        company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
+    };
+  });
+  return {
+    warehouse,
+    limiter,
+    sandbox,
+    contexts,
+    close: async () => {
+      await Promise.allSettled(contexts.map((c) => c.client.close()));
+      await limiter.close();
+      await warehouse.close();
+      await sandbox?.close();
+    },
+  };
+}
+
+async function startBuiltInSandbox(log: Logger): Promise<RunningSandbox> {
+  const sandbox = await startSandbox({ port: 0, ...BUILT_IN_SANDBOX });
+  log.warn(
+    { url: sandbox.url, size: BUILT_IN_SANDBOX.size },
+    'WFS_BASE_URL is not set: syncing from the BUILT-IN SANDBOX (simulated data), not a real service',
+  );
+  return sandbox;
+}

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { startScheduler, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
+import { syncJobId } from '../../src/queue/sync-queue.ts';
+import { cronOf, defineJob } from '../../src/queue/job.ts';
+import { loadConfig } from '../../src/config.ts';
+
+const silent = pino({ level: 'silent' });
+const job = defineJob({ name: 'time-off', cron: '* * * * * *', streams: ['time-off-requests'], description: 'test' });
+let schedulers: Scheduler[] = [];
+afterEach(() => {
+  schedulers.forEach((s) => s.stop());
+  schedulers = [];
+});
+
+describe('scheduler', () => {
+  it('fires each job on its cron for every company, with the scheduled time', async () => {
+    const runs: ScheduledRun[] = [];
+    schedulers.push(
+      startScheduler({ jobs: [job], companies: ['north', 'south'], timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }),
+    );
+    await new Promise((r) => setTimeout(r, 2200));
+    expect(new Set(runs.map((r) => r.company))).toEqual(new Set(['north', 'south']));
+    for (const r of runs) expect(r.firedAt.getMilliseconds()).toBe(0);
+  });
+
+  it('gives the same job id to the same run in two replicas, and ids BullMQ accepts', async () => {
+    const a: string[] = [];
+    const b: string[] = [];
+    const opts = { jobs: [job], companies: ['north'], timezone: 'UTC', cronOverrides: {}, log: silent };
+    schedulers.push(startScheduler({ ...opts, dispatch: async (r) => void a.push(syncJobId(r)) }));
+    schedulers.push(startScheduler({ ...opts, dispatch: async (r) => void b.push(syncJobId(r)) }));
+    await new Promise((r) => setTimeout(r, 2200));
+    expect(a.length).toBeGreaterThan(0);
+    expect(new Set(a)).toEqual(new Set(b));
+    for (const id of a) expect(id).not.toContain(':');
+  });
+
+  it('takes a cron override from WFS_CRON_<JOB>', () => {
+    const config = loadConfig({ WFS_CRON_TIME_OFF: '0 5 * * *' });
+    expect(cronOf(job, config.cron)).toBe('0 5 * * *');
+    expect(cronOf(job, {})).toBe('* * * * * *');
+  });
+});

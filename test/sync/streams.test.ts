@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { endpoints } from '../../src/source/endpoints.ts';
+import { partitionsOf, streams } from '../../src/sync/streams.ts';
+import { selectStreams, UnknownStreamError } from '../../src/sync/runner.ts';
+import { jobs } from '../../jobs/index.ts';
+
+/** Lookups by key, existence checks and writes are not streams; every other read endpoint is. */
+const NOT_STREAMS = new Set(['individualByServiceId', 'individualByUniqueIdentifier', 'individualByEmployeeNumber', 'individualExists']);
+
+describe('stream catalog', () => {
+  it('covers every read endpoint of the spec', () => {
+    const reads = Object.values(endpoints).filter((e) => e.method === 'GET' && !NOT_STREAMS.has(e.name));
+    const covered = new Set(streams.map((s) => s.endpoint.name));
+    expect(reads.filter((e) => !covered.has(e.name)).map((e) => e.name)).toEqual([]);
+  });
+
+  it('slices courses to at most the 31 days the service accepts, with statusOption 0', () => {
+    const courses = streams.find((s) => s.name === 'individual-courses')!;
+    expect(courses.strategy.kind).toBe('windowed');
+    expect(courses.strategy.kind === 'windowed' && courses.strategy.sliceDays).toBeLessThanOrEqual(endpoints.individualCourses.maxRange!.days);
+    expect(courses.fixed).toEqual({ statusOption: 0 });
+  });
+
+  it('asks for deleted credentials so deletions arrive as IsDeleted', () => {
+    expect(streams.find((s) => s.name === 'individual-certifications')!.fixed).toEqual({ IncludeDeleted: true });
+  });
+
+  it('sends only parameters each endpoint knows', () => {
+    for (const s of streams) {
+      const names = new Set(s.endpoint.query.map((q) => q.name));
+      for (const k of Object.keys(s.fixed ?? {})) expect(names, `${s.name}: ${k}`).toContain(k);
+      const st = s.strategy;
+      if (st.kind === 'windowed' || st.kind === 'change-driven') {
+        expect(names).toContain(st.start);
+        expect(names).toContain(st.end);
+      }
+      if (st.kind === 'updated-since') expect(names).toContain(st.param);
+    }
+  });
+
+  it('partitions form responses by form id and run-log responses by run type and form type', () => {
+    const ids = { formIds: [7, 9], runTypeIds: [3] };
+    expect(partitionsOf(streams.find((s) => s.name === 'form-responses')!, ids).map((p) => p.query)).toEqual([
+      { FormId: 7 },
+      { FormId: 9 },
+    ]);
+    expect(partitionsOf(streams.find((s) => s.name === 'run-log-form-responses')!, ids).map((p) => p.query)).toEqual([
+      { RunTypeId: 3, FormType: 'Debrief' },
+      { RunTypeId: 3, FormType: 'Utilization' },
+      { RunTypeId: 3, FormType: 'ChartReview' },
+    ]);
+  });
+
+  it('selects named streams with what they depend on, and names an unknown one', () => {
+    expect(selectStreams(['shift-assignments']).map((s) => s.name)).toEqual(['assignment-changes', 'shift-assignments']);
+    expect(() => selectStreams(['shifts'])).toThrow(UnknownStreamError);
+    expect(() => selectStreams(['shifts'])).toThrow(/unknown stream "shifts"/);
+  });
+
+  it('schedules every stream in some job, each job naming real streams', () => {
+    const scheduled = new Set(jobs.flatMap((j) => j.streams));
+    expect(streams.filter((s) => !scheduled.has(s.name)).map((s) => s.name)).toEqual([]);
+    for (const j of jobs) expect(() => selectStreams(j.streams)).not.toThrow();
+  });
+});
