@@ -1,0 +1,240 @@
+import type { z } from 'zod';
+import type { Endpoint } from '../source/endpoints.ts';
+import * as s from '../source/schemas/index.ts';
+import type { Page, ReadResult, SandboxData } from './service.ts';
+import { ITEM, toXml, xmlContent, xmlDocument, xmlElement } from './xml.ts';
+
+/**
+ * Records on the wire: canonical names → the names the service sends (the schemas' alias maps), the earlier
+ * representation when asked for, and JSON or XML bodies built by joining each record's cached serialization.
+ */
+
+export type Format = 'json' | 'xml';
+
+type Rename = (value: unknown) => unknown;
+
+/** Each schema that carries aliases, with its map; where they sit in an item is found by walking the schema. */
+const ALIASED = new Map<z.ZodType, s.Aliases>([
+  [s.Individual, s.individualAliases],
+  [s.JobTitle, s.jobTitleAliases],
+  [s.TimeOffEmployee, s.timeOffEmployeeAliases],
+  [s.FormAudit, s.formAuditAliases],
+]);
+
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  out?: z.ZodType;
+  element?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+}
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+function objectRenamer(shape: Record<string, z.ZodType>, seen: Set<z.ZodType>): Rename | undefined {
+  const fields: Array<[string, Rename]> = [];
+  for (const [key, field] of Object.entries(shape)) {
+    const rename = compileRenamer(field, seen);
+    if (rename) fields.push([key, rename]);
+  }
+  if (fields.length === 0) return undefined;
+  return (value) => {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+    const out: Record<string, unknown> = { ...value };
+    for (const [key, rename] of fields) if (out[key] != null) out[key] = rename(out[key]);
+    return out;
+  };
+}
+
+/** canonical → wire renaming for values of `schema`, or undefined when nothing in it is renamed. */
+export function compileRenamer(schema: z.ZodType, seen = new Set<z.ZodType>()): Rename | undefined {
+  if (seen.has(schema)) return undefined;
+  seen.add(schema);
+  const def = defOf(schema);
+  let inner: Rename | undefined;
+  switch (def.type) {
+    case 'pipe':
+      inner = def.out && compileRenamer(def.out, seen);
+      break;
+    case 'object':
+      inner = def.shape && objectRenamer(def.shape, seen);
+      break;
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'readonly':
+    case 'nonoptional':
+    case 'catch':
+    case 'prefault':
+      inner = def.innerType && compileRenamer(def.innerType, seen);
+      break;
+    case 'array': {
+      const item = def.element && compileRenamer(def.element, seen);
+      inner = item && ((v) => (Array.isArray(v) ? v.map(item) : v));
+      break;
+    }
+  }
+  seen.delete(schema);
+  const aliases = ALIASED.get(schema);
+  if (!aliases) return inner;
+  return inner ? (v) => s.renameKeys(inner(v), aliases) : (v) => s.renameKeys(v, aliases);
+}
+
+/** One record's wire form, serialized once per record object (records are immutable). */
+export class RecordCodec {
+  readonly #shape: (record: object) => unknown;
+  readonly #json = new WeakMap<object, string>();
+  readonly #xml = new WeakMap<object, string>();
+
+  constructor(shape: (record: object) => unknown) {
+    this.#shape = shape;
+  }
+
+  wire(record: object): unknown {
+    return this.#shape(record);
+  }
+
+  json(record: object): string {
+    let text = this.#json.get(record);
+    if (text === undefined) {
+      text = JSON.stringify(this.#shape(record)) ?? 'null';
+      this.#json.set(record, text);
+    }
+    return text;
+  }
+
+  /** The record as one `<Item>` element. */
+  xmlItem(record: object): string {
+    let text = this.#xml.get(record);
+    if (text === undefined) {
+      text = xmlElement(ITEM, this.#shape(record));
+      this.#xml.set(record, text);
+    }
+    return text;
+  }
+}
+
+/** Codecs per item schema and version, so records shared by several endpoints are serialized once. */
+export class Codecs {
+  readonly #data: SandboxData;
+  readonly #byKey = new Map<z.ZodType, Map<string, RecordCodec>>();
+
+  constructor(data: SandboxData) {
+    this.#data = data;
+  }
+
+  for(endpoint: Endpoint, earlier: boolean): RecordCodec {
+    const version = earlier && endpoint.earlier ? endpoint.earlier : 'v2';
+    let bySchema = this.#byKey.get(endpoint.item);
+    if (!bySchema) this.#byKey.set(endpoint.item, (bySchema = new Map()));
+    let codec = bySchema.get(version);
+    if (!codec) {
+      const rename = compileRenamer(endpoint.item) ?? ((v: unknown) => v);
+      const kind = endpoint.earlier;
+      codec =
+        version === 'v2' || !kind
+          ? new RecordCodec(rename)
+          : new RecordCodec((r) => rename(this.#data.earlier(kind, r)));
+      bySchema.set(version, codec);
+    }
+    return codec;
+  }
+}
+
+function jsonEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: RecordCodec): string {
+  if (endpoint.response.kind !== 'envelope') throw new Error(`${endpoint.name} is not an envelope`);
+  const { countField, extras = [] } = endpoint.response;
+  let head = `{"HasMoreResults":${result.hasMore},"Offset":${page.offset},"${countField}":${result.items.length}`;
+  for (const name of extras) head += `,${JSON.stringify(name)}:${JSON.stringify(result.extras?.[name] ?? null)}`;
+  return `${head},"Data":[${result.items.map((r) => codec.json(r)).join(',')}]}`;
+}
+
+function xmlEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: RecordCodec): string {
+  if (endpoint.response.kind !== 'envelope') throw new Error(`${endpoint.name} is not an envelope`);
+  const { countField, extras = [] } = endpoint.response;
+  const fields: Record<string, unknown> = {
+    HasMoreResults: result.hasMore,
+    Offset: page.offset,
+    [countField]: result.items.length,
+  };
+  for (const name of extras) fields[name] = result.extras?.[name] ?? null;
+  return xmlDocument(`${xmlContent(fields)}<Data>${result.items.map((r) => codec.xmlItem(r)).join('')}</Data>`);
+}
+
+/** The body of a successful read, shaped as the catalog's response description says. */
+export function renderRead(
+  endpoint: Endpoint,
+  result: ReadResult,
+  page: Page,
+  codec: RecordCodec,
+  format: Format,
+): string {
+  const xml = format === 'xml';
+  switch (endpoint.response.kind) {
+    case 'envelope':
+      return xml ? xmlEnvelope(endpoint, result, page, codec) : jsonEnvelope(endpoint, result, page, codec);
+    case 'array':
+    // The spec leaves reference lists open between array and object; the sandbox answers with the array.
+    case 'array-or-object':
+      return xml
+        ? xmlDocument(result.items.map((r) => codec.xmlItem(r)).join(''))
+        : `[${result.items.map((r) => codec.json(r)).join(',')}]`;
+    case 'one':
+      return renderValue(codec.wire(result.items[0]!), format);
+    case 'boolean':
+      return renderValue((result.items[0] as unknown) === true, format);
+    case 'empty':
+      return '';
+  }
+}
+
+/** A single value (one record, a write's result, an error body) in the requested format. */
+export function renderValue(value: unknown, format: Format): string {
+  return format === 'xml' ? toXml(value) : (JSON.stringify(value) ?? 'null');
+}
+
+export const CONTENT_TYPE: Record<Format, string> = {
+  json: 'application/json; charset=utf-8',
+  xml: 'text/xml; charset=utf-8',
+};
+
+const MEDIA: Record<string, Format> = {
+  'application/json': 'json',
+  'text/json': 'json',
+  'application/*': 'json',
+  '*/*': 'json',
+  'text/xml': 'xml',
+  'application/xml': 'xml',
+  'text/*': 'xml',
+};
+
+/**
+ * The format an Accept header asks for (RFC 2616 media ranges with q-values; the first of equal weight wins);
+ * undefined when it names only formats the service does not know (406).
+ */
+export function negotiate(accept: string | undefined): Format | undefined {
+  if (accept === undefined || accept.trim() === '') return 'json';
+  let best: Format | undefined;
+  let bestQ = 0;
+  for (const range of accept.split(',')) {
+    const [type = '', ...params] = range.split(';');
+    const format = MEDIA[type.trim().toLowerCase()];
+    if (!format) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => p.toLowerCase().startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (Number.isFinite(q) && q > bestQ) {
+      best = format;
+      bestQ = q;
+    }
+  }
+  return best;
+}
+
+const SUFFIX = /\.(json|xml)$/i;
+
+/** A `.json`/`.xml` suffix picks the format and is not part of the resource path. */
+export function splitSuffix(path: string): { path: string; format?: Format } {
+  const m = SUFFIX.exec(path);
+  if (!m) return { path };
+  return { path: path.slice(0, -m[0].length), format: m[1]!.toLowerCase() as Format };
+}

@@ -1,0 +1,264 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Logger } from '../log.ts';
+import { API_VERSION, AUTH_HEADER, endpointByPath, type Endpoint, type EndpointName } from '../source/endpoints.ts';
+import type { FaultInjector, FaultPlan } from './faults.ts';
+import { parseQuery, lowerCaseParams } from './http-query.ts';
+import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format } from './http-wire.ts';
+import type { KeyRing } from './keys.ts';
+import { resetHeader, type FixedWindowLimiter, type Verdict } from './ratelimit.ts';
+import type { Refusal, SandboxData } from './service.ts';
+
+/**
+ * The service's HTTP interface over a SandboxData: auth and scopes, the per-key limit, formats, versions,
+ * query validation by the catalog, paging envelopes, errors in both of the spec's body shapes, and faults.
+ */
+
+export interface KeyStats {
+  requests: number;
+  rateLimited: number;
+}
+
+export interface SandboxStats {
+  /** API requests that reached the sandbox (admin routes excluded), with or without a valid key. */
+  requests: number;
+  /** 429s answered, from the budget or from a storm. */
+  rateLimited: number;
+  byKey: Record<string, KeyStats>;
+}
+
+export interface ApiDeps {
+  data: SandboxData;
+  keys: KeyRing;
+  limiter: FixedWindowLimiter | null;
+  faults: FaultInjector;
+  latencyMs: number;
+  log: Logger;
+}
+
+interface Ctx {
+  res: ServerResponse;
+  format: Format;
+  rate?: Verdict;
+  plan?: FaultPlan;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const AUTH = AUTH_HEADER.toLowerCase();
+
+class BadBody extends Error {}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new BadBody(`request body larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+      } else {
+        chunks.push(chunk);
+      }
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(raw: Buffer): unknown {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') throw new BadBody('the request body is empty; expected JSON');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new BadBody(`the request body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** `{Message, Errors: {Error, <field>...}}` for validation refusals with fields; `{error, error_message}` otherwise. */
+function refusalBody(r: Refusal): unknown {
+  if (!r.fields || Object.keys(r.fields).length === 0) return { error: r.code, error_message: r.message };
+  const summary = Object.values(r.fields).join('; ');
+  return { Message: r.message, Errors: { Error: summary, ...r.fields } };
+}
+
+function decodePath(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+export class SandboxApi {
+  readonly #deps: ApiDeps;
+  readonly #codecs: Codecs;
+  readonly #routes = new Map<string, Endpoint | null>();
+  readonly #stats: SandboxStats;
+
+  constructor(deps: ApiDeps) {
+    this.#deps = deps;
+    this.#codecs = new Codecs(deps.data);
+    this.#stats = { requests: 0, rateLimited: 0, byKey: {} };
+    for (const key of deps.keys.keys()) this.#stats.byKey[key] = { requests: 0, rateLimited: 0 };
+  }
+
+  stats(): SandboxStats {
+    const byKey = Object.fromEntries(Object.entries(this.#stats.byKey).map(([k, v]) => [k, { ...v }]));
+    return { requests: this.#stats.requests, rateLimited: this.#stats.rateLimited, byKey };
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): void {
+    const ctx: Ctx = { res, format: 'json' };
+    this.#serve(req, ctx, rawPath, search).catch((err: unknown) => this.#crash(ctx, err));
+  }
+
+  async #serve(req: IncomingMessage, ctx: Ctx, rawPath: string, search: string): Promise<void> {
+    const { keys, limiter, faults } = this.#deps;
+    this.#stats.requests += 1;
+    const decoded = decodePath(rawPath);
+    const suffix = decoded === undefined ? undefined : splitSuffix(decoded);
+    const format = suffix?.format ?? negotiate(req.headers.accept);
+    ctx.format = format ?? 'json';
+
+    const token = req.headers[AUTH];
+    if (typeof token !== 'string' || !keys.has(token)) {
+      return this.#error(ctx, 401, 'unauthorized', `a valid ${AUTH_HEADER} header is required`);
+    }
+    const keyStats = this.#stats.byKey[token]!;
+    keyStats.requests += 1;
+    if (this.#limited(ctx, token, keyStats)) return;
+    if (!format) return this.#error(ctx, 406, 'not_acceptable', `unknown response format: ${req.headers.accept}`);
+
+    ctx.plan = faults.plan();
+    if (ctx.plan.error500) return this.#error(ctx, 500, 'internal_server_error', 'unexpected error while processing');
+
+    const endpoint = suffix && this.#route(req.method ?? 'GET', suffix.path);
+    if (!endpoint) return this.#error(ctx, 404, 'not_found', `no resource at ${req.method} ${rawPath}`);
+    if (!keys.allows(token, endpoint)) {
+      return this.#error(ctx, 403, 'insufficient_scope', `the API key lacks the "${endpoint.scope}" scope`);
+    }
+    const params = lowerCaseParams(new URLSearchParams(search));
+    const version = params.get('api-version');
+    if (version !== undefined && version !== API_VERSION) {
+      return this.#error(ctx, 400, 'invalid_parameters', `api-version must be ${API_VERSION}, got "${version}"`);
+    }
+    const parsed = parseQuery(endpoint, params);
+    if (!parsed.ok) return this.#error(ctx, 400, 'invalid_parameters', parsed.bad.message);
+    const earlier = version === undefined;
+    if (endpoint.method === 'GET') return this.#read(ctx, endpoint, parsed, earlier);
+    return this.#write(req, ctx, endpoint, earlier);
+  }
+
+  /** Storms and the per-key budget; a 429 is not counted against the budget. */
+  #limited(ctx: Ctx, token: string, keyStats: KeyStats): boolean {
+    const { limiter, faults } = this.#deps;
+    const stormEnd = faults.stormEndsAt();
+    if (stormEnd !== undefined) {
+      if (limiter) {
+        const budget = limiter.peek(token);
+        ctx.rate = { ...budget, allowed: false, remaining: 0, resetAtMs: Math.max(budget.resetAtMs, stormEnd) };
+      }
+    } else if (limiter) {
+      ctx.rate = limiter.take(token);
+      if (ctx.rate.allowed) return false;
+    } else {
+      return false;
+    }
+    keyStats.rateLimited += 1;
+    this.#stats.rateLimited += 1;
+    this.#error(ctx, 429, 'too_many_requests', 'too many requests in the period; wait for X-RateLimit-Reset');
+    return true;
+  }
+
+  #route(method: string, path: string): Endpoint | undefined {
+    const key = `${method} ${path.toLowerCase()}`;
+    let endpoint = this.#routes.get(key);
+    if (endpoint === undefined) {
+      endpoint = endpointByPath(method, path) ?? null;
+      // Unknown paths are not remembered, so a scan of made-up paths cannot grow the map.
+      if (endpoint) this.#routes.set(key, endpoint);
+    }
+    return endpoint ?? undefined;
+  }
+
+  #read(ctx: Ctx, endpoint: Endpoint, parsed: Extract<ReturnType<typeof parseQuery>, { ok: true }>, earlier: boolean): void {
+    const outcome = this.#deps.data.read(endpoint.name as EndpointName, parsed.query, parsed.page);
+    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal);
+    if (endpoint.response.kind === 'one' && outcome.value.items.length === 0) {
+      return this.#error(ctx, 404, 'not_found', 'no such record');
+    }
+    const codec = this.#codecs.for(endpoint, earlier);
+    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, parsed.page, codec, ctx.format));
+  }
+
+  async #write(req: IncomingMessage, ctx: Ctx, endpoint: Endpoint, earlier: boolean): Promise<void> {
+    let body: unknown;
+    try {
+      body = parseJson(await readBody(req));
+    } catch (e) {
+      if (e instanceof BadBody) return this.#error(ctx, 400, 'invalid_request', e.message);
+      throw e;
+    }
+    const outcome = this.#deps.data.write(endpoint.name as EndpointName, body);
+    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal);
+    const status = endpoint.status ?? 200;
+    if (endpoint.response.kind === 'empty') return this.#reply(ctx, status, '');
+    const value = outcome.value === null ? null : this.#codecs.for(endpoint, earlier).wire(outcome.value);
+    this.#reply(ctx, status, renderValue(value, ctx.format));
+  }
+
+  #refuse(ctx: Ctx, refusal: Refusal): void {
+    // 304 carries no body in HTTP; the status is the whole answer.
+    if (refusal.status === 304) return this.#reply(ctx, 304, '');
+    this.#reply(ctx, refusal.status, renderValue(refusalBody(refusal), ctx.format));
+  }
+
+  #error(ctx: Ctx, status: number, code: string, message: string): void {
+    this.#reply(ctx, status, renderValue({ error: code, error_message: message }, ctx.format));
+  }
+
+  #crash(ctx: Ctx, err: unknown): void {
+    this.#deps.log.error({ err }, 'sandbox request failed');
+    if (ctx.res.headersSent) {
+      ctx.res.destroy();
+      return;
+    }
+    this.#reply(ctx, 500, renderValue({ error: 'internal_server_error', error_message: 'unexpected error while processing' }, ctx.format));
+  }
+
+  #headers(ctx: Ctx, body: Buffer): OutgoingHttpHeaders {
+    const headers: OutgoingHttpHeaders = { 'content-length': body.length };
+    if (body.length > 0) headers['content-type'] = CONTENT_TYPE[ctx.format];
+    const rate = ctx.rate ?? this.#deps.limiter?.peek('');
+    if (rate) {
+      headers['x-ratelimit-limit'] = rate.limit;
+      headers['x-ratelimit-remaining'] = rate.remaining;
+      headers['x-ratelimit-reset'] = resetHeader(rate.resetAtMs, this.#deps.limiter?.rate.windowMs ?? 1000);
+    }
+    return headers;
+  }
+
+  #reply(ctx: Ctx, status: number, text: string): void {
+    const body = Buffer.from(text);
+    const headers = this.#headers(ctx, body);
+    const plan = ctx.plan;
+    const send = () => {
+      const res = ctx.res;
+      if (res.destroyed) return;
+      if (plan?.reset) {
+        res.socket?.destroy();
+      } else if (plan?.truncate) {
+        headers['content-length'] = body.length + 1;
+        res.writeHead(status, headers);
+        res.write(body.subarray(0, body.length >> 1), () => res.destroy());
+      } else {
+        res.writeHead(status, headers);
+        res.end(body);
+      }
+    };
+    const delay = this.#deps.latencyMs + (plan?.delayMs ?? 0);
+    if (delay > 0) setTimeout(send, delay);
+    else send();
+  }
+}
