@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+import type { RateLimit } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { createMemoryRateLimiter } from './memory.ts';
+import { createRedisRateLimiter } from './redis.ts';
+import type { RateLimiter } from './types.ts';
+
+export type { Lane, RateLimiter, ServiceFeedback } from './types.ts';
+export { LANES } from './types.ts';
+
+export interface CreateRateLimiterOptions {
+  rateLimit: RateLimit;
+  /** Shared limiter through this Redis (a connection, left open on close, or a URL); in-memory without it. */
+  redis?: Redis | string;
+  /**
+   * Added to the window: a start leaves the log W + margin after it was granted, which absorbs the jitter
+   * between granting a start and the service counting it. Default: 1% of the window, at most 250 ms.
+   */
+  safetyMarginMs?: number;
+  logger?: Logger;
+}
+
+export function defaultSafetyMarginMs(rateLimit: RateLimit): number {
+  return Math.min(250, Math.ceil(rateLimit.windowMs / 100));
+}
+
+/** The Redis limiter when given Redis (every process of a key shares one budget), else the in-memory one. */
+export function createRateLimiter(o: CreateRateLimiterOptions): RateLimiter {
+  const safetyMarginMs = o.safetyMarginMs ?? defaultSafetyMarginMs(o.rateLimit);
+  if (!(safetyMarginMs >= 0)) throw new Error(`safetyMarginMs must be 0 or more, got ${safetyMarginMs}`);
+  if (o.redis) return createRedisRateLimiter({ rateLimit: o.rateLimit, redis: o.redis, safetyMarginMs, logger: o.logger });
+  return createMemoryRateLimiter(o.rateLimit, safetyMarginMs, o.logger);
+}

@@ -1,0 +1,81 @@
+import type { RateLimit } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { RateLimiter, ServiceFeedback } from './types.ts';
+import { planFeedback, shortKey, WaitingRoom, type Decision, type Store } from './waiting.ts';
+
+/**
+ * The in-process limiter (no Redis): the same sliding-window log and the same waiting room as the Redis one,
+ * for a single process. Times come from the monotonic clock, so a wall-clock step cannot open the window.
+ */
+
+interface KeyLog {
+  /** Start times, oldest first. */
+  starts: number[];
+  pausedUntil: number;
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+export class MemoryStore implements Store {
+  private readonly logs = new Map<string, KeyLog>();
+
+  /** `windowMs` is the effective window: the service's plus the safety margin. */
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly logger?: Logger,
+  ) {}
+
+  async tryStart(key: string): Promise<Decision> {
+    const t = now();
+    const log = this.current(key, t);
+    if (log.pausedUntil > t) return { granted: false, waitMs: Math.ceil(log.pausedUntil - t), reason: 'paused' };
+    if (log.starts.length >= this.limit) {
+      return { granted: false, waitMs: Math.max(1, Math.ceil(log.starts[0]! + this.windowMs - t)), reason: 'full' };
+    }
+    log.starts.push(t);
+    return { granted: true };
+  }
+
+  /** One process: nobody else needs to know which lanes wait. */
+  async announce(): Promise<void> {}
+
+  async observe(key: string, feedback: ServiceFeedback): Promise<void> {
+    const t = now();
+    const plan = planFeedback(feedback, this.limit, this.windowMs);
+    const log = this.current(key, t);
+    if (plan.pauseMs > 0 && t + plan.pauseMs > log.pausedUntil) {
+      log.pausedUntil = t + plan.pauseMs;
+      this.logger?.info({ key: shortKey(key), pauseMs: plan.pauseMs, ...feedback }, 'rate limit: pausing key');
+    }
+    const missing = plan.remaining < 0 ? 0 : this.limit - log.starts.length - plan.remaining;
+    if (missing <= 0) return;
+    // Starts the service counted and we did not (another client of the key): placeholders that leave with its reset.
+    const at = t + plan.placeholderMs - this.windowMs;
+    for (let i = 0; i < missing; i++) log.starts.push(at);
+    log.starts.sort((a, b) => a - b);
+    this.logger?.debug({ key: shortKey(key), missing }, 'rate limit: reconciled with the service');
+  }
+
+  async close(): Promise<void> {
+    this.logs.clear();
+  }
+
+  /** The key's log with starts older than the window dropped (keys are per company: few, so never swept). */
+  private current(key: string, t: number): KeyLog {
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { starts: [], pausedUntil: 0 };
+      this.logs.set(key, log);
+    }
+    const horizon = t - this.windowMs;
+    let expired = 0;
+    while (expired < log.starts.length && log.starts[expired]! <= horizon) expired++;
+    if (expired > 0) log.starts.splice(0, expired);
+    return log;
+  }
+}
+
+export function createMemoryRateLimiter(rateLimit: RateLimit, safetyMarginMs: number, logger?: Logger): RateLimiter {
+  return new WaitingRoom(new MemoryStore(rateLimit.limit, rateLimit.windowMs + safetyMarginMs, logger), logger);
+}

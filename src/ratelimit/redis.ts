@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis, type Result, type ClientContext } from 'ioredis';
+import type { RateLimit } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
+import { planFeedback, shortKey, WaitingRoom, type Decision, type LaneCounts, type Store } from './waiting.ts';
+
+/**
+ * The shared limiter: one sliding-window log per key in Redis (a ZSET of start times), changed only by Lua scripts
+ * that read Redis's own clock, so processes on machines with different clocks agree.
+ *
+ * Keys (the braces keep one key's entries in one cluster slot):
+ *   wfsync:rl:{<key>}            ZSET  start id → start time (ms); expires a little after the window
+ *   wfsync:rl:{<key>}:pause      STRING set with PX while the service said stop
+ *   wfsync:rl:{<key>}:w:<lane>   ZSET  process id → registration expiry (ms): who waits in which lane
+ */
+
+/** Registers this process's lanes (ARGV[1..5]: member, ttl, counts per lane); KEYS[1..3]: lane sets. */
+const REGISTER = `
+local function register(now, member, ttl, counts)
+  for i = 1, 3 do
+    local k = KEYS[i + 2]
+    if tonumber(counts[i]) > 0 then
+      redis.call('ZADD', k, now + ttl, member)
+      redis.call('PEXPIRE', k, math.ceil(ttl * 2))
+    else
+      redis.call('ZREM', k, member)
+    end
+  end
+end
+local function clock()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+`;
+
+/**
+ * KEYS: log, pause, waiters push/incremental/backfill.
+ * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms), start id.
+ * Returns {granted 0/1, wait ms, reason}.
+ */
+const ACQUIRE = `${REGISTER}
+local limit, window, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local member, ttl = ARGV[4], tonumber(ARGV[5])
+local counts = { ARGV[6], ARGV[7], ARGV[8] }
+local now = clock()
+register(now, member, ttl, counts)
+local pause = redis.call('PTTL', KEYS[2])
+if pause > 0 then return { 0, pause, 'paused' } end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local used = redis.call('ZCARD', KEYS[1])
+if used >= limit then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return { 0, math.max(1, math.ceil(tonumber(oldest[2]) + window - now)), 'full' }
+end
+-- A slot is free, but a live waiter of a higher lane in any process takes it first.
+for i = 1, lane - 1 do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i + 2], '-inf', now)
+  if redis.call('ZCARD', KEYS[i + 2]) > 0 then return { 0, tonumber(ARGV[9]), 'yield' } end
+end
+redis.call('ZADD', KEYS[1], now, ARGV[10])
+redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+if tonumber(counts[lane]) <= 1 then redis.call('ZREM', KEYS[lane + 2], member) end
+return { 1, 0, 'ok' }
+`;
+
+/** KEYS: (unused, unused), waiters push/incremental/backfill. ARGV: member, ttl, counts. Refreshes registrations. */
+const ANNOUNCE = `${REGISTER}
+register(clock(), ARGV[1], tonumber(ARGV[2]), { ARGV[3], ARGV[4], ARGV[5] })
+return 1
+`;
+
+/**
+ * KEYS: log, pause. ARGV: limit, window, pause ms, remaining (-1: none), placeholder lifetime ms, id prefix.
+ * Pauses the key (never shortening a longer pause) and adds placeholder starts when the service counts more
+ * than the log does. Returns the number of placeholders added.
+ */
+const OBSERVE = `
+local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+local pause, remaining, life = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+if pause > 0 and pause > redis.call('PTTL', KEYS[2]) then
+  redis.call('SET', KEYS[2], '1', 'PX', pause)
+end
+if remaining < 0 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local missing = limit - redis.call('ZCARD', KEYS[1]) - remaining
+if missing <= 0 then return 0 end
+for i = 1, missing do redis.call('ZADD', KEYS[1], now + life - window, ARGV[6] .. i) end
+redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+return missing
+`;
+
+type Args = (string | number)[];
+declare module 'ioredis' {
+  interface RedisCommander<Context extends ClientContext> {
+    wfsyncRlAcquire(...args: Args): Result<[number, number, string], Context>;
+    wfsyncRlAnnounce(...args: Args): Result<number, Context>;
+    wfsyncRlObserve(...args: Args): Result<number, Context>;
+  }
+}
+
+export interface RedisStoreOptions {
+  limit: number;
+  /** The effective window: the service's plus the safety margin. */
+  windowMs: number;
+  /** A waiter registration lives this long without a heartbeat (a crashed process stops blocking lower lanes). */
+  registrationTtlMs?: number;
+  logger?: Logger;
+}
+
+export class RedisStore implements Store {
+  readonly heartbeatMs: number;
+  private readonly ttlMs: number;
+  /** A lower lane refused in favour of a higher one asks again after this long. */
+  private readonly yieldMs: number;
+  /** This process (one limiter instance) in waiter registrations and start ids. */
+  private readonly member = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private seq = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly ownsConnection: boolean,
+    private readonly opts: RedisStoreOptions,
+  ) {
+    this.ttlMs = opts.registrationTtlMs ?? 3000;
+    this.heartbeatMs = Math.floor(this.ttlMs / 3);
+    this.yieldMs = Math.min(250, Math.max(5, Math.round(opts.windowMs / opts.limit)));
+    redis.defineCommand('wfsyncRlAcquire', { numberOfKeys: 5, lua: ACQUIRE });
+    redis.defineCommand('wfsyncRlAnnounce', { numberOfKeys: 5, lua: ANNOUNCE });
+    redis.defineCommand('wfsyncRlObserve', { numberOfKeys: 2, lua: OBSERVE });
+  }
+
+  async tryStart(key: string, lane: Lane, waiting: LaneCounts): Promise<Decision> {
+    const [granted, waitMs, reason] = await this.redis.wfsyncRlAcquire(
+      ...keys(key),
+      this.opts.limit,
+      this.opts.windowMs,
+      LANES.indexOf(lane) + 1,
+      this.member,
+      this.ttlMs,
+      ...waiting,
+      this.yieldMs,
+      `${this.member}:${++this.seq}`,
+    );
+    return granted === 1 ? { granted: true } : { granted: false, waitMs, reason };
+  }
+
+  async announce(key: string, waiting: LaneCounts): Promise<void> {
+    await this.redis.wfsyncRlAnnounce(...keys(key), this.member, this.ttlMs, ...waiting);
+  }
+
+  async observe(key: string, feedback: ServiceFeedback): Promise<void> {
+    const plan = planFeedback(feedback, this.opts.limit, this.opts.windowMs);
+    if (plan.pauseMs === 0 && plan.remaining < 0) return;
+    const [log, pause] = keys(key);
+    const added = await this.redis.wfsyncRlObserve(
+      log,
+      pause,
+      this.opts.limit,
+      this.opts.windowMs,
+      plan.pauseMs,
+      plan.remaining,
+      plan.placeholderMs,
+      `${this.member}:p${++this.seq}:`,
+    );
+    if (plan.pauseMs > 0) {
+      this.opts.logger?.info({ key: shortKey(key), pauseMs: plan.pauseMs, ...feedback }, 'rate limit: pausing key');
+    }
+    if (added > 0) this.opts.logger?.debug({ key: shortKey(key), added }, 'rate limit: reconciled with the service');
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.redis.quit();
+  }
+}
+
+function keys(key: string): [string, string, string, string, string] {
+  const base = `wfsync:rl:{${key}}`;
+  return [base, `${base}:pause`, ...(LANES.map((lane) => `${base}:w:${lane}`) as [string, string, string])];
+}
+
+export interface RedisRateLimiterOptions {
+  rateLimit: RateLimit;
+  /** A connection to share (left open on close) or a URL (connected here, closed on close). */
+  redis: Redis | string;
+  safetyMarginMs: number;
+  registrationTtlMs?: number;
+  logger?: Logger;
+}
+
+export function createRedisRateLimiter(o: RedisRateLimiterOptions): RateLimiter {
+  const owns = typeof o.redis === 'string';
+  const redis = typeof o.redis === 'string' ? new Redis(o.redis) : o.redis;
+  const store = new RedisStore(redis, owns, {
+    limit: o.rateLimit.limit,
+    windowMs: o.rateLimit.windowMs + o.safetyMarginMs,
+    registrationTtlMs: o.registrationTtlMs,
+    logger: o.logger,
+  });
+  return new WaitingRoom(store, o.logger);
+}

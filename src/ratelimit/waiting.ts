@@ -1,0 +1,231 @@
+import type { Logger } from '../log.ts';
+import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
+
+/**
+ * The waiting room both limiters share: per key, waiters queue by lane in this process, and one attempt at a
+ * time asks the store (memory or Redis) for a start. A refused attempt says how long to wait, so the room
+ * sleeps exactly that long instead of polling.
+ */
+
+/** The store's answer to one attempt: granted, or wait this long (ms) before asking again. */
+export type Decision = { granted: true } | { granted: false; waitMs: number; reason: string };
+
+/** This process's waiters per lane, in LANES order. */
+export type LaneCounts = readonly [number, number, number];
+
+/** Where the log of starts lives. Only the store knows the clock and the other processes. */
+export interface Store {
+  /** One attempt to start a request in `lane`; `waiting` counts this process's waiters, the caller included. */
+  tryStart(key: string, lane: Lane, waiting: LaneCounts): Promise<Decision>;
+  /** Tells other processes which lanes this process waits in (all zero: none). */
+  announce(key: string, waiting: LaneCounts): Promise<void>;
+  observe(key: string, feedback: ServiceFeedback): Promise<void>;
+  close(): Promise<void>;
+  /** How often `announce` must be repeated while waiters exist; undefined when nobody else listens. */
+  readonly heartbeatMs?: number;
+}
+
+interface Waiter {
+  lane: Lane;
+  resolve(): void;
+  reject(err: Error): void;
+  detach(): void;
+}
+
+interface KeyRoom {
+  queues: Record<Lane, Waiter[]>;
+  /** An attempt is in flight: at most one per key per process. */
+  busy: boolean;
+  timer?: NodeJS.Timeout;
+  heartbeat?: NodeJS.Timeout;
+  /** The store may hold registrations of this process for the key. */
+  announced: boolean;
+}
+
+/** After a store error, try again this soon (waiters stay queued; callers may abort). */
+const ERROR_RETRY_MS = 500;
+
+export function abortError(signal: AbortSignal): Error {
+  const err = new Error('rate limiter wait aborted', { cause: signal.reason });
+  err.name = 'AbortError';
+  return err;
+}
+
+export class WaitingRoom implements RateLimiter {
+  private readonly rooms = new Map<string, KeyRoom>();
+  private closed = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly logger?: Logger,
+  ) {}
+
+  acquire(key: string, lane: Lane = 'incremental', signal?: AbortSignal): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('rate limiter is closed'));
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    return new Promise<void>((resolve, reject) => {
+      const room = this.room(key);
+      const onAbort = () => this.abandon(key, room, waiter, abortError(signal!));
+      const waiter: Waiter = {
+        lane,
+        resolve,
+        reject,
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const laneWasIdle = room.queues[lane].length === 0;
+      room.queues[lane].push(waiter);
+      this.startHeartbeat(key, room);
+      // A lane that just became busy is announced at once, so other processes' lower lanes yield to it.
+      if (!room.busy && (room.timer === undefined || laneWasIdle)) void this.pump(key, room);
+    });
+  }
+
+  observe(key: string, feedback: ServiceFeedback): Promise<void> {
+    return this.store.observe(key, feedback);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const closing = new Error('rate limiter is closed');
+    const withdrawals: Promise<void>[] = [];
+    for (const [key, room] of this.rooms) {
+      clearTimeout(room.timer);
+      clearInterval(room.heartbeat);
+      for (const lane of LANES) for (const w of room.queues[lane].splice(0)) settle(w, closing);
+      if (room.announced) withdrawals.push(this.store.announce(key, [0, 0, 0]).catch(() => {}));
+    }
+    this.rooms.clear();
+    await Promise.all(withdrawals);
+    await this.store.close();
+  }
+
+  private room(key: string): KeyRoom {
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = { queues: { push: [], incremental: [], backfill: [] }, busy: false, announced: false };
+      this.rooms.set(key, room);
+    }
+    return room;
+  }
+
+  /** Asks the store for starts while waiters remain, sleeping between refusals for as long as it says. */
+  private async pump(key: string, room: KeyRoom): Promise<void> {
+    clearTimeout(room.timer);
+    room.timer = undefined;
+    while (!this.closed) {
+      const lane = firstLane(room);
+      if (!lane) return this.idle(key, room);
+      const waiting = counts(room);
+      room.busy = true;
+      const decision = await this.attempt(key, lane, waiting);
+      room.busy = false;
+      if (this.closed) return;
+      room.announced = decision.granted ? waiting.some((n, i) => n - (LANES[i] === lane ? 1 : 0) > 0) : true;
+      if (!decision.granted) {
+        room.timer = setTimeout(() => void this.pump(key, room), decision.waitMs);
+        return;
+      }
+      // The waiter asked for may have aborted meanwhile: the start goes to the next one rather than being lost.
+      const next = firstLane(room);
+      if (next) settle(room.queues[next].shift()!);
+    }
+  }
+
+  private async attempt(key: string, lane: Lane, waiting: LaneCounts): Promise<Decision> {
+    try {
+      return await this.store.tryStart(key, lane, waiting);
+    } catch (err) {
+      this.logger?.warn({ err, key: shortKey(key) }, 'rate limiter store failed; retrying');
+      return { granted: false, waitMs: ERROR_RETRY_MS, reason: 'error' };
+    }
+  }
+
+  /** No waiters left: stop the heartbeat, withdraw this process's registrations, forget the key. */
+  private idle(key: string, room: KeyRoom): void {
+    clearInterval(room.heartbeat);
+    room.heartbeat = undefined;
+    this.rooms.delete(key);
+    if (room.announced) this.sync(key, [0, 0, 0]);
+  }
+
+  private abandon(key: string, room: KeyRoom, waiter: Waiter, err: Error): void {
+    const queue = room.queues[waiter.lane];
+    const i = queue.indexOf(waiter);
+    if (i < 0) return;
+    queue.splice(i, 1);
+    settle(waiter, err);
+    // While an attempt is in flight the pump will see the new counts; otherwise bring the store up to date now.
+    if (room.busy) return;
+    if (!firstLane(room)) {
+      clearTimeout(room.timer);
+      room.timer = undefined;
+      this.idle(key, room);
+    } else if (room.announced && queue.length === 0) {
+      this.sync(key, counts(room));
+    }
+  }
+
+  private sync(key: string, waiting: LaneCounts): void {
+    this.store.announce(key, waiting).catch((err: unknown) => {
+      this.logger?.warn({ err, key: shortKey(key) }, 'rate limiter could not update its waiter registration');
+    });
+  }
+
+  private startHeartbeat(key: string, room: KeyRoom): void {
+    const every = this.store.heartbeatMs;
+    if (every === undefined || room.heartbeat) return;
+    room.heartbeat = setInterval(() => {
+      if (!room.busy && firstLane(room)) this.sync(key, counts(room));
+    }, every);
+    room.heartbeat.unref();
+  }
+}
+
+function firstLane(room: KeyRoom): Lane | undefined {
+  return LANES.find((lane) => room.queues[lane].length > 0);
+}
+
+function counts(room: KeyRoom): LaneCounts {
+  return [room.queues.push.length, room.queues.incremental.length, room.queues.backfill.length];
+}
+
+function settle(waiter: Waiter, err?: Error): void {
+  waiter.detach();
+  if (err) waiter.reject(err);
+  else waiter.resolve();
+}
+
+/** Keys are already hashes of API keys; logs carry only a prefix of the hash. */
+export function shortKey(key: string): string {
+  return key.length > 8 ? `${key.slice(0, 8)}…` : key;
+}
+
+/** What a store does with the service's feedback, worked out once for both stores. */
+export interface FeedbackPlan {
+  /** Pause every process of the key this long (0: no pause). */
+  pauseMs: number;
+  /** The service's remaining count to reconcile the log with, or -1 when there is nothing (fresh) to reconcile. */
+  remaining: number;
+  /** Placeholder starts added by reconciliation leave the log this long from now. */
+  placeholderMs: number;
+}
+
+/**
+ * `windowMs` is the limiter's effective window (with its safety margin). A 429 pauses until the reset (the whole
+ * window when the service gave none); `remaining: 0` pauses until the reset it names. A reset already past makes
+ * the counts stale, so they are not reconciled; a 429 then still pauses for one request's share of the window.
+ */
+export function planFeedback(f: ServiceFeedback, limit: number, windowMs: number, nowMs = Date.now()): FeedbackPlan {
+  const resetIn = f.resetAtMs === undefined ? undefined : Math.max(0, Math.ceil(f.resetAtMs - nowMs));
+  let pauseMs = 0;
+  if (f.limited) pauseMs = resetIn === undefined ? windowMs : Math.max(resetIn, Math.ceil(windowMs / limit));
+  else if (f.remaining === 0 && resetIn !== undefined) pauseMs = resetIn;
+  const fresh = f.remaining !== undefined && f.remaining >= 0 && resetIn !== 0;
+  return {
+    pauseMs,
+    remaining: fresh ? Math.floor(f.remaining!) : -1,
+    placeholderMs: Math.min(resetIn ?? windowMs, windowMs),
+  };
+}
