@@ -67,10 +67,15 @@ export function readArray(e: Endpoint, body: unknown): Container {
   return { raw: body, hasMore: false, extras: {} };
 }
 
-/** Reads a container the spec leaves open: an array, an object holding `Data`, or one bare item. */
+/**
+ * Reads a container the spec leaves open: an array, an object holding `Data` (or, failing that, holding
+ * nothing but one array, whatever its name), or one bare item.
+ */
 export function readArrayOrObject(e: Endpoint, body: unknown): Container {
   if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {} };
   if (isObject(body) && Array.isArray(body.Data)) return { raw: body.Data, hasMore: false, extras: envelopeExtras(body) };
+  const values = isObject(body) ? Object.values(body) : [];
+  if (values.length === 1 && Array.isArray(values[0])) return { raw: values[0], hasMore: false, extras: {} };
   if (isObject(body)) return { raw: [body], hasMore: false, extras: {} };
   throw notContainer(e, 'an array or an object', body);
 }

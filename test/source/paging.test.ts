@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { endpoints } from '../../src/source/endpoints.ts';
+import { SourceError } from '../../src/source/errors.ts';
+import { parseItems, readArrayOrObject, readContainer, readEnvelope } from '../../src/source/paging.ts';
+import { buildQuery, formatDate, formatDateTime } from '../../src/source/query.ts';
+import { Locale } from '../../src/source/schemas/index.ts';
+
+describe('containers', () => {
+  it('reads an envelope and passes every non-paging field on as extras', () => {
+    const body = { HasMoreResults: true, Offset: 400, Results: 2, RunLogTypeId: 3, RunLogTypeName: 'ALS', RunLogFormType: 'Debrief', Data: [1, 2] };
+    expect(readEnvelope(endpoints.runLogFormResponses, body)).toEqual({
+      raw: [1, 2],
+      hasMore: true,
+      extras: { RunLogTypeId: 3, RunLogTypeName: 'ALS', RunLogFormType: 'Debrief' },
+    });
+  });
+
+  it('refuses an envelope without Data or without HasMoreResults', () => {
+    expect(() => readEnvelope(endpoints.shiftAssignments, [])).toThrow(SourceError);
+    expect(() => readEnvelope(endpoints.shiftAssignments, { Data: [] })).toThrow(/HasMoreResults/);
+  });
+
+  it('reads each form a reference list may take', () => {
+    const e = endpoints.locales;
+    expect(readArrayOrObject(e, [{ LocaleId: 1 }]).raw).toEqual([{ LocaleId: 1 }]);
+    expect(readArrayOrObject(e, { Data: [{ LocaleId: 2 }] }).raw).toEqual([{ LocaleId: 2 }]);
+    expect(readArrayOrObject(e, { Locales: [{ LocaleId: 3 }] }).raw).toEqual([{ LocaleId: 3 }]);
+    expect(readArrayOrObject(e, { LocaleId: 4, LocaleName: 'West' }).raw).toEqual([{ LocaleId: 4, LocaleName: 'West' }]);
+    expect(() => readArrayOrObject(e, 'Locales')).toThrow(SourceError);
+  });
+
+  it('refuses to read a one-item endpoint as a list', () => {
+    expect(() => readContainer(endpoints.individualByServiceId, {})).toThrow(/use lookup/);
+  });
+});
+
+describe('parseItems', () => {
+  it('parses records one by one and rejects the bad ones with their paths', () => {
+    const { items, rejects } = parseItems(Locale, [{ LocaleId: 1 }, { LocaleName: 'x' }, null, { LocaleId: 2 }]);
+    expect(items.map((i) => i.LocaleId)).toEqual([1, 2]);
+    expect(rejects.map((r) => r.raw)).toEqual([{ LocaleName: 'x' }, null]);
+    expect(rejects[0]!.reason).toMatch(/^LocaleId: /);
+    expect(rejects[1]!.reason).toMatch(/^\(record\): /);
+  });
+});
+
+describe('query strings', () => {
+  it('writes Dates in UTC with the offset spelled out', () => {
+    const d = new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 60));
+    expect(formatDateTime(d)).toBe('2024-01-02T03:04:05.060+00:00');
+    expect(formatDateTime(new Date(Date.UTC(2024, 0, 2)))).toBe('2024-01-02T00:00:00+00:00');
+    expect(formatDate(d)).toBe('2024-01-02');
+  });
+
+  it('puts api-version first, params in catalog order, page controls last, and encodes + as %2B', () => {
+    const q = buildQuery(
+      endpoints.runLogFormResponses,
+      { UpdatedSince: '2024-01-01T00:00:00+01:00', FormType: 'Debrief', RunTypeId: 4, StartDate: '2024-01-01', EndDate: '2024-02-01' },
+      { offset: 200, limit: 200 },
+    );
+    expect(q).toBe(
+      'api-version=2.0&RunTypeId=4&FormType=Debrief&StartDate=2024-01-01&EndDate=2024-02-01&UpdatedSince=2024-01-01T00%3A00%3A00%2B01%3A00&Offset=200&Limit=200',
+    );
+  });
+
+  it('accepts a csv list as a string or an array', () => {
+    expect(buildQuery(endpoints.individuals, { ExcludeStatuses: 'Former, LOA' })).toBe('api-version=2.0&ExcludeStatuses=Former%2CLOA');
+    expect(buildQuery(endpoints.individuals, { ExcludeStatuses: ['Former'] })).toBe('api-version=2.0&ExcludeStatuses=Former');
+  });
+});
