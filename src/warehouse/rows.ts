@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { DEFAULT_SCHEMA, warehouseTables } from './schema.ts';
+import type { ChildTarget, KeyField, Target } from './targets.ts';
+
+/**
+ * The generic mapper: an item of any resource → one row of its table plus rows of its child tables.
+ * Nested single objects flatten into prefixed snake_case columns, nested lists named by the target go to
+ * child tables, and whatever has no column is kept in `_extra` with its original nesting.
+ */
+
+export interface ColumnInfo {
+  readonly name: string;
+  readonly sqlType: string;
+}
+
+export interface TableInfo {
+  readonly name: string;
+  readonly columns: readonly ColumnInfo[];
+  readonly byName: ReadonlyMap<string, ColumnInfo>;
+  readonly primaryKey: readonly string[];
+}
+
+export type Row = Record<string, unknown>;
+
+export interface MappedItem {
+  readonly row: Row;
+  /** Child rows by child table, in the order of `target.children`. */
+  readonly children: readonly Row[][];
+  /** Key values after company_key, as text, joined: identifies the row within the page. */
+  readonly keyText: string;
+  readonly deleted: boolean;
+}
+
+/** Never stored anywhere in the warehouse, at any depth (the spec's SSN; the earlier shape's Password). */
+const NEVER_STORED = /^(ssn|password)$/i;
+
+/** Columns the mapper fills itself, never from an item's field. */
+export const BOOKKEEPING = new Set(['company_key', '_synced_at', '_deleted_at', '_extra', '_hash', '_key', '_ord']);
+
+const tableInfos: ReadonlyMap<string, TableInfo> = new Map(
+  Object.values(warehouseTables(DEFAULT_SCHEMA)).map((t) => {
+    const info = describeTable(t);
+    return [info.name, info];
+  }),
+);
+
+function describeTable(table: PgTable): TableInfo {
+  const cfg = getTableConfig(table);
+  const columns = cfg.columns.map((c) => ({ name: c.name, sqlType: c.getSQLType() }));
+  const primaryKey = cfg.primaryKeys[0]?.columns.map((c) => c.name) ?? cfg.columns.filter((c) => c.primary).map((c) => c.name);
+  return { name: cfg.name, columns, byName: new Map(columns.map((c) => [c.name, c])), primaryKey };
+}
+
+export function tableInfo(name: string): TableInfo {
+  const info = tableInfos.get(name);
+  if (!info) throw new Error(`no warehouse table named "${name}"`);
+  return info;
+}
+
+export function allTableInfos(): readonly TableInfo[] {
+  return [...tableInfos.values()];
+}
+
+/** `ServiceId` → `service_id`, `DestinationGPSLocation` → `destination_gps_location`, `Shift Name` → `shift_name`. */
+export function snake(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '')
+    .toLowerCase();
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+/** A deep copy without the never-stored fields. */
+export function scrub(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(scrub);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (!NEVER_STORED.test(k)) out[k] = scrub(v);
+  return out;
+}
+
+export function getPath(item: unknown, path: string): unknown {
+  let v: unknown = item;
+  for (const part of path.split('.')) v = isPlainObject(v) ? v[part] : undefined;
+  return v;
+}
+
+const OFFSET_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** Key parts compare by meaning: one instant written with two offsets is one key. */
+function keyPart(v: unknown): unknown {
+  if (typeof v === 'string' && OFFSET_DATETIME.test(v)) {
+    const d = new Date(v);
+    if (!Number.isNaN(d.getTime())) return d.toISOString();
+  }
+  return v ?? null;
+}
+
+/** sha-256 hex (first 32) of the identifying fields of a record that has no id. */
+export function hashKey(item: unknown, fields: readonly KeyField[]): string {
+  const parts = fields.map((f) =>
+    keyPart(typeof f === 'string' ? getPath(item, f) : f.map((alt) => getPath(item, alt)).find((v) => v != null)),
+  );
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}
+
+/** Flattens `value` into the table's columns; returns what no column took (or undefined). */
+function flatten(value: Record<string, unknown>, table: TableInfo, row: Row, skip: ReadonlySet<string>, prefix = '', path = ''): Record<string, unknown> | undefined {
+  let extra: Record<string, unknown> | undefined;
+  const keep = (k: string, v: unknown) => {
+    if (v === null || v === undefined) return;
+    (extra ??= {})[k] = scrub(v);
+  };
+  for (const [k, v] of Object.entries(value)) {
+    if (NEVER_STORED.test(k)) continue;
+    const p = path ? `${path}.${k}` : k;
+    if (skip.has(p)) continue;
+    const name = prefix + snake(k);
+    const col = BOOKKEEPING.has(name) ? undefined : table.byName.get(name);
+    if (col && (col.sqlType === 'jsonb' || !(Array.isArray(v) || isPlainObject(v)))) {
+      row[name] = col.sqlType === 'jsonb' ? scrub(v) : v;
+    } else if (isPlainObject(v)) {
+      const nested = flatten(v, table, row, skip, `${name}_`, p);
+      if (nested) keep(k, nested);
+    } else {
+      keep(k, v);
+    }
+  }
+  return extra;
+}
+
+/** Hash of everything a row says, bookkeeping aside, and of its child rows. */
+function contentHash(row: Row, children: readonly Row[][]): string {
+  const content = (r: Row) =>
+    Object.keys(r)
+      .filter((k) => k !== '_synced_at' && k !== '_deleted_at' && k !== '_hash')
+      .sort()
+      .map((k) => [k, r[k] instanceof Date ? (r[k] as Date).toISOString() : r[k]]);
+  return createHash('sha256')
+    .update(JSON.stringify([content(row), children.map((rows) => rows.map(content))]))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+export function keyText(row: Row, key: readonly string[]): string {
+  return JSON.stringify(key.map((k) => (row[k] == null ? null : String(row[k]))));
+}
+
+function mapChild(child: ChildTarget, item: Record<string, unknown>, parent: Row, parentKey: readonly string[]): Row[] {
+  const table = tableInfo(child.table);
+  const list = getPath(item, child.path);
+  if (!Array.isArray(list)) return [];
+  const elements = list.filter(isPlainObject).flatMap((el) => expand(el, child.each));
+  const parentColumns = child.parentColumns ?? parentKey;
+  const rows = elements.map((el, ord) => {
+    const row: Row = { company_key: parent.company_key };
+    parentColumns.forEach((c, i) => (row[c] = parent[parentKey[i]!]));
+    const extra = flatten(el, table, row, new Set());
+    if (table.byName.has('_ord')) row._ord = ord;
+    if (child.keyFields) row._key = hashKey(el, child.keyFields);
+    row._extra = extra ?? null;
+    return row;
+  });
+  return dedupe(rows, (r) => keyText(r, child.key));
+}
+
+/** One element, or with `each` one merged object per inner element (the entry itself when it has none). */
+function expand(el: Record<string, unknown>, each: string | undefined): Record<string, unknown>[] {
+  if (!each) return [el];
+  const { [each]: inner, ...outer } = el;
+  const list = Array.isArray(inner) ? inner.filter(isPlainObject) : [];
+  return list.length === 0 ? [outer] : list.map((i) => ({ ...outer, ...i }));
+}
+
+/** Last occurrence of each key wins, in the order of those last occurrences. */
+export function dedupe<T>(items: readonly T[], key: (t: T) => string): T[] {
+  const byKey = new Map<string, T>();
+  for (const it of items) {
+    const k = key(it);
+    byKey.delete(k);
+    byKey.set(k, it);
+  }
+  return [...byKey.values()];
+}
+
+export function mapItem(target: Target, companyKey: string, input: Record<string, unknown>, envelope?: Record<string, unknown>): MappedItem {
+  const table = tableInfo(target.table);
+  let item = target.prepare ? target.prepare(input) : input;
+  if (envelope && target.envelopeFields) {
+    item = { ...item };
+    for (const f of target.envelopeFields) if (envelope[f] !== undefined && item[f] == null) item[f] = envelope[f];
+  }
+  const row: Row = { company_key: companyKey };
+  const skip = new Set((target.children ?? []).map((c) => c.path));
+  const extra = flatten(item, table, row, skip);
+  if (target.keyFields) row._key = hashKey(item, target.keyFields);
+  row._extra = extra ?? null;
+  const children = (target.children ?? []).map((c) => mapChild(c, item, row, target.key));
+  const deleted = target.deletedFlag ? item[target.deletedFlag] === true : false;
+  row._hash = contentHash(row, children);
+  return { row, children, keyText: keyText(row, target.key), deleted };
+}
+
+/** A value as the text Postgres parses for the column's type (every value travels as text). */
+export function encode(value: unknown, sqlType: string): string | null {
+  if (value === null || value === undefined) return null;
+  if (sqlType === 'jsonb') return JSON.stringify(value);
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}

@@ -1,0 +1,273 @@
+import type { Sql, TransactionSql } from 'postgres';
+import type { Warehouse } from './connection.ts';
+import { dedupe, encode, mapItem, scrub, tableInfo, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { targetByName, type Target } from './targets.ts';
+
+/**
+ * The write path. Every value travels as text inside one array parameter per column and is unnested and cast
+ * by Postgres: one prepared statement per table whatever the page size, a handful of parameters, no limit on
+ * rows per statement but the memory of a chunk.
+ */
+
+export interface WritePageOptions {
+  target: Target;
+  companyKey: string;
+  items: readonly object[];
+  syncedAt: Date;
+  stream: string;
+  runId?: number;
+  rejects?: readonly { raw: unknown; reason: string }[];
+  checkpoint?: { partition: string; cursor: unknown };
+  /** Envelope fields of the page (FormId, FormTitle, RunLogTypeId, ...). */
+  extras?: Record<string, unknown>;
+}
+
+export interface WriteResult {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  /** Rows this write marked deleted (the target's deletedFlag was true and they were not deleted yet). */
+  deleted: number;
+}
+
+/** Rows per statement: bounds the size of one message, not a parameter count. */
+export const CHUNK_ROWS = 5000;
+
+type Tx = Sql | TransactionSql;
+type Exec = (tx: Tx, query: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+
+const exec: Exec = async (tx, query, params) =>
+  (await tx.unsafe(query, params as never[], { prepare: true })) as unknown as Record<string, unknown>[];
+
+const q = (name: string) => `"${name}"`;
+const qt = (schema: string, table: string) => `${q(schema)}.${q(table)}`;
+
+/** `$n::text[]` columns of an unnest, and the parameters: one array of text per column. */
+function columnsAsArrays(rows: readonly Row[], columns: readonly { name: string; sqlType: string }[]): unknown[] {
+  return columns.map((c) => rows.map((r) => encode(r[c.name], c.sqlType)));
+}
+
+const statements = new Map<string, string>();
+function cached(key: string, build: () => string): string {
+  let s = statements.get(key);
+  if (!s) statements.set(key, (s = build()));
+  return s;
+}
+
+function unnestInput(table: TableInfo, columns = table.columns): string {
+  const arrays = columns.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  return `select * from unnest(${arrays}) as i(${columns.map((c) => q(c.name)).join(', ')})`;
+}
+
+const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.${q(c.name)}::${c.sqlType}`;
+
+/** Upsert returning, for each key of the input that existed before, its previous hash and deletion. */
+function upsertStatement(schema: string, table: TableInfo): string {
+  return cached(`upsert:${schema}.${table.name}`, () => {
+    const key = table.primaryKey;
+    const keyCols = key.map((k) => table.byName.get(k)!);
+    const update = table.columns
+      .filter((c) => !key.includes(c.name))
+      .map((c) =>
+        c.name === '_deleted_at'
+          ? `"_deleted_at" = case when excluded."_deleted_at" is null then null else coalesce(t."_deleted_at", excluded."_deleted_at") end`
+          : `${q(c.name)} = excluded.${q(c.name)}`,
+      );
+    return `with input as (${unnestInput(table)}),
+old as (
+  select ${key.map((k) => `t.${q(k)}::text as ${q(k)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted
+  from ${qt(schema, table.name)} t join input i on ${keyCols.map((c) => `t.${q(c.name)} = ${cast('i', c)}`).join(' and ')}
+),
+up as (
+  insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
+  select ${table.columns.map((c) => cast('i', c)).join(', ')} from input i
+  on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}
+  returning 1
+)
+select * from old`;
+  });
+}
+
+/** A join condition matching a table's key columns against unnested text arrays starting at `$first`. */
+function keyJoin(schema: string, table: TableInfo, key: readonly string[], first: number): { from: string; on: string } {
+  const cols = key.map((k) => table.byName.get(k)!);
+  const arrays = cols.map((_, i) => `$${first + i}::text[]`).join(', ');
+  return {
+    from: `unnest(${arrays}) as k(${cols.map((c) => q(c.name)).join(', ')})`,
+    on: cols.map((c) => `x.${q(c.name)} = ${cast('k', c)}`).join(' and '),
+  };
+}
+
+function chunks<T>(items: readonly T[], size = CHUNK_ROWS): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+interface Previous {
+  hash: string;
+  wasDeleted: boolean;
+}
+
+async function upsertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<Map<string, Previous>> {
+  const previous = new Map<string, Previous>();
+  for (const chunk of chunks(rows)) {
+    const old = await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
+    for (const o of old) {
+      const keyText = JSON.stringify(table.primaryKey.slice(1).map((k) => o[k] as string | null));
+      previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
+    }
+  }
+  return previous;
+}
+
+async function insertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
+  const sql = cached(
+    `insert:${schema}.${table.name}`,
+    () =>
+      `insert into ${qt(schema, table.name)} (${table.columns.map((c) => q(c.name)).join(', ')})
+select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i`,
+  );
+  for (const chunk of chunks(rows)) await exec(tx, sql, columnsAsArrays(chunk, table.columns));
+}
+
+/** Key values (after company_key) of mapped parents, one text array per key column. */
+function keyArrays(rows: readonly Row[], key: readonly string[]): unknown[] {
+  return key.map((k) => rows.map((r) => (r[k] == null ? null : String(r[k]))));
+}
+
+/** Child rows of the given parents are replaced by the ones in this page. */
+async function replaceChildren(tx: Tx, schema: string, target: Target, parents: readonly MappedItem[]): Promise<void> {
+  for (const [i, child] of (target.children ?? []).entries()) {
+    const table = tableInfo(child.table);
+    const parentColumns = child.parentColumns ?? target.key;
+    for (const chunk of chunks(parents)) {
+      const { from, on } = keyJoin(schema, table, parentColumns, 2);
+      const del = cached(
+        `children:${schema}.${table.name}`,
+        () => `delete from ${qt(schema, table.name)} x using ${from} where x.company_key = $1 and ${on}`,
+      );
+      await exec(tx, del, [chunk[0]!.row.company_key, ...keyArrays(chunk.map((p) => renameKey(p.row, target.key, parentColumns)), parentColumns)]);
+    }
+    await insertRows(tx, schema, table, parents.flatMap((p) => p.children[i]!));
+  }
+}
+
+function renameKey(row: Row, from: readonly string[], to: readonly string[]): Row {
+  return Object.fromEntries(to.map((c, i) => [c, row[from[i]!]]));
+}
+
+/** Closes the open version of each key; opens a new version (copied from the table) for `open`. */
+async function writeHistory(tx: Tx, schema: string, target: Target, companyKey: string, close: readonly Row[], open: readonly Row[], at: Date): Promise<void> {
+  if (!target.history) return;
+  const history = tableInfo(target.history);
+  const table = tableInfo(target.table);
+  const key = target.key;
+  if (close.length > 0) {
+    const { from, on } = keyJoin(schema, history, key, 3);
+    const sql = cached(
+      `history-close:${schema}.${history.name}`,
+      () => `update ${qt(schema, history.name)} x set valid_to = $2 from ${from} where x.company_key = $1 and x.valid_to is null and ${on}`,
+    );
+    await exec(tx, sql, [companyKey, at, ...keyArrays(close, key)]);
+  }
+  if (open.length > 0) {
+    const content = history.columns.filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to').map((c) => q(c.name));
+    const { from, on } = keyJoin(schema, table, key, 3);
+    const sql = cached(
+      `history-open:${schema}.${history.name}`,
+      () => `insert into ${qt(schema, history.name)} (${content.join(', ')}, valid_from, valid_to)
+select ${content.map((c) => `x.${c}`).join(', ')}, $2, null from ${qt(schema, table.name)} x join ${from} on ${on}
+where x.company_key = $1
+on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content
+        .map((c) => `${c} = excluded.${c}`)
+        .join(', ')}, valid_to = null`,
+    );
+    await exec(tx, sql, [companyKey, at, ...keyArrays(open, key)]);
+  }
+}
+
+async function writeRejects(tx: Tx, schema: string, o: WritePageOptions): Promise<void> {
+  if (!o.rejects?.length) return;
+  await exec(
+    tx,
+    `insert into ${qt(schema, 'sync_rejects')} (company_key, stream, raw, reason, run_id)
+select $1, $2, r.raw::jsonb, r.reason, $3 from unnest($4::text[], $5::text[]) as r(raw, reason)`,
+    [
+      o.companyKey,
+      o.stream,
+      o.runId ?? null,
+      o.rejects.map((r) => JSON.stringify(scrub(r.raw) ?? null)),
+      o.rejects.map((r) => r.reason),
+    ],
+  );
+}
+
+export async function writeCheckpoint(tx: Tx, schema: string, companyKey: string, stream: string, partition: string, cursor: unknown): Promise<void> {
+  await exec(
+    tx,
+    `insert into ${qt(schema, 'sync_state')} (company_key, stream, partition, cursor, updated_at)
+values ($1, $2, $3, $4::jsonb, now())
+on conflict (company_key, stream, partition) do update set cursor = excluded.cursor, updated_at = excluded.updated_at`,
+    [companyKey, stream, partition, JSON.stringify(cursor)],
+  );
+}
+
+/** Upserts mapped items of one target with children and history; counts what changed. */
+async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: string, mapped: readonly MappedItem[], syncedAt: Date): Promise<WriteResult> {
+  const result: WriteResult = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+  if (mapped.length === 0) return result;
+  for (const m of mapped) {
+    m.row._synced_at = syncedAt;
+    m.row._deleted_at = m.deleted ? syncedAt : null;
+    for (const rows of m.children) for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
+  }
+  const table = tableInfo(target.table);
+  const previous = await upsertRows(tx, schema, table, mapped.map((m) => m.row));
+  const changed: MappedItem[] = [];
+  const close: Row[] = [];
+  const open: Row[] = [];
+  for (const m of mapped) {
+    const before = previous.get(m.keyText);
+    const differs = !before || before.hash !== m.row._hash || before.wasDeleted !== m.deleted;
+    if (!before) result.inserted++;
+    else if (differs) result.updated++;
+    else result.unchanged++;
+    if (m.deleted && !before?.wasDeleted) result.deleted++;
+    if (!differs) continue;
+    changed.push(m);
+    if (before && !before.wasDeleted) close.push(m.row);
+    if (!m.deleted) open.push(m.row);
+  }
+  // Children of an unchanged parent are unchanged too (the parent's hash covers them).
+  if (changed.length > 0) await replaceChildren(tx, schema, target, changed);
+  await writeHistory(tx, schema, target, companyKey, close, open, syncedAt);
+  return result;
+}
+
+function envelopeItems(target: Target, extras: Record<string, unknown> | undefined): { target: Target; items: object[] } | undefined {
+  const e = target.envelopeTarget;
+  if (!e || !extras || extras[e.fields[0]!] == null) return undefined;
+  return { target: targetByName(e.target), items: [Object.fromEntries(e.fields.map((f) => [f, extras[f] ?? null]))] };
+}
+
+/**
+ * Writes one page in one transaction: its rows (deduplicated by key, last wins), their child rows and history,
+ * the records that failed their schema, and the checkpoint the page completes. Either all of it or none.
+ */
+export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<WriteResult> {
+  const map = (t: Target, items: readonly object[]) =>
+    dedupe(
+      items.map((it) => mapItem(t, o.companyKey, it as Record<string, unknown>, o.extras)),
+      (m) => m.keyText,
+    );
+  const mapped = map(o.target, o.items);
+  const envelope = envelopeItems(o.target, o.extras);
+  return (await wh.sql.begin(async (tx) => {
+    if (envelope) await writeMapped(tx, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt);
+    const result = await writeMapped(tx, wh.schema, o.target, o.companyKey, mapped, o.syncedAt);
+    await writeRejects(tx, wh.schema, o);
+    if (o.checkpoint) await writeCheckpoint(tx, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
+    return result;
+  })) as WriteResult;
+}
