@@ -16,7 +16,7 @@ export type Parsed =
   | { ok: false; bad: BadParameter };
 
 /** Unpaged reads return everything. */
-const ALL: Page = Object.freeze({ offset: 0, limit: Number.MAX_SAFE_INTEGER });
+export const EVERYTHING: Page = Object.freeze({ offset: 0, limit: Number.MAX_SAFE_INTEGER });
 const [OFFSET, LIMIT] = PAGE_PARAMS;
 
 // yyyy-MM-dd, optionally THH:mm[:ss[.fffffff]] and Z or ±HH[:]mm.
@@ -146,7 +146,7 @@ function checkRange(endpoint: Endpoint, values: Record<string, QueryValue | unde
  */
 export function parseQuery(endpoint: Endpoint, incoming: Map<string, string>, enforceRequired = true): Parsed {
   const values: Record<string, QueryValue | undefined> = {};
-  const page: Page = endpoint.response.kind === 'envelope' ? { offset: OFFSET.default, limit: LIMIT.default } : { ...ALL };
+  const page: Page = endpoint.response.kind === 'envelope' ? { offset: OFFSET.default, limit: LIMIT.default } : { ...EVERYTHING };
   for (const p of endpoint.query) {
     const text = incoming.get(p.name.toLowerCase());
     let value: QueryValue | undefined;

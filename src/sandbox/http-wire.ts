@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Endpoint } from '../source/endpoints.ts';
+import type { Endpoint, Response } from '../source/endpoints.ts';
 import * as s from '../source/schemas/index.ts';
 import type { Page, ReadResult, SandboxData } from './service.ts';
 import { ITEM, toXml, xmlContent, xmlDocument, xmlElement } from './xml.ts';
@@ -161,16 +161,20 @@ function xmlEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: 
   return xmlDocument(`${xmlContent(fields)}<Data>${result.items.map((r) => codec.xmlItem(r)).join('')}</Data>`);
 }
 
-/** The body of a successful read, shaped as the catalog's response description says. */
+/**
+ * The body of a successful read, shaped as the catalog's response description says, or as `kind` says where
+ * the earlier representation differs (its certification list is a plain array).
+ */
 export function renderRead(
   endpoint: Endpoint,
   result: ReadResult,
   page: Page,
   codec: RecordCodec,
   format: Format,
+  kind: Response['kind'] = endpoint.response.kind,
 ): string {
   const xml = format === 'xml';
-  switch (endpoint.response.kind) {
+  switch (kind) {
     case 'envelope':
       return xml ? xmlEnvelope(endpoint, result, page, codec) : jsonEnvelope(endpoint, result, page, codec);
     case 'array':

@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { Logger } from '../log.ts';
 import { API_VERSION, AUTH_HEADER, endpointByPath, type Endpoint, type EndpointName } from '../source/endpoints.ts';
 import type { FaultInjector, FaultPlan } from './faults.ts';
-import { parseQuery, lowerCaseParams } from './http-query.ts';
+import { EVERYTHING, parseQuery, lowerCaseParams } from './http-query.ts';
 import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format } from './http-wire.ts';
 import type { KeyRing } from './keys.ts';
 import { resetHeader, type FixedWindowLimiter, type Verdict } from './ratelimit.ts';
@@ -75,9 +75,12 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-/** `{Message, Errors: {Error, <field>...}}` for validation refusals with fields; `{error, error_message}` otherwise. */
-function refusalBody(r: Refusal): unknown {
-  if (!r.fields || Object.keys(r.fields).length === 0) return { error: r.code, error_message: r.message };
+/**
+ * `{Message, Errors: {Error, <field>...}}` for a write's validation messages; `{error, error_message}` for
+ * everything else, reads' parameter refusals included (service-spec.md, "Errors", body shapes).
+ */
+function refusalBody(r: Refusal, write: boolean): unknown {
+  if (!write || !r.fields || Object.keys(r.fields).length === 0) return { error: r.code, error_message: r.message };
   const summary = Object.values(r.fields).join('; ');
   return { Message: r.message, Errors: { Error: summary, ...r.fields } };
 }
@@ -183,13 +186,17 @@ export class SandboxApi {
   }
 
   #read(ctx: Ctx, endpoint: Endpoint, parsed: Extract<ReturnType<typeof parseQuery>, { ok: true }>, earlier: boolean): void {
-    const outcome = this.#deps.data.read(endpoint.name as EndpointName, parsed.query, parsed.page);
-    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal);
+    // "Plain arrays are returned by ... the earlier representation of the individual certification list."
+    const plain = earlier && endpoint.earlier !== undefined && endpoint.response.kind === 'envelope';
+    const page = plain ? EVERYTHING : parsed.page;
+    const outcome = this.#deps.data.read(endpoint.name as EndpointName, parsed.query, page);
+    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal, false);
     if (endpoint.response.kind === 'one' && outcome.value.items.length === 0) {
       return this.#error(ctx, 404, 'not_found', 'no such record');
     }
     const codec = this.#codecs.for(endpoint, earlier);
-    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, parsed.page, codec, ctx.format));
+    const kind = plain ? 'array' : endpoint.response.kind;
+    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, page, codec, ctx.format, kind));
   }
 
   async #write(req: IncomingMessage, ctx: Ctx, endpoint: Endpoint, earlier: boolean): Promise<void> {
@@ -201,17 +208,17 @@ export class SandboxApi {
       throw e;
     }
     const outcome = this.#deps.data.write(endpoint.name as EndpointName, body);
-    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal);
+    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal, true);
     const status = endpoint.status ?? 200;
     if (endpoint.response.kind === 'empty') return this.#reply(ctx, status, '');
     const value = outcome.value === null ? null : this.#codecs.for(endpoint, earlier).wire(outcome.value);
     this.#reply(ctx, status, renderValue(value, ctx.format));
   }
 
-  #refuse(ctx: Ctx, refusal: Refusal): void {
+  #refuse(ctx: Ctx, refusal: Refusal, write: boolean): void {
     // 304 carries no body in HTTP; the status is the whole answer.
     if (refusal.status === 304) return this.#reply(ctx, 304, '');
-    this.#reply(ctx, refusal.status, renderValue(refusalBody(refusal), ctx.format));
+    this.#reply(ctx, refusal.status, renderValue(refusalBody(refusal, write), ctx.format));
   }
 
   #error(ctx: Ctx, status: number, code: string, message: string): void {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RateLimit } from '../config.ts';
+import { createSandboxData, type SandboxSize } from './data.ts';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Scope } from '../source/endpoints.ts';
 import { FaultInjector, type FaultSpec } from './faults.ts';
@@ -10,7 +11,7 @@ import { KeyRing, defaultKeys } from './keys.ts';
 import { FixedWindowLimiter } from './ratelimit.ts';
 import type { SandboxData } from './service.ts';
 
-export type SandboxSize = 'tiny' | 'small' | 'medium' | 'large';
+export type { SandboxSize };
 export const SANDBOX_SIZES: readonly SandboxSize[] = ['tiny', 'small', 'medium', 'large'];
 export const DEFAULT_RATE_LIMIT: RateLimit = { limit: 100, windowMs: 60_000 };
 
@@ -44,11 +45,6 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
-async function generate(opts: SandboxOptions): Promise<SandboxData> {
-  const { createSandboxData } = await import('./data.ts');
-  return createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now });
-}
-
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -61,7 +57,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   const log = (opts.log ?? rootLog).child({ component: 'sandbox' });
-  const data = opts.data ?? (await generate(opts));
+  const data = opts.data ?? createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now });
   const keys = new KeyRing(opts.keys ?? defaultKeys());
   const rateLimit = opts.rateLimit === undefined ? DEFAULT_RATE_LIMIT : opts.rateLimit;
   const limiter = rateLimit ? new FixedWindowLimiter(rateLimit) : null;
