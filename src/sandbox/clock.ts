@@ -1,0 +1,319 @@
+import type { AssignmentChange, Individual, ShiftAssignment } from '../source/schemas/index.ts';
+import type { ChangeSummary } from './service.ts';
+import { makeCourse } from './courses.ts';
+import { sortAudit, type SizeProfile } from './generate.ts';
+import { auditRows, type AnswerContext } from './forms.ts';
+import { makeCertsFor, makeCore, makeIndividual, withSupervisor } from './people.ts';
+import { certRecord, coreOf, requiredCertIds } from './records.ts';
+import { editAnswers, editFormResponse, makeFormResponse, makeRun } from './responses.ts';
+import type { Rng } from './rng.ts';
+import { changeOf, offsetOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
+import type { Assignee, Store } from './store.ts';
+import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, parseInstant } from './time.ts';
+import { decide, insertTimeOff, makeTimeOff } from './timeoff.ts';
+
+/**
+ * The moving clock: `advance` moves the sandbox's time forward and applies the changes a real company makes in
+ * that time, each stamped inside the advanced period. Volumes scale with the roster and the hours.
+ * Rates are per 100 individuals per day unless named otherwise.
+ */
+const RATES = {
+  hires: 0.3,
+  statusChanges: 0.4,
+  renewals: 2,
+  deletions: 0.3,
+  newCredentials: 0.5,
+  timeOffRequests: 1.4,
+  courses: 1.1,
+  /** Share of the day's assignments reassigned, unassigned or deleted per day. */
+  assignmentMoves: 0.03,
+  assignmentDeletes: 0.004,
+  /** Share of pending time off decided per day. */
+  timeOffDecisions: 0.25,
+  /** Form and run volumes per day relative to the generated history's daily average. */
+  formEdits: 0.5,
+  runEdits: 0.3,
+} as const;
+
+interface Period {
+  fromMs: number;
+  toMs: number;
+  /** A random instant inside the period (after its start, at or before its end). */
+  at(): number;
+  days: number;
+  counts: Record<string, number>;
+}
+
+export function advance(store: Store, rng: Rng, size: SizeProfile, hours: number): ChangeSummary {
+  const fromMs = store.nowMs;
+  const toMs = fromMs + Math.max(0, hours) * HOUR_MS;
+  store.nowMs = toMs;
+  const counts: Record<string, number> = {};
+  const period: Period = { fromMs, toMs, days: hours / 24, counts, at: () => fromMs + 1 + Math.floor(rng.next() * Math.max(1, toMs - fromMs)) };
+  if (hours > 0) {
+    const perDay = store.individuals.size / 100;
+    const auditFrom = store.audit.length;
+    people(store, rng, period, perDay);
+    credentials(store, rng, period, perDay);
+    const pools = poolsOf(store);
+    assignments(store, rng, period, pools, size);
+    timeOff(store, rng, period, perDay);
+    courses(store, rng, period, perDay);
+    forms(store, rng, period, pools, size);
+    sortAudit(store, auditFrom);
+    counts.auditRows = store.audit.length - auditFrom;
+    store.bump();
+  }
+  return { hours, now: new Date(toMs).toISOString(), counts };
+}
+
+function add(p: Period, kind: string, n = 1): void {
+  p.counts[kind] = (p.counts[kind] ?? 0) + n;
+}
+
+function randomOf<T>(rng: Rng, items: readonly T[], keep: (t: T) => boolean, tries = 40): T | undefined {
+  for (let i = 0; i < tries && items.length > 0; i++) {
+    const t = rng.pick(items);
+    if (keep(t)) return t;
+  }
+  return undefined;
+}
+
+/** New hires (with fresh credentials) and status moves along Active → LOA → Former. */
+function people(store: Store, rng: Rng, p: Period, perDay: number): void {
+  const everyone = [...store.individuals.values()];
+  const supervisors = everyone.filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
+  for (let n = rng.count(RATES.hires * perDay * p.days); n > 0; n--) {
+    const hire = makeIndividual(store, rng, { status: 'Active', hireDay: dayOf(p.at()), seq: store.next.individual++ });
+    const ind = withSupervisor(hire, supervisors, rng);
+    store.putIndividual(ind);
+    makeCertsFor(store, rng, ind, true);
+    add(p, 'individualsHired');
+  }
+  for (let n = rng.count(RATES.statusChanges * perDay * p.days); n > 0; n--) {
+    const ind = randomOf(rng, everyone, (i) => i.Status !== 'Former' && store.individual(i.ServiceId) === i);
+    if (!ind) break;
+    const next = ind.Status === 'LOA' ? (rng.chance(0.5) ? 'Active' : 'Former') : rng.chance(0.6) ? 'LOA' : 'Former';
+    store.putIndividual({ ...ind, Status: next });
+    add(p, 'individualStatusChanges');
+  }
+}
+
+/** Renewals (new ExpirationDate, UpdateDate the new clock date), deletions and newly entered credentials. */
+function credentials(store: Store, rng: Rng, p: Period, perDay: number): void {
+  const today = dateOnly(p.toMs);
+  const ids = [...store.certs.keys()];
+  const live = (id: number) => {
+    const c = store.certs.get(id);
+    return c !== undefined && !c.IsDeleted && (store.individual(c.ServiceId ?? 0)?.Status ?? 'Former') !== 'Former';
+  };
+  for (let n = rng.count(RATES.renewals * perDay * p.days); n > 0; n--) {
+    const id = randomOf(rng, ids, (i) => live(i) && store.certs.get(i)?.ExpirationDate != null);
+    const c = id === undefined ? undefined : store.certs.get(id);
+    const ind = store.individual(c?.ServiceId ?? 0);
+    if (!c || !ind) break;
+    const years = store.certification(c.CertificationId)?.years ?? 2;
+    const base = Math.max(dayOf(parseInstant(c.ExpirationDate)), dayOf(p.toMs));
+    const core = { ...coreOf(c), ActivationDate: today, ExpirationDate: dateOfDay(base + years * 365), UpdateDate: today, UpdateBy: 'Self Service', IsMaintained: true };
+    store.putCert(certRecord(store, core, ind));
+    if (rng.chance(0.3)) store.pending.set(c.IndividualCertificationId, { VerificationStatus: 'Pending', IssuingBodyFailureReason: null });
+    add(p, 'credentialRenewals');
+  }
+  for (let n = rng.count(RATES.deletions * perDay * p.days); n > 0; n--) {
+    const id = randomOf(rng, ids, live);
+    const c = id === undefined ? undefined : store.certs.get(id);
+    const ind = store.individual(c?.ServiceId ?? 0);
+    if (!c || !ind) break;
+    store.putCert(certRecord(store, { ...coreOf(c), IsDeleted: true, UpdateDate: today }, ind));
+    store.pending.delete(c.IndividualCertificationId);
+    add(p, 'credentialDeletions');
+  }
+  const holders = [...store.individuals.values()].filter((i) => i.Status !== 'Former');
+  for (let n = rng.count(RATES.newCredentials * perDay * p.days); n > 0 && holders.length > 0; n--) {
+    const ind = rng.pick(holders);
+    const held = new Set(store.certsOf(ind.ServiceId).filter((c) => !c.IsDeleted).map((c) => c.CertificationId));
+    // Mostly a missing required credential gets entered; otherwise any other certification.
+    const lacking = [...requiredCertIds(store, ind)].filter((id) => !held.has(id));
+    const id = lacking.length > 0 ? rng.pick(lacking) : rng.pick(store.certifications).record.CertificationId;
+    const cert = certRecord(store, makeCore(store, rng, ind, id, { fresh: true }), ind);
+    store.putCert(cert);
+    store.pending.set(cert.IndividualCertificationId, { VerificationStatus: 'Pending', IssuingBodyFailureReason: null });
+    add(p, 'credentialsAdded');
+  }
+}
+
+function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
+  const log: { rec: AssignmentChange; at: number }[] = [];
+  const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
+    log.push({ rec: changeOf(a, type, at, offsetOfSchedule(store, a.ScheduleId), who), at });
+    add(p, type === 'Created' ? 'assignmentsCreated' : type === 'Deleted' ? 'assignmentsDeleted' : type === 'Assigned' ? 'assignmentsAssigned' : 'assignmentsUnassigned');
+  };
+  publish(store, rng, p, pools, size, emit);
+  move(store, rng, p, pools, size, emit);
+  clock(store, rng, p);
+  log.sort((a, b) => a.at - b.at);
+  for (const e of log) store.addChange(e.rec, e.at);
+}
+
+type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => void;
+
+/** As days pass, the day at the end of the publishing horizon gets its schedule (Created changes). */
+function publish(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): void {
+  const factor = size.assignmentsPerDay / slotsPerDay(store);
+  while (store.horizonDay < dayOf(p.toMs) + size.futureDays) {
+    store.horizonDay++;
+    for (const slot of scheduleDay(store, rng, pools, store.horizonDay, factor, 0.2)) {
+      store.insertAssignment(slot.rec, slot.startMs);
+      emit(slot.rec, 'Created', p.at(), slot.rec.Assignee ?? null);
+    }
+  }
+}
+
+/** Upcoming shifts get assigned, unassigned, reassigned or deleted. */
+function move(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): void {
+  const today = dayOf(p.toMs);
+  const pickUpcoming = () => {
+    const b = store.days.get(rng.int(today + 1, store.horizonDay));
+    if (!b || b.items.length === 0) return undefined;
+    const i = rng.int(0, b.items.length - 1);
+    return { b, i, a: b.items[i] as ShiftAssignment };
+  };
+  for (let n = rng.count(size.assignmentsPerDay * RATES.assignmentMoves * p.days); n > 0; n--) {
+    const hit = pickUpcoming();
+    if (!hit || (hit.a.Type === 'Ride Along' && hit.a.Assignee?.ServiceId == null && hit.a.Assignee != null)) continue;
+    const { b, i, a } = hit;
+    const candidate = pickPerson(store, rng, pools.byTitle.get(a.JobTitleId ?? 0) ?? []);
+    const at = p.at();
+    if (a.Assignee == null) {
+      if (!candidate) continue;
+      b.items[i] = { ...a, Assignee: candidate };
+      emit(a, 'Assigned', at, candidate);
+    } else {
+      emit(a, 'Unassigned', at, a.Assignee);
+      const reassign = candidate !== null && candidate !== a.Assignee && rng.chance(0.7);
+      b.items[i] = { ...a, Assignee: reassign ? candidate : null };
+      if (reassign) emit(a, 'Assigned', Math.min(at + 1000, p.toMs), candidate);
+    }
+  }
+  for (let n = rng.count(size.assignmentsPerDay * RATES.assignmentDeletes * p.days); n > 0; n--) {
+    const hit = pickUpcoming();
+    if (!hit) continue;
+    hit.b.items.splice(hit.i, 1);
+    hit.b.starts.splice(hit.i, 1);
+    emit(hit.a, 'Deleted', p.at(), hit.a.Assignee ?? null);
+  }
+}
+
+/** Employees clock in to shifts whose start passed in the period, and out of those whose end passed. */
+function clock(store: Store, rng: Rng, p: Period): void {
+  for (let d = dayOf(p.fromMs) - 2; d <= dayOf(p.toMs); d++) {
+    const b = store.days.get(d);
+    if (!b) continue;
+    for (let i = 0; i < b.items.length; i++) {
+      const a = b.items[i] as ShiftAssignment;
+      const startMs = b.starts[i] as number;
+      if (a.Assignee?.ServiceId == null || startMs > p.toMs) continue;
+      const offset = offsetOfSchedule(store, a.ScheduleId);
+      if (a.ClockInDateTime == null && startMs > p.fromMs && rng.chance(0.95)) {
+        const inMs = clamp(startMs + rng.int(-15, 10) * 60_000, p);
+        b.items[i] = { ...a, ClockInDateTime: dateTime(inMs, offset) };
+        add(p, 'clockIns');
+      } else if (a.ClockInDateTime != null && a.ClockOutDateTime == null) {
+        const endMs = parseInstant(a.EndDateTime);
+        if (!(endMs <= p.toMs) || endMs < p.fromMs - DAY_MS) continue;
+        const outMs = clamp(endMs + rng.int(-5, 30) * 60_000, p);
+        b.items[i] = { ...a, ClockOutDateTime: dateTime(outMs, offset) };
+        add(p, 'clockOuts');
+      }
+    }
+  }
+}
+
+function clamp(ms: number, p: Period): number {
+  return Math.min(Math.max(ms, p.fromMs + 1000), p.toMs);
+}
+
+/** Supervisors decide pending requests; employees file new ones for the coming weeks. */
+function timeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
+  const pending = store.timeOff.filter((e) => e.rec.Status === 'Pending');
+  const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
+  for (const e of rng.sample(pending, rng.count(pending.length * Math.min(1, RATES.timeOffDecisions * p.days)))) {
+    const r = rng.next();
+    const status = r < 0.8 ? 'Approved' : r < 0.95 ? 'Denied' : 'Canceled';
+    const reviewer = supervisors.length > 0 ? rng.pick(supervisors) : undefined;
+    e.rec = decide(store, rng, e, status, reviewer, p.at());
+    add(p, 'timeOffDecisions');
+  }
+  const employees = [...store.individuals.values()].filter((i) => i.IsEmployee === 1 && i.Status === 'Active');
+  for (let n = rng.count(RATES.timeOffRequests * perDay * p.days); n > 0 && employees.length > 0; n--) {
+    const ind = rng.pick(employees);
+    const offset = store.localeByName(ind.Locale)?.offset ?? -300;
+    const startMs = (dayOf(p.toMs) + rng.int(2, 60)) * DAY_MS - offset * 60_000;
+    insertTimeOff(store, makeTimeOff(store, rng, ind, startMs, p.at()));
+    add(p, 'timeOffRequests');
+  }
+}
+
+function courses(store: Store, rng: Rng, p: Period, perDay: number): void {
+  const active = [...store.individuals.values()].filter((i) => i.Status === 'Active');
+  for (let n = rng.count(RATES.courses * perDay * p.days); n > 0 && active.length > 0; n--) {
+    store.courses.push(makeCourse(store, rng, rng.pick(active), dayOf(p.toMs), dayOf(p.toMs)));
+    add(p, 'coursesStarted');
+  }
+}
+
+/** New and edited form responses, new runs, and edited run-log responses, each with its audit rows. */
+function forms(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
+  const people: readonly Individual[] = pools.everyone;
+  if (people.length === 0) return;
+  const perDay = size.formResponses / size.historyDays;
+  const starts = Array.from({ length: rng.count(perDay * p.days) }, () => p.at()).sort((a, b) => a - b);
+  for (const startMs of starts) {
+    const form = rng.pick(store.forms);
+    store.responses.get(form.FormId)?.push(makeFormResponse(store, rng, form, startMs, people));
+    add(p, 'formResponsesCreated');
+  }
+  const recent = [...store.responses.values()].flat().filter((e) => e.startMs > p.toMs - 60 * DAY_MS);
+  for (let n = rng.count(perDay * RATES.formEdits * p.days); n > 0 && recent.length > 0; n--) {
+    const e = rng.pick(recent);
+    const form = store.forms.find((f) => f.FormId === e.formId);
+    if (!form) continue;
+    editFormResponse(store, rng, e, form, Math.min(Math.max(p.at(), e.updatedMs + 1000), p.toMs), rng.pick(people), people);
+    add(p, 'formResponsesEdited');
+  }
+  const runsPerDay = size.runs / size.historyDays;
+  const crewPool = people.filter((i) => i.JobTitle === 'Paramedic' || i.JobTitle === 'EMT');
+  const runTimes = Array.from({ length: rng.count(runsPerDay * p.days) }, () => p.at()).sort((a, b) => a - b);
+  for (const runMs of runTimes) {
+    const made = makeRun(store, rng, runMs, people, crewPool);
+    store.runLogResponses.push(...made);
+    add(p, 'runLogResponsesCreated', made.length);
+  }
+  editRuns(store, rng, p, people, runsPerDay);
+}
+
+function editRuns(store: Store, rng: Rng, p: Period, people: readonly Individual[], runsPerDay: number): void {
+  const list = store.runLogResponses;
+  const firstRecent = list.findIndex((e) => e.runMs > p.toMs - 30 * DAY_MS);
+  if (firstRecent < 0) return;
+  for (let n = rng.count(runsPerDay * RATES.runEdits * p.days); n > 0; n--) {
+    const e = list[rng.int(firstRecent, list.length - 1)];
+    const form = store.runLogForms.find((f) => f.FormId === e?.formId);
+    if (!e || !form) continue;
+    const editor = rng.pick(people);
+    const at = Math.min(Math.max(p.at(), e.updatedMs + 1000), p.toMs);
+    const crew = e.rec.RelatedRun?.Crew ?? [];
+    const ctx: AnswerContext = {
+      responseId: e.rec.ResponseId,
+      atMs: at,
+      offset: e.offset,
+      people,
+      crew: crew.map((c) => ({ CrewRole: c.CrewRole ?? 'Attendant', ServiceId: c.ServiceId ?? null, EmployeeNumber: c.EmployeeNumber ?? null, FirstName: c.FirstName == null ? null : String(c.FirstName), LastName: c.LastName == null ? null : String(c.LastName) })),
+    };
+    const { answers, changed } = editAnswers(store, rng, form, e.rec.Answers ?? [], ctx);
+    e.rec = { ...e.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : e.rec.Status, Answers: answers };
+    e.updatedMs = at;
+    for (const row of auditRows(store, form, e.rec.ResponseId, e.rec.RelatedRun?.RunId ?? null, changed, editor, at, e.offset)) store.addAudit(row, at, form.FormId);
+    add(p, 'runLogResponsesEdited');
+  }
+}

@@ -1,0 +1,120 @@
+import type { AssignmentChange, Individual, ShiftAssignment } from '../source/schemas/index.ts';
+import { RIDE_ALONG_GUESTS, VEHICLES } from './names.ts';
+import { personRef } from './records.ts';
+import type { Rng } from './rng.ts';
+import type { Assignee, ScheduleDef, Store } from './store.ts';
+import { DAY_MS, HOUR_MS, dateTime } from './time.ts';
+
+/** Who can be scheduled: active employees, by primary job title. */
+export interface Pools {
+  byTitle: Map<number, Individual[]>;
+  everyone: Individual[];
+}
+
+export function poolsOf(store: Store): Pools {
+  const byTitle = new Map<number, Individual[]>();
+  const everyone: Individual[] = [];
+  for (const ind of store.individuals.values()) {
+    if (ind.Status !== 'Active' || ind.IsEmployee !== 1) continue;
+    everyone.push(ind);
+    const list = byTitle.get(ind.JobTitleId ?? 0);
+    if (list) list.push(ind);
+    else byTitle.set(ind.JobTitleId ?? 0, [ind]);
+  }
+  return { byTitle, everyone };
+}
+
+/** A newly scheduled slot; `open` slots have no assignee yet. */
+export interface Slot {
+  rec: ShiftAssignment;
+  startMs: number;
+  endMs: number;
+  offset: number;
+}
+
+export function slotsPerDay(store: Store): number {
+  return store.schedules.reduce((n, s) => n + s.shifts.reduce((m, sh) => m + sh.slots, 0), 0);
+}
+
+/**
+ * The assignments of one local calendar day across all schedules. `factor` scales each shift's crew count
+ * so the dataset reaches its size; `openShare` is the share left open (higher for days far ahead).
+ */
+export function scheduleDay(store: Store, rng: Rng, pools: Pools, day: number, factor: number, openShare: number): Slot[] {
+  const slots: Slot[] = [];
+  for (const schedule of store.schedules) {
+    for (const shift of schedule.shifts) {
+      const n = rng.count(shift.slots * factor);
+      for (let k = 0; k < n; k++) slots.push(makeSlot(store, rng, pools, schedule, shift, day, openShare));
+    }
+  }
+  return slots;
+}
+
+function makeSlot(store: Store, rng: Rng, pools: Pools, schedule: ScheduleDef, shift: ScheduleDef['shifts'][number], day: number, openShare: number): Slot {
+  const offset = schedule.locale.offset;
+  const startMs = day * DAY_MS + shift.startHour * HOUR_MS - offset * 60_000;
+  const endMs = startMs + shift.hours * HOUR_MS;
+  const rideAlong = rng.chance(0.03);
+  const title = store.jobTitleById(shift.jobTitleId);
+  let assignee: Assignee | null;
+  if (rideAlong) assignee = rng.chance(0.4) ? guest(rng) : pickPerson(store, rng, pools.everyone);
+  else assignee = rng.chance(openShare) ? null : pickPerson(store, rng, pools.byTitle.get(shift.jobTitleId) ?? []);
+  const rec: ShiftAssignment = {
+    ShiftAssignmentId: 3_000_000 + ++store.next.assignment,
+    ScheduleId: schedule.record.ScheduleId,
+    ScheduleName: schedule.record.ScheduleName ?? null,
+    ShiftId: shift.ShiftId,
+    ShiftName: shift.ShiftName,
+    JobTitleId: shift.jobTitleId,
+    JobTitleName: title?.record.JobTitleName ?? null,
+    StartDateTime: dateTime(startMs, offset),
+    EndDateTime: dateTime(endMs, offset),
+    Type: rideAlong ? 'Ride Along' : 'Shift Assignment',
+    Assignee: assignee,
+    VehicleName: rng.chance(0.7) ? rng.pick(VEHICLES) : null,
+    ClockInDateTime: null,
+    ClockOutDateTime: null,
+  };
+  return { rec, startMs, endMs, offset };
+}
+
+const guests = new Map<string, Assignee>();
+
+/** A non-employee ride-along guest: no ServiceId, no EmployeeNumber (service-spec.md, ShiftAssignmentAssignee). */
+export function guest(rng: Rng): Assignee {
+  const g = rng.pick(RIDE_ALONG_GUESTS);
+  const key = `${g.first} ${g.last}`;
+  let ref = guests.get(key);
+  if (!ref) {
+    ref = { ServiceId: null, EmployeeNumber: null, FirstName: g.first, LastName: g.last };
+    guests.set(key, ref);
+  }
+  return ref;
+}
+
+export function pickPerson(store: Store, rng: Rng, pool: readonly Individual[]): Assignee | null {
+  return pool.length === 0 ? null : personRef(store, rng.pick(pool));
+}
+
+export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventType'], atMs: number, offset: number, assignee: Assignee | null): AssignmentChange {
+  return {
+    EventType: eventType,
+    EventTimeStamp: dateTime(atMs, offset),
+    ShiftAssignmentId: a.ShiftAssignmentId,
+    ScheduleId: a.ScheduleId ?? null,
+    ScheduleName: a.ScheduleName ?? null,
+    ShiftId: a.ShiftId ?? null,
+    ShiftName: a.ShiftName ?? null,
+    JobTitleId: a.JobTitleId ?? null,
+    JobTitleName: a.JobTitleName ?? null,
+    StartDateTime: a.StartDateTime,
+    EndDateTime: a.EndDateTime ?? null,
+    Type: a.Type ?? null,
+    Assignee: assignee,
+  };
+}
+
+export function offsetOfSchedule(store: Store, scheduleId: number | null | undefined): number {
+  return store.schedules.find((s) => s.record.ScheduleId === scheduleId)?.locale.offset ?? 0;
+}
