@@ -44,11 +44,12 @@ export class MemoryStore implements Store {
     const t = now();
     const plan = planFeedback(feedback, this.limit, this.windowMs);
     const log = this.current(key, t);
-    if (plan.pauseMs > 0 && t + plan.pauseMs > log.pausedUntil) {
-      log.pausedUntil = t + plan.pauseMs;
-      this.logger?.info({ key: shortKey(key), pauseMs: plan.pauseMs, ...feedback }, 'rate limit: pausing key');
-    }
     const missing = plan.remaining < 0 ? 0 : this.limit - log.starts.length - plan.remaining;
+    const pauseMs = Math.max(plan.pauseMs, missing > 0 ? plan.pauseIfBehindMs : 0);
+    if (pauseMs > 0 && t + pauseMs > log.pausedUntil) {
+      log.pausedUntil = t + pauseMs;
+      this.logger?.info({ key: shortKey(key), pauseMs, ...feedback }, 'rate limit: pausing key');
+    }
     if (missing <= 0) return;
     // Starts the service counted and we did not (another client of the key): placeholders that leave with its reset.
     const at = t + plan.placeholderMs - this.windowMs;

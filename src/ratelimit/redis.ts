@@ -72,25 +72,33 @@ return 1
 `;
 
 /**
- * KEYS: log, pause. ARGV: limit, window, pause ms, remaining (-1: none), placeholder lifetime ms, id prefix.
- * Pauses the key (never shortening a longer pause) and adds placeholder starts when the service counts more
- * than the log does. Returns the number of placeholders added.
+ * KEYS: log, pause. ARGV: limit, window, pause ms, pause-if-behind ms, remaining (-1: none), placeholder lifetime
+ * ms, id prefix. Adds placeholder starts when the service counts more than the log does, and pauses the key (never
+ * shortening a longer pause). Returns {placeholders added, pause ms set}.
  */
 const OBSERVE = `
 local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
-local pause, remaining, life = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local pause, pauseIfBehind = tonumber(ARGV[3]), tonumber(ARGV[4])
+local remaining, life = tonumber(ARGV[5]), tonumber(ARGV[6])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local missing = 0
+if remaining >= 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  missing = limit - redis.call('ZCARD', KEYS[1]) - remaining
+end
+if missing > 0 then
+  for i = 1, missing do redis.call('ZADD', KEYS[1], now + life - window, ARGV[7] .. i) end
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+  pause = math.max(pause, pauseIfBehind)
+else
+  missing = 0
+end
 if pause > 0 and pause > redis.call('PTTL', KEYS[2]) then
   redis.call('SET', KEYS[2], '1', 'PX', pause)
+  return { missing, pause }
 end
-if remaining < 0 then return 0 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local missing = limit - redis.call('ZCARD', KEYS[1]) - remaining
-if missing <= 0 then return 0 end
-for i = 1, missing do redis.call('ZADD', KEYS[1], now + life - window, ARGV[6] .. i) end
-redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
-return missing
+return { missing, 0 }
 `;
 
 type Args = (string | number)[];
@@ -98,7 +106,7 @@ declare module 'ioredis' {
   interface RedisCommander<Context extends ClientContext> {
     wfsyncRlAcquire(...args: Args): Result<[number, number, string], Context>;
     wfsyncRlAnnounce(...args: Args): Result<number, Context>;
-    wfsyncRlObserve(...args: Args): Result<number, Context>;
+    wfsyncRlObserve(...args: Args): Result<[number, number], Context>;
   }
 }
 
@@ -156,18 +164,19 @@ export class RedisStore implements Store {
     const plan = planFeedback(feedback, this.opts.limit, this.opts.windowMs);
     if (plan.pauseMs === 0 && plan.remaining < 0) return;
     const [log, pause] = keys(key);
-    const added = await this.redis.wfsyncRlObserve(
+    const [added, pausedMs] = await this.redis.wfsyncRlObserve(
       log,
       pause,
       this.opts.limit,
       this.opts.windowMs,
       plan.pauseMs,
+      plan.pauseIfBehindMs,
       plan.remaining,
       plan.placeholderMs,
       `${this.member}:p${++this.seq}:`,
     );
-    if (plan.pauseMs > 0) {
-      this.opts.logger?.info({ key: shortKey(key), pauseMs: plan.pauseMs, ...feedback }, 'rate limit: pausing key');
+    if (pausedMs > 0) {
+      this.opts.logger?.info({ key: shortKey(key), pauseMs: pausedMs, ...feedback }, 'rate limit: pausing key');
     }
     if (added > 0) this.opts.logger?.debug({ key: shortKey(key), added }, 'rate limit: reconciled with the service');
   }

@@ -206,6 +206,8 @@ export function shortKey(key: string): string {
 export interface FeedbackPlan {
   /** Pause every process of the key this long (0: no pause). */
   pauseMs: number;
+  /** Pause this long only if the log believed starts remained when the service said none do (0: no pause). */
+  pauseIfBehindMs: number;
   /** The service's remaining count to reconcile the log with, or -1 when there is nothing (fresh) to reconcile. */
   remaining: number;
   /** Placeholder starts added by reconciliation leave the log this long from now. */
@@ -214,17 +216,18 @@ export interface FeedbackPlan {
 
 /**
  * `windowMs` is the limiter's effective window (with its safety margin). A 429 pauses until the reset (the whole
- * window when the service gave none); `remaining: 0` pauses until the reset it names. A reset already past makes
- * the counts stale, so they are not reconciled; a 429 then still pauses for one request's share of the window.
+ * window when the service gave none). `remaining: 0` pauses until the reset only when the log disagrees: when it
+ * agrees, the log already holds the next start back, and the reset is rounded up to whole seconds by the service,
+ * so pausing on every period's last request would waste up to a second per period. A reset already past makes the
+ * counts stale, so they are not reconciled; a 429 then still pauses for one request's share of the window.
  */
 export function planFeedback(f: ServiceFeedback, limit: number, windowMs: number, nowMs = Date.now()): FeedbackPlan {
   const resetIn = f.resetAtMs === undefined ? undefined : Math.max(0, Math.ceil(f.resetAtMs - nowMs));
-  let pauseMs = 0;
-  if (f.limited) pauseMs = resetIn === undefined ? windowMs : Math.max(resetIn, Math.ceil(windowMs / limit));
-  else if (f.remaining === 0 && resetIn !== undefined) pauseMs = resetIn;
+  const pauseMs = !f.limited ? 0 : resetIn === undefined ? windowMs : Math.max(resetIn, Math.ceil(windowMs / limit));
   const fresh = f.remaining !== undefined && f.remaining >= 0 && resetIn !== 0;
   return {
     pauseMs,
+    pauseIfBehindMs: fresh && f.remaining === 0 ? (resetIn ?? windowMs) : 0,
     remaining: fresh ? Math.floor(f.remaining!) : -1,
     placeholderMs: Math.min(resetIn ?? windowMs, windowMs),
   };
