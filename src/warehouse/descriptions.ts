@@ -1,0 +1,340 @@
+import { allTableInfos } from './rows.ts';
+import { DEFAULT_SCHEMA } from './schema.ts';
+
+/**
+ * What every table, view and column means, for analysts reading `\d+` or a BI tool's catalog. The COMMENT
+ * statements of the migrations are generated from these maps (`commentStatements`), and a test checks that
+ * the database ends up with a comment on every table, view and column.
+ */
+
+export const TABLE_DOCS: Record<string, string> = {
+  individuals: 'Individuals (employees and others) of the company, latest version (GET /Individual/GetList).',
+  individuals_history: 'Every version of each individual row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
+  individual_job_titles: "An individual's additional job titles (Individual.AdditionalJobTitles), one row per job title.",
+  supervisors: 'Individuals who are supervisors (GET /Individual/GetSupervisorList).',
+  individual_certifications: 'Credentials held by individuals, latest version (GET /IndividualCertification/GetIndividualCertificationList).',
+  individual_certifications_history: 'Every version of each credential row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
+  pending_certifications: 'Credentials awaiting verification, with the verification provider outcome (GetIndividualCertificationPendingList).',
+  required_certification_status: 'Employees whose required credentials the service reports (GetRequiredCertificationStatus), one row per employee.',
+  required_certification_requirements: 'Required credentials per employee, job title, locale and requirement, with their status and the credential fulfilling them.',
+  shift_assignments: 'Shift assignments (GET /ShiftAssignment/GetList); an assignment without assignee is an open shift.',
+  assignment_changes: 'Assignment change records (Created, Assigned, Unassigned, Deleted) from GET /ShiftAssignment/GetAssignmentChanges.',
+  schedules: 'Schedules (GET /Schedule/GetList).',
+  schedule_shifts: 'Shifts of each schedule (Schedule.Shifts).',
+  time_off_requests: 'Time off requests (GET /TimeOffRequest/GetList).',
+  time_off_approved_hours: 'Hours approved for a time off request, per approved policy and leave type (TimeOffRequest.ApprovedHours).',
+  individual_courses: 'Course attempts and course submissions of individuals (GET /IndividualCourse/GetList).',
+  forms: 'Forms whose responses are synced, as named by the form response list (FormId, FormTitle).',
+  form_responses: 'Responses to generic forms (GET /FormResponse/GetList).',
+  form_response_answers: 'Answers of generic form responses, one row per question answered.',
+  run_log_forms: 'Run-log forms (GET /RunLogForm/GetList).',
+  run_log_form_responses: 'Run-log form responses attached to runs (GET /RunLogFormResponse/GetList); RelatedRun flattened into related_run_* columns.',
+  run_log_form_response_answers: 'Answers of run-log form responses, one row per question answered.',
+  run_log_crew: 'Crew members of the run of a run-log form response (RelatedRun.Crew).',
+  form_audit: 'Answer audit history of forms (GET /RunLog/GetFormAuditList), one row per audited answer.',
+  certifications: 'Reference list of certifications (credential types).',
+  work_statuses: 'Reference list of work statuses.',
+  departments: 'Reference list of departments.',
+  work_shifts: 'Reference list of work shifts.',
+  job_titles: 'Reference list of job titles.',
+  locales: 'Reference list of locales (business units).',
+  sync_state: 'Checkpoint of each stream partition, written in the same transaction as the page it completes.',
+  sync_runs: 'One row per stream run: when, outcome, counts and error.',
+  sync_rejects: 'Records that failed their schema, with the raw payload (SSN removed) and the reason; the stream went on.',
+  push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
+};
+
+/** Column meanings by name, wherever the name occurs. */
+const FIELD_DOCS: Record<string, string> = {
+  company_key: 'Key of the company account this row was synced from; part of every key.',
+  _synced_at: 'When this row was last written by a sync.',
+  _deleted_at: 'When the row was found deleted at the source (a flag, a Deleted change, or missing from a complete read); null while the source still has it.',
+  _extra: 'Every field of the source record that no column maps, with its original nesting (so fields the service adds are kept).',
+  _hash: 'Hash of the row content (and its child rows), excluding bookkeeping columns; a new history version is written only when it changes.',
+  _key: 'Key of a record the service gives no id: sha-256 (hex, first 32) of the fields that identify it.',
+  _ord: 'Position of the element in its list in the source record.',
+  valid_from: 'Start of the period in which this version was the current one (when it was first synced).',
+  valid_to: 'End of the period in which this version was current; null while it is current.',
+  individual_id: 'IndividualId: the service id of the person, the same in every linked company.',
+  service_id: "ServiceId: the service's unique numeric person identifier.",
+  company_id: 'CompanyId of the individual.',
+  first_name: 'First name.',
+  middle_name: 'Middle name.',
+  last_name: 'Last name.',
+  legal_first_name: 'Legal first name (read only at the service).',
+  legal_middle_name: 'Legal middle name (read only at the service).',
+  legal_last_name: 'Legal last name (read only at the service).',
+  employee_number: 'Employee number, unique within the company.',
+  unique_number: 'Unique number, unique within the company and its linked companies.',
+  unique_identifier: 'Unique identifier of the person within the organization.',
+  logon_id: 'Logon id.',
+  date_of_birth: 'Date of birth.',
+  hire_date: 'Hire date.',
+  gender: 'Gender: M, F or blank.',
+  job_title_id: 'Id of the job title.',
+  job_title: 'Job title name.',
+  job_title_name: 'Job title name.',
+  department: 'Department name.',
+  locale: 'Locale name.',
+  work_shift: 'Work shift name.',
+  is_employee: '1 when an employee, 0 when not.',
+  is_supervisor: '1 when a supervisor, 0 when not.',
+  work_status: 'Work status name.',
+  status: 'Status as reported by the service.',
+  supervisor_id: 'IndividualId of the primary supervisor.',
+  supervisor_name: 'Last/first name of the primary supervisor (sent by the service as Supervisor or SupervisorName).',
+  primary_email_address: 'Primary e-mail address.',
+  home_address_line1: 'Home address, line 1.',
+  home_address_line2: 'Home address, line 2.',
+  home_city: 'Home city.',
+  home_state: 'Home state.',
+  home_country: 'Home country.',
+  home_zip_code: 'Home ZIP code.',
+  home_phone_number: 'Home phone number.',
+  business_phone_number: 'Business phone number.',
+  mobile_phone_number: 'Mobile phone number.',
+  exclude_from_verification_monitoring: 'True when the individual is excluded from verification monitoring.',
+  individual_certification_id: 'IndividualCertificationId: id of the credential at the service.',
+  business_unit_id: 'Business unit id, customer-provided.',
+  additional_job_titles: 'Additional job titles of the individual (JobTitleId, JobTitleName), as sent with the credential.',
+  certification_id: 'Id of the certification (credential type).',
+  certification_name: 'Name of the certification (credential type).',
+  certification_number: 'Number of the credential.',
+  state: 'State the credential relates to.',
+  country: 'Country the credential relates to.',
+  activation_date: 'Date from which the credential is valid.',
+  expiration_date: 'Date on which the credential expires.',
+  reference: 'Short note on the credential.',
+  update_date: 'Last update at the service.',
+  update_by: 'Name of the person who last updated the credential.',
+  is_maintained: 'True when the credential is marked maintained.',
+  is_deleted: 'True when the service reports the credential deleted (IsDeleted).',
+  issuing_body: 'Issuing body of the credential.',
+  is_primary: 'True when the credential is required by the business unit and job title combination.',
+  is_non_driver: "Non-driver flag, only for driver's license type credentials.",
+  verification_status: 'Status reported by the verification provider.',
+  issuing_body_failure_reason: 'Failure reasons reported for the issuing body (JSON list of strings).',
+  locale_id: 'Id of the locale.',
+  locale_name: 'Locale (business unit) name.',
+  requirements_met: 'True when no required credential of this job title (and locale) is expired or missing.',
+  requirement: 'Human-readable description of the required credential or credential type.',
+  requirement_status: 'Status of the requirement: Missing, Current, Expired or NotMaintained.',
+  shift_assignment_id: 'ShiftAssignmentId: id of the shift assignment.',
+  schedule_id: 'Id of the schedule.',
+  schedule_name: 'Name of the schedule.',
+  shift_id: 'Id of the shift.',
+  shift_name: 'Name of the shift.',
+  start_date_time: 'Start date-time.',
+  end_date_time: 'End date-time.',
+  type: 'Assignment type: Shift Assignment or Ride Along.',
+  vehicle_name: 'Vehicle assigned; null when none.',
+  clock_in_date_time: 'When the assignee clocked in; null until then.',
+  clock_out_date_time: 'When the assignee clocked out; null until then or when not clocked in.',
+  event_type: 'Change: Created, Assigned, Unassigned or Deleted.',
+  event_time_stamp: 'When the change happened.',
+  requested_leave_policy: 'Leave policy requested.',
+  requested_leave_type: 'Leave type requested.',
+  requested_date_time: 'When the time off was requested.',
+  reviewed_date_time: 'When the request was reviewed.',
+  requested_hours: 'Hours requested.',
+  time_off_request_key: 'The _key of the time off request.',
+  approved_leave_policy: 'Leave policy the hours were approved under.',
+  approved_leave_type: 'Leave type the hours were approved under.',
+  approved_hours: 'Hours approved.',
+  individual_course_id: 'IndividualCourseId: id of the course record.',
+  course_name: 'Course name.',
+  course_description: 'Course description.',
+  credit: 'Credit of the course.',
+  start_date: 'Start date.',
+  end_date: 'End date.',
+  author_instructor: 'Author or instructor (comma-delimited when several).',
+  course_id: 'Id of the course.',
+  exam_start_date: 'Exam start date, for a course with an exam.',
+  exam_end_date: 'Exam end date, for a course with an exam.',
+  form_id: 'Id of the form.',
+  form_title: 'Title of the form.',
+  form_type: 'Run-log form type (Debrief, Utilization, ChartReview).',
+  archived: 'True when the form is archived.',
+  insert_date: 'When the record was inserted at the service.',
+  response_id: 'ResponseId: id of the form response.',
+  attached_to_type: 'What the response is attached to (IndividualRecord, QualityImprovement, EducationRecord, EmployeeHealth, FormsOnly, RunLog).',
+  question_id: 'Id of the question.',
+  question_type: 'Question type (Textbox, Number, Yes/No, Checkboxes, ...); decides the shape of answer_value.',
+  question_text: 'Label of the question shown to users.',
+  question_alias: 'Optional identifier of the question.',
+  page_number: 'Page number of the question in the form.',
+  section_name: 'Section of the form.',
+  answer_value: 'The answer as sent (JSON; its shape depends on question_type).',
+  answer_value_matches_type: 'True when answer_value has the shape its question_type promises; otherwise it is kept raw.',
+  run_log_type_id: 'Run-log type id of the partition the response was read for.',
+  run_log_type_name: 'Run-log type name.',
+  run_log_form_type: 'Run-log form type: Debrief, Utilization or ChartReview.',
+  crew_role: 'Role of the crew member on the run.',
+  run_id: 'Id of the run.',
+  item_id: 'Id of the form item (question).',
+  answer_id: 'Id of the answer; -1 means no response.',
+  answer_text: 'Answer text.',
+  other_text: 'Text of the Other option.',
+  answer_date: 'Answer of a date-time question.',
+  item_text: 'Text of the form item (question).',
+  section_number: 'Section number.',
+  order_number: 'Order of the item in its section.',
+  work_status_id: 'Id of the work status.',
+  work_status_name: 'Name of the work status.',
+  department_id: 'Id of the department.',
+  department_name: 'Name of the department.',
+  work_shift_id: 'Id of the work shift.',
+  work_shift_name: 'Name of the work shift.',
+  stream: 'Stream name (see the stream catalog).',
+  partition: 'Partition of the stream (form, run type × form type), or - when it has one.',
+  cursor: 'Where the stream partition reached (JSON, its shape depends on the stream).',
+  updated_at: 'When the row was last changed.',
+  id: 'Generated id.',
+  started_at: 'When the run started.',
+  finished_at: 'When the run finished; null while running.',
+  outcome: 'Outcome of the run: ok or failed.',
+  requests: 'Requests made to the service.',
+  rows: 'Records received.',
+  rejects: 'Records that failed their schema.',
+  error: 'Error message, when failed.',
+  details: 'Other figures of the run (JSON).',
+  raw: 'Raw record as received (JSON, SSN removed).',
+  reason: 'Why the record was rejected.',
+  seen_at: 'When the record was rejected.',
+  kind: 'Kind of change: individual insert/update, credential insert/update, verification result.',
+  payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',
+  sealed: 'Sensitive fields of the change (such as SSN), encrypted with the secret key; never plain text.',
+  attempts: 'Push attempts so far.',
+  created_at: 'When the change was queued.',
+};
+
+/** Nested objects flattened into prefixed columns: prefix → what the object is. */
+const PREFIX_DOCS: Record<string, string> = {
+  assignee_: 'Assignee (null for an open shift)',
+  employee_: 'Employee who requested the time off',
+  reviewed_by_: 'Reviewer of the request',
+  employment_: 'Employee (Employment)',
+  job_title_: 'Job title requiring the credentials (JobTitle)',
+  locale_: 'Locale the requirement is specific to (Locale)',
+  fulfilling_certification_: 'Credential fulfilling the requirement (FulfillingCertification; null when Missing)',
+  submitted_by_: 'Original submitter (SubmittedBy)',
+  assigned_to_: 'Current assignee of the response (AssignedTo)',
+  related_individual_: 'Individual the response relates to (RelatedIndividual)',
+  related_employee_health_event_: 'Employee health event the response is attached to (RelatedEmployeeHealthEvent)',
+  related_employee_health_event_related_individual_: 'Individual of the employee health event',
+  related_quality_improvement_incident_: 'Quality improvement incident the response is attached to (RelatedQualityImprovementIncident)',
+  related_shift_: 'Shift the response relates to (RelatedShift)',
+  related_run_: 'Run the response is attached to (RelatedRun)',
+  related_run_started_by_: 'Creator of the run (RelatedRun.StartedBy)',
+  related_run_locale_: 'Locale of the run (RelatedRun.Locale)',
+  related_run_incident_address_: 'Incident address of the run (RelatedRun.IncidentAddress)',
+  audit_individual_: 'Person who made the audited change (AuditIndividual, sent as InsertBy)',
+};
+
+/** Flattened fields whose own names say little without a word more. */
+const NESTED_FIELD_DOCS: Record<string, string> = {
+  health_event_id: 'id', health_event_type: 'type', event_date_time: 'date-time',
+  incident_id: 'id', incident_type: 'type', incident_date_time: 'date-time',
+  shift_date: 'date', run_id: 'id', run_type: 'type', run_category: 'category', run_date_time: 'date-time',
+  patient_contact: 'patient contact', patient_age: 'patient age (NotSpecified, Neonatal, Pediatric, Adult)',
+  transport_completed: 'transport completed (null when not specified)', not_completed_reasons: 'reasons not completed',
+  not_completed_details: 'details of why not completed', priority: 'priority', priority_notes: 'priority notes',
+  priority_complete: 'priority complete', priority_complete_notes: 'priority complete notes',
+  future_discussion: 'future discussion', future_discussion_notes: 'future discussion notes',
+  future_discussion_complete: 'future discussion complete', purpose_of_run: 'purpose of the run',
+  requesting_agency_or_facility: 'requesting agency or facility', destination_gps_location: 'destination GPS location',
+  mile_post_or_major_roadway: 'mile post or major roadway', scene_cross_street_or_directions: 'scene cross street or directions',
+  timeframe_of_run: 'timeframe of the run', communications_center: 'communications center',
+  patient_care_report_number: 'patient care report number', matched_rules: 'matched rules (JSON list of strings)',
+  street_address1: 'street address, line 1', street_address2: 'street address, line 2', city: 'city', zip_code: 'ZIP code',
+  business_id: 'business id', job_title_id: 'job title id', job_title_name: 'job title name',
+  locale_id: 'locale id', locale_name: 'locale name', business_unit_id: 'business unit id',
+};
+
+const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }> = {
+  v_credentials_expiring: {
+    doc: 'Credentials (not deleted) expiring within the next 90 days, bucketed by 30/60/90 days.',
+    columns: { days_left: 'Days from today until the expiration date.', bucket: 'Expires within 30, 60 or 90 days (the smallest that applies).' },
+  },
+  v_requirements_not_met: {
+    doc: 'Employees not meeting the credential requirements of a job title (and locale): one row per requirement that is not current, with its status.',
+    columns: {},
+  },
+  v_open_shifts: {
+    doc: 'Open shifts (no assignee) by schedule and day; the day is taken in the session time zone.',
+    columns: { day: 'Day of the shift start, in the session time zone.', open_shifts: 'Number of open shift assignments.', shift_names: 'Names of the open shifts, comma-separated.' },
+  },
+  v_shifts_without_current_credential: {
+    doc: "Shifts worked (clocked in) by an employee who had no current credential for a requirement of the shift's job title that day. A credential counts when the version known at clock-in (individual_certifications_history; the earliest version stands for all time before it) was active and not expired on the shift date.",
+    columns: {
+      shift_date: 'Day of the shift start, in the session time zone.',
+      reason: 'Missing (no matching credential), Expired, or NotYetActive (activation after the shift date).',
+      credential_id: 'IndividualCertificationId of the closest matching credential, if any.',
+      credential_activation_date: 'Activation date of the closest matching credential.',
+      credential_expiration_date: 'Expiration date of the closest matching credential.',
+    },
+  },
+  v_approved_leave_hours: {
+    doc: 'Approved leave hours by approved policy and month of the request start (session time zone).',
+    columns: { month: 'First day of the month of the request start.', hours: 'Sum of approved hours.', requests: 'Number of approved requests.' },
+  },
+  v_form_answers: {
+    doc: 'Answers of form and run-log form responses, one row per answer, with typed columns by question type.',
+    columns: {
+      form_kind: 'form (generic form response) or run_log (run-log form response).',
+      answer_text: 'Text answers (Textbox, Comments Box, Name, Custom Dropdown, Service Dropdown List) and the selected value of Dropdown List / Radio Buttons.',
+      answer_number: 'Number answers.',
+      answer_boolean: 'Yes/No and True/False answers.',
+      answer_timestamp: 'Date/Time answers.',
+      answer_json: 'Structured answers (lists and objects: checkboxes, matrices, address, documents, signature).',
+    },
+  },
+};
+
+function columnDoc(table: string, column: string, sqlType: string): string {
+  const doc = FIELD_DOCS[column] || prefixedDoc(column);
+  if (!doc) throw new Error(`no description for ${table}.${column}`);
+  return sqlType === 'timestamp with time zone' ? `${doc} An instant: the source's UTC offset is normalized away.` : doc;
+}
+
+function prefixedDoc(column: string): string | undefined {
+  const prefix = Object.keys(PREFIX_DOCS)
+    .filter((p) => column.startsWith(p))
+    .sort((a, b) => b.length - a.length)[0];
+  if (!prefix) return undefined;
+  const rest = column.slice(prefix.length);
+  const field = NESTED_FIELD_DOCS[rest] ?? FIELD_DOCS[rest]?.replace(/\.$/, '').replace(/^./, (c) => c.toLowerCase());
+  return field ? `${PREFIX_DOCS[prefix]}: ${field}.` : undefined;
+}
+
+const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** COMMENT statements for every table and column of the schema (views: see viewCommentStatements). */
+export function tableCommentStatements(schema = DEFAULT_SCHEMA): string[] {
+  return allTableInfos().flatMap((t) => {
+    const table = `"${schema}"."${t.name}"`;
+    const doc = TABLE_DOCS[t.name];
+    if (!doc) throw new Error(`no description for table ${t.name}`);
+    return [
+      `COMMENT ON TABLE ${table} IS ${literal(doc)};`,
+      ...t.columns.map((c) => `COMMENT ON COLUMN ${table}."${c.name}" IS ${literal(columnDoc(t.name, c.name, c.sqlType))};`),
+    ];
+  });
+}
+
+/** COMMENT statements for the views, given their columns (name → SQL type) as the database reports them. */
+export function viewCommentStatements(views: Record<string, Record<string, string>>, schema = DEFAULT_SCHEMA): string[] {
+  return Object.entries(views).flatMap(([name, columns]) => {
+    const v = VIEW_DOCS[name];
+    if (!v) throw new Error(`no description for view ${name}`);
+    const view = `"${schema}"."${name}"`;
+    return [
+      `COMMENT ON VIEW ${view} IS ${literal(v.doc)};`,
+      ...Object.entries(columns).map(
+        ([c, type]) => `COMMENT ON COLUMN ${view}."${c}" IS ${literal(v.columns[c] ?? columnDoc(name, c, type))};`,
+      ),
+    ];
+  });
+}
+
+export const VIEW_NAMES = Object.keys(VIEW_DOCS);
