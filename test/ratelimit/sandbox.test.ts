@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { runProcesses, summarise, type WorkerConfig } from './sandbox-worker.ts';
+
+/**
+ * The limiter against the sandbox over HTTP: two processes, two workers each, sharing one budget through Redis,
+ * with the limit compressed to 100 per second so twelve windows take twelve seconds.
+ */
+describe('limiter against the sandbox', () => {
+  const rateLimit = { limit: 100, windowMs: 1000 };
+  let sandbox: RunningSandbox;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, rateLimit, size: 'tiny' });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('uses at least 95% of the limit across processes without a single 429', async () => {
+    const cfg: WorkerConfig = {
+      mode: 'limiter',
+      url: sandbox.url,
+      apiKey: sandbox.apiKey,
+      rateLimit,
+      workers: 2,
+      durationMs: 12 * rateLimit.windowMs,
+      redisUrl: inject('redisUrl'),
+    };
+    const { startAt, sent } = await runProcesses(cfg, 2);
+    const summary = summarise(sent, startAt, cfg);
+
+    expect(summary.windows).toBeGreaterThanOrEqual(10);
+    expect(summary.limited).toBe(0);
+    expect(sandbox.stats().rateLimited).toBe(0);
+    expect(summary.usedPct).toBeGreaterThanOrEqual(95);
+    expect(summary.minWindowPct).toBeGreaterThanOrEqual(95);
+    expect(sent.every((s) => s.status === 200)).toBe(true);
+  });
+});
