@@ -207,7 +207,7 @@ export async function writeCheckpoint(tx: Tx, schema: string, companyKey: string
   await exec(
     tx,
     `insert into ${qt(schema, 'sync_state')} (company_key, stream, partition, cursor, updated_at)
-values ($1, $2, $3, $4::jsonb, now())
+values ($1, $2, $3, $4::text::jsonb, now())
 on conflict (company_key, stream, partition) do update set cursor = excluded.cursor, updated_at = excluded.updated_at`,
     [companyKey, stream, partition, JSON.stringify(cursor)],
   );

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
+import { markDeletedByKey, markMissingDeleted } from '../../src/warehouse/deletions.ts';
+import { finishRun, listCheckpoints, readCheckpoint, readRows, startRun } from '../../src/warehouse/state.ts';
+import { targets } from '../../src/warehouse/targets.ts';
+import { writePage } from '../../src/warehouse/upsert.ts';
+import { migratedWarehouse, parsed } from './fixtures.ts';
+
+let wh: Warehouse;
+let company = '';
+let n = 0;
+const t0 = new Date('2024-06-10T00:00:00Z');
+const t1 = new Date('2024-06-11T00:00:00Z');
+
+beforeAll(async () => {
+  wh = await migratedWarehouse();
+});
+afterAll(async () => {
+  await wh?.close();
+});
+// Each test writes under a company of its own, so tests share the database without seeing each other.
+beforeEach(() => {
+  company = `c${++n}`;
+});
+
+const assignment = (id: number, o: Record<string, unknown> = {}) => parsed('shiftAssignments', { ShiftAssignmentId: id, ...o });
+const credential = (o: Record<string, unknown> = {}) => parsed('individualCertifications', o);
+
+function withoutSyncedAt(rows: Record<string, unknown>[]) {
+  return rows.map(({ _synced_at, ...rest }) => rest);
+}
+
+describe('writePage', () => {
+  it('a second identical write changes only _synced_at and writes no history', async () => {
+    const page = { target: targets.individuals, companyKey: company, items: [parsed('individuals')], stream: 'individuals' };
+    expect(await writePage(wh, { ...page, syncedAt: t0 })).toEqual({ inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
+    const before = await readRows(wh, 'individuals', company);
+    const childrenBefore = await readRows(wh, 'individual_job_titles', company);
+    expect(await writePage(wh, { ...page, syncedAt: t1 })).toEqual({ inserted: 0, updated: 0, unchanged: 1, deleted: 0 });
+    const after = await readRows(wh, 'individuals', company);
+    expect(withoutSyncedAt(after)).toEqual(withoutSyncedAt(before));
+    expect(after[0]!._synced_at).toEqual(t1);
+    expect(await readRows(wh, 'individual_job_titles', company)).toEqual(childrenBefore);
+    expect(await readRows(wh, 'individuals_history', company)).toHaveLength(1);
+  });
+
+  it('a content change writes a new history version and closes the old one', async () => {
+    const page = { target: targets.individualCertifications, companyKey: company, stream: 'certs' };
+    await writePage(wh, { ...page, items: [credential()], syncedAt: t0 });
+    const r = await writePage(wh, { ...page, items: [credential({ ExpirationDate: '2027-01-01' })], syncedAt: t1 });
+    expect(r).toEqual({ inserted: 0, updated: 1, unchanged: 0, deleted: 0 });
+    const history = await readRows(wh, 'individual_certifications_history', company);
+    expect(history.map((h) => [h.expiration_date, h.valid_from, h.valid_to])).toEqual([
+      ['2025-01-01', t0, t1],
+      ['2027-01-01', t1, null],
+    ]);
+  });
+
+  it('IsDeleted marks the row deleted and ends its history; reappearing clears it', async () => {
+    const page = { target: targets.individualCertifications, companyKey: company, stream: 'certs' };
+    await writePage(wh, { ...page, items: [credential()], syncedAt: t0 });
+    const r = await writePage(wh, { ...page, items: [credential({ IsDeleted: true })], syncedAt: t1 });
+    expect(r.deleted).toBe(1);
+    const [row] = await readRows(wh, targets.individualCertifications, company);
+    expect(row!._deleted_at).toEqual(t1);
+    const history = await readRows(wh, 'individual_certifications_history', company);
+    expect(history.map((h) => h.valid_to)).toEqual([t1]);
+    const t2 = new Date('2024-06-12T00:00:00Z');
+    await writePage(wh, { ...page, items: [credential()], syncedAt: t2 });
+    const [again] = await readRows(wh, targets.individualCertifications, company);
+    expect(again!._deleted_at).toBeNull();
+    expect((await readRows(wh, 'individual_certifications_history', company)).map((h) => [h.valid_from, h.valid_to])).toEqual([
+      [t0, t1],
+      [t2, null],
+    ]);
+  });
+
+  it('keeps the last of duplicate keys in one page', async () => {
+    const items = [assignment(1, { VehicleName: 'first' }), assignment(2), assignment(1, { VehicleName: 'last' })];
+    const r = await writePage(wh, { target: targets.shiftAssignments, companyKey: company, items, syncedAt: t0, stream: 's' });
+    expect(r.inserted).toBe(2);
+    const rows = await readRows(wh, targets.shiftAssignments, company);
+    expect(rows.map((x) => [x.shift_assignment_id, x.vehicle_name])).toEqual([
+      [1, 'last'],
+      [2, 'Medic 1'],
+    ]);
+  });
+
+  it('writes a page holding more values than a statement may have parameters', async () => {
+    // 22 columns × 3,200 rows is beyond Postgres's 65,535 parameters of one statement.
+    const items = Array.from({ length: 3200 }, (_, i) => assignment(i + 1));
+    const r = await writePage(wh, { target: targets.shiftAssignments, companyKey: company, items, syncedAt: t0, stream: 's' });
+    expect(r.inserted).toBe(3200);
+    expect(await readRows(wh, targets.shiftAssignments, company)).toHaveLength(3200);
+  });
+
+  it('writes rows and checkpoint together, or neither', async () => {
+    const good = { target: targets.shiftAssignments, companyKey: company, syncedAt: t0, stream: 's' };
+    await writePage(wh, { ...good, items: [assignment(1)], checkpoint: { partition: '-', cursor: { until: 'a' } } });
+    // A start that is no date fails inside the transaction, after the first rows were sent.
+    const bad = [assignment(2), assignment(3, { StartDateTime: '2024-02-30T00:00:00Z' })];
+    await expect(
+      writePage(wh, { ...good, items: bad, checkpoint: { partition: '-', cursor: { until: 'b' } } }),
+    ).rejects.toThrow();
+    expect((await readRows(wh, targets.shiftAssignments, company)).map((r) => r.shift_assignment_id)).toEqual([1]);
+    expect(await readCheckpoint(wh, company, 's', '-')).toEqual({ until: 'a' });
+    expect((await listCheckpoints(wh, company)).map((c) => [c.stream, c.partition, c.cursor])).toEqual([['s', '-', { until: 'a' }]]);
+  });
+
+  it('records rejects with the page, without SSN', async () => {
+    await writePage(wh, {
+      target: targets.individuals,
+      companyKey: company,
+      items: [],
+      syncedAt: t0,
+      stream: 'individuals',
+      rejects: [{ raw: { ServiceId: 'x', SSN: '123456789' }, reason: 'ServiceId: expected number' }],
+    });
+    const rejects = await readRows(wh, 'sync_rejects', company);
+    expect(rejects.map((r) => [r.stream, r.reason, r.raw])).toEqual([['individuals', 'ServiceId: expected number', { ServiceId: 'x' }]]);
+  });
+
+  it('replaces child rows of a changed parent', async () => {
+    const page = { target: targets.schedules, companyKey: company, stream: 'schedules' };
+    await writePage(wh, { ...page, items: [parsed('schedules')], syncedAt: t0 });
+    await writePage(wh, { ...page, items: [parsed('schedules', { Shifts: [{ ShiftId: 23, ShiftName: 'Swing' }] })], syncedAt: t1 });
+    expect((await readRows(wh, 'schedule_shifts', company)).map((s) => [s.shift_id, s.shift_name])).toEqual([[23, 'Swing']]);
+  });
+});
+
+describe('deletions', () => {
+  it('marks rows a complete read did not return, within the read range only', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, stream: 's' };
+    const june = (day: number) => `2024-06-${String(day).padStart(2, '0')}T10:00:00+00:00`;
+    await writePage(wh, { ...page, items: [1, 2, 3].map((d) => assignment(d, { StartDateTime: june(d) })), syncedAt: t0 });
+    await writePage(wh, { ...page, items: [assignment(1, { StartDateTime: june(1) })], syncedAt: t1 });
+    const gone = await markMissingDeleted(wh, {
+      target: targets.shiftAssignments,
+      companyKey: company,
+      notSyncedSince: t1,
+      range: { startColumn: 'start_date_time', from: new Date('2024-06-01T00:00:00Z'), to: new Date('2024-06-03T00:00:00Z') },
+    });
+    expect(gone).toBe(1);
+    const rows = await readRows(wh, targets.shiftAssignments, company);
+    expect(rows.map((r) => [r.shift_assignment_id, r._deleted_at !== null])).toEqual([
+      [1, false],
+      [2, true],
+      [3, false],
+    ]);
+  });
+
+  it('marks by partition and closes history and child rows', async () => {
+    const page = { target: targets.individuals, companyKey: company, stream: 'individuals' };
+    await writePage(wh, { ...page, items: [parsed('individuals')], syncedAt: t0 });
+    expect(await markMissingDeleted(wh, { target: targets.individuals, companyKey: company, notSyncedSince: t1 })).toBe(1);
+    expect((await readRows(wh, 'individual_job_titles', company)).every((r) => r._deleted_at !== null)).toBe(true);
+    expect((await readRows(wh, 'individuals_history', company))[0]!.valid_to).not.toBeNull();
+    await writePage(wh, { target: targets.formResponses, companyKey: company, stream: 'f', items: [parsed('formResponses')], extras: { FormId: 1 }, syncedAt: t0 });
+    await writePage(wh, { target: targets.formResponses, companyKey: company, stream: 'f', items: [parsed('formResponses', { ResponseId: 2 })], extras: { FormId: 2 }, syncedAt: t0 });
+    expect(await markMissingDeleted(wh, { target: targets.formResponses, companyKey: company, notSyncedSince: t1, partition: { FormId: 2 } })).toBe(1);
+    const responses = await readRows(wh, targets.formResponses, company);
+    expect(responses.map((r) => [r.response_id, r._deleted_at !== null])).toEqual([
+      [2, true],
+      [801, false],
+    ]);
+  });
+
+  it('marks rows by key', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, stream: 's', syncedAt: t0 };
+    await writePage(wh, { ...page, items: [assignment(1), assignment(2)] });
+    expect(await markDeletedByKey(wh, { target: targets.shiftAssignments, companyKey: company, keys: [{ shift_assignment_id: 2 }, { shift_assignment_id: 99 }] })).toBe(1);
+    expect((await readRows(wh, targets.shiftAssignments, company)).map((r) => r._deleted_at !== null)).toEqual([false, true]);
+  });
+});
+
+describe('sync runs', () => {
+  it('records start and outcome', async () => {
+    const id = await startRun(wh, { companyKey: company, stream: 's' });
+    await finishRun(wh, id, { outcome: 'ok', requests: 3, rows: 10, rejects: 1, durationMs: 5 } as never);
+    const [run] = await readRows(wh, 'sync_runs', company);
+    expect(run).toMatchObject({ stream: 's', outcome: 'ok', requests: 3, rows: 10, rejects: 1, error: null, details: { durationMs: 5 } });
+    expect(run!.finished_at).toBeInstanceOf(Date);
+  });
+});
