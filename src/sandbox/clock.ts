@@ -145,7 +145,7 @@ function credentials(store: Store, rng: Rng, p: Period, perDay: number): void {
 function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
   const log: { rec: AssignmentChange; at: number }[] = [];
   const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
-    log.push({ rec: changeOf(a, type, at, offsetOfSchedule(store, a.ScheduleId), who), at });
+    log.push({ rec: changeOf(a, type, dateTime(at, offsetOfSchedule(store, a.ScheduleId)), who), at });
     add(p, type === 'Created' ? 'assignmentsCreated' : type === 'Deleted' ? 'assignmentsDeleted' : type === 'Assigned' ? 'assignmentsAssigned' : 'assignmentsUnassigned');
   };
   publish(store, rng, p, pools, size, emit);

@@ -121,7 +121,9 @@ function between(rng: Rng, a: number, b: number): number {
 function placeHistoricSlot(store: Store, rng: Rng, pools: Pools, slot: Slot, createdMs: number, log: ChangeLog): void {
   const { rec, startMs, endMs, offset } = slot;
   const emit = (type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
-    log.recs.push(changeOf(rec, type, at, offset, who));
+    // A day's schedule is published at one instant, so its Created stamps share one string.
+    const stamp = type === 'Created' ? store.shiftTimes.at(at, offset) : fmt(at, offset);
+    log.recs.push(changeOf(rec, type, stamp, who));
     log.times.push(at);
   };
   const lastMs = Math.min(startMs, store.nowMs);

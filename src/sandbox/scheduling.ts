@@ -3,7 +3,7 @@ import { RIDE_ALONG_GUESTS, VEHICLES } from './names.ts';
 import { personRef } from './records.ts';
 import type { Rng } from './rng.ts';
 import type { Assignee, ScheduleDef, Store } from './store.ts';
-import { DAY_MS, HOUR_MS, dateTime } from './time.ts';
+import { DAY_MS, HOUR_MS } from './time.ts';
 
 /** Who can be scheduled: active employees, by primary job title. */
 export interface Pools {
@@ -68,8 +68,8 @@ function makeSlot(store: Store, rng: Rng, pools: Pools, schedule: ScheduleDef, s
     ShiftName: shift.ShiftName,
     JobTitleId: shift.jobTitleId,
     JobTitleName: title?.record.JobTitleName ?? null,
-    StartDateTime: dateTime(startMs, offset),
-    EndDateTime: dateTime(endMs, offset),
+    StartDateTime: store.shiftTimes.at(startMs, offset),
+    EndDateTime: store.shiftTimes.at(endMs, offset),
     Type: rideAlong ? 'Ride Along' : 'Shift Assignment',
     Assignee: assignee,
     VehicleName: rng.chance(0.7) ? rng.pick(VEHICLES) : null,
@@ -97,10 +97,11 @@ export function pickPerson(store: Store, rng: Rng, pool: readonly Individual[]):
   return pool.length === 0 ? null : personRef(store, rng.pick(pool));
 }
 
-export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventType'], atMs: number, offset: number, assignee: Assignee | null): AssignmentChange {
+/** A change record of an assignment; `stamp` is the EventTimeStamp text, already in the schedule's offset. */
+export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventType'], stamp: string, assignee: Assignee | null): AssignmentChange {
   return {
     EventType: eventType,
-    EventTimeStamp: dateTime(atMs, offset),
+    EventTimeStamp: stamp,
     ShiftAssignmentId: a.ShiftAssignmentId,
     ScheduleId: a.ScheduleId ?? null,
     ScheduleName: a.ScheduleName ?? null,

@@ -21,7 +21,7 @@ import type {
   WorkShift,
   WorkStatus,
 } from '../source/schemas/index.ts';
-import { dayOf } from './time.ts';
+import { TimeTexts, dayOf } from './time.ts';
 
 /**
  * Form responses are kept in their wire shape: the parsed output adds AnswerValueMatchesType to each answer,
@@ -171,6 +171,8 @@ export class Store {
   /** SHA-256 of each SSN received; the SSN itself is never kept. */
   readonly ssnHashes = new Map<number, string>();
   readonly assignees = new Map<number, Assignee>();
+  /** Shift start and end texts, shared by all assignments and change records of a shift. */
+  readonly shiftTimes = new TimeTexts();
 
   /** By IndividualCertificationId, in id order. */
   readonly certs = new Map<number, IndividualCertification>();

@@ -21,23 +21,82 @@ export function dateOfDay(day: number): string {
   return dateOnly(day * DAY_MS);
 }
 
-/** `yyyy-MM-ddTHH:mm:ss±hh:mm`: the local wall time at `offsetMinutes` from UTC. */
+/**
+ * `yyyy-MM-ddTHH:mm:ss±hh:mm`: the local wall time at `offsetMinutes` from UTC.
+ * Built from character codes so V8 stores it as one flat string; concatenation would keep a rope of slices,
+ * which costs several times the memory across a million shift assignments.
+ */
 export function dateTime(ms: number, offsetMinutes: number): string {
-  const local = new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, 19);
-  return local + offsetText(offsetMinutes);
+  const local = ms + offsetMinutes * 60_000;
+  const days = Math.floor(local / DAY_MS);
+  let secs = Math.floor((local - days * DAY_MS) / 1000);
+  const [y, m, d] = civilFromDays(days);
+  const hh = Math.floor(secs / 3600);
+  secs -= hh * 3600;
+  const mm = Math.floor(secs / 60);
+  const ss = secs - mm * 60;
+  const abs = Math.abs(offsetMinutes);
+  const c = CODES;
+  put4(c, 0, y);
+  c[4] = 45;
+  put2(c, 5, m);
+  c[7] = 45;
+  put2(c, 8, d);
+  c[10] = 84;
+  put2(c, 11, hh);
+  c[13] = 58;
+  put2(c, 14, mm);
+  c[16] = 58;
+  put2(c, 17, ss);
+  c[19] = offsetMinutes < 0 ? 45 : 43;
+  put2(c, 20, Math.floor(abs / 60));
+  c[22] = 58;
+  put2(c, 23, abs % 60);
+  return String.fromCharCode.apply(null, c);
 }
 
-const offsetCache = new Map<number, string>();
+const CODES: number[] = new Array<number>(25).fill(48);
 
-function offsetText(offsetMinutes: number): string {
-  let text = offsetCache.get(offsetMinutes);
-  if (text === undefined) {
-    const sign = offsetMinutes < 0 ? '-' : '+';
-    const abs = Math.abs(offsetMinutes);
-    text = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-    offsetCache.set(offsetMinutes, text);
+function put2(c: number[], at: number, n: number): void {
+  c[at] = 48 + Math.floor(n / 10);
+  c[at + 1] = 48 + (n % 10);
+}
+
+function put4(c: number[], at: number, n: number): void {
+  put2(c, at, Math.floor(n / 100));
+  put2(c, at + 2, n % 100);
+}
+
+/** Year, month, day of a day number (H. Hinnant's civil_from_days). */
+function civilFromDays(z0: number): [number, number, number] {
+  const z = z0 + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
+}
+
+/** Shares one string per (instant, offset): every crew of a shift starts at the same time. */
+export class TimeTexts {
+  private readonly byOffset = new Map<number, Map<number, string>>();
+
+  at(ms: number, offsetMinutes: number): string {
+    let cache = this.byOffset.get(offsetMinutes);
+    if (!cache) {
+      cache = new Map();
+      this.byOffset.set(offsetMinutes, cache);
+    }
+    let text = cache.get(ms);
+    if (text === undefined) {
+      text = dateTime(ms, offsetMinutes);
+      cache.set(ms, text);
+    }
+    return text;
   }
-  return text;
 }
 
 /** Epoch ms of a date or date-time string; NaN when it is not one. */
