@@ -84,15 +84,17 @@ function headerNumber(headers: IncomingHttpHeaders, name: string): number | unde
   return Number.isFinite(n) ? n : undefined;
 }
 
-function feedbackOf(res: HttpResponse, limited: boolean): ServiceFeedback {
+/** What a response's rate-limit headers say; `limited` is set by the caller once it knows the status meant it. */
+function feedbackOf(res: HttpResponse): ServiceFeedback {
   const remaining = headerNumber(res.headers, 'x-ratelimit-remaining');
   const reset = headerNumber(res.headers, 'x-ratelimit-reset');
   const fb: ServiceFeedback = {};
   if (remaining !== undefined) fb.remaining = remaining;
   if (reset !== undefined) fb.resetAtMs = resetAt(reset, Date.now());
-  if (limited) fb.limited = true;
   return fb;
 }
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
 
 /** A 2xx body that is not JSON was cut short on the way: the request is worth another try. */
 function parseJson(endpoint: string, res: HttpResponse): unknown {
@@ -200,7 +202,9 @@ export class SourceClient {
 
   #page<E extends Endpoint>(e: E, raw: unknown[], offset: number, hasMore: boolean, extras: Record<string, unknown>): PageResult<ItemOf<E>> {
     const { items, rejects } = parseItems(e.item as z.ZodType<ItemOf<E>>, raw);
-    for (const r of rejects) this.#log.warn({ endpoint: e.name, offset, reason: r.reason }, 'record failed its schema');
+    if (rejects.length > 0) {
+      this.#log.warn({ endpoint: e.name, offset, rejects: rejects.length, first: rejects[0]!.reason }, 'records failed their schema');
+    }
     return { items, rejects, offset, hasMore, extras };
   }
 
@@ -300,16 +304,21 @@ export class SourceClient {
         await this.#limiter.acquire(this.limiterKey, lane, opts.signal);
         const started = Date.now();
         const res = await this.#send(e, req, opts.signal);
-        resetAtMs = await this.#afterResponse(e, res);
+        const feedback = feedbackOf(res);
+        resetAtMs = feedback.resetAtMs;
+        const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, res, resetAtMs);
+        await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit');
         this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - started, bytes: res.bytes, attempt }, 'response');
-        if (res.status >= 200 && res.status < 300) return read(res);
-        throw this.#errorOf(e, res, resetAtMs);
+        if (refusal) throw refusal;
+        return read(res);
       } catch (err) {
         if (!(err instanceof SourceError)) throw err;
         error = err;
       }
       if (!mayRetry(error) || attempt >= this.#maxRetries) throw error;
-      const delay = error.kind === 'rate_limit' && resetAtMs !== undefined ? untilReset(resetAtMs) : backoffMs(attempt, this.#backoff);
+      // A rate limit waits for the reset; the backoff is a floor for when the reset is unknown, or already past by our clock.
+      const backoff = backoffMs(attempt, this.#backoff);
+      const delay = error.kind === 'rate_limit' ? Math.max(untilReset(resetAtMs), backoff) : backoff;
       this.#stats.retries++;
       this.#log.warn({ endpoint: e.name, kind: error.kind, status: error.status, attempt, delayMs: delay, err: error.message }, 'retrying request');
       await sleep(delay, opts.signal);
@@ -328,22 +337,21 @@ export class SourceClient {
     return errorFromResponse(e.name, res.status, this.#http.scrub(res.text), waitS);
   }
 
-  /** Tells the limiter what the response said about the budget; returns the reset instant when it gave one. */
-  async #afterResponse(e: Endpoint, res: HttpResponse): Promise<number | undefined> {
+  /** Tells the limiter what the response said about the budget, and keeps the service's clock. */
+  async #afterResponse(res: HttpResponse, feedback: ServiceFeedback, limited: boolean): Promise<void> {
     const serviceDate = Date.parse(String(res.headers.date ?? ''));
     if (Number.isFinite(serviceDate)) this.#skewMs = serviceDate - Date.now();
-    const limited = res.status === 429 || (res.status === 403 && this.#errorOf(e, res, undefined).kind === 'rate_limit');
-    if (limited) this.#stats.rateLimited++;
-    const feedback = feedbackOf(res, limited);
-    if (Object.keys(feedback).length > 0) {
-      try {
-        await this.#limiter.observe(this.limiterKey, feedback);
-      } catch (err) {
-        // The response is good whatever the limiter's store did; losing it would cost another request.
-        this.#log.warn({ err: err instanceof Error ? this.#http.scrub(err.message) : String(err) }, 'limiter observe failed');
-      }
+    if (limited) {
+      feedback.limited = true;
+      this.#stats.rateLimited++;
     }
-    return feedback.resetAtMs;
+    if (Object.keys(feedback).length === 0) return;
+    try {
+      await this.#limiter.observe(this.limiterKey, feedback);
+    } catch (err) {
+      // The response is good whatever the limiter's store did; dropping it would cost another request.
+      this.#log.warn({ err: err instanceof Error ? this.#http.scrub(err.message) : String(err) }, 'limiter observe failed');
+    }
   }
 
   /**

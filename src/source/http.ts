@@ -61,9 +61,14 @@ export class Http {
    * Throws a 'timeout' or 'network' SourceError, or the caller's abort reason when its signal aborted.
    */
   async request(req: HttpRequest): Promise<HttpResponse> {
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.#timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
+    // One controller for both the deadline and the caller's signal. Not AbortSignal.any: combined with a
+    // long-lived caller signal (a whole sync run's) it retains every request's signal (nodejs/node#55351).
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.#timeoutMs);
+    const onCallerAbort = () => abort.abort();
+    req.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    if (req.signal?.aborted) abort.abort();
+    const signal = abort.signal;
     try {
       const res = await this.#pool.request({
         method: req.method,
@@ -76,7 +81,7 @@ export class Http {
       return { status: res.statusCode, headers: res.headers, text: buf.toString('utf8'), bytes: buf.length };
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason;
-      if (deadline.signal.aborted) {
+      if (abort.signal.aborted) {
         throw new SourceError('timeout', `${req.endpoint}: no complete response within ${this.#timeoutMs} ms`, {
           endpoint: req.endpoint,
           code: 'TIMEOUT',
@@ -85,6 +90,7 @@ export class Http {
       throw errorFromTransport(req.endpoint, e, this.scrub);
     } finally {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SourceClient, type SourceClientOptions } from '../../src/source/client.ts';
 import { endpoints } from '../../src/source/endpoints.ts';
@@ -408,6 +409,13 @@ describe('retries', () => {
     expect(service.seen).toHaveLength(1);
     await failure(client.send(endpoints.individualUpdate, { ...person, ServiceId: 3 }));
     expect(service.seen).toHaveLength(1 + 6);
+  });
+
+  it('leaves no listener on the caller’s signal after its requests, however many', async () => {
+    const { client } = await setup((_req, res) => json(res, 200, []));
+    const ctl = new AbortController();
+    for (let i = 0; i < 20; i++) await client.all(endpoints.locales, {}, { signal: ctl.signal });
+    expect(getEventListeners(ctl.signal, 'abort')).toHaveLength(0);
   });
 
   it('stops at once when the caller aborts, with the caller’s reason', async () => {
