@@ -8,7 +8,7 @@ import { certRecord, coreOf, requiredCertIds } from './records.ts';
 import { editAnswers, editFormResponse, makeFormResponse, makeRun } from './responses.ts';
 import type { Rng } from './rng.ts';
 import { changeOf, offsetOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
-import type { Assignee, Store } from './store.ts';
+import type { Assignee, DayBucket, Store } from './store.ts';
 import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, parseInstant } from './time.ts';
 import { decide, insertTimeOff, makeTimeOff } from './timeoff.ts';
 
@@ -148,60 +148,74 @@ function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: Size
     log.push({ rec: changeOf(a, type, dateTime(at, offsetOfSchedule(store, a.ScheduleId)), who), at });
     add(p, type === 'Created' ? 'assignmentsCreated' : type === 'Deleted' ? 'assignmentsDeleted' : type === 'Assigned' ? 'assignmentsAssigned' : 'assignmentsUnassigned');
   };
-  publish(store, rng, p, pools, size, emit);
-  move(store, rng, p, pools, size, emit);
+  const createdAt = publish(store, rng, p, pools, size, emit);
+  move(store, rng, p, pools, size, emit, createdAt);
   clock(store, rng, p);
+  // Stable: events of one stamp stay in the order they were applied.
   log.sort((a, b) => a.at - b.at);
   for (const e of log) store.addChange(e.rec, e.at);
 }
 
 type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => void;
 
-/** As days pass, the day at the end of the publishing horizon gets its schedule (Created changes). */
-function publish(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): void {
+/**
+ * As days pass, the day at the end of the publishing horizon gets its schedule (Created changes), stamped at the
+ * moment its publishing day began, or the period's start if that was earlier. Returns when each new one was created.
+ */
+function publish(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): Map<number, number> {
+  const createdAt = new Map<number, number>();
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   while (store.horizonDay < dayOf(p.toMs) + size.futureDays) {
     store.horizonDay++;
+    const at = Math.min(Math.max((store.horizonDay - size.futureDays) * DAY_MS + rng.int(0, 3_600_000), p.fromMs + 1), p.toMs);
     for (const slot of scheduleDay(store, rng, pools, store.horizonDay, factor, 0.2)) {
       store.insertAssignment(slot.rec, slot.startMs);
-      emit(slot.rec, 'Created', p.at(), slot.rec.Assignee ?? null);
+      emit(slot.rec, 'Created', at, slot.rec.Assignee ?? null);
+      createdAt.set(slot.rec.ShiftAssignmentId, at);
+    }
+  }
+  return createdAt;
+}
+
+/**
+ * Upcoming shifts get assigned, unassigned, reassigned or deleted. The moves are applied in the order of their
+ * stamps, so the last change record of an assignment always describes what GetList shows.
+ */
+function move(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit, createdAt: Map<number, number>): void {
+  const today = dayOf(p.toMs);
+  const moves = rng.count(size.assignmentsPerDay * RATES.assignmentMoves * p.days);
+  const deletes = rng.count(size.assignmentsPerDay * RATES.assignmentDeletes * p.days);
+  const ops = Array.from({ length: moves + deletes }, (_, k) => ({ at: p.at(), del: k >= moves })).sort((a, b) => a.at - b.at);
+  for (const op of ops) {
+    const b = store.days.get(rng.int(today + 1, store.horizonDay));
+    if (!b || b.items.length === 0) continue;
+    const i = rng.int(0, b.items.length - 1);
+    const a = b.items[i] as ShiftAssignment;
+    if ((createdAt.get(a.ShiftAssignmentId) ?? -Infinity) >= op.at) continue;
+    if (op.del) {
+      b.items.splice(i, 1);
+      b.starts.splice(i, 1);
+      emit(a, 'Deleted', op.at, a.Assignee ?? null);
+    } else if (!(a.Type === 'Ride Along' && a.Assignee != null && a.Assignee.ServiceId == null)) {
+      reassign(store, rng, pools, b, i, op.at, p, emit);
     }
   }
 }
 
-/** Upcoming shifts get assigned, unassigned, reassigned or deleted. */
-function move(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): void {
-  const today = dayOf(p.toMs);
-  const pickUpcoming = () => {
-    const b = store.days.get(rng.int(today + 1, store.horizonDay));
-    if (!b || b.items.length === 0) return undefined;
-    const i = rng.int(0, b.items.length - 1);
-    return { b, i, a: b.items[i] as ShiftAssignment };
-  };
-  for (let n = rng.count(size.assignmentsPerDay * RATES.assignmentMoves * p.days); n > 0; n--) {
-    const hit = pickUpcoming();
-    if (!hit || (hit.a.Type === 'Ride Along' && hit.a.Assignee?.ServiceId == null && hit.a.Assignee != null)) continue;
-    const { b, i, a } = hit;
-    const candidate = pickPerson(store, rng, pools.byTitle.get(a.JobTitleId ?? 0) ?? []);
-    const at = p.at();
-    if (a.Assignee == null) {
-      if (!candidate) continue;
-      b.items[i] = { ...a, Assignee: candidate };
-      emit(a, 'Assigned', at, candidate);
-    } else {
-      emit(a, 'Unassigned', at, a.Assignee);
-      const reassign = candidate !== null && candidate !== a.Assignee && rng.chance(0.7);
-      b.items[i] = { ...a, Assignee: reassign ? candidate : null };
-      if (reassign) emit(a, 'Assigned', Math.min(at + 1000, p.toMs), candidate);
-    }
+function reassign(store: Store, rng: Rng, pools: Pools, b: DayBucket, i: number, at: number, p: Period, emit: Emit): void {
+  const a = b.items[i] as ShiftAssignment;
+  const candidate = pickPerson(store, rng, pools.byTitle.get(a.JobTitleId ?? 0) ?? []);
+  if (a.Assignee == null) {
+    if (!candidate) return;
+    b.items[i] = { ...a, Assignee: candidate };
+    emit(a, 'Assigned', at, candidate);
+    return;
   }
-  for (let n = rng.count(size.assignmentsPerDay * RATES.assignmentDeletes * p.days); n > 0; n--) {
-    const hit = pickUpcoming();
-    if (!hit) continue;
-    hit.b.items.splice(hit.i, 1);
-    hit.b.starts.splice(hit.i, 1);
-    emit(hit.a, 'Deleted', p.at(), hit.a.Assignee ?? null);
-  }
+  emit(a, 'Unassigned', at, a.Assignee);
+  const next = candidate !== null && candidate !== a.Assignee && rng.chance(0.7) ? candidate : null;
+  b.items[i] = { ...a, Assignee: next };
+  // The reassignment follows the unassignment by a second, still inside the period.
+  if (next) emit(a, 'Assigned', Math.min(at + 1000, p.toMs), next);
 }
 
 /** Employees clock in to shifts whose start passed in the period, and out of those whose end passed. */

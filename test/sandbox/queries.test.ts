@@ -15,10 +15,10 @@ import type { FormResponse, RunLogFormResponse } from '../../src/sandbox/store.t
 const data = createSandboxData({ seed: 11, size: 'small' });
 const ALL = { offset: 0, limit: 1_000_000 };
 
-function read<T>(endpoint: Parameters<typeof data.read>[0], query: ParsedQuery, page = ALL): ReadResult & { items: T[] } {
+function read<T>(endpoint: Parameters<typeof data.read>[0], query: ParsedQuery, page = ALL): Omit<ReadResult, 'items'> & { items: T[] } {
   const r = data.read(endpoint, query, page);
   if (!r.ok) throw new Error(`refused: ${JSON.stringify(r.refusal)}`);
-  return r.value as ReadResult & { items: T[] };
+  return r.value as Omit<ReadResult, 'items'> & { items: T[] };
 }
 
 function refusal(endpoint: Parameters<typeof data.read>[0], query: ParsedQuery) {
