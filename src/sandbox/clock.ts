@@ -35,6 +35,29 @@ const RATES = {
   runEdits: 0.3,
 } as const;
 
+/** Every kind of change `advance` reports, so a summary always has the same keys. */
+export const CHANGE_KINDS = [
+  'individualsHired',
+  'individualStatusChanges',
+  'credentialRenewals',
+  'credentialDeletions',
+  'credentialsAdded',
+  'assignmentsCreated',
+  'assignmentsAssigned',
+  'assignmentsUnassigned',
+  'assignmentsDeleted',
+  'clockIns',
+  'clockOuts',
+  'timeOffDecisions',
+  'timeOffRequests',
+  'coursesStarted',
+  'formResponsesCreated',
+  'formResponsesEdited',
+  'runLogResponsesCreated',
+  'runLogResponsesEdited',
+  'auditRows',
+] as const;
+
 interface Period {
   fromMs: number;
   toMs: number;
@@ -48,7 +71,7 @@ export function advance(store: Store, rng: Rng, size: SizeProfile, hours: number
   const fromMs = store.nowMs;
   const toMs = fromMs + Math.max(0, hours) * HOUR_MS;
   store.nowMs = toMs;
-  const counts: Record<string, number> = {};
+  const counts: Record<string, number> = Object.fromEntries(CHANGE_KINDS.map((k) => [k, 0]));
   const period: Period = { fromMs, toMs, days: hours / 24, counts, at: () => fromMs + 1 + Math.floor(rng.next() * Math.max(1, toMs - fromMs)) };
   if (hours > 0) {
     const perDay = store.individuals.size / 100;

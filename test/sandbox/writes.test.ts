@@ -72,6 +72,14 @@ describe('Individual Update', () => {
     expect(refused(fresh().write('individualUpdate', { ...newcomer, ServiceId: 1 }))).toMatchObject({ status: 404, code: 'not_found' });
   });
 
+  it('"fetch the individual ..., change the needed fields and post the result": every individual as read posts back unchanged', () => {
+    const data = fresh();
+    for (const ind of data.truth('individuals') as Individual[]) {
+      const r = data.write('individualUpdate', { ...ind, Supervisor: ind.SupervisorName });
+      expect(r, String(ind.ServiceId)).toEqual({ ok: true, value: ind });
+    }
+  });
+
   it('the body replaces the sent fields; omitted IsSupervisor and ExcludeFromVerificationMonitoring keep their values', () => {
     const data = fresh();
     const sup = (data.truth('individuals') as Individual[]).find((i) => i.IsSupervisor === 1 && i.Status === 'Active') as Individual;
