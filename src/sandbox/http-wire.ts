@@ -80,10 +80,13 @@ export function compileRenamer(schema: z.ZodType, seen = new Set<z.ZodType>()): 
   return inner ? (v) => s.renameKeys(inner(v), aliases) : (v) => s.renameKeys(v, aliases);
 }
 
-/** One record's wire form, serialized once per record object (records are immutable). */
+/**
+ * One record's wire form, serialized once per record object (records are immutable). JSON is kept as UTF-8
+ * bytes, so a page is one Buffer.concat of cached bytes: no per-request stringify or encoding.
+ */
 export class RecordCodec {
   readonly #shape: (record: object) => unknown;
-  readonly #json = new WeakMap<object, string>();
+  readonly #json = new WeakMap<object, Buffer>();
   readonly #xml = new WeakMap<object, string>();
 
   constructor(shape: (record: object) => unknown) {
@@ -94,13 +97,13 @@ export class RecordCodec {
     return this.#shape(record);
   }
 
-  json(record: object): string {
-    let text = this.#json.get(record);
-    if (text === undefined) {
-      text = JSON.stringify(this.#shape(record)) ?? 'null';
-      this.#json.set(record, text);
+  json(record: object): Buffer {
+    let bytes = this.#json.get(record);
+    if (bytes === undefined) {
+      bytes = Buffer.from(JSON.stringify(this.#shape(record)) ?? 'null');
+      this.#json.set(record, bytes);
     }
-    return text;
+    return bytes;
   }
 
   /** The record as one `<Item>` element. */
@@ -112,6 +115,30 @@ export class RecordCodec {
     }
     return text;
   }
+}
+
+const COMMA = Buffer.from(',');
+const CLOSE_ARRAY = Buffer.from(']');
+const CLOSE_ENVELOPE = Buffer.from(']}');
+
+/** `head`, the records separated by commas, then `tail`, in one allocation. */
+function joinJson(head: string, items: readonly object[], codec: RecordCodec, tail: Buffer): Buffer {
+  const parts: Buffer[] = new Array(items.length * 2 + 1);
+  parts[0] = Buffer.from(head);
+  let n = 1;
+  let length = parts[0].length + tail.length;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) {
+      parts[n++] = COMMA;
+      length += 1;
+    }
+    const bytes = codec.json(items[i]!);
+    parts[n++] = bytes;
+    length += bytes.length;
+  }
+  parts[n++] = tail;
+  parts.length = n;
+  return Buffer.concat(parts, length);
 }
 
 /** Codecs per item schema and version, so records shared by several endpoints are serialized once. */
@@ -141,12 +168,12 @@ export class Codecs {
   }
 }
 
-function jsonEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: RecordCodec): string {
+function jsonEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: RecordCodec): Buffer {
   if (endpoint.response.kind !== 'envelope') throw new Error(`${endpoint.name} is not an envelope`);
   const { countField, extras = [] } = endpoint.response;
   let head = `{"HasMoreResults":${result.hasMore},"Offset":${page.offset},"${countField}":${result.items.length}`;
   for (const name of extras) head += `,${JSON.stringify(name)}:${JSON.stringify(result.extras?.[name] ?? null)}`;
-  return `${head},"Data":[${result.items.map((r) => codec.json(r)).join(',')}]}`;
+  return joinJson(`${head},"Data":[`, result.items, codec, CLOSE_ENVELOPE);
 }
 
 function xmlEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: RecordCodec): string {
@@ -172,7 +199,7 @@ export function renderRead(
   codec: RecordCodec,
   format: Format,
   kind: Response['kind'] = endpoint.response.kind,
-): string {
+): Buffer | string {
   const xml = format === 'xml';
   switch (kind) {
     case 'envelope':
@@ -182,7 +209,7 @@ export function renderRead(
     case 'array-or-object':
       return xml
         ? xmlDocument(result.items.map((r) => codec.xmlItem(r)).join(''))
-        : `[${result.items.map((r) => codec.json(r)).join(',')}]`;
+        : joinJson('[', result.items, codec, CLOSE_ARRAY);
     case 'one':
       return renderValue(codec.wire(result.items[0]!), format);
     case 'boolean':

@@ -246,8 +246,8 @@ export class SandboxApi {
     return headers;
   }
 
-  #reply(ctx: Ctx, status: number, text: string): void {
-    const body = Buffer.from(text);
+  #reply(ctx: Ctx, status: number, text: Buffer | string): void {
+    const body = typeof text === 'string' ? Buffer.from(text) : text;
     const headers = this.#headers(ctx, body);
     const plan = ctx.plan;
     const send = () => {
