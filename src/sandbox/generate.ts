@@ -119,7 +119,7 @@ function between(rng: Rng, a: number, b: number): number {
  * records that led to its current assignee. A few slots were deleted after creation.
  */
 function placeHistoricSlot(store: Store, rng: Rng, pools: Pools, slot: Slot, createdMs: number, log: ChangeLog): void {
-  const { rec, startMs, endMs, offset } = slot;
+  const { rec, startMs, offset } = slot;
   const emit = (type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     // A day's schedule is published at one instant, so its Created stamps share one string.
     const stamp = type === 'Created' ? store.shiftTimes.at(at, offset) : fmt(at, offset);

@@ -170,6 +170,7 @@ const handlers: Record<EndpointName, Handler> = {
   individualExists: (store, q, mode) => {
     const v = q.uniqueIdentifier;
     if (v === undefined) return mode === 'truth' ? ok([]) : missing('uniqueIdentifier');
+    // The contract carries a boolean endpoint's answer as its one item; its item type is wider than object.
     return ok([store.byUniqueNumber.has(String(v)) as unknown as object]);
   },
   individualInsert: () => ok([]),
