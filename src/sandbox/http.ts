@@ -117,7 +117,7 @@ export class SandboxApi {
   }
 
   async #serve(req: IncomingMessage, ctx: Ctx, rawPath: string, search: string): Promise<void> {
-    const { keys, limiter, faults } = this.#deps;
+    const { keys, faults } = this.#deps;
     this.#stats.requests += 1;
     const decoded = decodePath(rawPath);
     const suffix = decoded === undefined ? undefined : splitSuffix(decoded);
