@@ -1,7 +1,7 @@
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { RateLimiter, ServiceFeedback } from './types.ts';
-import { planFeedback, shortKey, WaitingRoom, type Decision, type Store } from './waiting.ts';
+import { planFeedback, reconcileGraceMs, shortKey, WaitingRoom, type Decision, type Store } from './waiting.ts';
 
 /**
  * The in-process limiter (no Redis): the same sliding-window log and the same waiting room as the Redis one,
@@ -9,7 +9,7 @@ import { planFeedback, shortKey, WaitingRoom, type Decision, type Store } from '
  */
 
 interface KeyLog {
-  /** Start times, oldest first. */
+  /** Start times, oldest first, kept for the window and the reconciliation grace after it. */
   starts: number[];
   pausedUntil: number;
 }
@@ -18,24 +18,33 @@ const now = (): number => performance.timeOrigin + performance.now();
 
 export class MemoryStore implements Store {
   private readonly logs = new Map<string, KeyLog>();
+  private readonly graceMs: number;
+  private seq = 0;
 
   /** `windowMs` is the effective window: the service's plus the safety margin. */
   constructor(
     private readonly limit: number,
     private readonly windowMs: number,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.graceMs = reconcileGraceMs(windowMs);
+  }
 
   async tryStart(key: string): Promise<Decision> {
     const t = now();
     const log = this.current(key, t);
     if (log.pausedUntil > t) return { granted: false, waitMs: Math.ceil(log.pausedUntil - t), reason: 'paused' };
-    if (log.starts.length >= this.limit) {
-      return { granted: false, waitMs: Math.max(1, Math.ceil(log.starts[0]! + this.windowMs - t)), reason: 'full' };
+    const first = firstInWindow(log.starts, t - this.windowMs);
+    if (log.starts.length - first >= this.limit) {
+      const waitMs = Math.max(1, Math.ceil(log.starts[first]! + this.windowMs - t));
+      return { granted: false, waitMs, reason: 'full' };
     }
     log.starts.push(t);
-    return { granted: true };
+    return { granted: true, id: String(++this.seq) };
   }
+
+  /** The grant is handed over in the same turn of the event loop that made it: its time is already right. */
+  handedOver(): void {}
 
   /** One process: nobody else needs to know which lanes wait. */
   async announce(): Promise<void> {}
@@ -44,6 +53,7 @@ export class MemoryStore implements Store {
     const t = now();
     const plan = planFeedback(feedback, this.limit, this.windowMs);
     const log = this.current(key, t);
+    // Compared with the window and its grace: the service may have counted starts that just left the window.
     const missing = plan.remaining < 0 ? 0 : this.limit - log.starts.length - plan.remaining;
     const pauseMs = Math.max(plan.pauseMs, missing > 0 ? plan.pauseIfBehindMs : 0);
     if (pauseMs > 0 && t + pauseMs > log.pausedUntil) {
@@ -62,19 +72,24 @@ export class MemoryStore implements Store {
     this.logs.clear();
   }
 
-  /** The key's log with starts older than the window dropped (keys are per company: few, so never swept). */
+  /** The key's log with starts older than the window and its grace dropped (keys are per company: few, never swept). */
   private current(key: string, t: number): KeyLog {
     let log = this.logs.get(key);
     if (!log) {
       log = { starts: [], pausedUntil: 0 };
       this.logs.set(key, log);
     }
-    const horizon = t - this.windowMs;
-    let expired = 0;
-    while (expired < log.starts.length && log.starts[expired]! <= horizon) expired++;
+    const expired = firstInWindow(log.starts, t - this.windowMs - this.graceMs);
     if (expired > 0) log.starts.splice(0, expired);
     return log;
   }
+}
+
+/** Index of the first start after `horizon` (starts sorted, oldest first). */
+function firstInWindow(starts: number[], horizon: number): number {
+  let i = 0;
+  while (i < starts.length && starts[i]! <= horizon) i++;
+  return i;
 }
 
 export function createMemoryRateLimiter(rateLimit: RateLimit, safetyMarginMs: number, logger?: Logger): RateLimiter {

@@ -4,7 +4,7 @@ import { Redis, type Result, type ClientContext } from 'ioredis';
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
-import { planFeedback, shortKey, WaitingRoom, type Decision, type LaneCounts, type Store } from './waiting.ts';
+import { planFeedback, reconcileGraceMs, shortKey, WaitingRoom, type Decision, type LaneCounts, type Store } from './waiting.ts';
 
 /**
  * The shared limiter: one sliding-window log per key in Redis (a ZSET of start times), changed only by Lua scripts
@@ -37,21 +37,23 @@ end
 
 /**
  * KEYS: log, pause, waiters push/incremental/backfill.
- * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms), start id.
+ * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms),
+ * start id, grace (ms: how long starts stay in the log after the window, for reconciliation only).
  * Returns {granted 0/1, wait ms, reason}.
  */
 const ACQUIRE = `${REGISTER}
 local limit, window, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local member, ttl = ARGV[4], tonumber(ARGV[5])
+local member, ttl, grace = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[11])
 local counts = { ARGV[6], ARGV[7], ARGV[8] }
 local now = clock()
 register(now, member, ttl, counts)
 local pause = redis.call('PTTL', KEYS[2])
 if pause > 0 then return { 0, pause, 'paused' } end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local used = redis.call('ZCARD', KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - window - grace))
+local horizon = string.format('(%.3f', now - window)
+local used = redis.call('ZCOUNT', KEYS[1], horizon, '+inf')
 if used >= limit then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], horizon, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return { 0, math.max(1, math.ceil(tonumber(oldest[2]) + window - now)), 'full' }
 end
 -- A slot is free, but a live waiter of a higher lane in any process takes it first.
@@ -60,9 +62,17 @@ for i = 1, lane - 1 do
   if redis.call('ZCARD', KEYS[i + 2]) > 0 then return { 0, tonumber(ARGV[9]), 'yield' } end
 end
 redis.call('ZADD', KEYS[1], now, ARGV[10])
-redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
 if tonumber(counts[lane]) <= 1 then redis.call('ZREM', KEYS[lane + 2], member) end
 return { 1, 0, 'ok' }
+`;
+
+/** KEYS: log. ARGV: start id, window + grace (ms). Moves a granted start to now, when it is handed over. */
+const HANDED_OVER = `
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], 'GT', tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1000)
+return 1
 `;
 
 /** KEYS: (unused, unused), waiters push/incremental/backfill. ARGV: member, ttl, counts. Refreshes registrations. */
@@ -73,23 +83,23 @@ return 1
 
 /**
  * KEYS: log, pause. ARGV: limit, window, pause ms, pause-if-behind ms, remaining (-1: none), placeholder lifetime
- * ms, id prefix. Adds placeholder starts when the service counts more than the log does, and pauses the key (never
- * shortening a longer pause). Returns {placeholders added, pause ms set}.
+ * ms, id prefix, grace ms. Adds placeholder starts when the service counts more than the log (window and grace)
+ * does, and pauses the key (never shortening a longer pause). Returns {placeholders added, pause ms set}.
  */
 const OBSERVE = `
 local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local pause, pauseIfBehind = tonumber(ARGV[3]), tonumber(ARGV[4])
-local remaining, life = tonumber(ARGV[5]), tonumber(ARGV[6])
+local remaining, life, grace = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local missing = 0
 if remaining >= 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - window - grace))
   missing = limit - redis.call('ZCARD', KEYS[1]) - remaining
 end
 if missing > 0 then
   for i = 1, missing do redis.call('ZADD', KEYS[1], now + life - window, ARGV[7] .. i) end
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
   pause = math.max(pause, pauseIfBehind)
 else
   missing = 0
@@ -106,6 +116,7 @@ declare module 'ioredis' {
   interface RedisCommander<Context extends ClientContext> {
     wfsyncRlAcquire(...args: Args): Result<[number, number, string], Context>;
     wfsyncRlAnnounce(...args: Args): Result<number, Context>;
+    wfsyncRlHandedOver(...args: Args): Result<number, Context>;
     wfsyncRlObserve(...args: Args): Result<[number, number], Context>;
   }
 }
@@ -124,6 +135,7 @@ export class RedisStore implements Store {
   private readonly ttlMs: number;
   /** A lower lane refused in favour of a higher one asks again after this long. */
   private readonly yieldMs: number;
+  private readonly graceMs: number;
   /** This process (one limiter instance) in waiter registrations and start ids. */
   private readonly member = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private seq = 0;
@@ -136,12 +148,15 @@ export class RedisStore implements Store {
     this.ttlMs = opts.registrationTtlMs ?? 3000;
     this.heartbeatMs = Math.floor(this.ttlMs / 3);
     this.yieldMs = Math.min(250, Math.max(5, Math.round(opts.windowMs / opts.limit)));
+    this.graceMs = reconcileGraceMs(opts.windowMs);
     redis.defineCommand('wfsyncRlAcquire', { numberOfKeys: 5, lua: ACQUIRE });
     redis.defineCommand('wfsyncRlAnnounce', { numberOfKeys: 5, lua: ANNOUNCE });
     redis.defineCommand('wfsyncRlObserve', { numberOfKeys: 2, lua: OBSERVE });
+    redis.defineCommand('wfsyncRlHandedOver', { numberOfKeys: 1, lua: HANDED_OVER });
   }
 
   async tryStart(key: string, lane: Lane, waiting: LaneCounts): Promise<Decision> {
+    const id = `${this.member}:${++this.seq}`;
     const [granted, waitMs, reason] = await this.redis.wfsyncRlAcquire(
       ...keys(key),
       this.opts.limit,
@@ -151,9 +166,17 @@ export class RedisStore implements Store {
       this.ttlMs,
       ...waiting,
       this.yieldMs,
-      `${this.member}:${++this.seq}`,
+      id,
+      this.graceMs,
     );
-    return granted === 1 ? { granted: true } : { granted: false, waitMs, reason };
+    return granted === 1 ? { granted: true, id } : { granted: false, waitMs, reason };
+  }
+
+  /** Not awaited: it only ever moves a start later, and the next command on the connection runs after it. */
+  handedOver(key: string, id: string): void {
+    this.redis.wfsyncRlHandedOver(keys(key)[0], id, this.opts.windowMs + this.graceMs).catch((err: unknown) => {
+      this.opts.logger?.warn({ err, key: shortKey(key) }, 'rate limiter could not move a start to its hand-over');
+    });
   }
 
   async announce(key: string, waiting: LaneCounts): Promise<void> {
@@ -174,6 +197,7 @@ export class RedisStore implements Store {
       plan.remaining,
       plan.placeholderMs,
       `${this.member}:p${++this.seq}:`,
+      this.graceMs,
     );
     if (pausedMs > 0) {
       this.opts.logger?.info({ key: shortKey(key), pauseMs: pausedMs, ...feedback }, 'rate limit: pausing key');

@@ -7,8 +7,8 @@ import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './type
  * sleeps exactly that long instead of polling.
  */
 
-/** The store's answer to one attempt: granted, or wait this long (ms) before asking again. */
-export type Decision = { granted: true } | { granted: false; waitMs: number; reason: string };
+/** The store's answer to one attempt: granted (as start `id`), or wait this long (ms) before asking again. */
+export type Decision = { granted: true; id: string } | { granted: false; waitMs: number; reason: string };
 
 /** This process's waiters per lane, in LANES order. */
 export type LaneCounts = readonly [number, number, number];
@@ -19,6 +19,11 @@ export interface Store {
   tryStart(key: string, lane: Lane, waiting: LaneCounts): Promise<Decision>;
   /** Tells other processes which lanes this process waits in (all zero: none). */
   announce(key: string, waiting: LaneCounts): Promise<void>;
+  /**
+   * The granted start `id` is being handed to its caller now: the store may move its time to now. A process that
+   * stalled between the grant and the hand-over then sends later than the log says, and the log follows it.
+   */
+  handedOver(key: string, id: string): void;
   observe(key: string, feedback: ServiceFeedback): Promise<void>;
   close(): Promise<void>;
   /** How often `announce` must be repeated while waiters exist; undefined when nobody else listens. */
@@ -129,7 +134,9 @@ export class WaitingRoom implements RateLimiter {
       }
       // The waiter asked for may have aborted meanwhile: the start goes to the next one rather than being lost.
       const next = firstLane(room);
-      if (next) settle(room.queues[next].shift()!);
+      if (!next) continue;
+      this.store.handedOver(key, decision.id);
+      settle(room.queues[next].shift()!);
     }
   }
 
@@ -200,6 +207,15 @@ function settle(waiter: Waiter, err?: Error): void {
 /** Keys are already hashes of API keys; logs carry only a prefix of the hash. */
 export function shortKey(key: string): string {
   return key.length > 8 ? `${key.slice(0, 8)}…` : key;
+}
+
+/**
+ * Starts stay in the log this long after they left the window, only to be compared with the service's counts: a
+ * response read after some of the starts it counted have left the window would otherwise look like another client's
+ * use of the key.
+ */
+export function reconcileGraceMs(windowMs: number): number {
+  return Math.ceil(windowMs / 4);
 }
 
 /** What a store does with the service's feedback, worked out once for both stores. */

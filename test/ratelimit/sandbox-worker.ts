@@ -146,11 +146,19 @@ export async function runProcesses(cfg: WorkerConfig, processes: number): Promis
 export interface Summary {
   requests: number;
   ok: number;
+  /** 429s: requests sent and refused (wasted). */
   limited: number;
   /** Admitted requests per window, as a share of the limit, over the whole windows of the run. */
   usedPct: number;
   /** The least-used whole window, as a share of the limit. */
   minWindowPct: number;
+  /**
+   * The long-run rate, as a share of the limit: W over the mean time from one admitted request to the L-th after it.
+   * Unlike `usedPct` it is not rounded to whole bursts, so it shows what a safety margin costs.
+   */
+  sustainedPct: number;
+  /** The most requests sent (admitted or not) in any window of W. */
+  maxSentPerWindow: number;
   windows: number;
 }
 
@@ -162,16 +170,36 @@ export function summarise(sent: Sent[], startAt: number, cfg: WorkerConfig): Sum
     const i = Math.floor((s.t - startAt) / windowMs);
     if (s.status !== 429 && i >= 0 && i < windows) perWindow[i]!++;
   }
-  const ok = sent.filter((s) => s.status !== 429).length;
+  const admitted = sent.filter((s) => s.status !== 429).map((s) => s.t);
   const round = (x: number) => Math.round(x * 10) / 10;
   return {
     requests: sent.length,
-    ok,
-    limited: sent.length - ok,
+    ok: admitted.length,
+    limited: sent.length - admitted.length,
     usedPct: round((100 * perWindow.reduce((a, b) => a + b, 0)) / (windows * limit)),
     minWindowPct: round((100 * Math.min(...perWindow)) / limit),
+    sustainedPct: round((100 * windowMs) / meanSpan(admitted, limit)),
+    maxSentPerWindow: maxInWindow(sent.map((s) => s.t), windowMs),
     windows,
   };
+}
+
+/** Mean of t[i + n] - t[i] over sorted times. */
+function meanSpan(times: number[], n: number): number {
+  let sum = 0;
+  for (let i = 0; i + n < times.length; i++) sum += times[i + n]! - times[i]!;
+  return sum / Math.max(1, times.length - n);
+}
+
+/** The most times that lie in any (t - W, t]. */
+export function maxInWindow(times: number[], windowMs: number): number {
+  let max = 0;
+  let lo = 0;
+  for (let hi = 0; hi < times.length; hi++) {
+    while (times[lo]! <= times[hi]! - windowMs) lo++;
+    max = Math.max(max, hi - lo + 1);
+  }
+  return max;
 }
 
 async function main(): Promise<void> {
