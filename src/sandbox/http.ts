@@ -235,7 +235,8 @@ export class SandboxApi {
   }
 
   #headers(ctx: Ctx, body: Buffer): OutgoingHttpHeaders {
-    const headers: OutgoingHttpHeaders = { 'content-length': body.length };
+    // The service's clock is the sandbox's: clients set their checkpoints by it, as they would by a real service's.
+    const headers: OutgoingHttpHeaders = { 'content-length': body.length, date: this.#deps.data.now().toUTCString() };
     if (body.length > 0) headers['content-type'] = CONTENT_TYPE[ctx.format];
     const rate = ctx.rate ?? this.#deps.limiter?.peek('');
     if (rate) {

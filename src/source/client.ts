@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
-import { PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
+import { endpoints, PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
 import { errorFromResponse, isSourceError, SourceError } from './errors.ts';
 import { Http, type HttpResponse } from './http.ts';
 import { declaredCount, formatIssues, parseItems, readContainer, readEnvelope, type Reject } from './paging.ts';
@@ -143,6 +143,8 @@ export class SourceClient {
   readonly #stats: SourceStats = { requests: 0, retries: 0, rateLimited: 0, bytes: 0 };
   /** The service's clock minus ours, from the last response's `Date` header. */
   #skewMs = 0;
+  /** When (our clock) the service last told us its time. */
+  #skewSeenAt = 0;
 
   constructor(opts: SourceClientOptions) {
     this.limiterKey = keyHash(opts.apiKey);
@@ -340,7 +342,10 @@ export class SourceClient {
   /** Tells the limiter what the response said about the budget, and keeps the service's clock. */
   async #afterResponse(res: HttpResponse, feedback: ServiceFeedback, limited: boolean): Promise<void> {
     const serviceDate = Date.parse(String(res.headers.date ?? ''));
-    if (Number.isFinite(serviceDate)) this.#skewMs = serviceDate - Date.now();
+    if (Number.isFinite(serviceDate)) {
+      this.#skewSeenAt = Date.now();
+      this.#skewMs = serviceDate - this.#skewSeenAt;
+    }
     if (limited) {
       feedback.limited = true;
       this.#stats.rateLimited++;
@@ -360,6 +365,15 @@ export class SourceClient {
    */
   serviceNow(): Date {
     return new Date(Date.now() + this.#skewMs);
+  }
+
+  /**
+   * The service's clock, asked for again (one small request) when the last answer is older than `maxAgeMs`:
+   * a stream sets its signpost by it, and a clock learned before a pause may have moved since.
+   */
+  async freshServiceNow(maxAgeMs = 60_000, opts: CallOptions = {}): Promise<Date> {
+    if (Date.now() - this.#skewSeenAt > maxAgeMs) await this.all(endpoints.locales, {}, opts);
+    return this.serviceNow();
   }
 
   stats(): SourceStats {

@@ -19,7 +19,7 @@ export interface MarkMissingOptions {
   range?: RangeFilter;
   /** Query parameters of the partition read (FormId, RunTypeId...), mapped by the target's partitionColumns. */
   partition?: Record<string, unknown>;
-  /** Equality filters on columns of the target's table. */
+  /** Filters on columns of the target's table: a value for equality, an array for any of its values. */
   where?: Record<string, unknown>;
 }
 
@@ -55,7 +55,10 @@ export async function markMissingDeleted(wh: Warehouse, o: MarkMissingOptions): 
   const filters = { ...partitionFilters(o.target, o.partition), ...o.where };
   const conds = [sql`company_key = ${o.companyKey}`, sql`_deleted_at is null`, sql`_synced_at < ${o.notSyncedSince}`];
   for (const [col, value] of Object.entries(filters)) {
-    conds.push(value === null ? sql`${sql(column(table, col))} is null` : sql`${sql(column(table, col))}::text = ${String(value)}`);
+    const c = sql(column(table, col));
+    if (value === null) conds.push(sql`${c} is null`);
+    else if (Array.isArray(value)) conds.push(sql`${c}::text = any(${value.map(String)})`);
+    else conds.push(sql`${c}::text = ${String(value)}`);
   }
   if (o.range) {
     const start = sql(column(table, o.range.startColumn));
