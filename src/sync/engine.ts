@@ -35,6 +35,8 @@ export interface SyncContext {
   log: Logger;
   /** The service's clock: checkpoints and windows are in its time, not ours. */
   now: () => Date;
+  /** Asks the service for its time when what we know of it may be stale; runs once at the start of a run. */
+  refreshClock?: () => Promise<unknown>;
   formIds: number[];
   runTypeIds: number[];
   /** Sub-windows read at once per stream. */
@@ -171,6 +173,22 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
   await readAll(run, query, previous ? 'incremental' : 'backfill', cursor);
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
   if (!previous) await markGone(run);
+  else if (stream.coversIndividuals) await markUncovered(run, stream.coversIndividuals);
+}
+
+/** Rows of individuals the list no longer covers (now Former, say) leave it like rows a full read misses. */
+async function markUncovered(run: StreamRun, covers: NonNullable<StreamDef['coversIndividuals']>): Promise<void> {
+  const { sql, schema } = run.ctx.warehouse;
+  const outside = await sql<{ service_id: number }[]>`
+    select service_id from ${sql(schema)}.individuals
+    where company_key = ${run.ctx.companyKey} and _deleted_at is null and status <> all(${[...covers.statuses]})`;
+  if (outside.length === 0) return;
+  run.counters.deleted += await markMissingDeleted(run.ctx.warehouse, {
+    target: targets[run.stream.target as keyof typeof targets],
+    companyKey: run.ctx.companyKey,
+    notSyncedSince: run.syncedAt,
+    where: { [covers.column]: outside.map((r) => r.service_id) },
+  });
 }
 
 function sinceParam(since: Date, s: UpdatedSince): Date {
@@ -276,7 +294,8 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     });
     const recent = { start: startOfDayUtc(addDays(signpost, -s.recentDays)), end: addDays(startOfDayUtc(signpost), 1) };
     const ahead = { start: new Date(previous.horizon), end: horizon };
-    const windows = coalesce([...daysOf(changes.days), recent, ...(ahead.end > ahead.start ? [ahead] : [])]);
+    const open = await openDays(run, s, signpost);
+    const windows = coalesce([...daysOf([...changes.days, ...open]), recent, ...(ahead.end > ahead.start ? [ahead] : [])]);
     await readWindows(run, windows.flatMap((w) => slice(w, s.sliceDays * DAY_MS)), 'incremental', windowed);
   }
   const changesUntil = await changesCoveredUntil(run, signpost);
@@ -303,6 +322,19 @@ async function changedAssignments(run: StreamRun, since: Date): Promise<{ days: 
     days: rows.flatMap((r) => (r.start_date_time ? [r.start_date_time] : [])),
     deletedIds: rows.filter((r) => r.event_type === 'Deleted').map((r) => r.shift_assignment_id),
   };
+}
+
+/** Start days of rows the warehouse holds as still open (clocked in, not out): their clock-out is yet to come. */
+async function openDays(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<Date[]> {
+  const { sql, schema } = run.ctx.warehouse;
+  const table = targets[run.stream.target as keyof typeof targets].table;
+  const rows = await sql<{ day: Date }[]>`
+    select distinct date_trunc('day', ${sql(s.startColumn)}, 'UTC') as day
+    from ${sql(schema)}.${sql(table)}
+    where company_key = ${run.ctx.companyKey} and _deleted_at is null
+      and ${sql(s.openWhile.set)} is not null and ${sql(s.openWhile.unset)} is null
+      and ${sql(s.startColumn)} >= ${addDays(signpost, -s.openWhile.maxDays)}`;
+  return rows.map((r) => r.day);
 }
 
 /** Changes are applied up to where the assignment-changes stream has read, never past this run's signpost. */

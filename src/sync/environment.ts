@@ -48,7 +48,8 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
       client,
       warehouse,
       log: log.child({ company: company.key }),
-      now: () => (sandbox ? sandbox.data.now() : client.serviceNow()),
+      now: () => client.serviceNow(),
+      refreshClock: () => client.freshServiceNow(),
       formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
       runTypeIds:
         company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),

@@ -47,6 +47,7 @@ export async function runStreams(
   opts: RunOptions & { concurrency?: number } = {},
 ): Promise<SyncSummary> {
   const started = Date.now();
+  await ctx.refreshClock?.();
   const done = new Map<string, StreamOutcome>();
   const pending = [...selected];
   const running = new Map<string, Promise<void>>();

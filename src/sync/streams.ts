@@ -63,6 +63,8 @@ export interface ChangeDriven {
   forwardDays: number;
   recentDays: number;
   startColumn: string;
+  /** Rows still open (clocked in, not yet out) whose days are read again until they close, up to `maxDays` back. */
+  openWhile: { set: string; unset: string; maxDays: number };
 }
 
 export type Strategy = Full | Snapshot | UpdatedSince | Windowed | ChangeDriven;
@@ -78,6 +80,11 @@ export interface StreamDef {
   /** Parameters sent on every request of the stream. */
   fixed?: Record<string, unknown>;
   partitions?: PartitionSource;
+  /**
+   * The list holds only the records of individuals in these statuses (the certification list: Active and LOA),
+   * so records of individuals now in another status are gone from it, whether or not they were updated.
+   */
+  coversIndividuals?: { statuses: readonly string[]; column: string };
   /** Streams whose rows this one reads from the warehouse; they run first. */
   dependsOn?: string[];
   lane?: Lane;
@@ -110,6 +117,8 @@ export const streams: readonly StreamDef[] = [
     target: 'individualCertifications',
     strategy: { kind: 'updated-since', param: 'updatedSince', precision: 'date', overlapMs: DAY },
     fixed: { IncludeDeleted: true },
+    coversIndividuals: { statuses: ['Active', 'LOA'], column: 'service_id' },
+    dependsOn: ['individuals'],
   },
   {
     name: 'pending-certifications',
@@ -133,7 +142,7 @@ export const streams: readonly StreamDef[] = [
       start: 'StartDate',
       end: 'EndDate',
       sliceDays: 7,
-      backfillDays: 30,
+      backfillDays: 400,
       forwardDays: 0,
       rollingDays: 1 / 24,
     },
@@ -151,6 +160,7 @@ export const streams: readonly StreamDef[] = [
       forwardDays: 90,
       recentDays: 2,
       startColumn: 'start_date_time',
+      openWhile: { set: 'clock_in_date_time', unset: 'clock_out_date_time', maxDays: 14 },
     },
     dependsOn: ['assignment-changes'],
   },
