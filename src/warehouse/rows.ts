@@ -19,6 +19,8 @@ export interface TableInfo {
   readonly columns: readonly ColumnInfo[];
   readonly byName: ReadonlyMap<string, ColumnInfo>;
   readonly primaryKey: readonly string[];
+  /** Columns the content hash covers: all but _synced_at, _deleted_at and _hash. */
+  readonly hashed: readonly string[];
 }
 
 export type Row = Record<string, unknown>;
@@ -49,7 +51,8 @@ function describeTable(table: PgTable): TableInfo {
   const cfg = getTableConfig(table);
   const columns = cfg.columns.map((c) => ({ name: c.name, sqlType: c.getSQLType() }));
   const primaryKey = cfg.primaryKeys[0]?.columns.map((c) => c.name) ?? cfg.columns.filter((c) => c.primary).map((c) => c.name);
-  return { name: cfg.name, columns, byName: new Map(columns.map((c) => [c.name, c])), primaryKey };
+  const hashed = columns.map((c) => c.name).filter((n) => n !== '_synced_at' && n !== '_deleted_at' && n !== '_hash');
+  return { name: cfg.name, columns, byName: new Map(columns.map((c) => [c.name, c])), primaryKey, hashed };
 }
 
 export function tableInfo(name: string): TableInfo {
@@ -64,6 +67,15 @@ export function allTableInfos(): readonly TableInfo[] {
 
 /** `ServiceId` → `service_id`, `DestinationGPSLocation` → `destination_gps_location`, `Shift Name` → `shift_name`. */
 export function snake(name: string): string {
+  let s = snakeCache.get(name);
+  if (s === undefined) snakeCache.set(name, (s = toSnake(name)));
+  return s;
+}
+
+// Field names repeat on every item of a page: convert each once.
+const snakeCache = new Map<string, string>();
+
+function toSnake(name: string): string {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
@@ -135,17 +147,11 @@ function flatten(value: Record<string, unknown>, table: TableInfo, row: Row, ski
   return extra;
 }
 
-/** Hash of everything a row says, bookkeeping aside, and of its child rows. */
-function contentHash(row: Row, children: readonly Row[][]): string {
-  const content = (r: Row) =>
-    Object.keys(r)
-      .filter((k) => k !== '_synced_at' && k !== '_deleted_at' && k !== '_hash')
-      .sort()
-      .map((k) => [k, r[k] instanceof Date ? (r[k] as Date).toISOString() : r[k]]);
-  return createHash('sha256')
-    .update(JSON.stringify([content(row), children.map((rows) => rows.map(content))]))
-    .digest('hex')
-    .slice(0, 32);
+/** Hash of everything a row says, bookkeeping aside, and of its child rows (in column order, so stable). */
+function contentHash(table: TableInfo, row: Row, children: readonly Row[][], childTables: readonly TableInfo[]): string {
+  const content = (t: TableInfo, r: Row) => t.hashed.map((c) => (r[c] instanceof Date ? (r[c] as Date).toISOString() : (r[c] ?? null)));
+  const all = [content(table, row), children.map((rows, i) => rows.map((r) => content(childTables[i]!, r)))];
+  return createHash('sha256').update(JSON.stringify(all)).digest('hex').slice(0, 32);
 }
 
 export function keyText(row: Row, key: readonly string[]): string {
@@ -203,7 +209,7 @@ export function mapItem(target: Target, companyKey: string, input: Record<string
   row._extra = extra ?? null;
   const children = (target.children ?? []).map((c) => mapChild(c, item, row, target.key));
   const deleted = target.deletedFlag ? item[target.deletedFlag] === true : false;
-  row._hash = contentHash(row, children);
+  row._hash = contentHash(table, row, children, (target.children ?? []).map((c) => tableInfo(c.table)));
   return { row, children, keyText: keyText(row, target.key), deleted };
 }
 

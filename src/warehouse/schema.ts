@@ -160,6 +160,10 @@ const responseColumns = () => ({
   attached_to_type: text(),
 });
 
+/**
+ * Secondary indexes lead with their own column, never with company_key: a fresh table's statistics make the
+ * planner take any index on company_key for a key lookup, and only the primary key should serve one.
+ */
 export function warehouseTables(schemaName: string) {
   const s = pgSchema(schemaName);
   const reference = <T extends string, I extends string, L extends string>(name: T, id: I, label: L) =>
@@ -176,7 +180,7 @@ export function warehouseTables(schemaName: string) {
 
   const individuals = s.table('individuals', { ...individualColumns(), ...syncedParent() }, (t) => [
     primaryKey({ columns: [t.company_key, t.service_id] }),
-    index().on(t.company_key, t.employee_number),
+    index().on(t.employee_number, t.company_key),
   ]);
   const individualsHistory = s.table(
     'individuals_history',
@@ -210,8 +214,8 @@ export function warehouseTables(schemaName: string) {
     { ...certificationColumns(), ...syncedParent() },
     (t) => [
       primaryKey({ columns: [t.company_key, t.individual_certification_id] }),
-      index().on(t.company_key, t.service_id),
-      index().on(t.company_key, t.expiration_date),
+      index().on(t.service_id, t.company_key),
+      index().on(t.expiration_date, t.company_key),
     ],
   );
   const individualCertificationsHistory = s.table(
@@ -219,7 +223,7 @@ export function warehouseTables(schemaName: string) {
     { ...certificationColumns(), _extra: jsonb(), _hash: text().notNull(), ...history() },
     (t) => [
       primaryKey({ columns: [t.company_key, t.individual_certification_id, t.valid_from] }),
-      index('individual_certifications_history_service_idx').on(t.company_key, t.service_id, t.valid_from),
+      index('individual_certifications_history_service_idx').on(t.service_id, t.company_key, t.valid_from),
     ],
   );
   const pendingCertifications = s.table(
@@ -288,7 +292,7 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [
       primaryKey({ columns: [t.company_key, t.employment_service_id, t._key] }),
-      index('required_certification_requirements_job_title_idx').on(t.company_key, t.job_title_job_title_id),
+      index('required_certification_requirements_job_title_idx').on(t.job_title_job_title_id, t.company_key),
     ],
   );
 
@@ -304,8 +308,8 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [
       primaryKey({ columns: [t.company_key, t.shift_assignment_id] }),
-      index().on(t.company_key, t.start_date_time),
-      index().on(t.company_key, t.assignee_service_id),
+      index().on(t.start_date_time, t.company_key),
+      index().on(t.assignee_service_id, t.company_key),
     ],
   );
   const assignmentChanges = s.table(
@@ -320,8 +324,8 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [
       primaryKey({ columns: [t.company_key, t._key] }),
-      index().on(t.company_key, t.event_time_stamp),
-      index().on(t.company_key, t.shift_assignment_id),
+      index().on(t.event_time_stamp, t.company_key),
+      index().on(t.shift_assignment_id, t.company_key),
     ],
   );
   const schedules = s.table(
@@ -354,8 +358,8 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [
       primaryKey({ columns: [t.company_key, t._key] }),
-      index().on(t.company_key, t.start_date_time),
-      index().on(t.company_key, t.employee_service_id),
+      index().on(t.start_date_time, t.company_key),
+      index().on(t.employee_service_id, t.company_key),
     ],
   );
   const timeOffApprovedHours = s.table(
@@ -397,7 +401,7 @@ export function warehouseTables(schemaName: string) {
       exam_end_date: day(),
       ...syncedParent(),
     },
-    (t) => [primaryKey({ columns: [t.company_key, t.individual_course_id] }), index().on(t.company_key, t.start_date)],
+    (t) => [primaryKey({ columns: [t.company_key, t.individual_course_id] }), index().on(t.start_date, t.company_key)],
   );
 
   const forms = s.table(
@@ -422,7 +426,7 @@ export function warehouseTables(schemaName: string) {
       related_shift_shift_date: tz(),
       ...syncedParent(),
     },
-    (t) => [primaryKey({ columns: [t.company_key, t.response_id] }), index().on(t.company_key, t.form_id)],
+    (t) => [primaryKey({ columns: [t.company_key, t.response_id] }), index().on(t.form_id, t.company_key)],
   );
   const formResponseAnswers = s.table('form_response_answers', answerColumns(), (t) => [
     primaryKey({ columns: [t.company_key, t.response_id, t.question_id] }),
@@ -485,7 +489,7 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [
       primaryKey({ columns: [t.company_key, t.response_id] }),
-      index('run_log_form_responses_partition_idx').on(t.company_key, t.run_log_type_id, t.run_log_form_type),
+      index('run_log_form_responses_partition_idx').on(t.run_log_type_id, t.run_log_form_type, t.company_key),
     ],
   );
   const runLogFormResponseAnswers = s.table('run_log_form_response_answers', answerColumns(), (t) => [
@@ -530,8 +534,8 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [
       primaryKey({ columns: [t.company_key, t._key] }),
-      index().on(t.company_key, t.response_id),
-      index().on(t.company_key, t.insert_date),
+      index().on(t.response_id, t.company_key),
+      index().on(t.insert_date, t.company_key),
     ],
   );
 

@@ -61,11 +61,25 @@ function unnestInput(table: TableInfo, columns = table.columns): string {
 
 const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.${q(c.name)}::${c.sqlType}`;
 
-/** Upsert returning, for each key of the input that existed before, its previous hash and deletion. */
+/** The previous hash and deletion of the page's keys: one index probe each (`= any` of the key array). */
+function previousStatement(schema: string, table: TableInfo): string {
+  return cached(`previous:${schema}.${table.name}`, () => {
+    const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
+    const match =
+      key.length === 1
+        ? `t.${q(key[0]!.name)} = any($2::text[]::${key[0]!.sqlType}[])`
+        : `(${key.map((c) => `t.${q(c.name)}`).join(', ')}) in (select ${key.map((c) => cast('k', c)).join(', ')} from unnest(${key
+            .map((_, i) => `$${i + 2}::text[]`)
+            .join(', ')}) as k(${key.map((c) => q(c.name)).join(', ')}))`;
+    return `select ${key.map((c) => `t.${q(c.name)}::text as ${q(c.name)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted
+from ${qt(schema, table.name)} t where t.company_key = $1 and ${match}`;
+  });
+}
+
+/** One multi-row upsert from unnested text arrays; a row deleted before keeps its first deletion time. */
 function upsertStatement(schema: string, table: TableInfo): string {
   return cached(`upsert:${schema}.${table.name}`, () => {
     const key = table.primaryKey;
-    const keyCols = key.map((k) => table.byName.get(k)!);
     const update = table.columns
       .filter((c) => !key.includes(c.name))
       .map((c) =>
@@ -73,18 +87,9 @@ function upsertStatement(schema: string, table: TableInfo): string {
           ? `"_deleted_at" = case when excluded."_deleted_at" is null then null else coalesce(t."_deleted_at", excluded."_deleted_at") end`
           : `${q(c.name)} = excluded.${q(c.name)}`,
       );
-    return `with input as (${unnestInput(table)}),
-old as (
-  select ${key.map((k) => `t.${q(k)}::text as ${q(k)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted
-  from ${qt(schema, table.name)} t join input i on ${keyCols.map((c) => `t.${q(c.name)} = ${cast('i', c)}`).join(' and ')}
-),
-up as (
-  insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
-  select ${table.columns.map((c) => cast('i', c)).join(', ')} from input i
-  on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}
-  returning 1
-)
-select * from old`;
+    return `insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
+select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i
+on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
   });
 }
 
@@ -111,10 +116,13 @@ interface Previous {
 
 async function upsertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<Map<string, Previous>> {
   const previous = new Map<string, Previous>();
+  const key = table.primaryKey.slice(1);
   for (const chunk of chunks(rows)) {
-    const old = await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
+    // Awaited one after the other: pipelining the two stalls on TCP delayed acknowledgement.
+    const old = await exec(tx, previousStatement(schema, table), [chunk[0]!.company_key, ...keyArrays(chunk, key)]);
+    await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
     for (const o of old) {
-      const keyText = JSON.stringify(table.primaryKey.slice(1).map((k) => o[k] as string | null));
+      const keyText = JSON.stringify(key.map((k) => o[k] as string | null));
       previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
     }
   }
