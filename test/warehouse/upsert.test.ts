@@ -165,6 +165,14 @@ describe('deletions', () => {
     ]);
   });
 
+  it('marks rows matching a list of column values', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, stream: 's', syncedAt: t0 };
+    await writePage(wh, { ...page, items: [1, 2, 3].map((id) => assignment(id, { Assignee: { ServiceId: 100 + id } })) });
+    const gone = await markMissingDeleted(wh, { target: targets.shiftAssignments, companyKey: company, notSyncedSince: t1, where: { assignee_service_id: [101, 103] } });
+    expect(gone).toBe(2);
+    expect((await readRows(wh, targets.shiftAssignments, company)).map((r) => r._deleted_at !== null)).toEqual([true, false, true]);
+  });
+
   it('marks rows by key', async () => {
     const page = { target: targets.shiftAssignments, companyKey: company, stream: 's', syncedAt: t0 };
     await writePage(wh, { ...page, items: [assignment(1), assignment(2)] });
