@@ -18,6 +18,18 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'run the stream catalog once, in this process',
     run: async () => (await import('./sync/command.ts')).runSyncCommand,
   },
+  migrate: {
+    summary: 'apply the warehouse migrations',
+    run: async () => (await import('./ops/command.ts')).runMigrateCommand,
+  },
+  status: {
+    summary: "each stream's last run and last success",
+    run: async () => (await import('./ops/command.ts')).runStatusCommand,
+  },
+  serve: {
+    summary: 'the status server alone',
+    run: async () => (await import('./ops/command.ts')).runServeCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./sandbox/command.ts')).runSandboxCommand,

@@ -1,0 +1,80 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { log } from '../log.ts';
+import { openWarehouse } from '../warehouse/index.ts';
+import { readStatus, type Status } from './status.ts';
+import { startOpsServer } from './server.ts';
+
+function options(args: string[]) {
+  return parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } }, strict: true }).values;
+}
+
+async function openConfiguredWarehouse() {
+  const config = loadConfig();
+  const wh = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log });
+  return { config, wh };
+}
+
+/** Applies the warehouse migrations (tables, views, comments); safe to run again. */
+export async function runMigrateCommand(args: string[]): Promise<number> {
+  if (options(args).help) {
+    process.stdout.write('usage: wfsync migrate\n\nApplies the warehouse migrations to DATABASE_URL (or the embedded Postgres).\n');
+    return 0;
+  }
+  const { wh } = await openConfiguredWarehouse();
+  try {
+    await wh.migrate();
+    process.stderr.write(`warehouse migrated: psql '${wh.url}' (schema ${wh.schema})\n`);
+  } finally {
+    await wh.close();
+  }
+  return 0;
+}
+
+/** Each stream's last run, last success and errors; exit code 1 when any stream's last run failed. */
+export async function runStatusCommand(args: string[]): Promise<number> {
+  const values = options(args);
+  if (values.help) {
+    process.stdout.write('usage: wfsync status [--json]\n\nEach stream\'s last run per company; exit code 1 when a last run failed.\n');
+    return 0;
+  }
+  const { wh } = await openConfiguredWarehouse();
+  let status: Status;
+  try {
+    await wh.migrate();
+    status = await readStatus(wh);
+  } finally {
+    await wh.close();
+  }
+  process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+  return status.streams.some((s) => s.lastOutcome === 'failed') ? 1 : 0;
+}
+
+export function formatStatus(status: Status): string {
+  if (status.streams.length === 0) return 'no sync has run yet\n';
+  const head = `${'company'.padEnd(12)} ${'stream'.padEnd(32)} ${'last run'.padEnd(8)} ${'last success'.padEnd(24)} ${'rows'.padStart(8)}  error`;
+  const rows = status.streams.map(
+    (s) =>
+      `${s.company.padEnd(12)} ${s.stream.padEnd(32)} ${String(s.lastOutcome ?? 'running').padEnd(8)} ${(s.lastOkAt?.toISOString() ?? '-').padEnd(24)} ${String(s.rows).padStart(8)}  ${s.error ?? ''}`,
+  );
+  return `${[head, ...rows].join('\n')}\n${status.rejectsTotal} rejected records in sync_rejects\n`;
+}
+
+/** The status server alone (health, status page and JSON). */
+export async function runServeCommand(args: string[]): Promise<number> {
+  if (options(args).help) {
+    process.stdout.write('usage: wfsync serve\n\nServes /, /status and /health on WFS_HTTP_PORT.\n');
+    return 0;
+  }
+  const { config, wh } = await openConfiguredWarehouse();
+  await wh.migrate();
+  const server = await startOpsServer({ warehouse: wh, port: config.httpPort, log });
+  process.stderr.write(`status at ${server.url}/\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+  await wh.close();
+  return 0;
+}
