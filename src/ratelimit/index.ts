@@ -4,9 +4,11 @@ import type { Logger } from '../log.ts';
 import { createMemoryRateLimiter } from './memory.ts';
 import { createRedisRateLimiter } from './redis.ts';
 import type { RateLimiter } from './types.ts';
+import type { OnStart } from './waiting.ts';
 
 export type { Lane, RateLimiter, ServiceFeedback } from './types.ts';
 export { LANES } from './types.ts';
+export type { OnStart } from './waiting.ts';
 
 export interface CreateRateLimiterOptions {
   rateLimit: RateLimit;
@@ -20,6 +22,8 @@ export interface CreateRateLimiterOptions {
    */
   safetyMarginMs?: number;
   logger?: Logger;
+  /** Called for every start handed to a caller, with the limiter's clock (Redis's, or this process's), epoch ms. */
+  onStart?: OnStart;
 }
 
 export function defaultSafetyMarginMs(rateLimit: RateLimit): number {
@@ -30,6 +34,8 @@ export function defaultSafetyMarginMs(rateLimit: RateLimit): number {
 export function createRateLimiter(o: CreateRateLimiterOptions): RateLimiter {
   const safetyMarginMs = o.safetyMarginMs ?? defaultSafetyMarginMs(o.rateLimit);
   if (!(safetyMarginMs >= 0)) throw new Error(`safetyMarginMs must be 0 or more, got ${safetyMarginMs}`);
-  if (o.redis) return createRedisRateLimiter({ rateLimit: o.rateLimit, redis: o.redis, safetyMarginMs, logger: o.logger });
-  return createMemoryRateLimiter(o.rateLimit, safetyMarginMs, o.logger);
+  if (o.redis) {
+    return createRedisRateLimiter({ rateLimit: o.rateLimit, redis: o.redis, safetyMarginMs, logger: o.logger, onStart: o.onStart });
+  }
+  return createMemoryRateLimiter(o.rateLimit, safetyMarginMs, o.logger, o.onStart);
 }

@@ -1,7 +1,7 @@
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { RateLimiter, ServiceFeedback } from './types.ts';
-import { planFeedback, reconcileGraceMs, shortKey, WaitingRoom, type Decision, type Store } from './waiting.ts';
+import { planFeedback, reconcileGraceMs, shortKey, WaitingRoom, type Decision, type OnStart, type Store } from './waiting.ts';
 
 /**
  * The in-process limiter (no Redis): the same sliding-window log and the same waiting room as the Redis one,
@@ -40,7 +40,7 @@ export class MemoryStore implements Store {
       return { granted: false, waitMs, reason: 'full' };
     }
     log.starts.push(t);
-    return { granted: true, id: String(++this.seq) };
+    return { granted: true, id: String(++this.seq), atMs: t };
   }
 
   /** The grant is handed over in the same turn of the event loop that made it: its time is already right. */
@@ -92,6 +92,11 @@ function firstInWindow(starts: number[], horizon: number): number {
   return i;
 }
 
-export function createMemoryRateLimiter(rateLimit: RateLimit, safetyMarginMs: number, logger?: Logger): RateLimiter {
-  return new WaitingRoom(new MemoryStore(rateLimit.limit, rateLimit.windowMs + safetyMarginMs, logger), logger);
+export function createMemoryRateLimiter(
+  rateLimit: RateLimit,
+  safetyMarginMs: number,
+  logger?: Logger,
+  onStart?: OnStart,
+): RateLimiter {
+  return new WaitingRoom(new MemoryStore(rateLimit.limit, rateLimit.windowMs + safetyMarginMs, logger), logger, onStart);
 }

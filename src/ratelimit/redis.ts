@@ -4,7 +4,16 @@ import { Redis, type Result, type ClientContext } from 'ioredis';
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
-import { planFeedback, reconcileGraceMs, shortKey, WaitingRoom, type Decision, type LaneCounts, type Store } from './waiting.ts';
+import {
+  planFeedback,
+  reconcileGraceMs,
+  shortKey,
+  WaitingRoom,
+  type Decision,
+  type LaneCounts,
+  type OnStart,
+  type Store,
+} from './waiting.ts';
 
 /**
  * The shared limiter: one sliding-window log per key in Redis (a ZSET of start times), changed only by Lua scripts
@@ -39,7 +48,7 @@ end
  * KEYS: log, pause, waiters push/incremental/backfill.
  * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms),
  * start id, grace (ms: how long starts stay in the log after the window, for reconciliation only).
- * Returns {granted 0/1, wait ms, reason}.
+ * Returns {granted 0/1, wait ms, reason, start time (ms, as text: a Lua number reply would be truncated)}.
  */
 const ACQUIRE = `${REGISTER}
 local limit, window, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -64,7 +73,7 @@ end
 redis.call('ZADD', KEYS[1], now, ARGV[10])
 redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
 if tonumber(counts[lane]) <= 1 then redis.call('ZREM', KEYS[lane + 2], member) end
-return { 1, 0, 'ok' }
+return { 1, 0, 'ok', string.format('%.3f', now) }
 `;
 
 /** KEYS: log. ARGV: start id, window + grace (ms). Moves a granted start to now, when it is handed over. */
@@ -114,7 +123,7 @@ return { missing, 0 }
 type Args = (string | number)[];
 declare module 'ioredis' {
   interface RedisCommander<Context extends ClientContext> {
-    wfsyncRlAcquire(...args: Args): Result<[number, number, string], Context>;
+    wfsyncRlAcquire(...args: Args): Result<[number, number, string, string?], Context>;
     wfsyncRlAnnounce(...args: Args): Result<number, Context>;
     wfsyncRlHandedOver(...args: Args): Result<number, Context>;
     wfsyncRlObserve(...args: Args): Result<[number, number], Context>;
@@ -157,7 +166,7 @@ export class RedisStore implements Store {
 
   async tryStart(key: string, lane: Lane, waiting: LaneCounts): Promise<Decision> {
     const id = `${this.member}:${++this.seq}`;
-    const [granted, waitMs, reason] = await this.redis.wfsyncRlAcquire(
+    const [granted, waitMs, reason, at] = await this.redis.wfsyncRlAcquire(
       ...keys(key),
       this.opts.limit,
       this.opts.windowMs,
@@ -169,7 +178,7 @@ export class RedisStore implements Store {
       id,
       this.graceMs,
     );
-    return granted === 1 ? { granted: true, id } : { granted: false, waitMs, reason };
+    return granted === 1 ? { granted: true, id, atMs: Number(at) } : { granted: false, waitMs, reason };
   }
 
   /** Not awaited: it only ever moves a start later, and the next command on the connection runs after it. */
@@ -222,6 +231,7 @@ export interface RedisRateLimiterOptions {
   safetyMarginMs: number;
   registrationTtlMs?: number;
   logger?: Logger;
+  onStart?: OnStart;
 }
 
 export function createRedisRateLimiter(o: RedisRateLimiterOptions): RateLimiter {
@@ -233,5 +243,5 @@ export function createRedisRateLimiter(o: RedisRateLimiterOptions): RateLimiter 
     registrationTtlMs: o.registrationTtlMs,
     logger: o.logger,
   });
-  return new WaitingRoom(store, o.logger);
+  return new WaitingRoom(store, o.logger, o.onStart);
 }

@@ -7,8 +7,14 @@ import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './type
  * sleeps exactly that long instead of polling.
  */
 
-/** The store's answer to one attempt: granted (as start `id`), or wait this long (ms) before asking again. */
-export type Decision = { granted: true; id: string } | { granted: false; waitMs: number; reason: string };
+/**
+ * The store's answer to one attempt: granted (as start `id`, at `atMs` on the store's clock), or wait this long (ms)
+ * before asking again.
+ */
+export type Decision = { granted: true; id: string; atMs: number } | { granted: false; waitMs: number; reason: string };
+
+/** Called for every start handed to a caller, with the store's clock (epoch ms): for metrics and tests. */
+export type OnStart = (key: string, lane: Lane, atMs: number) => void;
 
 /** This process's waiters per lane, in LANES order. */
 export type LaneCounts = readonly [number, number, number];
@@ -63,6 +69,7 @@ export class WaitingRoom implements RateLimiter {
   constructor(
     private readonly store: Store,
     private readonly logger?: Logger,
+    private readonly onStart?: OnStart,
   ) {}
 
   acquire(key: string, lane: Lane = 'incremental', signal?: AbortSignal): Promise<void> {
@@ -136,6 +143,7 @@ export class WaitingRoom implements RateLimiter {
       const next = firstLane(room);
       if (!next) continue;
       this.store.handedOver(key, decision.id);
+      this.onStart?.(key, next, decision.atMs);
       settle(room.queues[next].shift()!);
     }
   }

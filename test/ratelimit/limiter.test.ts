@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { RateLimit } from '../../src/config.ts';
-import { createRateLimiter, type Lane, type RateLimiter } from '../../src/ratelimit/index.ts';
+import { createRateLimiter, type Lane, type OnStart, type RateLimiter } from '../../src/ratelimit/index.ts';
 
 /**
  * One suite, both limiters. Windows are compressed (tens of starts per few hundred ms) so a test takes a second
@@ -12,32 +12,24 @@ import { createRateLimiter, type Lane, type RateLimiter } from '../../src/rateli
 
 interface Impl {
   name: string;
-  /**
-   * Client-observed grant times trail the grant itself (a timer callback; a Redis reply on a busy machine) by up to
-   * this much, so two of them can look closer together than the grants were. Measured on a 2-core sandbox under
-   * load: Redis stamp to reply p99 about 3 ms, max about 4 ms, plus the event loop of six workers.
-   */
-  toleranceMs: number;
-  pair(rateLimit: RateLimit): [RateLimiter, RateLimiter];
+  pair(rateLimit: RateLimit, onStart?: OnStart): [RateLimiter, RateLimiter];
 }
 
 const impls: Impl[] = [
   {
     name: 'memory',
-    toleranceMs: 2,
-    pair: (rateLimit) => {
-      const one = createRateLimiter({ rateLimit, safetyMarginMs: 0 });
+    pair: (rateLimit, onStart) => {
+      const one = createRateLimiter({ rateLimit, safetyMarginMs: 0, onStart });
       return [one, one];
     },
   },
   {
     name: 'redis',
-    toleranceMs: 10,
-    pair: (rateLimit) => {
+    pair: (rateLimit, onStart) => {
       const redis = inject('redisUrl');
       return [
-        createRateLimiter({ rateLimit, redis, safetyMarginMs: 0 }),
-        createRateLimiter({ rateLimit, redis, safetyMarginMs: 0 }),
+        createRateLimiter({ rateLimit, redis, safetyMarginMs: 0, onStart }),
+        createRateLimiter({ rateLimit, redis, safetyMarginMs: 0, onStart }),
       ];
     },
   },
@@ -48,30 +40,32 @@ afterEach(async () => {
   await Promise.all([...new Set(open.splice(0))].map((l) => l.close()));
 });
 
-function pair(impl: Impl, rateLimit: RateLimit): [RateLimiter, RateLimiter] {
-  const both = impl.pair(rateLimit);
-  open.push(...both);
-  return both;
+/**
+ * Two limiters of one implementation, and the start times they granted, on the limiter's own clock (Redis's, or
+ * the process's). Those, not the times callers saw, are what the window bounds: a caller on a busy machine can see
+ * its grant many ms late, which is what the safety margin is for.
+ */
+function pair(impl: Impl, rateLimit: RateLimit): { a: RateLimiter; b: RateLimiter; starts: number[] } {
+  const starts: number[] = [];
+  const [a, b] = impl.pair(rateLimit, (_key, _lane, atMs) => void starts.push(atMs));
+  open.push(a, b);
+  return { a, b, starts };
 }
 
 const freshKey = () => `test-${randomBytes(6).toString('hex')}`;
 const now = () => performance.now();
 
-/** `workers` loops that acquire until `untilMs` (performance.now), recording each grant's time. */
-async function hammer(limiters: RateLimiter[], key: string, workers: number, untilMs: number): Promise<number[]> {
-  const grants: number[] = [];
+/** `workers` loops that acquire until `untilMs` (performance.now), each coming back after a short "request". */
+async function hammer(limiters: RateLimiter[], key: string, workers: number, untilMs: number): Promise<void> {
   await Promise.all(
     Array.from({ length: workers }, async (_, i) => {
       const limiter = limiters[i % limiters.length]!;
       while (now() < untilMs) {
         await limiter.acquire(key);
-        grants.push(now());
-        // A request's own latency: the worker comes back a little later, as a real one would.
         await sleep(1 + (i % 3));
       }
     }),
   );
-  return grants.sort((a, b) => a - b);
 }
 
 /** The most starts that lie in any window of `windowMs` (checked at each start: (t - W, t]). */
@@ -85,35 +79,23 @@ function maxInWindow(times: number[], windowMs: number): number {
   return max;
 }
 
-/** Starts per consecutive window, from the first start; only windows that ended before `endMs`. */
-function perWindow(times: number[], windowMs: number, endMs: number): number[] {
-  const first = times[0]!;
-  const n = Math.floor((endMs - first) / windowMs);
-  const counts = new Array<number>(n).fill(0);
-  for (const t of times) {
-    const i = Math.floor((t - first) / windowMs);
-    if (i < n) counts[i]!++;
-  }
-  return counts;
-}
-
 describe.each(impls)('$name limiter', (impl) => {
   it('never lets more than L start in any window, and uses the whole budget while there is work', async () => {
     const rl = { limit: 20, windowMs: 300 };
-    const limiters = pair(impl, rl);
-    const key = freshKey();
-    const end = now() + 10 * rl.windowMs;
-    const grants = await hammer(limiters, key, 6, end);
+    const { a, b, starts } = pair(impl, rl);
+    const windows = 10;
+    await hammer([a, b], freshKey(), 6, now() + (windows + 1) * rl.windowMs);
+    starts.sort((x, y) => x - y);
 
-    expect(maxInWindow(grants, rl.windowMs - impl.toleranceMs)).toBeLessThanOrEqual(rl.limit);
-    const windows = perWindow(grants, rl.windowMs, end);
-    expect(windows.length).toBeGreaterThanOrEqual(9);
-    for (const count of windows) expect(count).toBeGreaterThanOrEqual(0.95 * rl.limit);
+    expect(maxInWindow(starts, rl.windowMs)).toBeLessThanOrEqual(rl.limit);
+    const first = starts[0]!;
+    const inRun = starts.filter((t) => t < first + windows * rl.windowMs).length;
+    expect(inRun).toBeGreaterThanOrEqual(0.95 * windows * rl.limit);
   });
 
   it('serves waiting push work before incremental before backfill, across processes', async () => {
-    const rl = { limit: 4, windowMs: 200 };
-    const [a, b] = pair(impl, rl);
+    const rl = { limit: 4, windowMs: 500 };
+    const { a, b } = pair(impl, rl);
     const key = freshKey();
     for (let i = 0; i < rl.limit; i++) await a.acquire(key, 'push');
 
@@ -133,7 +115,7 @@ describe.each(impls)('$name limiter', (impl) => {
 
   it('pauses every process of the key after a 429 until the reset', async () => {
     const rl = { limit: 10, windowMs: 1000 };
-    const [a, b] = pair(impl, rl);
+    const { a, b } = pair(impl, rl);
     const key = freshKey();
     await a.acquire(key);
     const t0 = now();
@@ -144,7 +126,7 @@ describe.each(impls)('$name limiter', (impl) => {
 
   it('pauses until the reset when the service says nothing remains', async () => {
     const rl = { limit: 10, windowMs: 1000 };
-    const [a, b] = pair(impl, rl);
+    const { a, b } = pair(impl, rl);
     const key = freshKey();
     const t0 = now();
     await a.observe(key, { remaining: 0, resetAtMs: Date.now() + 250 });
@@ -154,7 +136,7 @@ describe.each(impls)('$name limiter', (impl) => {
 
   it('does not pause for the period\'s last request when its own log already agrees', async () => {
     const rl = { limit: 3, windowMs: 300 };
-    const [a, b] = pair(impl, rl);
+    const { a, b } = pair(impl, rl);
     const key = freshKey();
     for (let i = 0; i < rl.limit; i++) await a.acquire(key);
     const t0 = now();
@@ -166,21 +148,21 @@ describe.each(impls)('$name limiter', (impl) => {
 
   it('believes the service when it counts more starts than the log does', async () => {
     const rl = { limit: 10, windowMs: 400 };
-    const [a, b] = pair(impl, rl);
+    const { a, b } = pair(impl, rl);
     const key = freshKey();
     const t0 = now();
     await a.observe(key, { remaining: 3, resetAtMs: Date.now() + 300 });
     const grants: number[] = [];
     await Promise.all(Array.from({ length: 4 }, () => b.acquire(key).then(() => void grants.push(now() - t0))));
     grants.sort((x, y) => x - y);
-    expect(grants.slice(0, 3).every((t) => t < 150)).toBe(true);
+    expect(grants.slice(0, 3).every((t) => t < 200)).toBe(true);
     // The fourth waits for the service's reset, when the placeholders leave the log.
     expect(grants[3]).toBeGreaterThanOrEqual(300 - 5);
   });
 
   it('ignores a remaining count that is higher than its own', async () => {
     const rl = { limit: 3, windowMs: 300 };
-    const [a] = pair(impl, rl);
+    const { a } = pair(impl, rl);
     const key = freshKey();
     for (let i = 0; i < rl.limit; i++) await a.acquire(key);
     await a.observe(key, { remaining: 2, resetAtMs: Date.now() + 300 });
@@ -191,7 +173,7 @@ describe.each(impls)('$name limiter', (impl) => {
 
   it('rejects an aborted wait with an AbortError and does not spend a start on it', async () => {
     const rl = { limit: 3, windowMs: 300 };
-    const [a, b] = pair(impl, rl);
+    const { a, b, starts } = pair(impl, rl);
     const key = freshKey();
     for (let i = 0; i < rl.limit; i++) await a.acquire(key);
 
@@ -206,15 +188,15 @@ describe.each(impls)('$name limiter', (impl) => {
     await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
 
     // All L starts of the next window go to the others: the aborted waiter took none.
-    const t0 = now();
-    const grants: number[] = [];
-    await Promise.all(Array.from({ length: rl.limit }, () => b.acquire(key).then(() => void grants.push(now() - t0))));
-    expect(grants.filter((t) => t < rl.windowMs).length).toBe(rl.limit);
+    await Promise.all(Array.from({ length: rl.limit }, () => b.acquire(key)));
+    expect(starts).toHaveLength(2 * rl.limit);
+    const next = starts.slice(rl.limit).sort((x, y) => x - y);
+    expect(next.at(-1)! - next[0]!).toBeLessThan(rl.windowMs);
   });
 
   it('rejects waiters that are still waiting when it closes', async () => {
     const rl = { limit: 1, windowMs: 5000 };
-    const [a] = pair(impl, rl);
+    const { a } = pair(impl, rl);
     const key = freshKey();
     await a.acquire(key);
     const waiting = expect(a.acquire(key, 'backfill')).rejects.toThrow(/closed/);

@@ -65,21 +65,28 @@ async function run(cfg: WorkerConfig, startAt: number): Promise<Sent[]> {
     sent.push({ t, status: res.statusCode });
     return feedbackOf(res.statusCode, res.headers);
   };
-  await sleep(Math.max(0, startAt - Date.now()));
   try {
-    if (cfg.mode === 'bullmq') await viaBullmq(cfg, send, deadline);
-    else if (cfg.mode === 'sleep') await Promise.all(Array.from({ length: cfg.workers }, () => bySleep(cfg, send, deadline)));
-    else await byLimiter(cfg, send, deadline);
+    if (cfg.mode === 'bullmq') await viaBullmq(cfg, send, startAt, deadline);
+    else if (cfg.mode === 'sleep') await bySleep(cfg, send, startAt, deadline);
+    else await byLimiter(cfg, send, startAt, deadline);
   } finally {
     await pool.close();
   }
   return sent;
 }
 
+/** Connections are made before the start, so the first window measures pacing, not connecting. */
+async function startsAt(startAt: number): Promise<void> {
+  await sleep(Math.max(0, startAt - Date.now()));
+}
+
 /** One limiter per process, shared by its workers, as the sync worker shares one. */
-async function byLimiter(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, deadline: number): Promise<void> {
-  const limiter = createRateLimiter({ rateLimit: cfg.rateLimit, redis: cfg.redisUrl, safetyMarginMs: cfg.safetyMarginMs });
+async function byLimiter(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, startAt: number, deadline: number) {
+  const redis = cfg.redisUrl ? new Redis(cfg.redisUrl) : undefined;
+  await redis?.ping();
+  const limiter = createRateLimiter({ rateLimit: cfg.rateLimit, redis, safetyMarginMs: cfg.safetyMarginMs });
   const key = createHash('sha256').update(cfg.apiKey).digest('hex').slice(0, 24);
+  await startsAt(startAt);
   const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
   const loop = async () => {
     try {
@@ -95,19 +102,26 @@ async function byLimiter(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>
     await Promise.all(Array.from({ length: cfg.workers }, loop));
   } finally {
     await limiter.close();
+    await redis?.quit();
   }
 }
 
-async function bySleep(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, deadline: number): Promise<void> {
+async function bySleep(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, startAt: number, deadline: number) {
   const pause = cfg.rateLimit.windowMs / cfg.rateLimit.limit;
-  while (Date.now() < deadline) {
-    await send();
-    await sleep(pause);
-  }
+  await startsAt(startAt);
+  const loop = async () => {
+    while (Date.now() < deadline) {
+      await send();
+      await sleep(pause);
+    }
+  };
+  await Promise.all(Array.from({ length: cfg.workers }, loop));
 }
 
-async function viaBullmq(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, deadline: number): Promise<void> {
+async function viaBullmq(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, startAt: number, deadline: number) {
   const connection = new Redis(cfg.redisUrl!, { maxRetriesPerRequest: null });
+  await connection.ping();
+  await startsAt(startAt);
   const worker = new Worker(
     cfg.queue!,
     async () => {
@@ -137,7 +151,8 @@ export async function runProcesses(cfg: WorkerConfig, processes: number): Promis
     return line.value;
   };
   await Promise.all(children.map((_, i) => next(i)));
-  const startAt = Date.now() + 200;
+  // Time for every child to connect before the first window.
+  const startAt = Date.now() + 1000;
   for (const child of children) child.stdin!.end(`go ${startAt}\n`);
   const results = await Promise.all(children.map(async (_, i) => JSON.parse(await next(i)) as Sent[]));
   return { startAt, sent: results.flat().sort((a, b) => a.t - b.t) };
@@ -152,6 +167,8 @@ export interface Summary {
   usedPct: number;
   /** The least-used whole window, as a share of the limit. */
   minWindowPct: number;
+  /** Admitted requests in each whole window. */
+  perWindow: number[];
   /**
    * The long-run rate, as a share of the limit: W over the mean time from one admitted request to the L-th after it.
    * Unlike `usedPct` it is not rounded to whole bursts, so it shows what a safety margin costs.
@@ -178,6 +195,7 @@ export function summarise(sent: Sent[], startAt: number, cfg: WorkerConfig): Sum
     limited: sent.length - admitted.length,
     usedPct: round((100 * perWindow.reduce((a, b) => a + b, 0)) / (windows * limit)),
     minWindowPct: round((100 * Math.min(...perWindow)) / limit),
+    perWindow,
     sustainedPct: round((100 * windowMs) / meanSpan(admitted, limit)),
     maxSentPerWindow: maxInWindow(sent.map((s) => s.t), windowMs),
     windows,
