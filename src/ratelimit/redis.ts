@@ -20,12 +20,12 @@ import {
  * that read Redis's own clock, so processes on machines with different clocks agree.
  *
  * Keys (the braces keep one key's entries in one cluster slot):
- *   wfsync:rl:{<key>}            ZSET  start id → start time (ms); expires a little after the window
+ *   wfsync:rl:{<key>}            ZSET  start id → start time (ms); starts and key expire after window + grace
  *   wfsync:rl:{<key>}:pause      STRING set with PX while the service said stop
  *   wfsync:rl:{<key>}:w:<lane>   ZSET  process id → registration expiry (ms): who waits in which lane
  */
 
-/** Registers this process's lanes (ARGV[1..5]: member, ttl, counts per lane); KEYS[1..3]: lane sets. */
+/** Shared Lua: register(...) records which lanes this process waits in (KEYS[3..5]: the lane sets); clock() is Redis's time in ms. */
 const REGISTER = `
 local function register(now, member, ttl, counts)
   for i = 1, 3 do
