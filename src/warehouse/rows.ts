@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { DEFAULT_SCHEMA, warehouseTables } from './schema.ts';
 import type { ChildTarget, KeyField, Target } from './targets.ts';
@@ -99,8 +99,16 @@ export function scrub(value: unknown): unknown {
 
 export function getPath(item: unknown, path: string): unknown {
   let v: unknown = item;
-  for (const part of path.split('.')) v = isPlainObject(v) ? v[part] : undefined;
+  for (const part of splitPath(path)) v = isPlainObject(v) ? v[part] : undefined;
   return v;
+}
+
+// Key field paths repeat on every item: split each once.
+const pathParts = new Map<string, readonly string[]>();
+function splitPath(path: string): readonly string[] {
+  let parts = pathParts.get(path);
+  if (!parts) pathParts.set(path, (parts = path.split('.')));
+  return parts;
 }
 
 const OFFSET_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -119,29 +127,71 @@ export function hashKey(item: unknown, fields: readonly KeyField[]): string {
   const parts = fields.map((f) =>
     keyPart(typeof f === 'string' ? getPath(item, f) : f.map((alt) => getPath(item, alt)).find((v) => v != null)),
   );
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+  return sha256Hex32(JSON.stringify(parts));
+}
+
+/** First 32 hex digits of sha-256: one-shot `crypto.hash` where Node has it (20.12+), else createHash. */
+const sha256Hex32: (text: string) => string =
+  typeof hash === 'function' ? (text) => hash('sha256', text, 'hex').slice(0, 32) : (text) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/**
+ * Where one field name of an object at one place of an item goes: decided once per (table, path, name) and
+ * reused for every item of every page, instead of snake-casing and looking up columns item by item.
+ */
+interface Field {
+  /** Never stored, or a child list mapped elsewhere. */
+  readonly drop: boolean;
+  readonly name: string;
+  readonly col: ColumnInfo | undefined;
+  readonly jsonb: boolean;
+  readonly path: string;
+  /** Where the fields of a nested object under this name go (made when first met). */
+  nested: Scope | undefined;
+}
+
+/** The fields of objects at one path of an item, flattened into one table under one column prefix. */
+interface Scope {
+  readonly table: TableInfo;
+  readonly prefix: string;
+  readonly path: string;
+  readonly skip: ReadonlySet<string>;
+  readonly fields: Map<string, Field>;
+}
+
+/** Bounds the field cache of a scope whose objects are keyed by data rather than by a schema. */
+const MAX_CACHED_FIELDS = 1024;
+
+function scope(table: TableInfo, skip: ReadonlySet<string>, prefix = '', path = ''): Scope {
+  return { table, prefix, path, skip, fields: new Map() };
+}
+
+function field(s: Scope, k: string): Field {
+  let f = s.fields.get(k);
+  if (f) return f;
+  const path = s.path ? `${s.path}.${k}` : k;
+  const name = s.prefix + snake(k);
+  const col = BOOKKEEPING.has(name) ? undefined : s.table.byName.get(name);
+  f = { drop: NEVER_STORED.test(k) || s.skip.has(path), name, col, jsonb: col?.sqlType === 'jsonb', path, nested: undefined };
+  if (s.fields.size < MAX_CACHED_FIELDS) s.fields.set(k, f);
+  return f;
 }
 
 /** Flattens `value` into the table's columns; returns what no column took (or undefined). */
-function flatten(value: Record<string, unknown>, table: TableInfo, row: Row, skip: ReadonlySet<string>, prefix = '', path = ''): Record<string, unknown> | undefined {
+function flatten(value: Record<string, unknown>, s: Scope, row: Row): Record<string, unknown> | undefined {
   let extra: Record<string, unknown> | undefined;
-  const keep = (k: string, v: unknown) => {
-    if (v === null || v === undefined) return;
-    (extra ??= {})[k] = scrub(v);
-  };
-  for (const [k, v] of Object.entries(value)) {
-    if (NEVER_STORED.test(k)) continue;
-    const p = path ? `${path}.${k}` : k;
-    if (skip.has(p)) continue;
-    const name = prefix + snake(k);
-    const col = BOOKKEEPING.has(name) ? undefined : table.byName.get(name);
-    if (col && (col.sqlType === 'jsonb' || !(Array.isArray(v) || isPlainObject(v)))) {
-      row[name] = col.sqlType === 'jsonb' ? scrub(v) : v;
-    } else if (isPlainObject(v)) {
-      const nested = flatten(v, table, row, skip, `${name}_`, p);
-      if (nested) keep(k, nested);
-    } else {
-      keep(k, v);
+  for (const k of Object.keys(value)) {
+    const f = field(s, k);
+    if (f.drop) continue;
+    const v = value[k];
+    const structured = typeof v === 'object' && v !== null && !(v instanceof Date);
+    if (f.col && (f.jsonb || !structured)) {
+      row[f.name] = f.jsonb ? scrub(v) : v;
+    } else if (structured && !Array.isArray(v)) {
+      // Nested extras are fresh scrubbed copies already.
+      const nested = flatten(v as Record<string, unknown>, (f.nested ??= scope(s.table, s.skip, `${f.name}_`, f.path)), row);
+      if (nested) (extra ??= {})[k] = nested;
+    } else if (v !== null && v !== undefined) {
+      (extra ??= {})[k] = scrub(v);
     }
   }
   return extra;
@@ -149,31 +199,78 @@ function flatten(value: Record<string, unknown>, table: TableInfo, row: Row, ski
 
 /** Hash of everything a row says, bookkeeping aside, and of its child rows (in column order, so stable). */
 function contentHash(table: TableInfo, row: Row, children: readonly Row[][], childTables: readonly TableInfo[]): string {
-  const content = (t: TableInfo, r: Row) => t.hashed.map((c) => (r[c] instanceof Date ? (r[c] as Date).toISOString() : (r[c] ?? null)));
-  const all = [content(table, row), children.map((rows, i) => rows.map((r) => content(childTables[i]!, r)))];
-  return createHash('sha256').update(JSON.stringify(all)).digest('hex').slice(0, 32);
+  const kids: unknown[][][] = [];
+  for (let i = 0; i < children.length; i++) {
+    const t = childTables[i]!;
+    kids.push(children[i]!.map((r) => content(t, r)));
+  }
+  return sha256Hex32(JSON.stringify([content(table, row), kids]));
+}
+
+/** A row's hashed values in column order; instants as ISO text. */
+function content(t: TableInfo, r: Row): unknown[] {
+  const out = new Array<unknown>(t.hashed.length);
+  for (let i = 0; i < t.hashed.length; i++) {
+    const v = r[t.hashed[i]!];
+    out[i] = v instanceof Date ? v.toISOString() : (v ?? null);
+  }
+  return out;
 }
 
 export function keyText(row: Row, key: readonly string[]): string {
   return JSON.stringify(key.map((k) => (row[k] == null ? null : String(row[k]))));
 }
 
-function mapChild(child: ChildTarget, item: Record<string, unknown>, parent: Row, parentKey: readonly string[]): Row[] {
-  const table = tableInfo(child.table);
-  const list = getPath(item, child.path);
+/** What mapping one target needs, worked out once per target rather than per item. */
+interface Plan {
+  readonly table: TableInfo;
+  readonly scope: Scope;
+  readonly children: readonly ChildPlan[];
+  readonly childTables: readonly TableInfo[];
+}
+
+interface ChildPlan {
+  readonly child: ChildTarget;
+  readonly table: TableInfo;
+  readonly scope: Scope;
+  readonly parentColumns: readonly string[];
+  readonly hasOrd: boolean;
+}
+
+const plans = new WeakMap<Target, Plan>();
+
+function planFor(target: Target): Plan {
+  let plan = plans.get(target);
+  if (plan) return plan;
+  const table = tableInfo(target.table);
+  const children = (target.children ?? []).map((child) => {
+    const t = tableInfo(child.table);
+    return { child, table: t, scope: scope(t, new Set()), parentColumns: child.parentColumns ?? target.key, hasOrd: t.byName.has('_ord') };
+  });
+  plan = {
+    table,
+    scope: scope(table, new Set((target.children ?? []).map((c) => c.path))),
+    children,
+    childTables: children.map((c) => c.table),
+  };
+  plans.set(target, plan);
+  return plan;
+}
+
+function mapChild(c: ChildPlan, item: Record<string, unknown>, parent: Row, parentKey: readonly string[]): Row[] {
+  const list = getPath(item, c.child.path);
   if (!Array.isArray(list)) return [];
-  const elements = list.filter(isPlainObject).flatMap((el) => expand(el, child.each));
-  const parentColumns = child.parentColumns ?? parentKey;
+  const elements = list.filter(isPlainObject).flatMap((el) => expand(el, c.child.each));
   const rows = elements.map((el, ord) => {
     const row: Row = { company_key: parent.company_key };
-    parentColumns.forEach((c, i) => (row[c] = parent[parentKey[i]!]));
-    const extra = flatten(el, table, row, new Set());
-    if (table.byName.has('_ord')) row._ord = ord;
-    if (child.keyFields) row._key = hashKey(el, child.keyFields);
+    c.parentColumns.forEach((col, i) => (row[col] = parent[parentKey[i]!]));
+    const extra = flatten(el, c.scope, row);
+    if (c.hasOrd) row._ord = ord;
+    if (c.child.keyFields) row._key = hashKey(el, c.child.keyFields);
     row._extra = extra ?? null;
     return row;
   });
-  return dedupe(rows, (r) => keyText(r, child.key));
+  return dedupe(rows, (r) => keyText(r, c.child.key));
 }
 
 /** One element, or with `each` one merged object per inner element (the entry itself when it has none). */
@@ -196,20 +293,19 @@ export function dedupe<T>(items: readonly T[], key: (t: T) => string): T[] {
 }
 
 export function mapItem(target: Target, companyKey: string, input: Record<string, unknown>, envelope?: Record<string, unknown>): MappedItem {
-  const table = tableInfo(target.table);
+  const plan = planFor(target);
   let item = target.prepare ? target.prepare(input) : input;
   if (envelope && target.envelopeFields) {
     item = { ...item };
     for (const f of target.envelopeFields) if (envelope[f] !== undefined && item[f] == null) item[f] = envelope[f];
   }
   const row: Row = { company_key: companyKey };
-  const skip = new Set((target.children ?? []).map((c) => c.path));
-  const extra = flatten(item, table, row, skip);
+  const extra = flatten(item, plan.scope, row);
   if (target.keyFields) row._key = hashKey(item, target.keyFields);
   row._extra = extra ?? null;
-  const children = (target.children ?? []).map((c) => mapChild(c, item, row, target.key));
+  const children = plan.children.map((c) => mapChild(c, item, row, target.key));
   const deleted = target.deletedFlag ? item[target.deletedFlag] === true : false;
-  row._hash = contentHash(table, row, children, (target.children ?? []).map((c) => tableInfo(c.table)));
+  row._hash = contentHash(plan.table, row, children, plan.childTables);
   return { row, children, keyText: keyText(row, target.key), deleted };
 }
 
