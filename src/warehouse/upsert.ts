@@ -94,12 +94,18 @@ on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
 }
 
 /** A join condition matching a table's key columns against unnested text arrays starting at `$first`. */
-function keyJoin(schema: string, table: TableInfo, key: readonly string[], first: number): { from: string; on: string } {
-  const cols = key.map((k) => table.byName.get(k)!);
+function keyJoin(
+  schema: string,
+  table: TableInfo,
+  key: readonly string[],
+  first: number,
+  more: readonly string[] = [],
+): { from: string; on: string } {
+  const cols = [...key.map((k) => table.byName.get(k)!.name), ...more];
   const arrays = cols.map((_, i) => `$${first + i}::text[]`).join(', ');
   return {
-    from: `unnest(${arrays}) as k(${cols.map((c) => q(c.name)).join(', ')})`,
-    on: cols.map((c) => `x.${q(c.name)} = ${cast('k', c)}`).join(' and '),
+    from: `unnest(${arrays}) as k(${cols.map(q).join(', ')})`,
+    on: key.map((k) => table.byName.get(k)!).map((c) => `x.${q(c.name)} = ${cast('k', c)}`).join(' and '),
   };
 }
 
@@ -114,19 +120,42 @@ interface Previous {
   wasDeleted: boolean;
 }
 
-async function upsertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<Map<string, Previous>> {
+/** The stored hash and deletion state of the page's keys that exist, by key text. */
+async function previousRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<Map<string, Previous>> {
   const previous = new Map<string, Previous>();
   const key = table.primaryKey.slice(1);
   for (const chunk of chunks(rows)) {
-    // Awaited one after the other: pipelining the two stalls on TCP delayed acknowledgement.
     const old = await exec(tx, previousStatement(schema, table), [chunk[0]!.company_key, ...keyArrays(chunk, key)]);
-    await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
     for (const o of old) {
       const keyText = JSON.stringify(key.map((k) => o[k] as string | null));
       previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
     }
   }
   return previous;
+}
+
+async function upsertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
+  for (const chunk of chunks(rows)) await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
+}
+
+/**
+ * Sets `_synced_at` of rows whose content and deletion state are what the page says: only their keys travel,
+ * not their columns. A row is touched only if it still has the hash read before, so one a concurrent writer
+ * changed in between is found missing and written in full instead, as the upsert would have.
+ */
+async function touchUnchanged(tx: Tx, schema: string, table: TableInfo, unchanged: readonly MappedItem[], syncedAt: Date): Promise<void> {
+  const key = table.primaryKey.slice(1);
+  const sql = cached(`touch:${schema}.${table.name}`, () => {
+    const { from, on } = keyJoin(schema, table, key, 3, ['_hash', '_deleted']);
+    return `update ${qt(schema, table.name)} x set "_synced_at" = $2 from ${from}
+where x.company_key = $1 and ${on} and x."_hash" = k."_hash" and (x."_deleted_at" is not null) = k."_deleted"::boolean`;
+  });
+  for (const chunk of chunks(unchanged)) {
+    const rows = chunk.map((m) => m.row);
+    const params = [rows[0]!.company_key, syncedAt, ...keyArrays(rows, key), rows.map((r) => r._hash), chunk.map((m) => String(m.deleted))];
+    const touched = (await tx.unsafe(sql, params as never[], { prepare: true })).count;
+    if (touched !== chunk.length) await upsertRows(tx, schema, table, rows);
+  }
 }
 
 async function insertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
@@ -231,8 +260,9 @@ async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: s
     for (const rows of m.children) for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
   }
   const table = tableInfo(target.table);
-  const previous = await upsertRows(tx, schema, table, mapped.map((m) => m.row));
+  const previous = await previousRows(tx, schema, table, mapped.map((m) => m.row));
   const changed: MappedItem[] = [];
+  const unchanged: MappedItem[] = [];
   const close: Row[] = [];
   const open: Row[] = [];
   for (const m of mapped) {
@@ -242,11 +272,16 @@ async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: s
     else if (differs) result.updated++;
     else result.unchanged++;
     if (m.deleted && !before?.wasDeleted) result.deleted++;
-    if (!differs) continue;
+    if (!differs) {
+      unchanged.push(m);
+      continue;
+    }
     changed.push(m);
     if (before && !before.wasDeleted) close.push(m.row);
     if (!m.deleted) open.push(m.row);
   }
+  if (changed.length > 0) await upsertRows(tx, schema, table, changed.map((m) => m.row));
+  if (unchanged.length > 0) await touchUnchanged(tx, schema, table, unchanged, syncedAt);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
   if (changed.length > 0) await replaceChildren(tx, schema, target, changed);
   await writeHistory(tx, schema, target, companyKey, close, open, syncedAt);
