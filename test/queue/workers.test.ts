@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { jobs } from '../../jobs/index.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { SYNC_QUEUE } from '../../src/queue/sync-queue.ts';
+import { freshDatabase } from '../support/db.ts';
+import { divergence, summarizeDivergence } from '../support/convergence.ts';
+import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
+
+/**
+ * Two worker processes and a scheduler process sync two sandbox companies through BullMQ, with real Redis and
+ * Postgres; one worker is killed mid-stream and the other finishes its jobs.
+ */
+const rateLimit = { limit: 100, windowMs: 1000 };
+const REDIS_DB = 3;
+let sandboxes: Record<'north' | 'south', RunningSandbox>;
+let wh: Warehouse;
+let redis: Redis;
+let env: Record<string, string>;
+const children: Spawned[] = [];
+
+/** A cron that fires once, a few seconds from now (croner takes seconds as the first field). */
+function onceSoon(seconds: number): string {
+  const t = new Date(Date.now() + seconds * 1000);
+  return `${t.getUTCSeconds()} ${t.getUTCMinutes()} ${t.getUTCHours()} * * *`;
+}
+
+beforeAll(async () => {
+  const [north, south] = await Promise.all([
+    startSandbox({ port: 0, seed: 21, size: 'small', rateLimit, keys: [{ key: 'north-key', scopes: ['individuals', 'certifications'] }] }),
+    startSandbox({ port: 0, seed: 22, size: 'small', rateLimit, keys: [{ key: 'south-key', scopes: ['individuals', 'certifications'] }] }),
+  ]);
+  sandboxes = { north: north!, south: south! };
+  const databaseUrl = await freshDatabase();
+  wh = await openWarehouse({ databaseUrl });
+  await wh.migrate();
+  const redisUrl = `${inject('redisUrl')}/${REDIS_DB}`;
+  redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  await redis.flushdb();
+  env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    WFS_RATE_LIMIT: '100/1s',
+    WFS_JOB_LOCK_MS: '3000',
+    WFS_WORKER_CONCURRENCY: '3',
+    LOG_LEVEL: 'warn',
+    WFS_COMPANIES: JSON.stringify(
+      Object.entries(sandboxes).map(([key, s]) => ({
+        key,
+        apiKey: `${key}-key`,
+        baseUrl: s.url,
+        formIds: s.data.formIds(),
+        runTypeIds: s.data.runTypeIds(),
+      })),
+    ),
+  };
+});
+
+afterAll(async () => {
+  for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+  await redis?.quit();
+  await wh?.close();
+  await Promise.all(Object.values(sandboxes ?? {}).map((s) => s.close()));
+});
+
+describe('workers and scheduler', () => {
+  it('sync every stream of two companies; a killed worker’s jobs finish elsewhere; the warehouse converges', async () => {
+    const workers = [spawnWfsync(['worker'], env), spawnWfsync(['worker'], env)];
+    const crons = Object.fromEntries(jobs.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, onceSoon(12)]));
+    const scheduler = spawnWfsync(['scheduler'], { ...env, ...crons });
+    children.push(...workers, scheduler);
+
+    // Kill the first worker while streams are being written.
+    await waitFor(
+      () => `streams running (worker said: ${workers[0]!.output().slice(-2000)} scheduler said: ${scheduler.output().slice(-2000)})`,
+      async () => (await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where finished_at is null`)[0]!.n >= 3,
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    workers[0]!.proc.kill('SIGKILL');
+
+    const queue = new Queue(SYNC_QUEUE, { connection: redis });
+    const expected = jobs.length * 2;
+    const counts = await waitFor(
+      () => `every job to finish (worker said: ${workers[1]!.output().slice(-3000)})`,
+      async () => {
+        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized');
+        const n = (k: string) => c[k] ?? 0;
+        return n('completed') + n('failed') >= expected && n('waiting') + n('active') + n('delayed') + n('prioritized') === 0
+          ? { completed: n('completed'), failed: n('failed') }
+          : undefined;
+      },
+      150_000,
+      500,
+    );
+    expect(counts.failed).toBe(0);
+    // The killed worker held jobs: the survivor noticed them stalled and ran them again.
+    expect(workers[1]!.output()).toContain('sync job stalled; it runs again');
+    expect(counts.completed).toBe(expected);
+    const results = (await queue.getCompleted(0, expected)).map((j) => j.returnvalue as { skipped?: string });
+    expect(results.filter((r) => r.skipped)).toEqual([]);
+    await queue.close();
+
+    for (const company of ['north', 'south'] as const) {
+      expect(summarizeDivergence(await divergence(wh, sandboxes[company].data, company)), company).toEqual({});
+      expect(sandboxes[company].stats().rateLimited, `${company} got 429s`).toBe(0);
+    }
+    const [rejects] = await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_rejects`;
+    expect(rejects!.n).toBe(0);
+
+    // The surviving worker and the scheduler stop cleanly on SIGTERM, well within 10 s.
+    for (const p of [workers[1]!, scheduler]) {
+      const started = Date.now();
+      p.proc.kill('SIGTERM');
+      const { code } = await p.exited();
+      expect(code, p.output()).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+  }, 240_000);
+});

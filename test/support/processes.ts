@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const WFSYNC = fileURLToPath(new URL('../../bin/wfsync.js', import.meta.url));
+
+export interface Spawned {
+  proc: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or the signal's name) and how long it took from now. */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs `wfsync <args>` as a child process with the given settings; its output is kept for assertions. */
+export function spawnWfsync(args: string[], env: Record<string, string>, cwd?: string): Spawned {
+  const proc = spawn(process.execPath, [WFSYNC, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { proc, output: () => out, exited: () => exit };
+}
+
+export async function waitFor<T>(what: string | (() => string), probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
