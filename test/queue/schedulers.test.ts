@@ -1,0 +1,53 @@
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { jobs } from '../../jobs/index.ts';
+import { SYNC_QUEUE, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
+
+const REDIS_DB = 4;
+const children: Spawned[] = [];
+afterAll(() => children.forEach((c) => c.proc.exitCode === null && c.proc.kill('SIGKILL')));
+
+describe('several schedulers', () => {
+  it('two scheduler processes firing the same cron enqueue each run once', async () => {
+    const redisUrl = `${inject('redisUrl')}/${REDIS_DB}`;
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    await redis.flushdb();
+    // time-off fires every second; every other job only on New Year's midnight.
+    const crons = Object.fromEntries(
+      jobs.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, j.name === 'time-off' ? '* * * * * *' : '0 0 0 1 1 *']),
+    );
+    const env = {
+      REDIS_URL: redisUrl,
+      LOG_LEVEL: 'warn',
+      WFS_COMPANIES: JSON.stringify([
+        { key: 'north', apiKey: 'k1', baseUrl: 'http://127.0.0.1:9' },
+        { key: 'south', apiKey: 'k2', baseUrl: 'http://127.0.0.1:9' },
+      ]),
+      ...crons,
+    };
+    const schedulers = [spawnWfsync(['scheduler'], env), spawnWfsync(['scheduler'], env)];
+    children.push(...schedulers);
+    await waitFor('both schedulers started', async () => schedulers.every((s) => s.output().includes('scheduled incremental syncs')), 30_000);
+    await new Promise((r) => setTimeout(r, 4500));
+    for (const s of schedulers) {
+      s.proc.kill('SIGTERM');
+      expect((await s.exited()).code, s.output()).toBe(0);
+    }
+
+    const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection: redis });
+    const queued = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
+    await queue.close();
+    await redis.quit();
+    expect(queued.length).toBeGreaterThanOrEqual(6);
+    for (const company of ['north', 'south']) {
+      const fired = queued.filter((j) => j.data.company === company).map((j) => j.data.firedAt).sort();
+      expect(new Set(fired).size, `${company}: a run was enqueued twice`).toBe(fired.length);
+      // One run per second fired, however many schedulers fired it.
+      const spanS = (Date.parse(fired.at(-1)!) - Date.parse(fired[0]!)) / 1000;
+      expect(fired.length).toBe(spanS + 1);
+    }
+    expect(queued.every((j) => j.data.job === 'time-off' && !j.id!.includes(':'))).toBe(true);
+  }, 60_000);
+});
