@@ -1,0 +1,60 @@
+import { pino, type Logger } from 'pino';
+import type { RunningSandbox } from '../../src/sandbox/index.ts';
+import { SourceClient, type SourceClientOptions } from '../../src/source/client.ts';
+import { createRateLimiter } from '../../src/ratelimit/index.ts';
+import type { RateLimiter } from '../../src/ratelimit/types.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import type { SyncContext } from '../../src/sync/engine.ts';
+import { freshDatabase } from './db.ts';
+
+export interface TestSync {
+  ctx: SyncContext;
+  client: SourceClient;
+  warehouse: Warehouse;
+  limiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+export interface TestSyncOptions {
+  /** Where the client sends its requests (a proxy in front of the sandbox); default the sandbox. */
+  baseUrl?: string;
+  client?: Partial<Omit<SourceClientOptions, 'baseUrl' | 'apiKey' | 'limiter'>>;
+  log?: Logger;
+  companyKey?: string;
+}
+
+/** A fresh warehouse database and a client of the sandbox (or of a proxy in front of it), ready for runStreams. */
+export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOptions = {}): Promise<TestSync> {
+  const warehouse = await openWarehouse({ databaseUrl: await freshDatabase() });
+  await warehouse.migrate();
+  const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 } });
+  const log = opts.log ?? pino({ level: 'silent' });
+  const client = new SourceClient({
+    baseUrl: opts.baseUrl ?? sandbox.url,
+    apiKey: sandbox.apiKey,
+    limiter,
+    logger: log,
+    ...opts.client,
+  });
+  const ctx: SyncContext = {
+    companyKey: opts.companyKey ?? 'acme',
+    client,
+    warehouse,
+    log,
+    now: () => client.serviceNow(),
+    refreshClock: () => client.freshServiceNow(0),
+    formIds: sandbox.data.formIds(),
+    runTypeIds: sandbox.data.runTypeIds(),
+  };
+  return {
+    ctx,
+    client,
+    warehouse,
+    limiter,
+    close: async () => {
+      await client.close();
+      await limiter.close();
+      await warehouse.close();
+    },
+  };
+}
