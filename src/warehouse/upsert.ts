@@ -61,20 +61,44 @@ function unnestInput(table: TableInfo, columns = table.columns): string {
 
 const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.${q(c.name)}::${c.sqlType}`;
 
-/** The previous hash and deletion of the page's keys: one index probe each (`= any` of the key array). */
-function previousStatement(schema: string, table: TableInfo): string {
-  return cached(`previous:${schema}.${table.name}`, () => {
+/**
+ * One statement per chunk: reads the stored hash and deletion state of the page's keys (as they were before
+ * the statement) and sets `_synced_at` on the rows whose content and deletion state are what the page says.
+ * For those rows only keys and hashes travel. A row changed by a concurrent writer between the snapshot and
+ * the update is not touched (the update rechecks the hash) and comes back with `touched` false.
+ *
+ * Rows are found by `= any` of the key array (one index probe each) and compared with the page through a jsonb
+ * object keyed by key text: no join the planner could turn into a scan of the company's rows while the
+ * statistics of a filling table lag behind.
+ */
+function readAndTouchStatement(schema: string, table: TableInfo): string {
+  return cached(`read-touch:${schema}.${table.name}`, () => {
     const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
-    const match =
+    const probe = (alias: string) =>
       key.length === 1
-        ? `t.${q(key[0]!.name)} = any($2::text[]::${key[0]!.sqlType}[])`
-        : `(${key.map((c) => `t.${q(c.name)}`).join(', ')}) in (select ${key.map((c) => cast('k', c)).join(', ')} from unnest(${key
-            .map((_, i) => `$${i + 2}::text[]`)
+        ? `${alias}.${q(key[0]!.name)} = any($3::text[]::${key[0]!.sqlType}[])`
+        : `(${key.map((c) => `${alias}.${q(c.name)}`).join(', ')}) in (select ${key.map((c) => cast('k', c)).join(', ')} from unnest(${key
+            .map((_, i) => `$${i + 3}::text[]`)
             .join(', ')}) as k(${key.map((c) => q(c.name)).join(', ')}))`;
-    return `select ${key.map((c) => `t.${q(c.name)}::text as ${q(c.name)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted
-from ${qt(schema, table.name)} t where t.company_key = $1 and ${match}`;
+    const keyText = (alias: string) => `concat_ws(${KEY_SEPARATOR_SQL}, ${key.map((c) => `${alias}.${q(c.name)}::text`).join(', ')})`;
+    // A jsonb parameter: parsed once at bind, not once per row as a cast from text would be.
+    const expected = `$${key.length + 3}::jsonb`;
+    return `with touched as (
+  update ${qt(schema, table.name)} x set "_synced_at" = $2
+  where x.company_key = $1 and ${probe('x')}
+    and x."_hash" || case when x."_deleted_at" is null then '|f' else '|t' end = ${expected} ->> ${keyText('x')}
+  returning ${keyText('x')} as key
+)
+select ${key.map((c) => `t.${q(c.name)}::text as ${q(c.name)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted,
+  ${keyText('t')} in (select key from touched) as touched
+from ${qt(schema, table.name)} t
+where t.company_key = $1 and ${probe('t')}`;
   });
 }
+
+/** Joins the text of a composite key's parts (a unit separator: never inside ids or hashed keys). */
+const KEY_SEPARATOR = '\x1f';
+const KEY_SEPARATOR_SQL = `E'\\x1f'`;
 
 /** One multi-row upsert from unnested text arrays; a row deleted before keeps its first deletion time. */
 function upsertStatement(schema: string, table: TableInfo): string {
@@ -94,18 +118,12 @@ on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
 }
 
 /** A join condition matching a table's key columns against unnested text arrays starting at `$first`. */
-function keyJoin(
-  schema: string,
-  table: TableInfo,
-  key: readonly string[],
-  first: number,
-  more: readonly string[] = [],
-): { from: string; on: string } {
-  const cols = [...key.map((k) => table.byName.get(k)!.name), ...more];
+function keyJoin(schema: string, table: TableInfo, key: readonly string[], first: number): { from: string; on: string } {
+  const cols = key.map((k) => table.byName.get(k)!);
   const arrays = cols.map((_, i) => `$${first + i}::text[]`).join(', ');
   return {
-    from: `unnest(${arrays}) as k(${cols.map(q).join(', ')})`,
-    on: key.map((k) => table.byName.get(k)!).map((c) => `x.${q(c.name)} = ${cast('k', c)}`).join(' and '),
+    from: `unnest(${arrays}) as k(${cols.map((c) => q(c.name)).join(', ')})`,
+    on: cols.map((c) => `x.${q(c.name)} = ${cast('k', c)}`).join(' and '),
   };
 }
 
@@ -118,17 +136,22 @@ function chunks<T>(items: readonly T[], size = CHUNK_ROWS): T[][] {
 interface Previous {
   hash: string;
   wasDeleted: boolean;
+  /** `_synced_at` was set by the read: the row was already what the page says. */
+  touched: boolean;
 }
 
-/** The stored hash and deletion state of the page's keys that exist, by key text. */
-async function previousRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<Map<string, Previous>> {
+/** The stored state of the page's keys that exist, by key text; rows already as the page says are touched. */
+async function readAndTouch(tx: Tx, schema: string, table: TableInfo, mapped: readonly MappedItem[], syncedAt: Date): Promise<Map<string, Previous>> {
   const previous = new Map<string, Previous>();
   const key = table.primaryKey.slice(1);
-  for (const chunk of chunks(rows)) {
-    const old = await exec(tx, previousStatement(schema, table), [chunk[0]!.company_key, ...keyArrays(chunk, key)]);
-    for (const o of old) {
+  for (const chunk of chunks(mapped)) {
+    const rows = chunk.map((m) => m.row);
+    const expected: Record<string, string> = {};
+    for (const m of chunk) expected[key.map((k) => String(m.row[k])).join(KEY_SEPARATOR)] = `${m.row._hash as string}|${m.deleted ? 't' : 'f'}`;
+    const params = [rows[0]!.company_key, syncedAt, ...keyArrays(rows, key), expected];
+    for (const o of await exec(tx, readAndTouchStatement(schema, table), params)) {
       const keyText = JSON.stringify(key.map((k) => o[k] as string | null));
-      previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
+      previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean, touched: o.touched as boolean });
     }
   }
   return previous;
@@ -136,26 +159,6 @@ async function previousRows(tx: Tx, schema: string, table: TableInfo, rows: read
 
 async function upsertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
   for (const chunk of chunks(rows)) await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
-}
-
-/**
- * Sets `_synced_at` of rows whose content and deletion state are what the page says: only their keys travel,
- * not their columns. A row is touched only if it still has the hash read before, so one a concurrent writer
- * changed in between is found missing and written in full instead, as the upsert would have.
- */
-async function touchUnchanged(tx: Tx, schema: string, table: TableInfo, unchanged: readonly MappedItem[], syncedAt: Date): Promise<void> {
-  const key = table.primaryKey.slice(1);
-  const sql = cached(`touch:${schema}.${table.name}`, () => {
-    const { from, on } = keyJoin(schema, table, key, 3, ['_hash', '_deleted']);
-    return `update ${qt(schema, table.name)} x set "_synced_at" = $2 from ${from}
-where x.company_key = $1 and ${on} and x."_hash" = k."_hash" and (x."_deleted_at" is not null) = k."_deleted"::boolean`;
-  });
-  for (const chunk of chunks(unchanged)) {
-    const rows = chunk.map((m) => m.row);
-    const params = [rows[0]!.company_key, syncedAt, ...keyArrays(rows, key), rows.map((r) => r._hash), chunk.map((m) => String(m.deleted))];
-    const touched = (await tx.unsafe(sql, params as never[], { prepare: true })).count;
-    if (touched !== chunk.length) await upsertRows(tx, schema, table, rows);
-  }
 }
 
 async function insertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
@@ -260,9 +263,9 @@ async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: s
     for (const rows of m.children) for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
   }
   const table = tableInfo(target.table);
-  const previous = await previousRows(tx, schema, table, mapped.map((m) => m.row));
+  const previous = await readAndTouch(tx, schema, table, mapped, syncedAt);
   const changed: MappedItem[] = [];
-  const unchanged: MappedItem[] = [];
+  const rewrite: Row[] = [];
   const close: Row[] = [];
   const open: Row[] = [];
   for (const m of mapped) {
@@ -272,16 +275,15 @@ async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: s
     else if (differs) result.updated++;
     else result.unchanged++;
     if (m.deleted && !before?.wasDeleted) result.deleted++;
-    if (!differs) {
-      unchanged.push(m);
-      continue;
-    }
+    // Unchanged when read but not touched: a concurrent writer changed it since; the page's version wins.
+    if (differs || !before.touched) rewrite.push(m.row);
+    if (!differs) continue;
     changed.push(m);
     if (before && !before.wasDeleted) close.push(m.row);
     if (!m.deleted) open.push(m.row);
   }
-  if (changed.length > 0) await upsertRows(tx, schema, table, changed.map((m) => m.row));
-  if (unchanged.length > 0) await touchUnchanged(tx, schema, table, unchanged, syncedAt);
+  // New and changed rows in full, through the upsert: a key inserted concurrently since the read is updated.
+  await upsertRows(tx, schema, table, rewrite);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
   if (changed.length > 0) await replaceChildren(tx, schema, target, changed);
   await writeHistory(tx, schema, target, companyKey, close, open, syncedAt);
