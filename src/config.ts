@@ -79,6 +79,7 @@ const Env = z.object({
   WFS_PUSH_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   WFS_SECRET_KEY: z.string().min(16, 'at least 16 characters').optional(),
   WFS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  WFS_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -100,6 +101,8 @@ export interface Config {
   pushToken?: string;
   secretKey?: string;
   httpPort: number;
+  /** Where the status server listens: loopback unless said otherwise (0.0.0.0 in a container). */
+  httpHost: string;
   dataDir: string;
   timezone: string;
   workerConcurrency: number;
@@ -116,7 +119,9 @@ export class ConfigError extends Error {
 
 /** Reads the environment (and `.env` when present); a bad setting throws one line naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = Env.safeParse(env);
+  // An empty setting (VAR= in .env, ${VAR:-} in compose) means unset, not an invalid value.
+  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = Env.safeParse(set);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`setting ${String(issue.path[0])}: ${issue.message}`);
@@ -130,7 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('setting WFS_API_KEY: required when WFS_BASE_URL is set');
   }
   const cron: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
+  for (const [k, v] of Object.entries(set)) {
     if (k.startsWith('WFS_CRON_') && v) cron[k.slice('WFS_CRON_'.length).toLowerCase().replace(/_/g, '-')] = v;
   }
   return {
@@ -145,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pushToken: e.WFS_PUSH_TOKEN,
     secretKey: e.WFS_SECRET_KEY,
     httpPort: e.WFS_HTTP_PORT,
+    httpHost: e.WFS_HTTP_HOST,
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY,

@@ -41,3 +41,12 @@ describe('settings', () => {
     });
   });
 });
+
+describe('empty settings', () => {
+  it('treats an empty value as unset, as compose and .env files write them', () => {
+    const c = loadConfig({ WFS_BASE_URL: '', WFS_API_KEY: '', WFS_FORM_IDS: '', WFS_RATE_LIMIT: '' });
+    expect(c.sandbox).toBe(true);
+    expect(c.formIds).toEqual([]);
+    expect(c.rateLimit).toEqual({ limit: 100, windowMs: 60_000 });
+  });
+});

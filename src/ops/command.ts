@@ -68,7 +68,7 @@ export async function runServeCommand(args: string[]): Promise<number> {
   }
   const { config, wh } = await openConfiguredWarehouse();
   await wh.migrate();
-  const server = await startOpsServer({ warehouse: wh, port: config.httpPort, log });
+  const server = await startOpsServer({ warehouse: wh, port: config.httpPort, host: config.httpHost, log });
   process.stderr.write(`status at ${server.url}/\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -64,7 +64,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
   if (noArgs('start', args)) return 0;
   const config = loadConfig();
   const env = await openEnvironment(config, log);
-  const ops = await startOpsServer({ warehouse: env.warehouse, port: config.httpPort, log });
+  const ops = await startOpsServer({ warehouse: env.warehouse, port: config.httpPort, host: config.httpHost, log });
   announce(config, env, ops);
   const companies = config.companies.map((c) => c.key);
   let stops: Stop[];
