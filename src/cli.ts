@@ -62,11 +62,22 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (err: unknown) => {
-    // A bad setting or argument is one clear line, not a stack.
-    const message = err instanceof ConfigError || (err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-      ? (err as Error).message
-      : (err as Error)?.stack ?? String(err);
-    process.stderr.write(`wfsync: ${message}\n`);
+    process.stderr.write(`wfsync: ${describeFailure(err)}\n`);
     process.exitCode = 1;
   },
 );
+
+/**
+ * What went wrong, in one line, for what a user can fix (a setting, an argument, a server that does not answer);
+ * the stack only for what is a bug, or when LOG_LEVEL=debug asks for it.
+ */
+function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  const expected =
+    err instanceof ConfigError ||
+    err.name === 'UnknownStreamError' ||
+    (typeof code === 'string' && (code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code)));
+  const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
+  return expected && !debug ? err.message : (err.stack ?? err.message);
+}

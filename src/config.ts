@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 /** `L/Ws` (or `L/Wms`, `L/Wm`): at most L request starts in any W-long window. */
@@ -56,12 +56,17 @@ export const Company = z.object({
 });
 export type Company = z.infer<typeof Company>;
 
+/** WFS_COMPANIES holds the JSON itself, or the path of a JSON file holding it. */
+function companiesJson(value: string): string {
+  return value.trimStart().startsWith('[') ? value : readFileSync(value, 'utf8');
+}
+
 const companies = z.string().transform((s, ctx) => {
   try {
-    return z.array(Company).min(1).parse(JSON.parse(s));
+    return z.array(Company).min(1).parse(JSON.parse(companiesJson(s)));
   } catch (e) {
     const message = e instanceof z.ZodError ? z.prettifyError(e) : (e as Error).message;
-    ctx.addIssue({ code: 'custom', message: `expected a JSON array of {key, apiKey, baseUrl?}: ${message}` });
+    ctx.addIssue({ code: 'custom', message: `expected a JSON array of {key, apiKey, baseUrl?} or the path of a file holding one: ${message}` });
     return z.NEVER;
   }
 });

@@ -37,6 +37,7 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
   const config = loadConfig();
   const env = await openEnvironment(config, log);
+  process.stderr.write(`warehouse: psql '${env.warehouse.url}'   (schema ${config.dbSchema})\n`);
   const progress = progressPrinter();
   const summaries: SyncSummary[] = [];
   try {

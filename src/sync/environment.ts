@@ -21,18 +21,24 @@ export const BUILT_IN_SANDBOX = { seed: 1, size: 'small', rateLimit: { limit: 10
 
 export async function openEnvironment(config: Config, log: Logger): Promise<Environment> {
   const sandbox = config.sandbox ? await startBuiltInSandbox(log) : undefined;
-  const warehouse = await openWarehouse({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    schema: config.dbSchema,
-    logger: log,
-  });
+  let warehouse: Warehouse;
+  try {
+    warehouse = await openWarehouse({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      schema: config.dbSchema,
+      logger: log,
+    });
+  } catch (e) {
+    await sandbox?.close();
+    throw warehouseError(config, e);
+  }
   try {
     await warehouse.migrate();
   } catch (e) {
     await warehouse.close();
     await sandbox?.close();
-    throw e;
+    throw warehouseError(config, e);
   }
   const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
   const limiter = createRateLimiter({ rateLimit, redis: config.redisUrl, logger: log });
@@ -67,6 +73,18 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
       await sandbox?.close();
     },
   };
+}
+
+/** The warehouse could not be reached or migrated: say which one, without its password. */
+function warehouseError(config: Config, e: unknown): Error {
+  const where = config.databaseUrl ? `DATABASE_URL ${withoutPassword(config.databaseUrl)}` : `the embedded Postgres under ${config.dataDir}`;
+  const err = new Error(`warehouse at ${where}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  (err as Error & { code?: unknown }).code = (e as { code?: unknown })?.code;
+  return err;
+}
+
+export function withoutPassword(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
 
 async function startBuiltInSandbox(log: Logger): Promise<RunningSandbox> {
