@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { bool, int, isoDate, opt, record, str, JobTitleRef } from './common.ts';
 
-/** IndividualCertification, v2.0 (latest version of a credential). */
-export const IndividualCertification = record({
+/** Fields a credential carries in the certification list and in the pending list alike. */
+const credentialFields = {
   IndividualCertificationId: int,
   ServiceId: opt(int),
   FirstName: opt(str),
@@ -10,8 +10,6 @@ export const IndividualCertification = record({
   LegalFirstName: opt(str),
   LegalMiddleName: opt(str),
   LegalLastName: opt(str),
-  UniqueIdentifier: opt(str),
-  BusinessUnitId: opt(str),
   JobTitleId: opt(int),
   JobTitle: opt(str),
   AdditionalJobTitles: opt(z.array(JobTitleRef)),
@@ -24,38 +22,25 @@ export const IndividualCertification = record({
   ExpirationDate: opt(isoDate),
   Reference: opt(str),
   UpdateDate: opt(isoDate),
-  UpdateBy: opt(str),
   IsMaintained: opt(bool),
+  IsNonDriver: opt(bool),
+};
+
+/** IndividualCertification, v2.0 (latest version of a credential). */
+export const IndividualCertification = record({
+  ...credentialFields,
+  UniqueIdentifier: opt(str),
+  BusinessUnitId: opt(str),
+  UpdateBy: opt(str),
   IsDeleted: opt(bool),
   IssuingBody: opt(str),
   IsPrimary: opt(bool),
-  IsNonDriver: opt(bool),
 });
 export type IndividualCertification = z.output<typeof IndividualCertification>;
 
-/** Item of the pending list: certification fields plus the verification provider's outcome. */
+/** Item of the pending list: the credential fields plus the verification provider's outcome. */
 export const PendingCertification = record({
-  IndividualCertificationId: int,
-  ServiceId: opt(int),
-  FirstName: opt(str),
-  LastName: opt(str),
-  LegalFirstName: opt(str),
-  LegalMiddleName: opt(str),
-  LegalLastName: opt(str),
-  JobTitleId: opt(int),
-  JobTitle: opt(str),
-  AdditionalJobTitles: opt(z.array(JobTitleRef)),
-  CertificationId: opt(int),
-  CertificationName: opt(str),
-  CertificationNumber: opt(str),
-  State: opt(str),
-  Country: opt(str),
-  ActivationDate: opt(isoDate),
-  ExpirationDate: opt(isoDate),
-  Reference: opt(str),
-  UpdateDate: opt(isoDate),
-  IsMaintained: opt(bool),
-  IsNonDriver: opt(bool),
+  ...credentialFields,
   VerificationStatus: opt(str),
   IssuingBodyFailureReason: opt(z.array(str)),
 });
