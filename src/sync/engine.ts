@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isSourceError } from '../source/errors.ts';
+import { isSourceError, SourceError } from '../source/errors.ts';
 import type { SourceClient } from '../source/client.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { targets } from '../warehouse/targets.ts';
@@ -241,7 +241,8 @@ async function readWindows(
     try {
       await readAll(run, { [s.start]: w.start, [s.end]: w.end }, lane);
     } catch (e) {
-      if (!splittable(e) || spanMs(w) <= MIN_SPLIT_MS) throw e;
+      if (!splittable(e)) throw e;
+      if (spanMs(w) <= MIN_SPLIT_MS) throw refusedAtMinimum(run, w, e);
       run.ctx.log.warn({ stream: run.stream.name, window: w, err: describe(e) }, 'window refused; splitting it');
       for (const half of halve(w)) await readOne(half);
       return;
@@ -258,8 +259,17 @@ async function readWindows(
   await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, readOne);
 }
 
-function splittable(e: unknown): boolean {
+function splittable(e: unknown): e is SourceError {
   return isSourceError(e) && (e.kind === 'bad_request' || e.kind === 'server' || e.kind === 'timeout');
+}
+
+/** A refusal of a window too small to split again: names the window, so an operator can find it, and what the service said. */
+function refusedAtMinimum(run: StreamRun, w: Window, e: SourceError): SourceError {
+  const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
+  const message =
+    `${run.stream.name}: window ${w.start.toISOString()} – ${w.end.toISOString()} (${minutes(spanMs(w))}) refused, ` +
+    `and windows are not split below ${minutes(MIN_SPLIT_MS)}: ${e.message}`;
+  return new SourceError(e.kind, message, { status: e.status, code: e.code, endpoint: e.endpoint, fields: e.fields, cause: e });
 }
 
 function describe(e: unknown): string {
