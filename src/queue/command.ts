@@ -5,7 +5,7 @@ import { formatRateLimit, loadConfig, type Config } from '../config.ts';
 import { log } from '../log.ts';
 import { startOpsServer, type OpsServer } from '../ops/server.ts';
 import { formatSummaries } from '../sync/command.ts';
-import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from '../sync/environment.ts';
+import { BUILT_IN_SANDBOX, openEnvironment, shownUrl, type Environment } from '../sync/environment.ts';
 import { runStreams, selectStreams } from '../sync/runner.ts';
 import type { Progress } from '../sync/engine.ts';
 import { createInProcessRunner } from './in-process.ts';
@@ -39,7 +39,7 @@ function announce(config: Config, env: Environment, ops?: OpsServer): void {
     env.sandbox
       ? `  source:    BUILT-IN SANDBOX ${env.sandbox.url} (simulated data, ${formatRateLimit(BUILT_IN_SANDBOX.rateLimit)} per key; set WFS_BASE_URL and WFS_API_KEY for a real service)`
       : `  source:    ${config.companies.map((c) => `${c.key} ${c.baseUrl}`).join(', ')}`,
-    `  warehouse: psql '${env.warehouse.url}'   (schema ${config.dbSchema})`,
+    `  warehouse: psql '${shownUrl(config, env)}'   (schema ${config.dbSchema})`,
     `  jobs:      ${config.redisUrl ? 'BullMQ on REDIS_URL' : 'in this process (no REDIS_URL)'}`,
     ...(ops ? [`  status:    ${ops.url}/  (JSON at /status, health at /health)`] : []),
   ];

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
-import { openEnvironment } from './environment.ts';
+import { openEnvironment, shownUrl } from './environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from './runner.ts';
 import type { Progress } from './engine.ts';
 
@@ -37,7 +37,7 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
   const config = loadConfig();
   const env = await openEnvironment(config, log);
-  process.stderr.write(`warehouse: psql '${env.warehouse.url}'   (schema ${config.dbSchema})\n`);
+  process.stderr.write(`warehouse: psql '${shownUrl(config, env)}'   (schema ${config.dbSchema})\n`);
   const progress = progressPrinter();
   const summaries: SyncSummary[] = [];
   try {

@@ -66,8 +66,14 @@ export interface RunOptions {
   runId?: number;
 }
 
-/** The smallest span a refused window is split to before the refusal is final. */
-const MIN_SPLIT_MS = HOUR_MS;
+/**
+ * The smallest span a refused window is split to before the refusal is final: an hour, or a day where the
+ * endpoint takes dates only (a shorter window would send the same dates again).
+ */
+function minSplitMs(stream: StreamDef, startParam: string): number {
+  const type = stream.endpoint.query.find((q) => q.name === startParam)?.type;
+  return type === 'date' ? DAY_MS : HOUR_MS;
+}
 
 interface StreamRun {
   ctx: SyncContext;
@@ -115,7 +121,7 @@ async function readAll(
   for await (const page of pages) {
     counters.requests++;
     const result = await writePage(ctx.warehouse, {
-      target: targets[stream.target as keyof typeof targets],
+      target: targetOf(stream),
       stream: stream.name,
       companyKey: ctx.companyKey,
       items: page.items as object[],
@@ -135,7 +141,7 @@ async function readAll(
 async function markGone(run: StreamRun, range?: RangeFilter): Promise<void> {
   const { ctx, stream } = run;
   run.counters.deleted += await markMissingDeleted(ctx.warehouse, {
-    target: targets[stream.target as keyof typeof targets],
+    target: targetOf(stream),
     companyKey: ctx.companyKey,
     notSyncedSince: run.syncedAt,
     range,
@@ -184,7 +190,7 @@ async function markUncovered(run: StreamRun, covers: NonNullable<StreamDef['cove
     where company_key = ${run.ctx.companyKey} and _deleted_at is null and status <> all(${[...covers.statuses]})`;
   if (outside.length === 0) return;
   run.counters.deleted += await markMissingDeleted(run.ctx.warehouse, {
-    target: targets[run.stream.target as keyof typeof targets],
+    target: targetOf(run.stream),
     companyKey: run.ctx.companyKey,
     notSyncedSince: run.syncedAt,
     where: { [covers.column]: outside.map((r) => r.service_id) },
@@ -220,13 +226,18 @@ async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
     until: horizon.toISOString(),
     backfilledFrom: previous?.backfilledFrom ?? from.toISOString(),
   };
-  await writePage(ctx.warehouse, {
-    target: targets[stream.target as keyof typeof targets],
-    stream: stream.name,
-    companyKey: ctx.companyKey,
+  await saveCursor(run, cursor);
+}
+
+/** A checkpoint with no rows of its own, once every window it covers has been read. */
+async function saveCursor(run: StreamRun, cursor: unknown): Promise<void> {
+  await writePage(run.ctx.warehouse, {
+    target: targetOf(run.stream),
+    stream: run.stream.name,
+    companyKey: run.ctx.companyKey,
     items: [],
     syncedAt: run.syncedAt,
-    checkpoint: { partition: partition.key, cursor },
+    checkpoint: { partition: run.partition.key, cursor },
   });
 }
 
@@ -242,7 +253,8 @@ async function readWindows(
       await readAll(run, { [s.start]: w.start, [s.end]: w.end }, lane);
     } catch (e) {
       if (!splittable(e)) throw e;
-      if (spanMs(w) <= MIN_SPLIT_MS) throw refusedAtMinimum(run, w, e);
+      const minimum = minSplitMs(run.stream, s.start);
+      if (spanMs(w) <= minimum) throw refusedAtMinimum(run, w, e, minimum);
       run.ctx.log.warn({ stream: run.stream.name, window: w, err: describe(e) }, 'window refused; splitting it');
       for (const half of halve(w)) await readOne(half);
       return;
@@ -259,16 +271,20 @@ async function readWindows(
   await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, readOne);
 }
 
+function targetOf(stream: StreamDef) {
+  return targets[stream.target as keyof typeof targets];
+}
+
 function splittable(e: unknown): e is SourceError {
   return isSourceError(e) && (e.kind === 'bad_request' || e.kind === 'server' || e.kind === 'timeout');
 }
 
 /** A refusal of a window too small to split again: names the window, so an operator can find it, and what the service said. */
-function refusedAtMinimum(run: StreamRun, w: Window, e: SourceError): SourceError {
+function refusedAtMinimum(run: StreamRun, w: Window, e: SourceError, minimum: number): SourceError {
   const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
   const message =
     `${run.stream.name}: window ${w.start.toISOString()} – ${w.end.toISOString()} (${minutes(spanMs(w))}) refused, ` +
-    `and windows are not split below ${minutes(MIN_SPLIT_MS)}: ${e.message}`;
+    `and windows are not split below ${minutes(minimum)}: ${e.message}`;
   return new SourceError(e.kind, message, { status: e.status, code: e.code, endpoint: e.endpoint, fields: e.fields, cause: e });
 }
 
@@ -298,7 +314,7 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
   } else {
     const changes = await changedAssignments(run, new Date(previous.changesUntil));
     run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
-      target: targets[stream.target as keyof typeof targets],
+      target: targetOf(stream),
       companyKey: ctx.companyKey,
       keys: changes.deletedIds.map((id) => ({ shift_assignment_id: id })),
     });
@@ -309,14 +325,8 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     await readWindows(run, windows.flatMap((w) => slice(w, s.sliceDays * DAY_MS)), 'incremental', windowed);
   }
   const changesUntil = await changesCoveredUntil(run, signpost);
-  await writePage(ctx.warehouse, {
-    target: targets[stream.target as keyof typeof targets],
-    stream: stream.name,
-    companyKey: ctx.companyKey,
-    items: [],
-    syncedAt: run.syncedAt,
-    checkpoint: { partition: partition.key, cursor: { changesUntil, horizon: horizon.toISOString() } },
-  });
+  const cursor: ChangeCursor = { changesUntil, horizon: horizon.toISOString() };
+  await saveCursor(run, cursor);
 }
 
 /** The assignment changes synced since `since`: the days they touch and the assignments they deleted. */
@@ -337,7 +347,7 @@ async function changedAssignments(run: StreamRun, since: Date): Promise<{ days: 
 /** Start days of rows the warehouse holds as still open (clocked in, not out): their clock-out is yet to come. */
 async function openDays(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<Date[]> {
   const { sql, schema } = run.ctx.warehouse;
-  const table = targets[run.stream.target as keyof typeof targets].table;
+  const table = targetOf(run.stream).table;
   const rows = await sql<{ day: Date }[]>`
     select distinct date_trunc('day', ${sql(s.startColumn)}, 'UTC') as day
     from ${sql(schema)}.${sql(table)}

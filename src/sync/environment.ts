@@ -87,6 +87,11 @@ export function withoutPassword(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
 
+/** Where to connect with psql: the embedded warehouse in full (its password is a fixed local one), a server's without its password. */
+export function shownUrl(config: Config, env: Environment): string {
+  return config.databaseUrl ? withoutPassword(env.warehouse.url) : env.warehouse.url;
+}
+
 async function startBuiltInSandbox(log: Logger): Promise<RunningSandbox> {
   const sandbox = await startSandbox({ port: 0, ...BUILT_IN_SANDBOX });
   log.warn(

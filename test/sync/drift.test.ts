@@ -23,12 +23,6 @@ const PATHS = {
   formResponses: endpoints.formResponses.path,
 };
 
-/** The items of a list answer, whether an envelope or a plain array. */
-function itemsOf(body: unknown): Rec[] {
-  if (Array.isArray(body)) return body as Rec[];
-  return ((body as { Data?: Rec[] }).Data ?? []) as Rec[];
-}
-
 /** Tomorrow's service: a top-level field on everyone, a nested one on assignees, a new key in every form answer. */
 function addFields(path: string, r: Rec): Rec {
   if (path === PATHS.individuals) return { ...r, NewField: 'tomorrow' };
