@@ -4,6 +4,7 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
+import { noDelaySockets } from './socket.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
 
@@ -37,12 +38,15 @@ const EMBEDDED_PASSWORD = 'wfsync';
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function connect(url: string, max = 10): Sql {
-  return postgres(url, {
+  const options = {
     max,
     onnotice: () => {},
     // Keep date-only values as written: a JS Date would move them to the process's time zone.
     types: { dateOnly: { to: 1082, from: [1082], serialize: (x: unknown) => String(x), parse: (x: string) => x } },
-  });
+    // TCP_NODELAY, as libpq sets it: without it COPY and pipelined statements wait for delayed ACKs (socket.ts).
+    socket: noDelaySockets(),
+  };
+  return postgres(url, options);
 }
 
 /** Opens the warehouse: the server at databaseUrl, or an embedded Postgres under `<dataDir>/pg`. */
