@@ -1,12 +1,14 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Warehouse } from './connection.ts';
 import { dedupe, encode, mapItem, scrub, tableInfo, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { claimStaging, stageRows, staging } from './staging.ts';
 import { targetByName, type Target } from './targets.ts';
 
 /**
- * The write path. Every value travels as text inside one array parameter per column and is unnested and cast
- * by Postgres: one prepared statement per table whatever the page size, a handful of parameters, no limit on
- * rows per statement but the memory of a chunk.
+ * The write path. Every value travels as text and is cast by Postgres. Rows to insert or rewrite travel inside
+ * one array parameter per column and are unnested: one prepared statement per table whatever the page size,
+ * a handful of parameters, no limit on rows per statement but the memory of a chunk. Many rows at once go by
+ * COPY into a session's staging table and one INSERT … SELECT from it instead (staging.ts).
  */
 
 export interface WritePageOptions {
@@ -32,6 +34,13 @@ export interface WriteResult {
 
 /** Rows per statement: bounds the size of one message, not a parameter count. */
 export const CHUNK_ROWS = 5000;
+
+/**
+ * From this many rows on, rows go by COPY into staging. Measured end to end on shift assignments (writePage,
+ * TCP_NODELAY): COPY lost to unnest at 50 to 200 rows (the service's pages: its two extra round trips, CopyIn
+ * and CopyDone, and the staging table's truncation at commit cost more than it saves) and drew level at 1,000.
+ */
+export const COPY_MIN_ROWS = 1000;
 
 type Tx = Sql | TransactionSql;
 type Exec = (tx: Tx, query: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -100,9 +109,17 @@ where t.company_key = $1 and ${probe('t')}`;
 const KEY_SEPARATOR = '\x1f';
 const KEY_SEPARATOR_SQL = `E'\\x1f'`;
 
-/** One multi-row upsert from unnested text arrays; a row deleted before keeps its first deletion time. */
-function upsertStatement(schema: string, table: TableInfo): string {
-  return cached(`upsert:${schema}.${table.name}`, () => {
+/** Where an INSERT … SELECT reads its rows: text columns aliased `i`, unnested parameters or staged rows. */
+interface Source {
+  readonly id: string;
+  readonly from: string;
+}
+
+const unnested = (table: TableInfo): Source => ({ id: 'unnest', from: `(${unnestInput(table)}) i` });
+
+/** One multi-row upsert of text rows; a row deleted before keeps its first deletion time. */
+function upsertStatement(schema: string, table: TableInfo, source: Source): string {
+  return cached(`upsert:${source.id}:${schema}.${table.name}`, () => {
     const key = table.primaryKey;
     const update = table.columns
       .filter((c) => !key.includes(c.name))
@@ -112,7 +129,7 @@ function upsertStatement(schema: string, table: TableInfo): string {
           : `${q(c.name)} = excluded.${q(c.name)}`,
       );
     return `insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
-select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i
+select ${table.columns.map((c) => cast('i', c)).join(', ')} from ${source.from}
 on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
   });
 }
@@ -157,19 +174,32 @@ async function readAndTouch(tx: Tx, schema: string, table: TableInfo, mapped: re
   return previous;
 }
 
-async function upsertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
-  for (const chunk of chunks(rows)) await exec(tx, upsertStatement(schema, table), columnsAsArrays(chunk, table.columns));
-}
-
-async function insertRows(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
-  const sql = cached(
-    `insert:${schema}.${table.name}`,
+function insertStatement(schema: string, table: TableInfo, source: Source): string {
+  return cached(
+    `insert:${source.id}:${schema}.${table.name}`,
     () =>
       `insert into ${qt(schema, table.name)} (${table.columns.map((c) => q(c.name)).join(', ')})
-select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i`,
+select ${table.columns.map((c) => cast('i', c)).join(', ')} from ${source.from}`,
   );
-  for (const chunk of chunks(rows)) await exec(tx, sql, columnsAsArrays(chunk, table.columns));
 }
+
+type Statement = (schema: string, table: TableInfo, source: Source) => string;
+
+/**
+ * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
+ * by COPY), else unnested from array parameters, a chunk at a time.
+ */
+async function insertFrom(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[], statement: Statement): Promise<void> {
+  const s = staging(schema, table);
+  if (rows.length >= COPY_MIN_ROWS && claimStaging(tx, s) && (await stageRows(tx, s, rows))) {
+    await exec(tx, statement(schema, table, { id: 'staged', from: `${q(s.name)} i` }), []);
+    return;
+  }
+  for (const chunk of chunks(rows)) await exec(tx, statement(schema, table, unnested(table)), columnsAsArrays(chunk, table.columns));
+}
+
+const upsertRows = (tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]) => insertFrom(tx, schema, table, rows, upsertStatement);
+const insertRows = (tx: Tx, schema: string, table: TableInfo, rows: readonly Row[]) => insertFrom(tx, schema, table, rows, insertStatement);
 
 /** Key values (after company_key) of mapped parents, one text array per key column. */
 function keyArrays(rows: readonly Row[], key: readonly string[]): unknown[] {
