@@ -79,6 +79,7 @@ const Env = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
   WFS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier').default('workforce'),
   WFS_RATE_LIMIT: rateLimit.default(parseRateLimit('100/60s')),
+  WFS_RATE_LIMIT_MARGIN_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   WFS_FORM_IDS: intList.optional(),
   WFS_RUN_TYPE_IDS: intList.optional(),
   WFS_PUSH_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
@@ -101,6 +102,8 @@ export interface Config {
   redisUrl?: string;
   dbSchema: string;
   rateLimit: RateLimit;
+  /** Extra time a start stays in the limiter's window, covering network jitter; default 2% of the window, at most 250 ms. */
+  rateLimitMarginMs?: number;
   formIds: number[];
   runTypeIds: number[];
   pushToken?: string;
@@ -150,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     dbSchema: e.WFS_DB_SCHEMA,
     rateLimit: e.WFS_RATE_LIMIT,
+    rateLimitMarginMs: e.WFS_RATE_LIMIT_MARGIN_MS,
     formIds: e.WFS_FORM_IDS ?? [],
     runTypeIds: e.WFS_RUN_TYPE_IDS ?? [],
     pushToken: e.WFS_PUSH_TOKEN,

@@ -41,7 +41,12 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
     throw warehouseError(config, e);
   }
   const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
-  const limiter = createRateLimiter({ rateLimit, redis: config.redisUrl, logger: log });
+  const limiter = createRateLimiter({
+    rateLimit,
+    redis: config.redisUrl,
+    safetyMarginMs: config.rateLimitMarginMs,
+    logger: log,
+  });
   const contexts = config.companies.map((company): SyncContext => {
     const client = new SourceClient({
       baseUrl: sandbox?.url ?? company.baseUrl!,
