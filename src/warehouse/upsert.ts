@@ -80,15 +80,32 @@ const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.
  * object keyed by key text: no join the planner could turn into a scan of the company's rows while the
  * statistics of a filling table lag behind.
  */
+/** `alias`'s key is one of the keys given as text arrays from parameter `$first` on. */
+function keyProbe(table: TableInfo, alias: string, first: number): string {
+  const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
+  return key.length === 1
+    ? `${alias}.${q(key[0]!.name)} = any($${first}::text[]::${key[0]!.sqlType}[])`
+    : `(${key.map((c) => `${alias}.${q(c.name)}`).join(', ')}) in (select ${key.map((c) => cast('k', c)).join(', ')} from unnest(${key
+        .map((_, i) => `$${i + first}::text[]`)
+        .join(', ')}) as k(${key.map((c) => q(c.name)).join(', ')}))`;
+}
+
+/**
+ * Locks the page's existing rows in key order, in one statement. With every writer taking row locks in one
+ * order, pages that share keys (adjacent windows share their boundary) wait for each other instead of deadlocking.
+ */
+function lockStatement(schema: string, table: TableInfo): string {
+  return cached(`lock:${schema}.${table.name}`, () => {
+    const key = table.primaryKey.slice(1);
+    return `select 1 from ${qt(schema, table.name)} t where t.company_key = $1 and ${keyProbe(table, 't', 2)}
+order by ${key.map((k) => `t.${q(k)}`).join(', ')} for update`;
+  });
+}
+
 function readAndTouchStatement(schema: string, table: TableInfo): string {
   return cached(`read-touch:${schema}.${table.name}`, () => {
     const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
-    const probe = (alias: string) =>
-      key.length === 1
-        ? `${alias}.${q(key[0]!.name)} = any($3::text[]::${key[0]!.sqlType}[])`
-        : `(${key.map((c) => `${alias}.${q(c.name)}`).join(', ')}) in (select ${key.map((c) => cast('k', c)).join(', ')} from unnest(${key
-            .map((_, i) => `$${i + 3}::text[]`)
-            .join(', ')}) as k(${key.map((c) => q(c.name)).join(', ')}))`;
+    const probe = (alias: string) => keyProbe(table, alias, 3);
     const keyText = (alias: string) => `concat_ws(${KEY_SEPARATOR_SQL}, ${key.map((c) => `${alias}.${q(c.name)}::text`).join(', ')})`;
     // A jsonb parameter: parsed once at bind, not once per row as a cast from text would be.
     const expected = `$${key.length + 3}::jsonb`;
@@ -161,6 +178,9 @@ interface Previous {
 async function readAndTouch(tx: Tx, schema: string, table: TableInfo, mapped: readonly MappedItem[], syncedAt: Date): Promise<Map<string, Previous>> {
   const previous = new Map<string, Previous>();
   const key = table.primaryKey.slice(1);
+  for (const chunk of chunks(mapped)) {
+    await exec(tx, lockStatement(schema, table), [chunk[0]!.row.company_key, ...keyArrays(chunk.map((m) => m.row), key)]);
+  }
   for (const chunk of chunks(mapped)) {
     const rows = chunk.map((m) => m.row);
     const expected: Record<string, string> = {};
@@ -326,6 +346,18 @@ function envelopeItems(target: Target, extras: Record<string, unknown> | undefin
   return { target: targetByName(e.target), items: [Object.fromEntries(e.fields.map((f) => [f, extras[f] ?? null]))] };
 }
 
+/** One order for a table's keys in every writer (numbers as numbers), so new rows are inserted in it too. */
+function compareKeys(a: Row, b: Row, key: readonly string[]): number {
+  for (const k of key) {
+    const x = a[k];
+    const y = b[k];
+    if (x === y) continue;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    return String(x) < String(y) ? -1 : 1;
+  }
+  return 0;
+}
+
 /**
  * Writes one page in one transaction: its rows (deduplicated by key, last wins), their child rows and history,
  * the records that failed their schema, and the checkpoint the page completes. Either all of it or none.
@@ -336,7 +368,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
       items.map((it) => mapItem(t, o.companyKey, it as Record<string, unknown>, o.extras)),
       (m) => m.keyText,
     );
-  const mapped = map(o.target, o.items);
+  const mapped = map(o.target, o.items).sort((a, b) => compareKeys(a.row, b.row, o.target.key));
   const envelope = envelopeItems(o.target, o.extras);
   return (await wh.sql.begin(async (tx) => {
     if (envelope) await writeMapped(tx, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt);
