@@ -160,7 +160,9 @@ export class SandboxApi {
     if (stormEnd !== undefined) {
       if (limiter) {
         const budget = limiter.peek(token);
-        ctx.rate = { ...budget, allowed: false, remaining: 0, resetAtMs: Math.max(budget.resetAtMs, stormEnd) };
+        // Come back when the storm ends, or later if the key's budget is spent until then.
+        const resetAtMs = budget.remaining > 0 ? stormEnd : Math.max(budget.resetAtMs, stormEnd);
+        ctx.rate = { ...budget, allowed: false, remaining: 0, resetAtMs };
       }
     } else if (limiter) {
       ctx.rate = limiter.take(token);
