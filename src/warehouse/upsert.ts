@@ -71,16 +71,9 @@ function unnestInput(table: TableInfo, columns = table.columns): string {
 const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.${q(c.name)}::${c.sqlType}`;
 
 /**
- * One statement per chunk: reads the stored hash and deletion state of the page's keys (as they were before
- * the statement) and sets `_synced_at` on the rows whose content and deletion state are what the page says.
- * For those rows only keys and hashes travel. A row changed by a concurrent writer between the snapshot and
- * the update is not touched (the update rechecks the hash) and comes back with `touched` false.
- *
- * Rows are found by `= any` of the key array (one index probe each) and compared with the page through a jsonb
- * object keyed by key text: no join the planner could turn into a scan of the company's rows while the
- * statistics of a filling table lag behind.
+ * `alias`'s key is one of the keys given as text arrays from parameter `$first` on: one index probe each, never a
+ * join the planner could turn into a scan of the company's rows while the statistics of a filling table lag behind.
  */
-/** `alias`'s key is one of the keys given as text arrays from parameter `$first` on. */
 function keyProbe(table: TableInfo, alias: string, first: number): string {
   const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
   return key.length === 1
@@ -91,40 +84,26 @@ function keyProbe(table: TableInfo, alias: string, first: number): string {
 }
 
 /**
- * Locks the page's existing rows in key order, in one statement. With every writer taking row locks in one
- * order, pages that share keys (adjacent windows share their boundary) wait for each other instead of deadlocking.
+ * Locks the page's existing rows in key order and reads their stored hash and deletion state, in one statement.
+ * With every writer taking row locks in one order, pages that share keys (adjacent windows share their boundary)
+ * wait for each other instead of deadlocking; and what was read cannot change before the page commits.
  */
-function lockStatement(schema: string, table: TableInfo): string {
-  return cached(`lock:${schema}.${table.name}`, () => {
+function lockAndReadStatement(schema: string, table: TableInfo): string {
+  return cached(`lock-read:${schema}.${table.name}`, () => {
     const key = table.primaryKey.slice(1);
-    return `select 1 from ${qt(schema, table.name)} t where t.company_key = $1 and ${keyProbe(table, 't', 2)}
+    return `select ${key.map((k) => `t.${q(k)}::text as ${q(k)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted
+from ${qt(schema, table.name)} t where t.company_key = $1 and ${keyProbe(table, 't', 2)}
 order by ${key.map((k) => `t.${q(k)}`).join(', ')} for update`;
   });
 }
 
-function readAndTouchStatement(schema: string, table: TableInfo): string {
-  return cached(`read-touch:${schema}.${table.name}`, () => {
-    const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
-    const probe = (alias: string) => keyProbe(table, alias, 3);
-    const keyText = (alias: string) => `concat_ws(${KEY_SEPARATOR_SQL}, ${key.map((c) => `${alias}.${q(c.name)}::text`).join(', ')})`;
-    // A jsonb parameter: parsed once at bind, not once per row as a cast from text would be.
-    const expected = `$${key.length + 3}::jsonb`;
-    return `with touched as (
-  update ${qt(schema, table.name)} x set "_synced_at" = $2
-  where x.company_key = $1 and ${probe('x')}
-    and x."_hash" || case when x."_deleted_at" is null then '|f' else '|t' end = ${expected} ->> ${keyText('x')}
-  returning ${keyText('x')} as key
-)
-select ${key.map((c) => `t.${q(c.name)}::text as ${q(c.name)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted,
-  ${keyText('t')} in (select key from touched) as touched
-from ${qt(schema, table.name)} t
-where t.company_key = $1 and ${probe('t')}`;
-  });
+/** Rows the page holds exactly as stored only get `_synced_at`: just their keys travel. */
+function touchStatement(schema: string, table: TableInfo): string {
+  return cached(
+    `touch:${schema}.${table.name}`,
+    () => `update ${qt(schema, table.name)} x set "_synced_at" = $2 where x.company_key = $1 and ${keyProbe(table, 'x', 3)}`,
+  );
 }
-
-/** Joins the text of a composite key's parts (a unit separator: never inside ids or hashed keys). */
-const KEY_SEPARATOR = '\x1f';
-const KEY_SEPARATOR_SQL = `E'\\x1f'`;
 
 /** Where an INSERT … SELECT reads its rows: text columns aliased `i`, unnested parameters or staged rows. */
 interface Source {
@@ -170,28 +149,25 @@ function chunks<T>(items: readonly T[], size = CHUNK_ROWS): T[][] {
 interface Previous {
   hash: string;
   wasDeleted: boolean;
-  /** `_synced_at` was set by the read: the row was already what the page says. */
-  touched: boolean;
 }
 
-/** The stored state of the page's keys that exist, by key text; rows already as the page says are touched. */
-async function readAndTouch(tx: Tx, schema: string, table: TableInfo, mapped: readonly MappedItem[], syncedAt: Date): Promise<Map<string, Previous>> {
+/** The stored state of the page's keys that exist, by key text; those rows stay locked until the page commits. */
+async function lockAndRead(tx: Tx, schema: string, table: TableInfo, mapped: readonly MappedItem[]): Promise<Map<string, Previous>> {
   const previous = new Map<string, Previous>();
   const key = table.primaryKey.slice(1);
   for (const chunk of chunks(mapped)) {
-    await exec(tx, lockStatement(schema, table), [chunk[0]!.row.company_key, ...keyArrays(chunk.map((m) => m.row), key)]);
-  }
-  for (const chunk of chunks(mapped)) {
     const rows = chunk.map((m) => m.row);
-    const expected: Record<string, string> = {};
-    for (const m of chunk) expected[key.map((k) => String(m.row[k])).join(KEY_SEPARATOR)] = `${m.row._hash as string}|${m.deleted ? 't' : 'f'}`;
-    const params = [rows[0]!.company_key, syncedAt, ...keyArrays(rows, key), expected];
-    for (const o of await exec(tx, readAndTouchStatement(schema, table), params)) {
+    for (const o of await exec(tx, lockAndReadStatement(schema, table), [rows[0]!.company_key, ...keyArrays(rows, key)])) {
       const keyText = JSON.stringify(key.map((k) => o[k] as string | null));
-      previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean, touched: o.touched as boolean });
+      previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
     }
   }
   return previous;
+}
+
+async function touch(tx: Tx, schema: string, table: TableInfo, rows: readonly Row[], syncedAt: Date): Promise<void> {
+  const key = table.primaryKey.slice(1);
+  for (const chunk of chunks(rows)) await exec(tx, touchStatement(schema, table), [chunk[0]!.company_key, syncedAt, ...keyArrays(chunk, key)]);
 }
 
 function insertStatement(schema: string, table: TableInfo, source: Source): string {
@@ -313,9 +289,10 @@ async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: s
     for (const rows of m.children) for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
   }
   const table = tableInfo(target.table);
-  const previous = await readAndTouch(tx, schema, table, mapped, syncedAt);
+  const previous = await lockAndRead(tx, schema, table, mapped);
   const changed: MappedItem[] = [];
   const rewrite: Row[] = [];
+  const unchanged: Row[] = [];
   const close: Row[] = [];
   const open: Row[] = [];
   for (const m of mapped) {
@@ -325,14 +302,17 @@ async function writeMapped(tx: Tx, schema: string, target: Target, companyKey: s
     else if (differs) result.updated++;
     else result.unchanged++;
     if (m.deleted && !before?.wasDeleted) result.deleted++;
-    // Unchanged when read but not touched: a concurrent writer changed it since; the page's version wins.
-    if (differs || !before.touched) rewrite.push(m.row);
-    if (!differs) continue;
+    if (!differs) {
+      unchanged.push(m.row);
+      continue;
+    }
+    rewrite.push(m.row);
     changed.push(m);
     if (before && !before.wasDeleted) close.push(m.row);
     if (!m.deleted) open.push(m.row);
   }
-  // New and changed rows in full, through the upsert: a key inserted concurrently since the read is updated.
+  if (unchanged.length > 0) await touch(tx, schema, table, unchanged, syncedAt);
+  // New and changed rows in full, through the upsert: a key another writer inserted since the read is updated.
   await upsertRows(tx, schema, table, rewrite);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
   if (changed.length > 0) await replaceChildren(tx, schema, target, changed);
