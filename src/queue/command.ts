@@ -13,7 +13,11 @@ import { startScheduler, type Scheduler } from './scheduler.ts';
 import { createSyncQueue, enqueueRun, redisConnection } from './sync-queue.ts';
 import { startSyncWorker } from './worker.ts';
 
-type Stop = () => Promise<void>;
+/** One part of the process to stop, named for the shutdown log. */
+type Stop = [name: string, stop: () => Promise<void> | void];
+
+/** A shutdown that takes longer than this is stuck: say where, and exit anyway. */
+const SHUTDOWN_LIMIT_MS = 15_000;
 
 function noArgs(command: string, args: string[]): boolean {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
@@ -21,14 +25,27 @@ function noArgs(command: string, args: string[]): boolean {
   return !!values.help;
 }
 
-/** Waits for Ctrl-C or SIGTERM, then stops everything in order. */
+/** Waits for Ctrl-C or SIGTERM, then stops everything in order, each step in the log. */
 async function untilSignal(stops: Stop[]): Promise<number> {
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   log.info({ signal }, 'stopping: finishing the pages being written');
-  for (const stop of stops) await stop().catch((err: unknown) => log.error({ err }, 'error while stopping'));
+  let step = '';
+  const watchdog = setTimeout(() => {
+    log.error({ step, limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown is stuck; exiting anyway');
+    process.exit(1);
+  }, SHUTDOWN_LIMIT_MS);
+  watchdog.unref();
+  for (const [name, stop] of stops) {
+    step = name;
+    log.debug({ step }, 'stopping');
+    await Promise.resolve()
+      .then(stop)
+      .catch((err: unknown) => log.error({ err, step }, 'error while stopping'));
+  }
+  clearTimeout(watchdog);
   log.info('stopped');
   return 0;
 }
@@ -77,7 +94,12 @@ export async function runStartCommand(args: string[]): Promise<number> {
     }
     const scheduler = startScheduler(schedulerOptions(config, companies, runner.dispatch, log));
     printUpcoming(scheduler);
-    stops = [async () => scheduler.stop(), runner.close, ops.close, env.close];
+    stops = [
+      ['scheduler', () => scheduler.stop()],
+      ['running jobs', runner.close],
+      ['status server', ops.close],
+      ['environment', env.close],
+    ];
   } else {
     const connection = redisConnection(config.redisUrl);
     const queue = createSyncQueue(connection);
@@ -85,7 +107,14 @@ export async function runStartCommand(args: string[]): Promise<number> {
     const scheduler = startScheduler(schedulerOptions(config, companies, (run) => enqueueRun(queue, run), log));
     await enqueueFirstRuns(queue, companies);
     printUpcoming(scheduler);
-    stops = [async () => scheduler.stop(), worker.close, () => queue.close(), ops.close, env.close, async () => void connection.disconnect()];
+    stops = [
+      ['scheduler', () => scheduler.stop()],
+      ['worker', worker.close],
+      ['queue', () => queue.close()],
+      ['status server', ops.close],
+      ['environment', env.close],
+      ['redis', () => void connection.disconnect()],
+    ];
   }
   return untilSignal(stops);
 }
@@ -122,7 +151,11 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
     log,
   });
   log.info({ concurrency: config.workerConcurrency }, 'worker started');
-  return untilSignal([worker.close, env.close, async () => void connection.disconnect()]);
+  return untilSignal([
+    ['worker', worker.close],
+    ['environment', env.close],
+    ['redis', () => void connection.disconnect()],
+  ]);
 }
 
 /** The scheduler only: enqueue each job on its cron. */
@@ -135,5 +168,9 @@ export async function runSchedulerCommand(args: string[]): Promise<number> {
   const companies = config.companies.map((c) => c.key);
   const scheduler = startScheduler(schedulerOptions(config, companies, (run) => enqueueRun(queue, run), log));
   printUpcoming(scheduler);
-  return untilSignal([async () => scheduler.stop(), () => queue.close(), async () => void connection.disconnect()]);
+  return untilSignal([
+    ['scheduler', () => scheduler.stop()],
+    ['queue', () => queue.close()],
+    ['redis', () => void connection.disconnect()],
+  ]);
 }

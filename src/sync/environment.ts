@@ -72,10 +72,14 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
     sandbox,
     contexts,
     close: async () => {
-      await Promise.allSettled(contexts.map((c) => c.client.close()));
-      await limiter.close();
-      await warehouse.close();
-      await sandbox?.close();
+      const step = async (name: string, fn: () => Promise<unknown>) => {
+        log.debug({ step: name }, 'stopping');
+        await fn();
+      };
+      await step('source clients', () => Promise.allSettled(contexts.map((c) => c.client.close())));
+      await step('limiter', () => limiter.close());
+      await step('warehouse', () => warehouse.close());
+      if (sandbox) await step('sandbox', () => sandbox.close());
     },
   };
 }
