@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
+import { shutdownSignal } from '../shutdown.ts';
 import { openWarehouse } from '../warehouse/index.ts';
 import { readStatus, type Status } from './status.ts';
 import { startOpsServer } from './server.ts';
@@ -70,10 +71,7 @@ export async function runServeCommand(args: string[]): Promise<number> {
   await wh.migrate();
   const server = await startOpsServer({ warehouse: wh, port: config.httpPort, host: config.httpHost, log });
   process.stderr.write(`status at ${server.url}/\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await shutdownSignal();
   await server.close();
   await wh.close();
   return 0;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { jobs } from '../../jobs/index.ts';
 import { formatRateLimit, loadConfig, type Config } from '../config.ts';
 import { log } from '../log.ts';
+import { shutdownSignal } from '../shutdown.ts';
 import { startOpsServer, type OpsServer } from '../ops/server.ts';
 import { formatSummaries } from '../sync/command.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, shownUrl, type Environment } from '../sync/environment.ts';
@@ -27,10 +28,7 @@ function noArgs(command: string, args: string[]): boolean {
 
 /** Waits for Ctrl-C or SIGTERM, then stops everything in order, each step in the log. */
 async function untilSignal(stops: Stop[]): Promise<number> {
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  const signal = await shutdownSignal((again) => log.debug({ signal: again }, 'already stopping'));
   log.info({ signal }, 'stopping: finishing the pages being written');
   let step = '';
   const watchdog = setTimeout(() => {

@@ -3,6 +3,7 @@ import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import { parseFaults, type FaultSpec } from './faults.ts';
 import { DEFAULT_RATE_LIMIT, SANDBOX_SIZES, startSandbox, type SandboxOptions, type SandboxSize } from './index.ts';
 import { SCOPES, parseKeySpec, type ApiKey } from './keys.ts';
+import { shutdownSignal } from '../shutdown.ts';
 
 const HELP = `usage: wfsync sandbox [options]
 
@@ -99,18 +100,6 @@ export function sandboxOptions(v: Values): SandboxOptions {
   };
 }
 
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(signal);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
-
 /** `wfsync sandbox`: a bad option is one line naming it and exit code 2. */
 export async function runSandboxCommand(args: string[]): Promise<number> {
   let options: SandboxOptions;
@@ -133,7 +122,7 @@ export async function runSandboxCommand(args: string[]): Promise<number> {
   process.stdout.write(
     `sandbox serving ${sandbox.url}  api key: ${keys}  (${limit}; seed ${options.seed}, size ${options.size})\n`,
   );
-  const signal = await untilSignal();
+  const signal = await shutdownSignal();
   process.stdout.write(`sandbox stopping (${signal})\n`);
   await sandbox.close();
   return 0;
