@@ -28,7 +28,8 @@ describe('limiter against the sandbox', () => {
       apiKey: sandbox.apiKey,
       rateLimit,
       workers: 2,
-      durationMs: 12 * rateLimit.windowMs,
+      // Half a window more than the twelve counted, so the last counted window is not cut off by the stop.
+      durationMs: 12.5 * rateLimit.windowMs,
       redisUrl: inject('redisUrl'),
       safetyMarginMs: 50,
     };
