@@ -7,6 +7,19 @@ export const IndividualStatus = z.enum(INDIVIDUAL_STATUSES);
 /** Responses show SupervisorName under the name `Supervisor`. */
 export const individualAliases = { SupervisorName: 'Supervisor' } as const;
 
+/** Address and phone fields: free text, the same in responses and in writes. */
+const contactFields = {
+  HomeAddressLine1: opt(str),
+  HomeAddressLine2: opt(str),
+  HomeCity: opt(str),
+  HomeState: opt(str),
+  HomeCountry: opt(str),
+  HomeZipCode: opt(str),
+  HomePhoneNumber: opt(str),
+  BusinessPhoneNumber: opt(str),
+  MobilePhoneNumber: opt(str),
+};
+
 const individualFields = {
   IndividualId: int,
   ServiceId: int,
@@ -36,15 +49,7 @@ const individualFields = {
   SupervisorId: opt(int),
   SupervisorName: opt(str),
   PrimaryEmailAddress: opt(str),
-  HomeAddressLine1: opt(str),
-  HomeAddressLine2: opt(str),
-  HomeCity: opt(str),
-  HomeState: opt(str),
-  HomeCountry: opt(str),
-  HomeZipCode: opt(str),
-  HomePhoneNumber: opt(str),
-  BusinessPhoneNumber: opt(str),
-  MobilePhoneNumber: opt(str),
+  ...contactFields,
   ExcludeFromVerificationMonitoring: opt(bool),
 };
 
@@ -109,15 +114,7 @@ const writable = {
   Status: z.enum(INDIVIDUAL_STATUSES, { message: 'Status must be one of Active, LOA, Former' }),
   SupervisorId: opt(int),
   PrimaryEmailAddress: z.email({ message: 'PrimaryEmailAddress must be a valid e-mail address' }),
-  HomeAddressLine1: opt(str),
-  HomeAddressLine2: opt(str),
-  HomeCity: opt(str),
-  HomeState: opt(str),
-  HomeCountry: opt(str),
-  HomeZipCode: opt(str),
-  HomePhoneNumber: opt(str),
-  BusinessPhoneNumber: opt(str),
-  MobilePhoneNumber: opt(str),
+  ...contactFields,
   SendWelcomeLetter: opt(bool),
   ExcludeFromVerificationMonitoring: opt(bool),
 };
