@@ -4,6 +4,7 @@ import type {
   IndividualCertification,
   PendingCertification,
 } from '../source/schemas/index.ts';
+import { CREDENTIAL_FIELD_NAMES } from '../source/schemas/certification.ts';
 import type { PendingState, Store } from './store.ts';
 import { dateOnly } from './time.ts';
 
@@ -17,31 +18,14 @@ export function holdsListedCredentials(ind: Individual | undefined): boolean {
 
 /** Item of the pending list: the credential's fields plus the verification provider's outcome. */
 export function pendingItem(c: IndividualCertification, state: PendingState): PendingCertification {
+  const fields = Object.fromEntries(CREDENTIAL_FIELD_NAMES.map((f) => [f, c[f] ?? null]));
   return {
+    ...fields,
     IndividualCertificationId: c.IndividualCertificationId,
-    ServiceId: c.ServiceId ?? null,
-    FirstName: c.FirstName ?? null,
-    LastName: c.LastName ?? null,
-    LegalFirstName: c.LegalFirstName ?? null,
-    LegalMiddleName: c.LegalMiddleName ?? null,
-    LegalLastName: c.LegalLastName ?? null,
-    JobTitleId: c.JobTitleId ?? null,
-    JobTitle: c.JobTitle ?? null,
     AdditionalJobTitles: c.AdditionalJobTitles ?? [],
-    CertificationId: c.CertificationId ?? null,
-    CertificationName: c.CertificationName ?? null,
-    CertificationNumber: c.CertificationNumber ?? null,
-    State: c.State ?? null,
-    Country: c.Country ?? null,
-    ActivationDate: c.ActivationDate ?? null,
-    ExpirationDate: c.ExpirationDate ?? null,
-    Reference: c.Reference ?? null,
-    UpdateDate: c.UpdateDate ?? null,
-    IsMaintained: c.IsMaintained ?? null,
-    IsNonDriver: c.IsNonDriver ?? null,
     VerificationStatus: state.VerificationStatus,
     IssuingBodyFailureReason: state.IssuingBodyFailureReason,
-  };
+  } as PendingCertification;
 }
 
 /**

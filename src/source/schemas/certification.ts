@@ -26,6 +26,9 @@ const credentialFields = {
   IsNonDriver: opt(bool),
 };
 
+/** Names of the fields a credential carries in both lists. */
+export const CREDENTIAL_FIELD_NAMES = Object.keys(credentialFields) as (keyof typeof credentialFields)[];
+
 /** IndividualCertification, v2.0 (latest version of a credential). */
 export const IndividualCertification = record({
   ...credentialFields,
