@@ -312,11 +312,11 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     const all = { start: addDays(signpost, -s.backfillDays), end: horizon };
     await readWindows(run, slice(all, s.sliceDays * DAY_MS), 'backfill', windowed);
   } else {
-    const changes = await changedAssignments(run, new Date(previous.changesUntil));
+    const changes = await changedRecords(run, s, new Date(previous.changesUntil));
     run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
       target: targetOf(stream),
       companyKey: ctx.companyKey,
-      keys: changes.deletedIds.map((id) => ({ shift_assignment_id: id })),
+      keys: changes.deletedKeys.map((key) => ({ [s.changes.keyColumn]: key })),
     });
     const recent = { start: startOfDayUtc(addDays(signpost, -s.recentDays)), end: addDays(startOfDayUtc(signpost), 1) };
     const ahead = { start: new Date(previous.horizon), end: horizon };
@@ -324,23 +324,22 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     const windows = coalesce([...daysOf([...changes.days, ...open]), recent, ...(ahead.end > ahead.start ? [ahead] : [])]);
     await readWindows(run, windows.flatMap((w) => slice(w, s.sliceDays * DAY_MS)), 'incremental', windowed);
   }
-  const changesUntil = await changesCoveredUntil(run, signpost);
+  const changesUntil = await changesCoveredUntil(run, s, signpost);
   const cursor: ChangeCursor = { changesUntil, horizon: horizon.toISOString() };
   await saveCursor(run, cursor);
 }
 
-/** The assignment changes synced since `since`: the days they touch and the assignments they deleted. */
-async function changedAssignments(run: StreamRun, since: Date): Promise<{ days: Date[]; deletedIds: number[] }> {
+/** The change records synced since `since`: the days they touch and the keys of the records they deleted. */
+async function changedRecords(run: StreamRun, s: ChangeDriven, since: Date): Promise<{ days: Date[]; deletedKeys: unknown[] }> {
   const { sql, schema } = run.ctx.warehouse;
-  const rows = await sql<{ start_date_time: Date | null; event_type: string; shift_assignment_id: number }[]>`
-    select start_date_time, event_type, shift_assignment_id
-    from ${sql(schema)}.assignment_changes
-    where company_key = ${run.ctx.companyKey}
-      and event_time_stamp >= ${addMs(since, -HOUR_MS)}
-  `;
+  const c = s.changes;
+  const rows = await sql<{ day: Date | null; deleted: boolean; key: unknown }[]>`
+    select ${sql(c.dayColumn)} as day, ${sql(c.deleted.column)} = ${c.deleted.value} as deleted, ${sql(c.keyColumn)} as key
+    from ${sql(schema)}.${sql(c.table)}
+    where company_key = ${run.ctx.companyKey} and ${sql(c.eventColumn)} >= ${addMs(since, -HOUR_MS)}`;
   return {
-    days: rows.flatMap((r) => (r.start_date_time ? [r.start_date_time] : [])),
-    deletedIds: rows.filter((r) => r.event_type === 'Deleted').map((r) => r.shift_assignment_id),
+    days: rows.flatMap((r) => (r.day ? [r.day] : [])),
+    deletedKeys: rows.filter((r) => r.deleted).map((r) => r.key),
   };
 }
 
@@ -357,9 +356,9 @@ async function openDays(run: StreamRun, s: ChangeDriven, signpost: Date): Promis
   return rows.map((r) => r.day);
 }
 
-/** Changes are applied up to where the assignment-changes stream has read, never past this run's signpost. */
-async function changesCoveredUntil(run: StreamRun, signpost: Date): Promise<string> {
-  const changes = await readCheckpoint<WindowCursor>(run.ctx.warehouse, run.ctx.companyKey, 'assignment-changes', '-');
+/** Changes are applied up to where the stream of change records has read, never past this run's signpost. */
+async function changesCoveredUntil(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<string> {
+  const changes = await readCheckpoint<WindowCursor>(run.ctx.warehouse, run.ctx.companyKey, s.changes.stream, '-');
   if (!changes) return signpost.toISOString();
   const until = new Date(changes.until);
   return (until < signpost ? until : signpost).toISOString();

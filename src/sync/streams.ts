@@ -65,6 +65,19 @@ export interface ChangeDriven {
   startColumn: string;
   /** Rows still open (clocked in, not yet out) whose days are read again until they close, up to `maxDays` back. */
   openWhile: { set: string; unset: string; maxDays: number };
+  /** Where the change records are: the stream that syncs them and the columns of its table this stream reads. */
+  changes: {
+    stream: string;
+    table: string;
+    /** When the change happened. */
+    eventColumn: string;
+    /** The start of the record that changed: its day is read again. */
+    dayColumn: string;
+    /** The changed record's key in this stream's table. */
+    keyColumn: string;
+    /** A change that deletes the record. */
+    deleted: { column: string; value: string };
+  };
 }
 
 export type Strategy = Full | Snapshot | UpdatedSince | Windowed | ChangeDriven;
@@ -91,6 +104,16 @@ export interface StreamDef {
 }
 
 const full: Full = { kind: 'full' };
+
+/** Assignment change records name the shift assignments and days that changed. */
+const assignmentChanges: ChangeDriven['changes'] = {
+  stream: 'assignment-changes',
+  table: 'assignment_changes',
+  eventColumn: 'event_time_stamp',
+  dayColumn: 'start_date_time',
+  keyColumn: 'shift_assignment_id',
+  deleted: { column: 'event_type', value: 'Deleted' },
+};
 const DAY = 86_400_000;
 
 const reference = (name: string, endpoint: Endpoint): StreamDef => ({
@@ -161,8 +184,9 @@ export const streams: readonly StreamDef[] = [
       recentDays: 2,
       startColumn: 'start_date_time',
       openWhile: { set: 'clock_in_date_time', unset: 'clock_out_date_time', maxDays: 14 },
+      changes: assignmentChanges,
     },
-    dependsOn: ['assignment-changes'],
+    dependsOn: [assignmentChanges.stream],
   },
   {
     name: 'time-off-requests',
