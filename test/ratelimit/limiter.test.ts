@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { RateLimit } from '../../src/config.ts';
 import { createRateLimiter, type Lane, type OnStart, type RateLimiter } from '../../src/ratelimit/index.ts';
+import { maxInWindow } from './sandbox-worker.ts';
 
 /**
  * One suite, both limiters. Windows are compressed (tens of starts per few hundred ms) so a test takes a second
@@ -68,16 +69,6 @@ async function hammer(limiters: RateLimiter[], key: string, workers: number, unt
   );
 }
 
-/** The most starts that lie in any window of `windowMs` (checked at each start: (t - W, t]). */
-function maxInWindow(times: number[], windowMs: number): number {
-  let max = 0;
-  let lo = 0;
-  for (let hi = 0; hi < times.length; hi++) {
-    while (times[lo]! <= times[hi]! - windowMs) lo++;
-    max = Math.max(max, hi - lo + 1);
-  }
-  return max;
-}
 
 describe.each(impls)('$name limiter', (impl) => {
   it('never lets more than L start in any window, and uses the whole budget while there is work', async () => {
