@@ -5,10 +5,9 @@ import { formatRateLimit, loadConfig, type Config } from '../config.ts';
 import { log } from '../log.ts';
 import { shutdownSignal } from '../shutdown.ts';
 import { startOpsServer, type OpsServer } from '../ops/server.ts';
-import { formatSummaries } from '../sync/command.ts';
+import { formatSummaries, progressPrinter } from '../sync/command.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, shownUrl, type Environment } from '../sync/environment.ts';
 import { runStreams, selectStreams } from '../sync/runner.ts';
-import type { Progress } from '../sync/engine.ts';
 import { createInProcessRunner } from './in-process.ts';
 import { startScheduler, type Scheduler } from './scheduler.ts';
 import { createSyncQueue, enqueueRun, redisConnection } from './sync-queue.ts';
@@ -61,19 +60,6 @@ function announce(config: Config, env: Environment, ops?: OpsServer): void {
   process.stderr.write(`${lines.join('\n')}\n`);
 }
 
-function progressLine(p: Progress): void {
-  process.stderr.write(`  ${p.stream.padEnd(32)} ${String(p.rows).padStart(9)} rows  ${String(p.requests).padStart(6)} requests\n`);
-}
-
-function throttled(fn: (p: Progress) => void): (p: Progress) => void {
-  const last = new Map<string, number>();
-  return (p) => {
-    if (Date.now() - (last.get(p.stream) ?? 0) < 1000) return;
-    last.set(p.stream, Date.now());
-    fn(p);
-  };
-}
-
 /** Scheduler + workers + HTTP server in one process; jobs in-process when there is no Redis. */
 export async function runStartCommand(args: string[]): Promise<number> {
   if (noArgs('start', args)) return 0;
@@ -87,7 +73,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
     const runner = createInProcessRunner(env, log);
     process.stderr.write('first sync of every stream:\n');
     for (const ctx of env.contexts) {
-      const summary = await runStreams({ ...ctx, onProgress: throttled(progressLine) }, selectStreams());
+      const summary = await runStreams({ ...ctx, onProgress: progressPrinter() }, selectStreams());
       process.stderr.write(formatSummaries([summary]));
     }
     const scheduler = startScheduler(schedulerOptions(config, companies, runner.dispatch, log));

@@ -55,7 +55,7 @@ export async function runSyncCommand(args: string[]): Promise<number> {
 }
 
 /** One line per stream on stderr, at most every half second each. */
-function progressPrinter(): (p: Progress) => void {
+export function progressPrinter(): (p: Progress) => void {
   const last = new Map<string, number>();
   return (p) => {
     const now = Date.now();
