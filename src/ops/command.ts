@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { shutdownSignal } from '../shutdown.ts';
-import { openWarehouse } from '../warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
+import { warehouseError } from '../sync/environment.ts';
 import { readStatus, type Status } from './status.ts';
 import { startOpsServer } from './server.ts';
 
@@ -10,10 +11,18 @@ function options(args: string[]) {
   return parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } }, strict: true }).values;
 }
 
+/** The configured warehouse, migrated; one line naming it when it cannot be reached. */
 async function openConfiguredWarehouse() {
   const config = loadConfig();
-  const wh = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log });
-  return { config, wh };
+  let wh: Warehouse | undefined;
+  try {
+    wh = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log });
+    await wh.migrate();
+    return { config, wh };
+  } catch (e) {
+    await wh?.close().catch(() => undefined);
+    throw warehouseError(config, e);
+  }
 }
 
 /** Applies the warehouse migrations (tables, views, comments); safe to run again. */
@@ -23,12 +32,8 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     return 0;
   }
   const { wh } = await openConfiguredWarehouse();
-  try {
-    await wh.migrate();
-    process.stderr.write(`warehouse migrated: psql '${wh.url}' (schema ${wh.schema})\n`);
-  } finally {
-    await wh.close();
-  }
+  process.stderr.write(`warehouse migrated: psql '${wh.url}' (schema ${wh.schema})\n`);
+  await wh.close();
   return 0;
 }
 
@@ -42,7 +47,6 @@ export async function runStatusCommand(args: string[]): Promise<number> {
   const { wh } = await openConfiguredWarehouse();
   let status: Status;
   try {
-    await wh.migrate();
     status = await readStatus(wh);
   } finally {
     await wh.close();
@@ -68,7 +72,6 @@ export async function runServeCommand(args: string[]): Promise<number> {
     return 0;
   }
   const { config, wh } = await openConfiguredWarehouse();
-  await wh.migrate();
   const server = await startOpsServer({ warehouse: wh, port: config.httpPort, host: config.httpHost, log });
   process.stderr.write(`status at ${server.url}/\n`);
   await shutdownSignal();

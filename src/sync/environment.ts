@@ -85,7 +85,7 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
 }
 
 /** The warehouse could not be reached or migrated: say which one, without its password. */
-function warehouseError(config: Config, e: unknown): Error {
+export function warehouseError(config: Config, e: unknown): Error {
   const where = config.databaseUrl ? `DATABASE_URL ${withoutPassword(config.databaseUrl)}` : `the embedded Postgres under ${config.dataDir}`;
   const err = new Error(`warehouse at ${where}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   (err as Error & { code?: unknown }).code = (e as { code?: unknown })?.code;
