@@ -107,6 +107,50 @@ describe('writePage', () => {
     expect((await listCheckpoints(wh, company)).map((c) => [c.stream, c.partition, c.cursor])).toEqual([['s', '-', { until: 'a' }]]);
   });
 
+  it('keeps text that array literals quote and escape exactly as sent', async () => {
+    const names = ['a "quoted", {braced} name', 'back\\slash \\"', 'NULL', '', ' padded ', 'tab\there', 'Zoë 🚑'];
+    const items = names.map((name, i) => assignment(i + 1, { ShiftName: name, VehicleName: null }));
+    await writePage(wh, { target: targets.shiftAssignments, companyKey: company, items, syncedAt: t0, stream: 's' });
+    const rows = await readRows(wh, targets.shiftAssignments, company);
+    expect(rows.map((r) => [r.shift_name, r.vehicle_name])).toEqual(names.map((n) => [n, null]));
+  });
+
+  it('lands a page whose new row another writer inserted after the page read it, counted as an update', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, syncedAt: t1, stream: 's' };
+    const other = await wh.sql.reserve();
+    try {
+      await other`begin`;
+      await other.unsafe(
+        `insert into ${wh.schema}.shift_assignments (company_key, shift_assignment_id, _synced_at, _hash) values ($1, 2, $2, 'other')`,
+        [company, t0],
+      );
+      // The page reads before the other insert commits, so row 2 looks new and its INSERT waits on the other writer.
+      const written = writePage(wh, { ...page, items: [assignment(1), assignment(2)] });
+      await new Promise((r) => setTimeout(r, 300));
+      await other`commit`;
+      expect(await written).toEqual({ inserted: 1, updated: 1, unchanged: 0, deleted: 0 });
+    } finally {
+      other.release();
+    }
+    const rows = await readRows(wh, targets.shiftAssignments, company);
+    expect(rows.map((r) => [r.shift_assignment_id, r._hash === 'other'])).toEqual([
+      [1, false],
+      [2, false],
+    ]);
+  });
+
+  it('returns every connection to the pool after failed pages', async () => {
+    const bad = [assignment(1, { StartDateTime: '2024-02-30T00:00:00Z' })];
+    // More failures than the pool has connections: a connection kept after a failure would stall the next write.
+    for (let i = 0; i < 15; i++) {
+      await expect(writePage(wh, { target: targets.shiftAssignments, companyKey: company, items: bad, syncedAt: t0, stream: 's' })).rejects.toThrow(
+        /date\/time field value out of range/,
+      );
+    }
+    await writePage(wh, { target: targets.shiftAssignments, companyKey: company, items: [assignment(1)], syncedAt: t0, stream: 's' });
+    expect(await readRows(wh, targets.shiftAssignments, company)).toHaveLength(1);
+  });
+
   it('records rejects with the page, without SSN', async () => {
     await writePage(wh, {
       target: targets.individuals,
