@@ -77,7 +77,8 @@ export async function runStreams(
 
 async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Promise<StreamOutcome> {
   const started = Date.now();
-  const log = ctx.log.child({ stream: stream.name, company: ctx.companyKey });
+  // pino repeats a key bound twice: add company only where the context's logger does not carry it yet.
+  const log = ctx.log.child(ctx.log.bindings().company === undefined ? { stream: stream.name, company: ctx.companyKey } : { stream: stream.name });
   const runId = await startRun(ctx.warehouse, { companyKey: ctx.companyKey, stream: stream.name });
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();
@@ -85,7 +86,8 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Pr
     await runStream({ ...ctx, log }, stream, { ...opts, runId }, counters);
     const outcome: StreamOutcome = { stream: stream.name, outcome: 'ok', ...counters, durationMs: Date.now() - started };
     await finishRun(ctx.warehouse, runId, outcome);
-    log.info(outcome, 'stream finished');
+    const { stream: _bound, ...fields } = outcome;
+    log.info(fields, 'stream finished');
     return outcome;
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
