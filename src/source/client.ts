@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
+import { outcomeOf, type Observers } from '../observers.ts';
 import { endpoints, PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
 import { errorFromResponse, isSourceError, SourceError } from './errors.ts';
 import { Http, type HttpResponse } from './http.ts';
@@ -26,6 +27,10 @@ export interface SourceClientOptions {
   logger?: Logger;
   /** Backoff between retries (exponential, full jitter). Default 250 ms base, 15 s cap. */
   backoff?: BackoffOptions;
+  /** Told of every attempt, limiter wait and budget the service reports. */
+  observers?: Observers;
+  /** The company this client serves, named in what it reports. */
+  company?: string;
 }
 
 export interface PageResult<T> {
@@ -60,7 +65,7 @@ export interface SourceStats {
   bytes: number;
 }
 
-interface Request {
+interface OutgoingCall {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
@@ -140,6 +145,8 @@ export class SourceClient {
   readonly #maxRetries: number;
   readonly #backoff: BackoffOptions;
   readonly #log: Logger;
+  readonly #observers?: Observers;
+  readonly #company?: string;
   readonly #stats: SourceStats = { requests: 0, retries: 0, rateLimited: 0, bytes: 0 };
   /** The service's clock minus ours, from the last response's `Date` header. */
   #skewMs = 0;
@@ -157,6 +164,8 @@ export class SourceClient {
     this.#limiter = opts.limiter;
     this.#maxRetries = opts.maxRetries ?? 5;
     this.#backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    this.#observers = opts.observers;
+    this.#company = opts.company;
     this.#log = (opts.logger ?? rootLog).child({ component: 'source', key: this.limiterKey });
   }
 
@@ -258,7 +267,7 @@ export class SourceClient {
         fields: fieldsOf(checked.error),
       });
     }
-    const req: Request = { method: 'POST', path: `${e.path}?${buildQuery(e, {})}`, body: JSON.stringify(checked.data) };
+    const req: OutgoingCall = { method: 'POST', path: `${e.path}?${buildQuery(e, {})}`, body: JSON.stringify(checked.data) };
     if (e.response.kind === 'empty') {
       await this.#call(e, req, opts, () => null);
       return null;
@@ -296,24 +305,32 @@ export class SourceClient {
    * One request with its retries. Each attempt waits for the limiter first and reports the service's
    * rate-limit headers after. `read` turns a 2xx response into the result, and may throw a retryable error.
    */
-  async #call<T>(e: Endpoint, req: Request, opts: CallOptions, read: (res: HttpResponse) => T): Promise<T> {
+  async #call<T>(e: Endpoint, req: OutgoingCall, opts: CallOptions, read: (res: HttpResponse) => T): Promise<T> {
     const lane = opts.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
     for (let attempt = 0; ; attempt++) {
       let error: SourceError;
       let resetAtMs: number | undefined;
+      let sentAt: number | undefined;
+      let status: number | undefined;
       try {
+        const waitFrom = Date.now();
         await this.#limiter.acquire(this.limiterKey, lane, opts.signal);
-        const started = Date.now();
+        sentAt = Date.now();
+        this.#observers?.emit('limiterWait', { company: this.#company, key: this.limiterKey, lane, waitMs: sentAt - waitFrom });
         const res = await this.#send(e, req, opts.signal);
+        status = res.status;
         const feedback = feedbackOf(res);
         resetAtMs = feedback.resetAtMs;
         const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, res, resetAtMs);
         await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit');
-        this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - started, bytes: res.bytes, attempt }, 'response');
+        this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, bytes: res.bytes, attempt }, 'response');
         if (refusal) throw refusal;
-        return read(res);
+        const result = read(res);
+        this.#reported(e, req, lane, attempt, sentAt, status);
+        return result;
       } catch (err) {
+        if (sentAt !== undefined) this.#reported(e, req, lane, attempt, sentAt, status, err);
         if (!(err instanceof SourceError)) throw err;
         error = err;
       }
@@ -327,7 +344,24 @@ export class SourceClient {
     }
   }
 
-  async #send(e: Endpoint, req: Request, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  /** Tells the observers how one attempt ended. */
+  #reported(e: Endpoint, req: OutgoingCall, lane: Lane, attempt: number, sentAt: number, status?: number, err?: unknown): void {
+    if (!this.#observers) return;
+    const kind = err instanceof SourceError ? err.kind : err instanceof Error && err.name === 'AbortError' ? 'aborted' : err ? 'network' : undefined;
+    this.#observers.emit('request', {
+      company: this.#company,
+      key: this.limiterKey,
+      endpoint: e.name,
+      method: req.method,
+      lane,
+      status,
+      outcome: outcomeOf(status, kind),
+      durationMs: Date.now() - sentAt,
+      attempt,
+    });
+  }
+
+  async #send(e: Endpoint, req: OutgoingCall, signal: AbortSignal | undefined): Promise<HttpResponse> {
     this.#stats.requests++;
     const res = await this.#http.request({ endpoint: e.name, method: req.method, path: req.path, body: req.body, signal });
     this.#stats.bytes += res.bytes;
@@ -351,6 +385,13 @@ export class SourceClient {
       this.#stats.rateLimited++;
     }
     if (Object.keys(feedback).length === 0) return;
+    this.#observers?.emit('budget', {
+      company: this.#company,
+      key: this.limiterKey,
+      limit: headerNumber(res.headers, 'x-ratelimit-limit'),
+      remaining: feedback.remaining,
+      resetAtMs: feedback.resetAtMs,
+    });
     try {
       await this.#limiter.observe(this.limiterKey, feedback);
     } catch (err) {

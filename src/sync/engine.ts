@@ -11,6 +11,7 @@ import {
   type RangeFilter,
 } from '../warehouse/index.ts';
 import type { Lane } from '../ratelimit/types.ts';
+import type { Observers } from '../observers.ts';
 import {
   addDays,
   addMs,
@@ -43,6 +44,8 @@ export interface SyncContext {
   windowConcurrency?: number;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
+  /** Told of every page written and every stream that ends. */
+  observers?: Observers;
 }
 
 export interface Progress {
@@ -134,6 +137,14 @@ async function readAll(
     counters.rows += page.items.length;
     counters.rejects += page.rejects.length;
     counters.deleted += result.deleted;
+    ctx.observers?.emit('page', {
+      company: ctx.companyKey,
+      stream: stream.name,
+      partition: partition.key,
+      rows: page.items.length,
+      rejects: page.rejects.length,
+      deleted: result.deleted,
+    });
     ctx.onProgress?.({ stream: stream.name, partition: partition.key, ...counters });
   }
 }

@@ -6,12 +6,15 @@ import type { RateLimiter } from '../ratelimit/types.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
 import { startSandbox, type RunningSandbox } from '../sandbox/index.ts';
 import type { SyncContext } from './engine.ts';
+import { Observers } from '../observers.ts';
 
 /** What a process needs to run streams: the warehouse, one limiter, and a client per company. */
 export interface Environment {
   warehouse: Warehouse;
   limiter: RateLimiter;
   sandbox?: RunningSandbox;
+  /** Every client, limiter wait, page and stream of this process reports here. */
+  observers: Observers;
   contexts: SyncContext[];
   close(): Promise<void>;
 }
@@ -47,8 +50,11 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
     safetyMarginMs: config.rateLimitMarginMs,
     logger: log,
   });
+  const observers = new Observers();
   const contexts = config.companies.map((company): SyncContext => {
     const client = new SourceClient({
+      company: company.key,
+      observers,
       baseUrl: sandbox?.url ?? company.baseUrl!,
       apiKey: sandbox?.apiKey ?? company.apiKey,
       limiter,
@@ -58,6 +64,7 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
       companyKey: company.key,
       client,
       warehouse,
+      observers,
       log: log.child({ company: company.key }),
       now: () => client.serviceNow(),
       refreshClock: () => client.freshServiceNow(),
@@ -70,6 +77,7 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
     warehouse,
     limiter,
     sandbox,
+    observers,
     contexts,
     close: async () => {
       const step = async (name: string, fn: () => Promise<unknown>) => {

@@ -75,6 +75,12 @@ export async function runStreams(
   return summarize(ctx.companyKey, outcomes, Date.now() - started);
 }
 
+/** Tells the observers a stream ended. */
+function reportStream(ctx: SyncContext, o: StreamOutcome): void {
+  const { stream, outcome, durationMs, rows, rejects, deleted, requests } = o;
+  ctx.observers?.emit('stream', { company: ctx.companyKey, stream, outcome, durationMs, rows, rejects, deleted, requests, at: Date.now() });
+}
+
 async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Promise<StreamOutcome> {
   const started = Date.now();
   // pino repeats a key bound twice: add company only where the context's logger does not carry it yet.
@@ -86,6 +92,7 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Pr
     await runStream({ ...ctx, log }, stream, { ...opts, runId }, counters);
     const outcome: StreamOutcome = { stream: stream.name, outcome: 'ok', ...counters, durationMs: Date.now() - started };
     await finishRun(ctx.warehouse, runId, outcome);
+    reportStream(ctx, outcome);
     const { stream: _bound, ...fields } = outcome;
     log.info(fields, 'stream finished');
     return outcome;
@@ -99,6 +106,7 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Pr
       durationMs: Date.now() - started,
     };
     await finishRun(ctx.warehouse, runId, outcome).catch(() => undefined);
+    reportStream(ctx, outcome);
     log.error({ err: e }, 'stream failed');
     return outcome;
   }

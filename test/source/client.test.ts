@@ -514,3 +514,29 @@ describe('the API key stays secret', () => {
     for (const text of [...seen, ...lines]) expect(text).not.toContain(KEY);
   });
 });
+
+describe('observers', () => {
+  it('hears every attempt with its outcome, lane and endpoint, the limiter wait and the budget the service reports', async () => {
+    const { Observers } = await import('../../src/observers.ts');
+    const observers = new Observers();
+    const requests: { outcome: string; attempt: number; lane: string; endpoint: string; status?: number }[] = [];
+    const budgets: { remaining?: number; limit?: number }[] = [];
+    let waits = 0;
+    observers.add({ request: (e) => requests.push(e), budget: (e) => budgets.push(e), limiterWait: () => waits++ });
+    await setup(
+      (_req, res, n) =>
+        n === 1
+          ? json(res, 500, { error: 'internal_server_error', error_message: 'boom' })
+          : json(res, 200, [], { 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '42' }),
+      { observers, company: 'north' },
+    );
+    await client!.all(endpoints.certifications, {}, { lane: 'backfill' });
+    expect(requests.map((r) => [r.outcome, r.attempt, r.status])).toEqual([
+      ['server_error', 0, 500],
+      ['ok', 1, 200],
+    ]);
+    expect(requests.every((r) => r.lane === 'backfill' && r.endpoint === 'certifications')).toBe(true);
+    expect(waits).toBe(2);
+    expect(budgets.at(-1)).toMatchObject({ remaining: 42, limit: 100 });
+  });
+});
