@@ -1,8 +1,9 @@
 import { defineJob } from '../src/queue/job.ts';
+import type { StreamName } from '../src/sync/streams.ts';
 
 export default defineJob({
   name: 'time-off',
   cron: '*/30 * * * *',
-  streams: ['time-off-requests'],
-  description: 'time off requests in a rolling window',
+  streams: ['time-off-requests'] satisfies StreamName[],
+  description: 'time off requests: the pending ones and the decisions on them, with a daily re-read',
 });

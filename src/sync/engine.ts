@@ -2,21 +2,38 @@ import type { Logger } from 'pino';
 import { isSourceError, SourceError } from '../source/errors.ts';
 import type { SourceClient } from '../source/client.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { targets } from '../warehouse/targets.ts';
+import { targets, type Target } from '../warehouse/targets.ts';
 import {
+  changesArrivedSince,
+  individualsChangedSince,
+  individualsOutside,
+  liveKeys,
+  liveRows,
+  mapItem,
   markDeletedByKey,
   markMissingDeleted,
   readCheckpoint,
+  settledBefore,
   writePage,
   type RangeFilter,
 } from '../warehouse/index.ts';
+import { keyText } from '../warehouse/rows.ts';
+import type { Reject } from '../source/paging.ts';
+import {
+  ChangeCursor,
+  SinceCursor,
+  SnapshotCursor,
+  StatusCursor,
+  WindowCursor,
+  parseCursor,
+  type Pass,
+} from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { Observers } from '../observers.ts';
 import {
   addDays,
   addMs,
   coalesce,
-  daysOf,
   forEachLimited,
   halve,
   slice,
@@ -26,7 +43,16 @@ import {
   DAY_MS,
   type Window,
 } from './windows.ts';
-import { partitionsOf, type ChangeDriven, type Partition, type StreamDef, type UpdatedSince, type Windowed } from './streams.ts';
+import {
+  partitionsOf,
+  type ChangeDriven,
+  type Partition,
+  type Reread,
+  type StatusDriven,
+  type StreamDef,
+  type UpdatedSince,
+  type Windowed,
+} from './streams.ts';
 
 /** What a stream run needs from the outside world. */
 export interface SyncContext {
@@ -61,6 +87,14 @@ export interface StreamCounters {
   rows: number;
   rejects: number;
   deleted: number;
+  /** Rows an append stream's overlap read again that were stored already: what the overlap absorbed. */
+  duplicates: number;
+  /** Complete reads whose deletion inference was skipped, each with why. */
+  inferenceSkipped: string[];
+  /** Periodic complete re-reads this run did (or resumed). */
+  rereads: string[];
+  /** Windows answered empty whose halves were not: a refusal that did not say so. */
+  silentRefusals: number;
 }
 
 export interface RunOptions {
@@ -85,10 +119,12 @@ interface StreamRun {
   counters: StreamCounters;
   syncedAt: Date;
   opts: RunOptions;
+  /** Writes that carry a checkpoint go one at a time, so each cursor holds every slice committed before it. */
+  checkpoints: Promise<unknown>;
 }
 
 export function emptyCounters(): StreamCounters {
-  return { requests: 0, rows: 0, rejects: 0, deleted: 0 };
+  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], silentRefusals: 0 };
 }
 
 /** Runs one stream over all its partitions; `counters` holds what was done even when it throws. */
@@ -98,45 +134,73 @@ export async function runStream(
   opts: RunOptions = {},
   counters: StreamCounters = emptyCounters(),
 ): Promise<StreamCounters> {
+  Object.assign(counters, { ...emptyCounters(), ...counters });
   for (const partition of partitionsOf(stream, ctx)) {
-    const run: StreamRun = { ctx, stream, partition, counters, syncedAt: new Date(), opts };
+    const run: StreamRun = { ctx, stream, partition, counters, syncedAt: new Date(), opts, checkpoints: Promise.resolve() };
     const s = stream.strategy;
-    if (s.kind === 'full' || s.kind === 'snapshot') await runFull(run);
+    if (s.kind === 'full') await runFull(run);
+    else if (s.kind === 'snapshot') await runSnapshot(run);
     else if (s.kind === 'updated-since') await runUpdatedSince(run, s);
     else if (s.kind === 'windowed') await runWindowed(run, s);
+    else if (s.kind === 'status-driven') await runStatusDriven(run, s);
     else await runChangeDriven(run, s);
   }
   return counters;
 }
 
-/** Reads every page of one query and writes each page (with the checkpoint on the last one, when given). */
-async function readAll(
-  run: StreamRun,
-  query: Record<string, unknown>,
-  lane: Lane,
-  checkpoint?: unknown,
-): Promise<void> {
+/** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
+interface Seen {
+  keys: Set<string>;
+  unkeyed: number;
+}
+
+const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
+
+interface ReadOptions {
+  seen?: Seen;
+  /** The cursor written with the last page (in its transaction); `committed` runs once it is stored. */
+  checkpoint?: { cursor: () => unknown; committed: () => void };
+  /** Count rows that were stored already (an append stream's overlap). */
+  countDuplicates?: boolean;
+}
+
+/** Reads every page of one query and writes each page; returns how many records it returned. */
+async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
   const { ctx, stream, partition, counters } = run;
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
     lane: stream.lane ?? lane,
     signal: ctx.signal,
   });
+  let rows = 0;
   for await (const page of pages) {
     counters.requests++;
-    const result = await writePage(ctx.warehouse, {
-      target: targetOf(stream),
-      stream: stream.name,
-      companyKey: ctx.companyKey,
-      items: page.items as object[],
-      extras: page.extras,
-      rejects: page.rejects,
-      syncedAt: run.syncedAt,
-      runId: run.opts.runId,
-      checkpoint: !page.hasMore && checkpoint !== undefined ? { partition: partition.key, cursor: checkpoint } : undefined,
-    });
+    if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
+    const write = (checkpoint?: unknown) =>
+      writePage(ctx.warehouse, {
+        target: targetOf(stream),
+        stream: stream.name,
+        companyKey: ctx.companyKey,
+        items: page.items as object[],
+        extras: page.extras,
+        rejects: page.rejects,
+        syncedAt: run.syncedAt,
+        runId: run.opts.runId,
+        seen: o.seen?.keys,
+        checkpoint: checkpoint === undefined ? undefined : { partition: partition.key, cursor: checkpoint },
+      });
+    const cp = !page.hasMore ? o.checkpoint : undefined;
+    const result = cp
+      ? await serially(run, async () => {
+          const r = await write(cp.cursor());
+          cp.committed();
+          return r;
+        })
+      : await write();
+    rows += page.items.length;
     counters.rows += page.items.length;
     counters.rejects += page.rejects.length;
     counters.deleted += result.deleted;
+    if (o.countDuplicates) counters.duplicates += result.updated + result.unchanged;
     ctx.observers?.emit('page', {
       company: ctx.companyKey,
       stream: stream.name,
@@ -147,15 +211,67 @@ async function readAll(
     });
     ctx.onProgress?.({ stream: stream.name, partition: partition.key, ...counters });
   }
+  return rows;
 }
 
-async function markGone(run: StreamRun, range?: RangeFilter): Promise<void> {
+function serially<T>(run: StreamRun, fn: () => Promise<T>): Promise<T> {
+  const next = run.checkpoints.then(fn, fn);
+  run.checkpoints = next.catch(() => undefined);
+  return next;
+}
+
+/** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
+function noteRejects(run: StreamRun, seen: Seen, rejects: readonly Reject[], extras: Record<string, unknown>): void {
+  const target = targetOf(run.stream);
+  for (const r of rejects) {
+    const key = rawKey(target, run.ctx.companyKey, r.raw, extras);
+    if (key === undefined) seen.unkeyed++;
+    else seen.keys.add(key);
+  }
+}
+
+function rawKey(target: Target, companyKey: string, raw: unknown, extras: Record<string, unknown>): string | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  try {
+    const m = mapItem(target, companyKey, raw as Record<string, unknown>, extras);
+    if (target.keyFields) {
+      const fields = target.keyFields.flatMap((f) => (typeof f === 'string' ? [f] : f));
+      if (!fields.some((f) => getField(raw, f) != null)) return undefined;
+    } else if (target.key.some((k) => m.row[k] == null)) return undefined;
+    return m.keyText;
+  } catch {
+    return undefined;
+  }
+}
+
+function getField(item: unknown, path: string): unknown {
+  let v: unknown = item;
+  for (const part of path.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  return v;
+}
+
+interface Scope {
+  range?: RangeFilter;
+  where?: Record<string, unknown>;
+  /** Names the read in sync_runs when its inference is skipped. */
+  label: string;
+}
+
+/** Rows in the scope of a complete read that it did not return are gone, unless a refused record had no key. */
+async function markGone(run: StreamRun, seen: Seen, scope: Scope): Promise<void> {
   const { ctx, stream } = run;
+  if (seen.unkeyed > 0) {
+    const why = `${scope.label}: ${seen.unkeyed} refused record(s) without a readable key; nothing marked gone`;
+    run.counters.inferenceSkipped.push(why);
+    ctx.log.warn({ stream: stream.name, partition: run.partition.key }, why);
+    return;
+  }
   run.counters.deleted += await markMissingDeleted(ctx.warehouse, {
     target: targetOf(stream),
     companyKey: ctx.companyKey,
-    notSyncedSince: run.syncedAt,
-    range,
+    seen: seen.keys,
+    range: scope.range,
+    where: scope.where,
     partition: partitionFilter(run),
   });
 }
@@ -166,46 +282,120 @@ function partitionFilter(run: StreamRun): Record<string, unknown> | undefined {
 }
 
 async function runFull(run: StreamRun): Promise<void> {
-  await readAll(run, {}, 'incremental');
-  await markGone(run);
+  const seen = newSeen();
+  await readAll(run, {}, 'incremental', { seen });
+  await markGone(run, seen, { label: 'complete read' });
 }
 
-interface SinceCursor {
-  since: string;
+function cursorOf<T>(run: StreamRun, schema: import('zod').ZodType<T>): Promise<T | undefined> {
+  if (run.opts.fullRefresh) return Promise.resolve(undefined);
+  return readCheckpoint(run.ctx.warehouse, run.ctx.companyKey, run.stream.name, run.partition.key).then((c) =>
+    parseCursor(schema, c, { stream: run.stream.name, partition: run.partition.key }),
+  );
+}
+
+/**
+ * A snapshot row is gone when two complete reads in a row miss it: offset paging over a list that moves can
+ * skip a record once, and the next read finds it.
+ */
+async function runSnapshot(run: StreamRun): Promise<void> {
+  const { ctx, stream } = run;
+  const previous = await cursorOf(run, SnapshotCursor);
+  const seen = newSeen();
+  await readAll(run, {}, 'incremental', { seen });
+  const target = targetOf(stream);
+  if (seen.unkeyed > 0) {
+    await markGone(run, seen, { label: 'snapshot' });
+    await saveCursor(run, { version: 2, suspects: previous?.suspects ?? [] } satisfies SnapshotCursor);
+    return;
+  }
+  const live = await liveKeys(ctx.warehouse, { target, companyKey: ctx.companyKey, partition: partitionFilter(run) });
+  const missed = live.filter((k) => !seen.keys.has(keyText(k, target.key)));
+  const suspects = new Set(previous?.suspects ?? []);
+  const gone = missed.filter((k) => suspects.has(keyText(k, target.key)));
+  run.counters.deleted += await markDeletedByKey(ctx.warehouse, { target, companyKey: ctx.companyKey, keys: gone });
+  const next = missed.map((k) => keyText(k, target.key)).filter((k) => !suspects.has(k));
+  await saveCursor(run, { version: 2, suspects: next } satisfies SnapshotCursor);
+}
+
+/** The re-read due now, the widest first (one per run); undefined when none is. */
+function dueReread(rereads: readonly Reread[] | undefined, last: Record<string, string> | undefined, now: Date): Reread | undefined {
+  const due = (rereads ?? []).filter((r) => {
+    const at = last?.[r.name];
+    return !at || now.getTime() - new Date(at).getTime() >= r.everyHours * HOUR_MS - 5 * 60_000;
+  });
+  return due.sort((a, b) => widthOf(b) - widthOf(a))[0];
+}
+
+const widthOf = (r: Reread) => (r.span ? r.span.backDays + r.span.forwardDays : Infinity);
+
+/** The re-read times after `done` completed: it and every narrower one count as done now. */
+function rereadsAfter(rereads: readonly Reread[] | undefined, last: Record<string, string> | undefined, done: Reread | 'all' | undefined, now: Date): Record<string, string> {
+  const out = { ...last };
+  for (const r of rereads ?? []) {
+    if (done === 'all' || (done && (r.name === done.name || widthOf(r) <= widthOf(done)))) out[r.name] = now.toISOString();
+  }
+  return out;
 }
 
 async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
-  const { ctx, stream, partition } = run;
+  const { ctx } = run;
   const signpost = ctx.now();
-  const previous = run.opts.fullRefresh
-    ? undefined
-    : await readCheckpoint<SinceCursor>(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
-  const query: Record<string, unknown> = {};
+  const previous = await cursorOf(run, SinceCursor);
+  const individualsAfter = s.followIndividuals ? (await settledBefore(ctx.warehouse, ctx.companyKey, 'individuals')).toISOString() : undefined;
+  const range: Record<string, unknown> = {};
   if (s.range) {
-    query[s.range.start] = addDays(signpost, -s.range.backDays);
-    query[s.range.end] = addDays(signpost, s.range.forwardDays);
+    range[s.range.start] = addDays(signpost, -s.range.backDays);
+    range[s.range.end] = addDays(signpost, s.range.forwardDays);
   }
-  if (previous) query[s.param] = sinceParam(new Date(previous.since), s);
-  const cursor: SinceCursor = { since: signpost.toISOString() };
-  await readAll(run, query, previous ? 'incremental' : 'backfill', cursor);
+  const reread = previous ? dueReread(s.rereads, previous.rereads, signpost) : undefined;
+  const complete = !previous || reread !== undefined;
+  const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
+  if (reread) run.counters.rereads.push(reread.name);
+  const seen = newSeen();
+  await readAll(run, query, previous ? 'incremental' : 'backfill', { seen });
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
-  if (!previous) await markGone(run);
-  else if (stream.coversIndividuals) await markUncovered(run, stream.coversIndividuals);
+  if (complete) await markGone(run, seen, { label: reread ? `re-read ${reread.name}` : 'complete read' });
+  else if (s.followIndividuals) await followIndividuals(run, s, s.followIndividuals, range, seen, previous!.individualsAfter);
+  const cursor: SinceCursor = {
+    version: 2,
+    since: signpost.toISOString(),
+    rereads: rereadsAfter(s.rereads, previous?.rereads, complete ? 'all' : undefined, signpost),
+    ...(individualsAfter ? { individualsAfter } : {}),
+  };
+  await saveCursor(run, cursor);
 }
 
-/** Rows of individuals the list no longer covers (now Former, say) leave it like rows a full read misses. */
-async function markUncovered(run: StreamRun, covers: NonNullable<StreamDef['coversIndividuals']>): Promise<void> {
-  const { sql, schema } = run.ctx.warehouse;
-  const outside = await sql<{ service_id: number }[]>`
-    select service_id from ${sql(schema)}.individuals
-    where company_key = ${run.ctx.companyKey} and _deleted_at is null and status <> all(${[...covers.statuses]})`;
-  if (outside.length === 0) return;
-  run.counters.deleted += await markMissingDeleted(run.ctx.warehouse, {
-    target: targetOf(run.stream),
-    companyKey: run.ctx.companyKey,
-    notSyncedSince: run.syncedAt,
-    where: { [covers.column]: outside.map((r) => r.service_id) },
-  });
+/**
+ * Records of an individual whose row changed (renamed, new job title or identifiers, back from Former) are read
+ * again by the individual: the service does not bump their update stamp. Records of individuals the list no
+ * longer covers are gone.
+ */
+async function followIndividuals(
+  run: StreamRun,
+  s: UpdatedSince,
+  f: NonNullable<UpdatedSince['followIndividuals']>,
+  range: Record<string, unknown>,
+  seen: Seen,
+  after: string | undefined,
+): Promise<void> {
+  const { ctx } = run;
+  const changed = after ? await individualsChangedSince(ctx.warehouse, ctx.companyKey, new Date(after)) : [];
+  for (const id of changed) {
+    const own = newSeen();
+    try {
+      await readAll(run, { ...range, [f.param]: id }, 'incremental', { seen: own });
+    } catch (e) {
+      // The service answers an individual it no longer knows with not_found: nothing of theirs is left.
+      if (!(isSourceError(e) && e.kind === 'not_found')) throw e;
+    }
+    for (const k of own.keys) seen.keys.add(k);
+    seen.unkeyed += own.unkeyed;
+    await markGone(run, own, { where: { [f.column]: id }, label: `${f.param} ${id}` });
+  }
+  const outside = await individualsOutside(ctx.warehouse, ctx.companyKey, f.statuses);
+  if (outside.length > 0) await markGone(run, seen, { where: { [f.column]: outside }, label: `individuals not ${f.statuses.join('/')}` });
+  void s;
 }
 
 function sinceParam(since: Date, s: UpdatedSince): Date {
@@ -213,34 +403,134 @@ function sinceParam(since: Date, s: UpdatedSince): Date {
   return s.precision === 'date' ? startOfDayUtc(back) : back;
 }
 
-interface WindowCursor {
-  /** Everything before this instant has been read (append) or backfilled (reread). */
-  until: string;
-  backfilledFrom: string;
+/** How a windowed read sends its windows and which rows a complete window accounts for. */
+interface WindowSpec {
+  start: string;
+  end: string;
+  deleteMissing?: { startColumn: string; endColumn?: string };
+  confirmEmpty?: boolean;
+  countDuplicates?: boolean;
+  /** Sent with every window (an employee, a status). */
+  query?: Record<string, unknown>;
+  where?: Record<string, unknown>;
 }
 
+const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
+
+/** Date-only ranges name whole days, both ends included: [D, D+31) is sent as D .. D+30. */
+function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string, unknown> {
+  const end = isDateOnly(run.stream, spec.end) ? addMs(w.end, -1) : w.end;
+  return { ...spec.query, [spec.start]: w.start, [spec.end]: end };
+}
+
+/** Reads one window completely (halving it when refused) and marks what it did not return gone. */
+async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: ReadOptions['checkpoint']): Promise<'whole' | 'split'> {
+  const seen = newSeen();
+  let rows: number;
+  try {
+    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, countDuplicates: spec.countDuplicates });
+  } catch (e) {
+    if (!splittable(e)) throw e;
+    const minimum = minSplitMs(run.stream, spec.start);
+    if (spanMs(w) <= minimum) throw refusedAtMinimum(run, w, e, minimum);
+    run.ctx.log.warn({ stream: run.stream.name, window: w, err: describe(e) }, 'window refused; splitting it');
+    for (const half of halve(w)) await readWindow(run, half, lane, spec);
+    return 'split';
+  }
+  const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
+  if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
+    const held = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey, range, where: spec.where });
+    if (held.length > 0) {
+      const before = run.counters.rows;
+      for (const half of halve(w)) await readWindow(run, half, lane, { ...spec, confirmEmpty: false });
+      if (run.counters.rows > before) {
+        run.counters.silentRefusals++;
+        run.ctx.log.warn({ stream: run.stream.name, window: w }, 'window answered empty while its halves were not: the service did not fulfil it');
+      }
+      return 'split';
+    }
+  }
+  if (range) await markGone(run, seen, { range, where: spec.where, label: `window ${w.start.toISOString()} – ${w.end.toISOString()}` });
+  return 'whole';
+}
+
+/** Reads windows concurrently. */
+async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: WindowSpec): Promise<void> {
+  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+    await readWindow(run, w, lane, spec);
+  });
+}
+
+/**
+ * Reads a long pass (a backfill, a complete re-read) slice by slice; each slice's completion is stored in the
+ * cursor with its last page, so an interrupted pass resumes with the slices left.
+ */
+async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
+  const done = new Set(pass.done);
+  const current = (extra?: string): Pass => ({ ...pass, done: [...done, ...(extra ? [extra] : [])] });
+  const windows = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs).filter((w) => !done.has(w.start.toISOString()));
+  if (windows.length > 0 && pass.done.length > 0) run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length }, 'resuming a pass');
+  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+    const id = w.start.toISOString();
+    const checkpoint = { cursor: () => cursorWith(current(id)), committed: () => done.add(id) };
+    if ((await readWindow(run, w, lane, spec, checkpoint)) === 'split') {
+      await serially(run, async () => {
+        await saveCursor(run, cursorWith(current(id)));
+        done.add(id);
+      });
+    }
+  });
+}
+
+const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });
+
+/** The span a re-read covers now: its own, or the backfill's. */
+function rereadSpan(r: Reread, now: Date, backfillFrom: Date, horizon: Date): { from: Date; to: Date } {
+  return r.span ? { from: addDays(now, -r.span.backDays), to: addDays(now, r.span.forwardDays) } : { from: backfillFrom, to: horizon };
+}
+
+const dayAligned = (run: StreamRun, param: string, d: Date, up = false) =>
+  isDateOnly(run.stream, param) ? (up ? addDays(startOfDayUtc(addMs(d, -1)), 1) : startOfDayUtc(d)) : d;
+
 async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
-  const { ctx, stream, partition } = run;
+  const { ctx } = run;
   const signpost = ctx.now();
-  const previous = run.opts.fullRefresh
-    ? undefined
-    : await readCheckpoint<WindowCursor>(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
-  const horizon = addDays(signpost, s.forwardDays);
-  const from = !previous
-    ? addDays(signpost, -s.backfillDays)
-    : s.mode === 'append'
-      ? addDays(new Date(previous.until), -s.rollingDays)
-      : addDays(signpost, -s.rollingDays);
-  const lane: Lane = previous ? 'incremental' : 'backfill';
-  await readWindows(run, slice({ start: from, end: horizon }, s.sliceDays * DAY_MS), lane, s);
+  const previous = await cursorOf(run, WindowCursor);
+  const align = (d: Date, up = false) => dayAligned(run, s.start, d, up);
+  const horizon = align(addDays(signpost, s.forwardDays), true);
+  const backfillFrom = previous?.backfilledFrom ? new Date(previous.backfilledFrom) : align(addDays(signpost, -s.backfillDays));
+  const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: s.deleteMissing, confirmEmpty: s.confirmEmpty };
+  const sliceMs = s.sliceDays * DAY_MS;
+  const base = { version: 2 as const, until: previous?.until, backfilledFrom: backfillFrom.toISOString(), rereads: previous?.rereads ?? {} };
+  let rereadsDone: Reread | 'all' | undefined;
+  const pass = previous?.pass ?? (!previous?.until ? newPass('backfill', backfillFrom, horizon) : undefined);
+  const reread = pass ? undefined : s.mode === 'reread' ? dueReread(s.rereads, previous?.rereads, signpost) : undefined;
+  if (pass || reread) {
+    const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, backfillFrom, horizon), align));
+    if (p.name !== 'backfill') run.counters.rereads.push(p.name);
+    await readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies WindowCursor);
+    rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
+  }
+  if (previous?.until && !pass) {
+    const from =
+      s.mode === 'append' ? addMs(new Date(previous.until), -(s.overlap?.ms ?? 0)) : align(addDays(signpost, -(s.rollingDays ?? 0)));
+    const rolling = { start: from, end: horizon };
+    // A complete re-read just read the rolling window too.
+    if (!reread || s.mode === 'append') await readWindows(run, slice(rolling, sliceMs), 'incremental', { ...spec, countDuplicates: s.mode === 'append' });
+  }
   const cursor: WindowCursor = {
+    ...base,
     until: horizon.toISOString(),
-    backfilledFrom: previous?.backfilledFrom ?? from.toISOString(),
+    rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost),
   };
   await saveCursor(run, cursor);
 }
 
-/** A checkpoint with no rows of its own, once every window it covers has been read. */
+function spanOf(span: { from: Date; to: Date }, align: (d: Date, up?: boolean) => Date): [Date, Date] {
+  return [align(span.from), align(span.to, true)];
+}
+
+/** A checkpoint with no rows of its own. */
 async function saveCursor(run: StreamRun, cursor: unknown): Promise<void> {
   await writePage(run.ctx.warehouse, {
     target: targetOf(run.stream),
@@ -252,38 +542,8 @@ async function saveCursor(run: StreamRun, cursor: unknown): Promise<void> {
   });
 }
 
-/** Reads windows concurrently; a window refused or timed out is halved and both halves are read. */
-async function readWindows(
-  run: StreamRun,
-  windows: Window[],
-  lane: Lane,
-  s: { start: string; end: string; deleteMissing?: Windowed['deleteMissing'] },
-): Promise<void> {
-  const readOne = async (w: Window): Promise<void> => {
-    try {
-      await readAll(run, { [s.start]: w.start, [s.end]: w.end }, lane);
-    } catch (e) {
-      if (!splittable(e)) throw e;
-      const minimum = minSplitMs(run.stream, s.start);
-      if (spanMs(w) <= minimum) throw refusedAtMinimum(run, w, e, minimum);
-      run.ctx.log.warn({ stream: run.stream.name, window: w, err: describe(e) }, 'window refused; splitting it');
-      for (const half of halve(w)) await readOne(half);
-      return;
-    }
-    if (s.deleteMissing) {
-      await markGone(run, {
-        startColumn: s.deleteMissing.startColumn,
-        endColumn: s.deleteMissing.endColumn,
-        from: w.start,
-        to: w.end,
-      });
-    }
-  };
-  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, readOne);
-}
-
-function targetOf(stream: StreamDef) {
-  return targets[stream.target as keyof typeof targets];
+function targetOf(stream: StreamDef): Target {
+  return targets[stream.target];
 }
 
 function splittable(e: unknown): e is SourceError {
@@ -303,74 +563,133 @@ function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-interface ChangeCursor {
-  /** Assignment changes up to this event time have been applied. */
-  changesUntil: string;
-  /** Assignments starting before this instant have been read. */
-  horizon: string;
-}
+/** Assignments starting within a minute of a named start are read again: a start instant names few of them. */
+const INSTANT_MS = 60_000;
 
 async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
-  const { ctx, stream, partition } = run;
+  const { ctx, stream } = run;
   const signpost = ctx.now();
-  const previous = run.opts.fullRefresh
-    ? undefined
-    : await readCheckpoint<ChangeCursor>(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
+  const previous = await cursorOf(run, ChangeCursor);
   const horizon = addDays(signpost, s.forwardDays);
-  const deleteMissing = { startColumn: s.startColumn };
-  const windowed = { start: s.start, end: s.end, deleteMissing };
-  if (!previous) {
-    const all = { start: addDays(signpost, -s.backfillDays), end: horizon };
-    await readWindows(run, slice(all, s.sliceDays * DAY_MS), 'backfill', windowed);
-  } else {
-    const changes = await changedRecords(run, s, new Date(previous.changesUntil));
+  const backfillFrom = addDays(signpost, -s.backfillDays);
+  const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: { startColumn: s.startColumn } };
+  const sliceMs = s.sliceDays * DAY_MS;
+  const changesAfter = (await settledBefore(ctx.warehouse, ctx.companyKey, s.changes.stream)).toISOString();
+  const base = { version: 2 as const, changesAfter: previous?.changesAfter, horizon: previous?.horizon, rereads: previous?.rereads ?? {} };
+  let rereadsDone: Reread | 'all' | undefined;
+  const pass = previous?.pass ?? (!previous?.horizon ? newPass('backfill', backfillFrom, horizon) : undefined);
+  const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
+  if (pass || reread) {
+    const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, backfillFrom, horizon), (d) => d));
+    if (p.name !== 'backfill') run.counters.rereads.push(p.name);
+    await readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies ChangeCursor);
+    rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
+  }
+  if (previous?.horizon && !pass) {
+    const target = targetOf(stream);
+    const changes = previous.changesAfter
+      ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter))
+      : { starts: [], deletedKeys: [] };
     run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
-      target: targetOf(stream),
+      target,
       companyKey: ctx.companyKey,
       keys: changes.deletedKeys.map((key) => ({ [s.changes.keyColumn]: key })),
     });
-    const recent = { start: startOfDayUtc(addDays(signpost, -s.recentDays)), end: addDays(startOfDayUtc(signpost), 1) };
+    const left = await openRowsLeft(run, s, signpost);
+    const instants = [...changes.starts, ...left].map((t) => ({ start: t, end: addMs(t, INSTANT_MS) }));
     const ahead = { start: new Date(previous.horizon), end: horizon };
-    const open = await openDays(run, s, signpost);
-    const windows = coalesce([...daysOf([...changes.days, ...open]), recent, ...(ahead.end > ahead.start ? [ahead] : [])]);
-    await readWindows(run, windows.flatMap((w) => slice(w, s.sliceDays * DAY_MS)), 'incremental', windowed);
+    const windows = coalesce([...instants, ...(ahead.end > ahead.start ? [ahead] : [])]);
+    await readWindows(run, windows.flatMap((w) => slice(w, sliceMs)), 'incremental', spec);
   }
-  const changesUntil = await changesCoveredUntil(run, s, signpost);
-  const cursor: ChangeCursor = { changesUntil, horizon: horizon.toISOString() };
+  const cursor: ChangeCursor = {
+    ...base,
+    changesAfter,
+    horizon: horizon.toISOString(),
+    rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost),
+  };
   await saveCursor(run, cursor);
 }
 
-/** The change records synced since `since`: the days they touch and the keys of the records they deleted. */
-async function changedRecords(run: StreamRun, s: ChangeDriven, since: Date): Promise<{ days: Date[]; deletedKeys: unknown[] }> {
-  const { sql, schema } = run.ctx.warehouse;
-  const c = s.changes;
-  const rows = await sql<{ day: Date | null; deleted: boolean; key: unknown }[]>`
-    select ${sql(c.dayColumn)} as day, ${sql(c.deleted.column)} = ${c.deleted.value} as deleted, ${sql(c.keyColumn)} as key
-    from ${sql(schema)}.${sql(c.table)}
-    where company_key = ${run.ctx.companyKey} and ${sql(c.eventColumn)} >= ${addMs(since, -HOUR_MS)}`;
-  return {
-    days: rows.flatMap((r) => (r.day ? [r.day] : [])),
-    deletedKeys: rows.filter((r) => r.deleted).map((r) => r.key),
-  };
+/**
+ * Reads the list of rows open now (clocked in, not out) and writes it; returns the starts of rows the warehouse
+ * holds as open that the list no longer returns (clocked out since, or changed): those are read again.
+ */
+async function openRowsLeft(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<Date[]> {
+  const { ctx, stream } = run;
+  const target = targetOf(stream);
+  const from = addDays(signpost, -s.openWhile.maxDays);
+  const seen = newSeen();
+  await readAll(run, { [s.start]: from, [s.end]: addDays(signpost, 1), [s.openWhile.param]: true }, 'incremental', { seen });
+  const open = await liveRows(
+    ctx.warehouse,
+    { target, companyKey: ctx.companyKey, notNull: [s.openWhile.set], where: { [s.openWhile.unset]: null }, since: { column: s.startColumn, from } },
+    [...target.key, s.startColumn],
+  );
+  return open.filter((r) => !seen.keys.has(keyText(r, target.key))).map((r) => new Date(String(r[s.startColumn])));
 }
 
-/** Start days of rows the warehouse holds as still open (clocked in, not out): their clock-out is yet to come. */
-async function openDays(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<Date[]> {
-  const { sql, schema } = run.ctx.warehouse;
-  const table = targetOf(run.stream).table;
-  const rows = await sql<{ day: Date }[]>`
-    select distinct date_trunc('day', ${sql(s.startColumn)}, 'UTC') as day
-    from ${sql(schema)}.${sql(table)}
-    where company_key = ${run.ctx.companyKey} and _deleted_at is null
-      and ${sql(s.openWhile.set)} is not null and ${sql(s.openWhile.unset)} is null
-      and ${sql(s.startColumn)} >= ${addDays(signpost, -s.openWhile.maxDays)}`;
-  return rows.map((r) => r.day);
+async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
+  const { ctx } = run;
+  const signpost = ctx.now();
+  const previous = await cursorOf(run, StatusCursor);
+  const horizon = addDays(signpost, s.forwardDays);
+  const from = previous?.from ? new Date(previous.from) : addDays(signpost, -s.backfillDays);
+  const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: s.deleteMissing };
+  // Requests are filtered by start and by end, so a slice would lose requests that straddle it: one slice.
+  const whole = 100_000 * DAY_MS;
+  const base = { version: 2 as const, from: from.toISOString(), rereads: previous?.rereads ?? {} };
+  let rereadsDone: Reread | 'all' | undefined;
+  const pass = previous?.pass ?? (!previous?.from ? newPass('backfill', from, horizon) : undefined);
+  const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
+  if (pass || reread) {
+    const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, from, horizon), (d) => d));
+    if (p.name !== 'backfill') run.counters.rereads.push(p.name);
+    await readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
+    rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
+  }
+  if (previous?.from && !pass) await readDecisions(run, s, { start: from, end: horizon });
+  const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost) };
+  await saveCursor(run, cursor);
 }
 
-/** Changes are applied up to where the stream of change records has read, never past this run's signpost. */
-async function changesCoveredUntil(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<string> {
-  const changes = await readCheckpoint<WindowCursor>(run.ctx.warehouse, run.ctx.companyKey, s.changes.stream, '-');
-  if (!changes) return signpost.toISOString();
-  const until = new Date(changes.until);
-  return (until < signpost ? until : signpost).toISOString();
+/**
+ * The open records (Pending) are read with the status filter; those the warehouse holds as open that it no
+ * longer returns were decided (or deleted) and are read again by employee, over their own period.
+ */
+async function readDecisions(run: StreamRun, s: StatusDriven, span: Window): Promise<void> {
+  const { ctx, stream } = run;
+  const target = targetOf(stream);
+  const seen = newSeen();
+  await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
+  const held = await liveRows(
+    ctx.warehouse,
+    { target, companyKey: ctx.companyKey, where: { [s.statusColumn]: s.open } },
+    [...target.key, s.deleteMissing.startColumn, s.deleteMissing.endColumn ?? s.deleteMissing.startColumn, ...s.employee.map((e) => e.column)],
+  );
+  const byEmployee = new Map<string, { param: string; column: string; value: string; start: Date; end: Date }>();
+  for (const r of held) {
+    if (seen.keys.has(keyText(r, target.key))) continue;
+    const who = s.employee.find((e) => r[e.column] != null);
+    if (!who) continue;
+    const value = String(r[who.column]);
+    const start = new Date(String(r[s.deleteMissing.startColumn]));
+    const end = new Date(String(r[s.deleteMissing.endColumn ?? s.deleteMissing.startColumn]));
+    const id = `${who.param}=${value}`;
+    const g = byEmployee.get(id);
+    if (!g) byEmployee.set(id, { ...who, value, start, end });
+    else {
+      if (start < g.start) g.start = start;
+      if (end > g.end) g.end = end;
+    }
+  }
+  await forEachLimited([...byEmployee.values()], ctx.windowConcurrency ?? 4, async (g) => {
+    const w = { start: g.start, end: addMs(g.end, 1000) };
+    await readWindow(run, w, 'incremental', {
+      start: s.start,
+      end: s.end,
+      deleteMissing: s.deleteMissing,
+      query: { [g.param]: g.param === 'ServiceId' ? Number(g.value) : g.value },
+      where: { [g.column]: g.value },
+    });
+  });
 }

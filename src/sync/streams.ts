@@ -2,18 +2,61 @@ import { RUN_LOG_FORM_TYPES } from '../source/schemas/forms.ts';
 import { COURSE_STATUS_OPTIONS } from '../source/schemas/course.ts';
 import { endpoints, type Endpoint } from '../source/endpoints.ts';
 import type { Lane } from '../ratelimit/types.ts';
+import type { TargetName } from '../warehouse/targets.ts';
 
 /**
  * The stream catalog: each stream is data — its endpoint, fixed parameters, how it moves forward,
  * its warehouse target and its partitions. One engine (engine.ts) runs any of them.
  */
 
+/** Every stream of the catalog by name: job stream lists and dependencies are checked against it. */
+export const STREAM_NAMES = [
+  'certifications',
+  'work-statuses',
+  'departments',
+  'work-shifts',
+  'job-titles',
+  'locales',
+  'individuals',
+  'supervisors',
+  'schedules',
+  'run-log-forms',
+  'individual-certifications',
+  'pending-certifications',
+  'required-certification-status',
+  'assignment-changes',
+  'shift-assignments',
+  'time-off-requests',
+  'individual-courses',
+  'form-responses',
+  'run-log-form-responses',
+  'form-audit',
+] as const;
+
+export type StreamName = (typeof STREAM_NAMES)[number];
+
+/**
+ * A periodic complete re-read: the bound on changes the service gives no signal for. Each pass reads its span
+ * completely (rows it does not return are gone) at most once per `everyHours`.
+ */
+export interface Reread {
+  name: string;
+  everyHours: number;
+  /** The span read, around now; without it, the span of the backfill. */
+  span?: { backDays: number; forwardDays: number };
+  /** Which changes only this re-read brings. */
+  reason: string;
+}
+
 /** One request or one paged read of everything; rows missing from a complete read get `_deleted_at`. */
 export interface Full {
   kind: 'full';
 }
 
-/** Paged lists with no filter: every page, then rows the read did not return are marked gone. */
+/**
+ * Paged lists with no filter: every page each run. A record that moves while pages are read can be skipped by
+ * offset paging, so a row is marked gone only when two complete reads in a row miss it.
+ */
 export interface Snapshot {
   kind: 'snapshot';
 }
@@ -30,6 +73,13 @@ export interface UpdatedSince {
   overlapMs: number;
   /** Required range parameters the endpoint filters on besides the update stamp (form start, run date). */
   range?: { start: string; end: string; backDays: number; forwardDays: number };
+  /**
+   * The records follow their individual (credentials): an individual whose row changed or came back since the
+   * last run has its records read again by `param`, since the service does not bump their update stamp; records
+   * of individuals outside `statuses` are gone from the list.
+   */
+  followIndividuals?: { param: string; column: string; statuses: readonly string[] };
+  rereads?: readonly Reread[];
 }
 
 /**
@@ -44,15 +94,23 @@ export interface Windowed {
   sliceDays: number;
   backfillDays: number;
   forwardDays: number;
-  /** `reread`: how far back the rolling window reaches. `append`: overlap with the previous read. */
-  rollingDays: number;
+  /** `reread`: how far back the rolling window reaches. */
+  rollingDays?: number;
+  /** `append`: how far before the checkpoint each read starts again, and why that is enough. */
+  overlap?: { ms: number; reason: string };
   /** Rows of a completely read window that the service no longer returns get `_deleted_at`. */
   deleteMissing?: { startColumn: string; endColumn?: string };
+  /**
+   * An empty answer for a window the warehouse holds rows in is confirmed by reading its halves: a service that
+   * answers a range it will not fulfil with an empty list must not delete the window's rows.
+   */
+  confirmEmpty?: boolean;
+  rereads?: readonly Reread[];
 }
 
 /**
- * Re-reads only the days that assignment change records name, plus the recent days where clock-in/out moves,
- * and the horizon as time moves forward. Backfills like a windowed stream the first time.
+ * Re-reads only what change records name (the start instants of changed assignments), the rows that left the
+ * clocked-in list, and the horizon as time moves forward. Backfills like a windowed stream the first time.
  */
 export interface ChangeDriven {
   kind: 'change-driven';
@@ -61,45 +119,61 @@ export interface ChangeDriven {
   sliceDays: number;
   backfillDays: number;
   forwardDays: number;
-  recentDays: number;
   startColumn: string;
-  /** Rows still open (clocked in, not yet out) whose days are read again until they close, up to `maxDays` back. */
-  openWhile: { set: string; unset: string; maxDays: number };
+  /**
+   * Rows still open (clocked in, not yet out): the list filtered by `param` is read each run up to `maxDays`
+   * back; rows it returns are written, open rows it no longer returns are read again at their start.
+   */
+  openWhile: { param: string; set: string; unset: string; maxDays: number };
   /** Where the change records are: the stream that syncs them and the columns of its table this stream reads. */
   changes: {
-    stream: string;
+    stream: StreamName;
     table: string;
-    /** When the change happened. */
-    eventColumn: string;
-    /** The start of the record that changed: its day is read again. */
+    /** The start of the record that changed: it is read again. */
     dayColumn: string;
     /** The changed record's key in this stream's table. */
     keyColumn: string;
     /** A change that deletes the record. */
     deleted: { column: string; value: string };
   };
+  rereads?: readonly Reread[];
 }
 
-export type Strategy = Full | Snapshot | UpdatedSince | Windowed | ChangeDriven;
+/**
+ * Records with an open status that the service decides later (time off: Pending). Each run reads the open ones
+ * (`statusParam`), and the records the warehouse holds as open that the list no longer returns are read again
+ * by their employee, over their own period: one request per employee with decisions.
+ */
+export interface StatusDriven {
+  kind: 'status-driven';
+  start: string;
+  end: string;
+  backfillDays: number;
+  forwardDays: number;
+  statusParam: string;
+  open: string;
+  statusColumn: string;
+  /** The employee filter and the columns naming the employee (the first non-null one is used). */
+  employee: readonly { param: string; column: string }[];
+  deleteMissing: { startColumn: string; endColumn?: string };
+  rereads?: readonly Reread[];
+}
+
+export type Strategy = Full | Snapshot | UpdatedSince | Windowed | ChangeDriven | StatusDriven;
 
 export type PartitionSource = 'formIds' | 'runTypes';
 
 export interface StreamDef {
-  name: string;
+  name: StreamName;
   endpoint: Endpoint;
   /** Warehouse target (src/warehouse/targets.ts), named like the endpoint. */
-  target: string;
+  target: TargetName;
   strategy: Strategy;
   /** Parameters sent on every request of the stream. */
   fixed?: Record<string, unknown>;
   partitions?: PartitionSource;
-  /**
-   * The list holds only the records of individuals in these statuses (the certification list: Active and LOA),
-   * so records of individuals now in another status are gone from it, whether or not they were updated.
-   */
-  coversIndividuals?: { statuses: readonly string[]; column: string };
   /** Streams whose rows this one reads from the warehouse; they run first. */
-  dependsOn?: string[];
+  dependsOn?: StreamName[];
   lane?: Lane;
 }
 
@@ -109,27 +183,28 @@ const full: Full = { kind: 'full' };
 const assignmentChanges: ChangeDriven['changes'] = {
   stream: 'assignment-changes',
   table: 'assignment_changes',
-  eventColumn: 'event_time_stamp',
   dayColumn: 'start_date_time',
   keyColumn: 'shift_assignment_id',
   deleted: { column: 'event_type', value: 'Deleted' },
 };
 const DAY = 86_400_000;
 
-const reference = (name: string, endpoint: Endpoint): StreamDef => ({
+const reference = (name: StreamName, endpoint: Endpoint, target: TargetName): StreamDef => ({
   name,
   endpoint,
-  target: endpoint.name,
+  target,
   strategy: full,
 });
 
+const HOURS_A_WEEK = 168;
+
 export const streams: readonly StreamDef[] = [
-  reference('certifications', endpoints.certifications),
-  reference('work-statuses', endpoints.workStatuses),
-  reference('departments', endpoints.departments),
-  reference('work-shifts', endpoints.workShifts),
-  reference('job-titles', endpoints.jobTitles),
-  reference('locales', endpoints.locales),
+  reference('certifications', endpoints.certifications, 'certifications'),
+  reference('work-statuses', endpoints.workStatuses, 'workStatuses'),
+  reference('departments', endpoints.departments, 'departments'),
+  reference('work-shifts', endpoints.workShifts, 'workShifts'),
+  reference('job-titles', endpoints.jobTitles, 'jobTitles'),
+  reference('locales', endpoints.locales, 'locales'),
   { name: 'individuals', endpoint: endpoints.individuals, target: 'individuals', strategy: full },
   { name: 'supervisors', endpoint: endpoints.supervisors, target: 'supervisors', strategy: full },
   { name: 'schedules', endpoint: endpoints.schedules, target: 'schedules', strategy: full },
@@ -138,9 +213,15 @@ export const streams: readonly StreamDef[] = [
     name: 'individual-certifications',
     endpoint: endpoints.individualCertifications,
     target: 'individualCertifications',
-    strategy: { kind: 'updated-since', param: 'updatedSince', precision: 'date', overlapMs: DAY },
+    strategy: {
+      kind: 'updated-since',
+      param: 'updatedSince',
+      precision: 'date',
+      overlapMs: DAY,
+      followIndividuals: { param: 'ServiceId', column: 'service_id', statuses: ['Active', 'LOA'] },
+      // The weekly full read is its own job (credentials-full-refresh).
+    },
     fixed: { IncludeDeleted: true },
-    coversIndividuals: { statuses: ['Active', 'LOA'], column: 'service_id' },
     dependsOn: ['individuals'],
   },
   {
@@ -167,7 +248,11 @@ export const streams: readonly StreamDef[] = [
       sliceDays: 7,
       backfillDays: 400,
       forwardDays: 0,
-      rollingDays: 1 / 24,
+      overlap: {
+        ms: 60 * 60_000,
+        reason:
+          'change records are stamped when the change is saved; a record committed after a read that its stamp precedes is late by the length of a save, far under an hour; sync_runs.details.duplicates counts what the overlap absorbed',
+      },
     },
   },
   {
@@ -181,10 +266,22 @@ export const streams: readonly StreamDef[] = [
       sliceDays: 7,
       backfillDays: 400,
       forwardDays: 90,
-      recentDays: 2,
       startColumn: 'start_date_time',
-      openWhile: { set: 'clock_in_date_time', unset: 'clock_out_date_time', maxDays: 14 },
+      openWhile: { param: 'OnlyClockedInShifts', set: 'clock_in_date_time', unset: 'clock_out_date_time', maxDays: 14 },
       changes: assignmentChanges,
+      rereads: [
+        {
+          name: 'recent-and-ahead',
+          everyHours: 24,
+          span: { backDays: 14, forwardDays: 90 },
+          reason: 'times, vehicles, schedule and shift names and clock corrections change without a change record',
+        },
+        {
+          name: 'all',
+          everyHours: HOURS_A_WEEK,
+          reason: 'an assignment moved to a day outside the daily span, and changes to older days, have no change record',
+        },
+      ],
     },
     dependsOn: [assignmentChanges.stream],
   },
@@ -193,16 +290,26 @@ export const streams: readonly StreamDef[] = [
     endpoint: endpoints.timeOffRequests,
     target: 'timeOffRequests',
     strategy: {
-      kind: 'windowed',
-      mode: 'reread',
+      kind: 'status-driven',
       start: 'StartDateTime',
       end: 'EndDateTime',
-      // Requests are filtered by start and by end, so a slice would lose requests that straddle it.
-      sliceDays: 10_000,
       backfillDays: 800,
       forwardDays: 400,
-      rollingDays: 120,
+      statusParam: 'RequestStatus',
+      open: 'Pending',
+      statusColumn: 'status',
+      employee: [
+        { param: 'ServiceId', column: 'employee_service_id' },
+        { param: 'EmployeeNumber', column: 'employee_employee_number' },
+      ],
       deleteMissing: { startColumn: 'start_date_time', endColumn: 'end_date_time' },
+      rereads: [
+        {
+          name: 'all',
+          everyHours: 24,
+          reason: 'a decided request that changes again (approved, then canceled), a request entered already decided, and deletions carry no signal',
+        },
+      ],
     },
   },
   {
@@ -214,10 +321,20 @@ export const streams: readonly StreamDef[] = [
       mode: 'reread',
       start: 'startDate',
       end: 'endDate',
+      // 31 days counted inclusively: startDate and endDate 30 days apart.
       sliceDays: 31,
       backfillDays: 400,
       forwardDays: 31,
       rollingDays: 62,
+      deleteMissing: { startColumn: 'start_date' },
+      confirmEmpty: true,
+      rereads: [
+        {
+          name: 'all',
+          everyHours: 24,
+          reason: 'status changes of courses started before the rolling window, and deletions, carry no signal',
+        },
+      ],
     },
     fixed: { statusOption: COURSE_STATUS_OPTIONS.all },
   },
@@ -231,6 +348,7 @@ export const streams: readonly StreamDef[] = [
       precision: 'date',
       overlapMs: DAY,
       range: { start: 'StartDate', end: 'EndDate', backDays: 3650, forwardDays: 366 },
+      rereads: [{ name: 'all', everyHours: 24, reason: 'a deleted response leaves no updated record behind' }],
     },
     partitions: 'formIds',
   },
@@ -244,6 +362,7 @@ export const streams: readonly StreamDef[] = [
       precision: 'datetime',
       overlapMs: 60 * 60_000,
       range: { start: 'StartDate', end: 'EndDate', backDays: 3650, forwardDays: 366 },
+      rereads: [{ name: 'all', everyHours: 24, reason: 'a deleted response leaves no updated record behind' }],
     },
     partitions: 'runTypes',
   },
@@ -259,10 +378,18 @@ export const streams: readonly StreamDef[] = [
       sliceDays: 31,
       backfillDays: 400,
       forwardDays: 0,
-      rollingDays: 1 / 24,
+      overlap: {
+        ms: 60 * 60_000,
+        reason:
+          'audit rows are stamped when an answer is saved; one committed after a read that its stamp precedes is late by the length of a save, far under an hour; sync_runs.details.duplicates counts what the overlap absorbed',
+      },
     },
   },
 ];
+
+export function isStreamName(name: string): name is StreamName {
+  return (STREAM_NAMES as readonly string[]).includes(name);
+}
 
 export function streamByName(name: string): StreamDef | undefined {
   return streams.find((s) => s.name === name);

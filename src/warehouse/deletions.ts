@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Warehouse } from './connection.ts';
-import { tableInfo, type TableInfo } from './rows.ts';
+import { keyText, tableInfo, type Row, type TableInfo } from './rows.ts';
 import type { Target } from './targets.ts';
 
 /** The window a complete read covered: rows whose start lies in [from, to) (and whose end ≤ to). */
@@ -14,13 +14,17 @@ export interface RangeFilter {
 export interface MarkMissingOptions {
   target: Target;
   companyKey: string;
-  /** Rows not synced since this instant (the read's start) are gone from the source. */
-  notSyncedSince: Date;
+  /** Key text (rows.ts keyText) of every record the complete read returned, rejects included where keyed. */
+  seen: ReadonlySet<string>;
   range?: RangeFilter;
   /** Query parameters of the partition read (FormId, RunTypeId...), mapped by the target's partitionColumns. */
   partition?: Record<string, unknown>;
-  /** Filters on columns of the target's table: a value for equality, an array for any of its values. */
+  /** Filters on columns of the target's table: a value for equality, an array for any of its values, null for none. */
   where?: Record<string, unknown>;
+  /** Columns that must hold a value. */
+  notNull?: readonly string[];
+  /** Rows whose `column` is at or after `from`. */
+  since?: { column: string; from: Date };
 }
 
 export interface MarkByKeyOptions {
@@ -48,30 +52,44 @@ function partitionFilters(target: Target, partition: Record<string, unknown> | u
   return out;
 }
 
-/** Sets `_deleted_at` on the target's live rows that a complete read did not return. Returns how many. */
+/** Sets `_deleted_at` on the target's live rows in the read's scope that a complete read did not return. Returns how many. */
 export async function markMissingDeleted(wh: Warehouse, o: MarkMissingOptions): Promise<number> {
+  const live = await liveKeys(wh, o);
+  const gone = live.filter((k) => !o.seen.has(keyText(k, o.target.key)));
+  return markDeletedByKey(wh, { target: o.target, companyKey: o.companyKey, keys: gone });
+}
+
+/** Key values (as text) of the target's live rows in a read's scope. */
+export function liveKeys(wh: Warehouse, o: LiveRowsOptions): Promise<Row[]> {
+  return liveRows(wh, o, o.target.key);
+}
+
+export type LiveRowsOptions = Omit<MarkMissingOptions, 'seen'>;
+
+/** Columns (as text; timestamps as ISO text) of the target's live rows in a scope. */
+export async function liveRows(wh: Warehouse, o: LiveRowsOptions, columns: readonly string[]): Promise<Row[]> {
   const { sql, schema } = wh;
   const table = tableInfo(o.target.table);
   const filters = { ...partitionFilters(o.target, o.partition), ...o.where };
-  const conds = [sql`company_key = ${o.companyKey}`, sql`_deleted_at is null`, sql`_synced_at < ${o.notSyncedSince}`];
+  const conds = [sql`company_key = ${o.companyKey}`, sql`_deleted_at is null`];
   for (const [col, value] of Object.entries(filters)) {
     const c = sql(column(table, col));
     if (value === null) conds.push(sql`${c} is null`);
     else if (Array.isArray(value)) conds.push(sql`${c}::text = any(${value.map(String)})`);
     else conds.push(sql`${c}::text = ${String(value)}`);
   }
+  for (const col of o.notNull ?? []) conds.push(sql`${sql(column(table, col))} is not null`);
+  if (o.since) conds.push(sql`${sql(column(table, o.since.column))} >= ${o.since.from}`);
   if (o.range) {
     const start = sql(column(table, o.range.startColumn));
     conds.push(sql`${start} >= ${o.range.from}`, sql`${start} < ${o.range.to}`);
     if (o.range.endColumn) conds.push(sql`${sql(column(table, o.range.endColumn))} <= ${o.range.to}`);
   }
   const where = conds.reduce((a, c) => sql`${a} and ${c}`);
-  return sql.begin(async (tx) => {
-    const at = new Date();
-    const gone = await tx`update ${tx(schema)}.${tx(table.name)} set _deleted_at = ${at} where ${where} returning ${tx(o.target.key as string[])}`;
-    await afterDelete(tx, schema, o.target, o.companyKey, gone, at);
-    return gone.length;
-  }) as Promise<number>;
+  const asText = (c: string) =>
+    table.byName.get(c)?.sqlType.startsWith('timestamp') ? sql`to_json(${sql(column(table, c))})#>>'{}'` : sql`${sql(column(table, c))}::text`;
+  const select = columns.map((k) => sql`${asText(k)} as ${sql(k)}`).reduce((a, c) => sql`${a}, ${c}`);
+  return sql<Row[]>`select ${select} from ${sql(schema)}.${sql(table.name)} where ${where}`;
 }
 
 /** Marks the given rows deleted (e.g. shift assignments named by `Deleted` change records). Returns how many. */

@@ -14,3 +14,5 @@ export {
   type RunOutcome,
 } from './state.ts';
 export { mapItem, snake } from './rows.ts';
+export { liveKeys, liveRows, type LiveRowsOptions } from './deletions.ts';
+export { settledBefore, individualsChangedSince, individualsOutside, changesArrivedSince, type ChangeColumns } from './rereads.ts';

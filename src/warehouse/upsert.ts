@@ -20,6 +20,8 @@ export interface WritePageOptions {
   runId?: number;
   rejects?: readonly { raw: unknown; reason: string }[];
   checkpoint?: { partition: string; cursor: unknown };
+  /** Collects the key text (rows.ts keyText) of every row of the page: what a complete read has seen. */
+  seen?: Set<string>;
   /** Envelope fields of the page (FormId, FormTitle, RunLogTypeId, ...). */
   extras?: Record<string, unknown>;
 }
@@ -91,14 +93,6 @@ order by ${key.map((k) => `t.${q(k)}`).join(', ')} for update`;
   });
 }
 
-/** Rows the page holds exactly as stored only get `_synced_at`: just their keys travel. */
-function touchStatement(schema: string, table: TableInfo): string {
-  return cached(
-    `touch:${schema}.${table.name}`,
-    () => `update ${qt(schema, table.name)} x set "_synced_at" = $2 where x.company_key = $1 and ${keyProbe(table, 'x', 3)}`,
-  );
-}
-
 /** Where an INSERT … SELECT reads its rows: text columns aliased `i`, unnested parameters or staged rows. */
 interface Source {
   readonly id: string;
@@ -157,11 +151,6 @@ async function lockAndRead(tx: Tx, schema: string, table: TableInfo, mapped: rea
     }
   }
   return previous;
-}
-
-function touch(pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], syncedAt: Date): void {
-  const key = table.primaryKey.slice(1);
-  for (const chunk of chunks(rows)) pipe.send(touchStatement(schema, table), [chunk[0]!.company_key, syncedAt, ...keyArrays(chunk, key)]);
 }
 
 function insertStatement(schema: string, table: TableInfo, source: Source): string {
@@ -306,7 +295,6 @@ async function writeMapped(
   const changed: MappedItem[] = [];
   const fresh: Row[] = [];
   const rewrite: Row[] = [];
-  const unchanged: Row[] = [];
   const close: Row[] = [];
   const open: Row[] = [];
   for (const m of mapped) {
@@ -316,16 +304,13 @@ async function writeMapped(
     else if (differs) result.updated++;
     else result.unchanged++;
     if (m.deleted && !before?.wasDeleted) result.deleted++;
-    if (!differs) {
-      unchanged.push(m.row);
-      continue;
-    }
+    // A row read again as stored writes nothing: deletion inference keeps its own set of keys seen.
+    if (!differs) continue;
     (before || newRows === 'upsert' ? rewrite : fresh).push(m.row);
     changed.push(m);
     if (before && !before.wasDeleted) close.push(m.row);
     if (!m.deleted) open.push(m.row);
   }
-  if (unchanged.length > 0) touch(pipe, schema, table, unchanged, syncedAt);
   await insertRows(pipe, schema, table, fresh);
   // Rows read before are locked until commit, so their upsert always finds them.
   await upsertRows(pipe, schema, table, rewrite);
@@ -367,6 +352,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
       (m) => m.keyText,
     );
   const mapped = map(o.target, o.items).sort((a, b) => compareKeys(a.row, b.row, o.target.key));
+  for (const m of mapped) o.seen?.add(m.keyText);
   const envelope = envelopeItems(o.target, o.extras);
   const write = async (newRows: NewRows) =>
     transaction(wh.sql, async (pipe) => {

@@ -77,6 +77,8 @@ describe('sync converges on the service', () => {
 
     const incremental = await runStreams(ctx, selectStreams());
     expect(incremental.streams.filter((s) => s.outcome !== 'ok')).toEqual([]);
+    // A snapshot row is gone once two complete reads miss it: its bound is the next read.
+    await runStreams(ctx, selectStreams(['pending-certifications', 'required-certification-status']));
     expect(summarizeDivergence(await divergence(wh, sandbox.data, 'acme'))).toEqual({});
 
     const perStream = Object.fromEntries(incremental.streams.map((s) => [s.stream, s.requests]));
@@ -88,7 +90,7 @@ describe('sync converges on the service', () => {
     expect(incremental.requests).toBeLessThan(first.requests / 2);
   });
 
-  it('a second run with no changes changes nothing but _synced_at', async () => {
+  it('a second run with no changes writes nothing', async () => {
     const before = await snapshotOfContent();
     const again = await runStreams(ctx, selectStreams());
     expect(again.streams.filter((s) => s.outcome !== 'ok')).toEqual([]);
@@ -97,7 +99,7 @@ describe('sync converges on the service', () => {
 
   it('records every stream run with its requests, rows and outcome', async () => {
     const runs = await wh.sql`select stream, outcome, requests, rows from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme'`;
-    expect(runs.length).toBe(3 * selectStreams().length);
+    expect(runs.length).toBe(3 * selectStreams().length + 2);
     expect(runs.every((r) => r.outcome === 'ok')).toBe(true);
     const checkpoints = await wh.sql`select stream, partition from ${wh.sql(wh.schema)}.sync_state where company_key = 'acme'`;
     expect(checkpoints.map((c) => c.stream)).toEqual(expect.arrayContaining(['individual-certifications', 'shift-assignments', 'assignment-changes', 'form-responses', 'form-audit']));

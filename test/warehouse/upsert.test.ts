@@ -26,20 +26,15 @@ beforeEach(() => {
 const assignment = (id: number, o: Record<string, unknown> = {}) => parsed('shiftAssignments', { ShiftAssignmentId: id, ...o });
 const credential = (o: Record<string, unknown> = {}) => parsed('individualCertifications', o);
 
-function withoutSyncedAt(rows: Record<string, unknown>[]) {
-  return rows.map(({ _synced_at, ...rest }) => rest);
-}
-
 describe('writePage', () => {
-  it('a second identical write changes only _synced_at and writes no history', async () => {
+  it('a second identical write changes nothing and writes no history', async () => {
     const page = { target: targets.individuals, companyKey: company, items: [parsed('individuals')], stream: 'individuals' };
     expect(await writePage(wh, { ...page, syncedAt: t0 })).toEqual({ inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
     const before = await readRows(wh, 'individuals', company);
     const childrenBefore = await readRows(wh, 'individual_job_titles', company);
     expect(await writePage(wh, { ...page, syncedAt: t1 })).toEqual({ inserted: 0, updated: 0, unchanged: 1, deleted: 0 });
     const after = await readRows(wh, 'individuals', company);
-    expect(withoutSyncedAt(after)).toEqual(withoutSyncedAt(before));
-    expect(after[0]!._synced_at).toEqual(t1);
+    expect(after).toEqual(before);
     expect(await readRows(wh, 'individual_job_titles', company)).toEqual(childrenBefore);
     expect(await readRows(wh, 'individuals_history', company)).toHaveLength(1);
   });
@@ -177,11 +172,12 @@ describe('deletions', () => {
     const page = { target: targets.shiftAssignments, companyKey: company, stream: 's' };
     const june = (day: number) => `2024-06-${String(day).padStart(2, '0')}T10:00:00+00:00`;
     await writePage(wh, { ...page, items: [1, 2, 3].map((d) => assignment(d, { StartDateTime: june(d) })), syncedAt: t0 });
-    await writePage(wh, { ...page, items: [assignment(1, { StartDateTime: june(1) })], syncedAt: t1 });
+    const seen = new Set<string>();
+    await writePage(wh, { ...page, items: [assignment(1, { StartDateTime: june(1) })], syncedAt: t1, seen });
     const gone = await markMissingDeleted(wh, {
       target: targets.shiftAssignments,
       companyKey: company,
-      notSyncedSince: t1,
+      seen,
       range: { startColumn: 'start_date_time', from: new Date('2024-06-01T00:00:00Z'), to: new Date('2024-06-03T00:00:00Z') },
     });
     expect(gone).toBe(1);
@@ -196,12 +192,12 @@ describe('deletions', () => {
   it('marks by partition and closes history and child rows', async () => {
     const page = { target: targets.individuals, companyKey: company, stream: 'individuals' };
     await writePage(wh, { ...page, items: [parsed('individuals')], syncedAt: t0 });
-    expect(await markMissingDeleted(wh, { target: targets.individuals, companyKey: company, notSyncedSince: t1 })).toBe(1);
+    expect(await markMissingDeleted(wh, { target: targets.individuals, companyKey: company, seen: new Set() })).toBe(1);
     expect((await readRows(wh, 'individual_job_titles', company)).every((r) => r._deleted_at !== null)).toBe(true);
     expect((await readRows(wh, 'individuals_history', company))[0]!.valid_to).not.toBeNull();
     await writePage(wh, { target: targets.formResponses, companyKey: company, stream: 'f', items: [parsed('formResponses')], extras: { FormId: 1 }, syncedAt: t0 });
     await writePage(wh, { target: targets.formResponses, companyKey: company, stream: 'f', items: [parsed('formResponses', { ResponseId: 2 })], extras: { FormId: 2 }, syncedAt: t0 });
-    expect(await markMissingDeleted(wh, { target: targets.formResponses, companyKey: company, notSyncedSince: t1, partition: { FormId: 2 } })).toBe(1);
+    expect(await markMissingDeleted(wh, { target: targets.formResponses, companyKey: company, seen: new Set(), partition: { FormId: 2 } })).toBe(1);
     const responses = await readRows(wh, targets.formResponses, company);
     expect(responses.map((r) => [r.response_id, r._deleted_at !== null])).toEqual([
       [2, true],
@@ -212,7 +208,7 @@ describe('deletions', () => {
   it('marks rows matching a list of column values', async () => {
     const page = { target: targets.shiftAssignments, companyKey: company, stream: 's', syncedAt: t0 };
     await writePage(wh, { ...page, items: [1, 2, 3].map((id) => assignment(id, { Assignee: { ServiceId: 100 + id } })) });
-    const gone = await markMissingDeleted(wh, { target: targets.shiftAssignments, companyKey: company, notSyncedSince: t1, where: { assignee_service_id: [101, 103] } });
+    const gone = await markMissingDeleted(wh, { target: targets.shiftAssignments, companyKey: company, seen: new Set(), where: { assignee_service_id: [101, 103] } });
     expect(gone).toBe(2);
     expect((await readRows(wh, targets.shiftAssignments, company)).map((r) => r._deleted_at !== null)).toEqual([true, false, true]);
   });

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/**
+ * What each strategy keeps in `sync_state.cursor`, parsed on every read: a cursor written by another version
+ * of the engine fails with a message naming the stream instead of steering a read by fields that mean nothing.
+ */
+
+const instant = z.iso.datetime({ offset: true });
+
+/** A long read in progress (a backfill, a complete re-read): the slices done so far, so a resumed run skips them. */
+export const Pass = z.object({
+  name: z.string(),
+  from: instant,
+  to: instant,
+  /** Starts of the slices read completely. */
+  done: z.array(instant),
+});
+export type Pass = z.infer<typeof Pass>;
+
+/** When each periodic complete re-read last completed (service time). */
+const Rereads = z.record(z.string(), instant);
+
+export const SinceCursor = z.strictObject({
+  version: z.literal(2),
+  since: instant,
+  rereads: Rereads,
+  /** Individuals whose warehouse row changed after this local instant have their records read again. */
+  individualsAfter: instant.optional(),
+});
+export type SinceCursor = z.infer<typeof SinceCursor>;
+
+export const WindowCursor = z.strictObject({
+  version: z.literal(2),
+  /** Everything before this instant has been read (append) or backfilled (reread). */
+  until: instant.optional(),
+  backfilledFrom: instant.optional(),
+  rereads: Rereads,
+  pass: Pass.optional(),
+});
+export type WindowCursor = z.infer<typeof WindowCursor>;
+
+export const ChangeCursor = z.strictObject({
+  version: z.literal(2),
+  /** Change records written to the warehouse after this local instant have not been applied yet. */
+  changesAfter: instant.optional(),
+  /** Assignments starting before this instant have been read. */
+  horizon: instant.optional(),
+  rereads: Rereads,
+  pass: Pass.optional(),
+});
+export type ChangeCursor = z.infer<typeof ChangeCursor>;
+
+export const StatusCursor = z.strictObject({
+  version: z.literal(2),
+  /** The span the backfill read: open records are looked for in it. */
+  from: instant.optional(),
+  rereads: Rereads,
+  pass: Pass.optional(),
+});
+export type StatusCursor = z.infer<typeof StatusCursor>;
+
+export const SnapshotCursor = z.strictObject({
+  version: z.literal(2),
+  /** Keys the last complete read missed: gone when this read misses them too. */
+  suspects: z.array(z.string()),
+});
+export type SnapshotCursor = z.infer<typeof SnapshotCursor>;
+
+export class CursorError extends Error {
+  override readonly name = 'CursorError';
+  readonly kind = 'cursor';
+}
+
+/** Parses a stored cursor; one that does not match fails loudly, naming the stream and what to do. */
+export function parseCursor<T>(schema: z.ZodType<T>, stored: unknown, where: { stream: string; partition: string }): T | undefined {
+  if (stored === undefined || stored === null) return undefined;
+  const r = schema.safeParse(stored);
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => `${i.path.join('.') || '(cursor)'}: ${i.message}`).join('; ');
+  throw new CursorError(
+    `${where.stream} (${where.partition}): the stored cursor was written by another version (${issues}); ` +
+      `run this stream once with a full refresh to replace it`,
+  );
+}
