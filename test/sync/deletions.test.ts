@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { createSandboxData } from '../../src/sandbox/data.ts';
+import type { SandboxData } from '../../src/sandbox/service.ts';
+import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { readRows, targets } from '../../src/warehouse/index.ts';
+import { openTestSync, type TestSync } from '../support/sync-context.ts';
+
+/**
+ * A record that arrives but breaks its schema is a reject, never a deletion: its key is taken from the raw
+ * payload; a reject whose key cannot be read turns deletion inference off for that read, and sync_runs says so.
+ */
+
+type Corrupt = (endpoint: string, item: Record<string, unknown>) => Record<string, unknown>;
+
+let corrupt: Corrupt | undefined;
+let sandbox: RunningSandbox;
+let sync: TestSync;
+
+/** The sandbox's data with the items of its answers passed through `corrupt` while one is set. */
+function corruptible(data: SandboxData): SandboxData {
+  return {
+    ...data,
+    read(endpoint, query, page) {
+      const r = data.read(endpoint, query, page);
+      if (!r.ok || !corrupt) return r;
+      const items = r.value.items.map((it) => corrupt!(endpoint, { ...(it as Record<string, unknown>) }));
+      return { ok: true, value: { ...r.value, items } };
+    },
+  };
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: null, data: corruptible(createSandboxData({ seed: 9, size: 'tiny' })) });
+  sync = await openTestSync(sandbox);
+  const first = await runStreams(sync.ctx, selectStreams(['individuals', 'time-off-requests']));
+  expect(first.failed).toBe(0);
+});
+
+afterAll(async () => {
+  await sync?.close();
+  await sandbox?.close();
+});
+
+const live = async (target: keyof typeof targets) =>
+  (await readRows(sync.warehouse, targets[target], 'acme')).filter((r) => r._deleted_at === null);
+
+async function lastRun(stream: string) {
+  const [run] = await sync.warehouse.sql<{ rejects: number; deleted: number; details: Record<string, unknown> }[]>`
+    select rejects, (details->>'deleted')::int as deleted, details from ${sync.warehouse.sql(sync.warehouse.schema)}.sync_runs
+    where company_key = 'acme' and stream = ${stream} order by id desc limit 1`;
+  return run!;
+}
+
+describe('a refused record is not a deletion', () => {
+  it('an individual whose DateOfBirth breaks the schema keeps its row, children and history', async () => {
+    const before = await live('individuals');
+    const victim = before[3]!.service_id as number;
+    corrupt = (endpoint, item) => (endpoint === 'individuals' && item.ServiceId === victim ? { ...item, DateOfBirth: '01/02/1980' } : item);
+    const r = await runStreams(sync.ctx, selectStreams(['individuals']));
+    corrupt = undefined;
+    expect(r.rejects).toBe(1);
+    expect(await lastRun('individuals')).toMatchObject({ rejects: 1, deleted: 0 });
+    expect((await live('individuals')).map((x) => x.service_id)).toEqual(before.map((x) => x.service_id));
+    const history = await readRows(sync.warehouse, 'individuals_history', 'acme');
+    expect(history.filter((h) => h.service_id === victim && h.valid_to === null)).toHaveLength(1);
+  });
+
+  it('a refused record without a readable key turns deletion inference off, and sync_runs says why', async () => {
+    const before = await live('individuals');
+    const victim = before[5]!.service_id as number;
+    corrupt = (endpoint, item) => (endpoint === 'individuals' && item.ServiceId === victim ? { ...item, ServiceId: null } : item);
+    await runStreams(sync.ctx, selectStreams(['individuals']));
+    corrupt = undefined;
+    const run = await lastRun('individuals');
+    expect(run.deleted).toBe(0);
+    expect(run.details.inferenceSkipped).toEqual([expect.stringContaining('without a readable key')]);
+    expect((await live('individuals')).map((x) => x.service_id)).toEqual(before.map((x) => x.service_id));
+  });
+
+  it('a windowed read keeps a refused time off request (keyed by its identifying fields)', async () => {
+    const before = await live('timeOffRequests');
+    expect(before.length).toBeGreaterThan(0);
+    // A full refresh reads every window completely, with deletion inference.
+    corrupt = (endpoint, item) => (endpoint === 'timeOffRequests' ? { ...item, RequestedHours: 'many' } : item);
+    const r = await runStreams(sync.ctx, selectStreams(['time-off-requests']), { fullRefresh: true });
+    corrupt = undefined;
+    expect(r.rejects).toBe(before.length);
+    expect(await lastRun('time-off-requests')).toMatchObject({ deleted: 0 });
+    expect((await live('timeOffRequests')).length).toBe(before.length);
+  });
+});
