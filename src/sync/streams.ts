@@ -305,9 +305,15 @@ export const streams: readonly StreamDef[] = [
       deleteMissing: { startColumn: 'start_date_time', endColumn: 'end_date_time' },
       rereads: [
         {
-          name: 'all',
+          name: 'recent-and-ahead',
           everyHours: 24,
+          span: { backDays: 120, forwardDays: 400 },
           reason: 'a decided request that changes again (approved, then canceled), a request entered already decided, and deletions carry no signal',
+        },
+        {
+          name: 'all',
+          everyHours: HOURS_A_WEEK,
+          reason: 'the same changes to requests that started more than 120 days ago',
         },
       ],
     },

@@ -1,0 +1,153 @@
+import { Cron } from 'croner';
+import { pino } from 'pino';
+import { jobs } from '../jobs/index.ts';
+import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
+import { SourceClient } from '../src/source/client.ts';
+import { createRateLimiter } from '../src/ratelimit/index.ts';
+import { openWarehouse, targets } from '../src/warehouse/index.ts';
+import type { SyncContext } from '../src/sync/engine.ts';
+import { runStreams, selectStreams, type SyncSummary } from '../src/sync/runner.ts';
+import { partitionsOf, streams, type StreamName } from '../src/sync/streams.ts';
+import { divergence } from '../test/support/convergence.ts';
+import { startPostgres } from '../test/support/services.ts';
+
+/**
+ * What an incremental cycle costs against what the changes need, per stream: right after a backfill with no
+ * change, after an hour of changes and after a day of changes. A cycle runs every stream once. `minimum` rows are
+ * the rows that differ from the service's truth before the cycle (missing, stale or gone); `minRequests` is one
+ * request per partition plus the pages those rows fill. The daily no-change cost adds up each job's cycles a day
+ * (its cron) at the no-change cost of its streams, and each periodic complete re-read at the cost it had when it ran.
+ * `SIZE=small npx tsx bench/incremental.ts` for a quick run.
+ */
+
+const SIZE = (process.env.SIZE ?? 'medium') as SandboxSize;
+const PAGE = 200;
+const DAILY_BUDGET = 100 * 60 * 24;
+
+const pg = await startPostgres();
+const sandbox = await startSandbox({ port: 0, seed: 3, size: SIZE, rateLimit: null, log: pino({ level: 'silent' }) });
+const wh = await openWarehouse({ databaseUrl: pg.url });
+await wh.migrate();
+const limiter = createRateLimiter({ rateLimit: { limit: 100_000, windowMs: 1000 } });
+const client = new SourceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, limiter });
+const ctx: SyncContext = {
+  companyKey: 'bench',
+  client,
+  warehouse: wh,
+  log: pino({ level: 'silent' }),
+  now: () => client.serviceNow(),
+  refreshClock: () => client.freshServiceNow(0),
+  formIds: sandbox.data.formIds(),
+  runTypeIds: sandbox.data.runTypeIds(),
+};
+
+/** Rows written (inserted, rewritten or marked gone) since `since`, per stream's table. */
+async function rowsWritten(since: Date): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const s of streams) {
+    const table = targets[s.target].table;
+    const [r] = await wh.sql.unsafe(
+      `select count(*)::int as n from "${wh.schema}"."${table}" where company_key = 'bench' and (_synced_at >= $1 or _deleted_at >= $1)`,
+      [since],
+    );
+    out[s.name] = (out[s.name] ?? 0) + Number(r!.n);
+  }
+  return out;
+}
+
+async function cycle(label: string) {
+  const d = await divergence(wh, sandbox.data, 'bench');
+  const started = new Date();
+  const summary: SyncSummary = await runStreams(ctx, selectStreams());
+  const written = await rowsWritten(started);
+  const perStream: Record<string, unknown> = {};
+  let requests = 0;
+  let minRequests = 0;
+  let rowsChanged = 0;
+  let rows = 0;
+  for (const o of summary.streams) {
+    const x = d[o.stream]!;
+    const changed = x.missing.length + x.stale.length + x.extra.length;
+    const partitions = partitionsOf(streams.find((s) => s.name === o.stream)!, ctx).length;
+    const min = partitions + Math.ceil(changed / PAGE);
+    perStream[o.stream] = { requests: o.requests, minRequests: min, rowsWritten: written[o.stream], rowsChanged: changed, rereads: o.rereads, outcome: o.outcome };
+    requests += o.requests;
+    minRequests += min;
+    rowsChanged += changed;
+    rows += written[o.stream] ?? 0;
+  }
+  return { label, requests, minRequests, rowsWritten: rows, rowsChanged, perStream, byStream: summary.streams };
+}
+
+/** Cycles a day of each job, from its cron. */
+function cyclesPerDay(cron: string): number {
+  const from = new Date('2026-03-02T00:00:00Z');
+  const to = from.getTime() + 86_400_000;
+  let n = 0;
+  let next = new Cron(cron, { timezone: 'UTC' }).nextRun(from);
+  while (next && next.getTime() < to) {
+    n++;
+    next = new Cron(cron, { timezone: 'UTC' }).nextRun(next);
+  }
+  return n;
+}
+
+const t0 = Date.now();
+const backfill = await runStreams(ctx, selectStreams());
+const backfillMs = Date.now() - t0;
+const noChange = await cycle('no change');
+sandbox.data.advance(1);
+const hour = await cycle('an hour of changes');
+sandbox.data.advance(24);
+const day = await cycle('a day of changes');
+
+// Each stream's cost a day with nothing changing: its job's cycles at the no-change cost, plus its re-reads.
+const noChangeBy = new Map(noChange.byStream.map((o) => [o.stream, o.requests]));
+const daily: Record<string, number> = {};
+for (const job of jobs) {
+  if (job.fullRefresh) continue;
+  for (const name of job.streams) daily[name] = (daily[name] ?? 0) + cyclesPerDay(job.cron) * (noChangeBy.get(name) ?? 0);
+}
+const rereadCost: Record<string, number> = {};
+const backfillBy = new Map(backfill.streams.map((o) => [o.stream, o.requests]));
+for (const s of streams) {
+  const rereads = 'rereads' in s.strategy ? (s.strategy.rereads ?? []) : [];
+  for (const r of rereads) {
+    // A span re-read costs what it cost in the day cycle; a re-read of everything what the backfill cost.
+    const ran = day.byStream.find((o) => o.stream === s.name && o.rereads.includes(r.name));
+    const cost = r.span ? (ran?.requests ?? 0) : (backfillBy.get(s.name) ?? 0);
+    rereadCost[`${s.name}:${r.name}`] = Math.round((cost * 24) / r.everyHours);
+    daily[s.name] = (daily[s.name] ?? 0) + (cost * 24) / r.everyHours;
+  }
+}
+const weeklyFull = jobs.filter((j) => j.fullRefresh).flatMap((j) => j.streams as StreamName[]);
+for (const name of weeklyFull) {
+  rereadCost[`${name}:weekly-full-refresh`] = Math.round((backfillBy.get(name) ?? 0) / 7);
+  daily[name] = (daily[name] ?? 0) + (backfillBy.get(name) ?? 0) / 7;
+}
+const dailyTotal = Object.values(daily).reduce((a, b) => a + b, 0);
+const strip = ({ byStream: _b, ...rest }: Awaited<ReturnType<typeof cycle>>) => rest;
+
+console.log(
+  JSON.stringify(
+    {
+      size: SIZE,
+      backfill: { requests: backfill.requests, rows: backfill.rows, ms: backfillMs },
+      cycles: [strip(noChange), strip(hour), strip(day)],
+      dailyNoChange: {
+        requests: Math.round(dailyTotal),
+        shareOfBudget: Number((dailyTotal / DAILY_BUDGET).toFixed(4)),
+        perStream: Object.fromEntries(Object.entries(daily).map(([k, v]) => [k, Math.round(v)])),
+        rereads: rereadCost,
+      },
+    },
+    null,
+    2,
+  ),
+);
+
+await client.close();
+await limiter.close();
+await wh.close();
+await sandbox.close();
+await pg.stop();
