@@ -14,6 +14,9 @@ import { openTestSync, type TestSync } from '../support/sync-context.ts';
 type Corrupt = (endpoint: string, item: Record<string, unknown>) => Record<string, unknown>;
 
 let corrupt: Corrupt | undefined;
+/** Course ranges asked for, in days between startDate and endDate; ranges longer than `emptyOver` answer an empty list. */
+const courseRanges: number[] = [];
+let emptyOver: number | undefined;
 let sandbox: RunningSandbox;
 let sync: TestSync;
 
@@ -22,6 +25,11 @@ function corruptible(data: SandboxData): SandboxData {
   return {
     ...data,
     read(endpoint, query, page) {
+      if (endpoint === 'individualCourses' && query.startDate instanceof Date && query.endDate instanceof Date) {
+        const days = (query.endDate.getTime() - query.startDate.getTime()) / 86_400_000;
+        courseRanges.push(days);
+        if (emptyOver !== undefined && days > emptyOver) return { ok: true, value: { items: [], hasMore: false } };
+      }
       const r = data.read(endpoint, query, page);
       if (!r.ok || !corrupt) return r;
       const items = r.value.items.map((it) => corrupt!(endpoint, { ...(it as Record<string, unknown>) }));
@@ -33,7 +41,7 @@ function corruptible(data: SandboxData): SandboxData {
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: null, data: corruptible(createSandboxData({ seed: 9, size: 'tiny' })) });
   sync = await openTestSync(sandbox);
-  const first = await runStreams(sync.ctx, selectStreams(['individuals', 'time-off-requests']));
+  const first = await runStreams(sync.ctx, selectStreams(['individuals', 'time-off-requests', 'individual-courses']));
   expect(first.failed).toBe(0);
 });
 
@@ -88,5 +96,23 @@ describe('a refused record is not a deletion', () => {
     expect(r.rejects).toBe(before.length);
     expect(await lastRun('time-off-requests')).toMatchObject({ deleted: 0 });
     expect((await live('timeOffRequests')).length).toBe(before.length);
+  });
+});
+
+describe('the 31-day course rule', () => {
+  it('every slice spans at most 31 days counted either way: startDate and endDate at most 30 days apart', () => {
+    expect(courseRanges.length).toBeGreaterThan(10);
+    expect(Math.max(...courseRanges)).toBe(30);
+  });
+
+  it('a range answered with an empty list while the warehouse holds its courses is read in halves, and said', async () => {
+    const before = await live('individualCourses');
+    expect(before.length).toBeGreaterThan(0);
+    emptyOver = 20;
+    const r = await runStreams(sync.ctx, selectStreams(['individual-courses']), { fullRefresh: true });
+    emptyOver = undefined;
+    expect(r.failed).toBe(0);
+    expect(r.streams[0]!.silentRefusals).toBeGreaterThan(0);
+    expect((await live('individualCourses')).length).toBe(before.length);
   });
 });
