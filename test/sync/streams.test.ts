@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { endpoints } from '../../src/source/endpoints.ts';
-import { partitionsOf, streams } from '../../src/sync/streams.ts';
+import { partitionsOf, STREAM_NAMES, streams } from '../../src/sync/streams.ts';
 import { selectStreams, UnknownStreamError } from '../../src/sync/runner.ts';
 import { jobs } from '../../jobs/index.ts';
 
@@ -30,11 +30,29 @@ describe('stream catalog', () => {
       const names = new Set(s.endpoint.query.map((q) => q.name));
       for (const k of Object.keys(s.fixed ?? {})) expect(names, `${s.name}: ${k}`).toContain(k);
       const st = s.strategy;
-      if (st.kind === 'windowed' || st.kind === 'change-driven') {
+      if (st.kind === 'windowed' || st.kind === 'change-driven' || st.kind === 'status-driven') {
         expect(names).toContain(st.start);
         expect(names).toContain(st.end);
       }
+      if (st.kind === 'change-driven') expect(names).toContain(st.openWhile.param);
+      if (st.kind === 'status-driven') {
+        expect(names).toContain(st.statusParam);
+        for (const e of st.employee) expect(names).toContain(e.param);
+      }
+      if (st.kind === 'updated-since' && st.followIndividuals) expect(names).toContain(st.followIndividuals.param);
       if (st.kind === 'updated-since') expect(names).toContain(st.param);
+    }
+  });
+
+  it('names each stream of STREAM_NAMES once, in its order', () => {
+    expect(streams.map((s) => s.name)).toEqual([...STREAM_NAMES]);
+  });
+
+  it('gives every append overlap and every periodic re-read its reason', () => {
+    for (const s of streams) {
+      const st = s.strategy;
+      if (st.kind === 'windowed' && st.mode === 'append') expect(st.overlap?.reason, s.name).toBeTruthy();
+      for (const r of 'rereads' in st ? (st.rereads ?? []) : []) expect(r.reason.length, `${s.name} ${r.name}`).toBeGreaterThan(20);
     }
   });
 
