@@ -3,7 +3,7 @@ import type { StreamName } from '../src/sync/streams.ts';
 
 export default defineJob({
   name: 'forms',
-  cron: '*/30 * * * *',
+  cron: '20 * * * *',
   streams: ['form-responses'] satisfies StreamName[],
   description: 'form responses of each configured form, updated since the last run',
 });

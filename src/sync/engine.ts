@@ -647,7 +647,9 @@ async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
     await readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
     rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
   }
-  if (previous?.from && !pass) await readDecisions(run, s, { start: from, end: horizon });
+  // A re-read just read its span whole: only open records outside it still need their decisions looked for.
+  const covered = reread ? rereadSpan(reread, signpost, from, horizon) : undefined;
+  if (previous?.from && !pass) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
   const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost) };
   await saveCursor(run, cursor);
 }
@@ -656,11 +658,11 @@ async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
  * The open records (Pending) are read with the status filter; those the warehouse holds as open that it no
  * longer returns were decided (or deleted) and are read again by employee, over their own period.
  */
-async function readDecisions(run: StreamRun, s: StatusDriven, span: Window): Promise<void> {
+async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, covered?: Window): Promise<void> {
   const { ctx, stream } = run;
   const target = targetOf(stream);
   const seen = newSeen();
-  await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
+  if (!covered) await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
   const held = await liveRows(
     ctx.warehouse,
     { target, companyKey: ctx.companyKey, where: { [s.statusColumn]: s.open } },
@@ -674,6 +676,7 @@ async function readDecisions(run: StreamRun, s: StatusDriven, span: Window): Pro
     const value = String(r[who.column]);
     const start = new Date(String(r[s.deleteMissing.startColumn]));
     const end = new Date(String(r[s.deleteMissing.endColumn ?? s.deleteMissing.startColumn]));
+    if (covered && start >= covered.start && end <= covered.end) continue;
     const id = `${who.param}=${value}`;
     const g = byEmployee.get(id);
     if (!g) byEmployee.set(id, { ...who, value, start, end });
