@@ -62,14 +62,14 @@ afterAll(async () => {
 });
 
 describe('sync converges on the service', () => {
-  it('a full sync of a small company makes every table equal to the service, row for row', async () => {
+  it('a full sync of a small company makes every table equal to the service, row for row', { timeout: 180_000 }, async () => {
     first = await runStreams(ctx, selectStreams());
     expect(first.streams.filter((s) => s.outcome !== 'ok')).toEqual([]);
     expect(first.rejects).toBe(0);
     expect(summarizeDivergence(await divergence(wh, sandbox.data, 'acme'))).toEqual({});
   });
 
-  it('after a day of changes, an incremental sync converges again with far fewer requests', async () => {
+  it('after a day of changes, an incremental sync converges again with far fewer requests', { timeout: 180_000 }, async () => {
     const changes = sandbox.data.advance(24);
     expect(Object.values(changes.counts).reduce((a, b) => a + b, 0)).toBeGreaterThan(50);
     const before = summarizeDivergence(await divergence(wh, sandbox.data, 'acme'));
