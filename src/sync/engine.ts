@@ -647,7 +647,7 @@ async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
     await readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
     rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
   }
-  // A re-read just read its span whole: only open records outside it still need their decisions looked for.
+  // A re-read just read its span whole: only open records outside it that the open list misses are looked for.
   const covered = reread ? rereadSpan(reread, signpost, from, horizon) : undefined;
   if (previous?.from && !pass) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
   const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost) };
@@ -662,7 +662,7 @@ async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, cove
   const { ctx, stream } = run;
   const target = targetOf(stream);
   const seen = newSeen();
-  if (!covered) await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
+  await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
   const held = await liveRows(
     ctx.warehouse,
     { target, companyKey: ctx.companyKey, where: { [s.statusColumn]: s.open } },
