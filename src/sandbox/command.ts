@@ -19,12 +19,14 @@ options:
   --rate-limit L/W    requests per key per period, e.g. 100/60s (default), 100/1s, 5/250ms; "off" disables
   --latency-ms N      added to every API response (default 0)
   --faults SPEC       comma-separated faults, off by default:
-                        500=P            answer 500 internal_server_error with probability P (0-1)
-                        reset=P          reset the connection after processing, with probability P
-                        slow=P:MS        delay the response by MS milliseconds with probability P
-                        truncate=P       send a body shorter than its Content-Length, then close
+                        500=P            answer 500 internal_server_error before processing (a write is not applied)
+                        reset=P          reset the connection before processing (a write is not applied)
+                        lost=P           process (a write is applied), then drop the connection unanswered
+                        slow=P:MS        process at once, answer MS milliseconds late
+                        truncate=P       process, then send a body shorter than its Content-Length and close
                         storm=EVERY:FOR  answer 429 to everything for the first FOR ms of every EVERY ms
-                      e.g. --faults 500=0.1,reset=0.05,slow=0.1:2000,truncate=0.05,storm=10000:2000
+                      P is a probability (0-1) per request, reads and writes alike
+                      e.g. --faults 500=0.1,reset=0.05,lost=0.02,slow=0.1:2000,truncate=0.05,storm=10000:2000
   --help              this text
 
 admin routes (no key, not rate limited): POST /_sandbox/advance?hours=N, GET /_sandbox/truth/<endpoint>,

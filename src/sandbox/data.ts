@@ -5,7 +5,7 @@ import { earlier } from './earlier.ts';
 import { SIZES, generate, type SandboxSize } from './generate.ts';
 import { queryKey, runQuery, type Listing } from './queries.ts';
 import { Rng } from './rng.ts';
-import type { Outcome, Page, ParsedQuery, ReadResult, SandboxData } from './service.ts';
+import { WRITE_ENDPOINTS, type Outcome, type Page, type ParsedQuery, type ReadResult, type SandboxData, type WriteStats } from './service.ts';
 import { Store } from './store.ts';
 import { runWrite } from './writes.ts';
 
@@ -73,6 +73,10 @@ export function createSandboxData(opts: SandboxDataOptions = {}): SandboxData {
       return result.ok ? result.value.items : [];
     },
     earlier: (kind, record) => earlier(store, kind, record),
+    writeStats: () => ({
+      applied: Object.fromEntries(WRITE_ENDPOINTS.map((e) => [e, store.applied[e].length])) as WriteStats['applied'],
+      duplicateRequestIds: store.duplicateRequestIds,
+    }),
     companyId: () => store.companyId,
     formIds: () => store.forms.map((f) => f.FormId),
     runTypeIds: () => store.runTypes.map((t) => t.id),

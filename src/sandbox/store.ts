@@ -21,6 +21,7 @@ import type {
   WorkShift,
   WorkStatus,
 } from '../source/schemas/index.ts';
+import type { WriteEndpoint } from './service.ts';
 import { TimeTexts, dayOf } from './time.ts';
 
 /**
@@ -178,7 +179,11 @@ export class Store {
   readonly certs = new Map<number, IndividualCertification>();
   readonly certIdsByServiceId = new Map<number, number[]>();
   readonly pending = new Map<number, PendingState>();
-  readonly verificationResults: object[] = [];
+  /** Every write applied, per write endpoint, in order; verification results one per item. */
+  readonly applied: Record<WriteEndpoint, object[]> = { individualInsert: [], individualUpdate: [], certificationInsert: [], certificationUpdate: [], validateSubmission: [] };
+  /** RequestIds of the verification results applied: a resent one is not applied again. */
+  readonly requestIds = new Set<string>();
+  duplicateRequestIds = 0;
 
   readonly days = new Map<number, DayBucket>();
   firstDay = Infinity;
