@@ -7,10 +7,10 @@ import { makeCertsFor, makeCore, makeIndividual, withSupervisor } from './people
 import { certRecord, coreOf, requiredCertIds } from './records.ts';
 import { editAnswers, editFormResponse, makeFormResponse, makeRun } from './responses.ts';
 import type { Rng } from './rng.ts';
-import { changeOf, offsetOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
+import { changeOf, zoneOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
 import type { Assignee, DayBucket, Store } from './store.ts';
 import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, parseInstant } from './time.ts';
-import { decide, insertTimeOff, makeTimeOff } from './timeoff.ts';
+import { decide, insertTimeOff, makeTimeOff, zoneOf } from './timeoff.ts';
 
 /**
  * The moving clock: `advance` moves the sandbox's time forward and applies the changes a real company makes in
@@ -168,7 +168,7 @@ function credentials(store: Store, rng: Rng, p: Period, perDay: number): void {
 function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
   const log: { rec: AssignmentChange; at: number }[] = [];
   const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
-    log.push({ rec: changeOf(a, type, dateTime(at, offsetOfSchedule(store, a.ScheduleId)), who), at });
+    log.push({ rec: changeOf(a, type, dateTime(at, zoneOfSchedule(store, a.ScheduleId)), who), at });
     add(p, type === 'Created' ? 'assignmentsCreated' : type === 'Deleted' ? 'assignmentsDeleted' : type === 'Assigned' ? 'assignmentsAssigned' : 'assignmentsUnassigned');
   };
   const createdAt = publish(store, rng, p, pools, size, emit);
@@ -250,16 +250,16 @@ function clock(store: Store, rng: Rng, p: Period): void {
       const a = b.items[i] as ShiftAssignment;
       const startMs = b.starts[i] as number;
       if (a.Assignee?.ServiceId == null || startMs > p.toMs) continue;
-      const offset = offsetOfSchedule(store, a.ScheduleId);
+      const zone = zoneOfSchedule(store, a.ScheduleId);
       if (a.ClockInDateTime == null && startMs > p.fromMs && rng.chance(0.95)) {
         const inMs = clamp(startMs + rng.int(-15, 10) * 60_000, p);
-        b.items[i] = { ...a, ClockInDateTime: dateTime(inMs, offset) };
+        b.items[i] = { ...a, ClockInDateTime: dateTime(inMs, zone) };
         add(p, 'clockIns');
       } else if (a.ClockInDateTime != null && a.ClockOutDateTime == null) {
         const endMs = parseInstant(a.EndDateTime);
         if (!(endMs <= p.toMs) || endMs < p.fromMs - DAY_MS) continue;
         const outMs = clamp(endMs + rng.int(-5, 30) * 60_000, p);
-        b.items[i] = { ...a, ClockOutDateTime: dateTime(outMs, offset) };
+        b.items[i] = { ...a, ClockOutDateTime: dateTime(outMs, zone) };
         add(p, 'clockOuts');
       }
     }
@@ -284,8 +284,7 @@ function timeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
   const employees = [...store.individuals.values()].filter((i) => i.IsEmployee === 1 && i.Status === 'Active');
   for (let n = rng.count(RATES.timeOffRequests * perDay * p.days); n > 0 && employees.length > 0; n--) {
     const ind = rng.pick(employees);
-    const offset = store.localeByName(ind.Locale)?.offset ?? -300;
-    const startMs = (dayOf(p.toMs) + rng.int(2, 60)) * DAY_MS - offset * 60_000;
+    const startMs = zoneOf(store, ind).toUtc((dayOf(p.toMs) + rng.int(2, 60)) * DAY_MS);
     insertTimeOff(store, makeTimeOff(store, rng, ind, startMs, p.at()));
     add(p, 'timeOffRequests');
   }
@@ -343,14 +342,14 @@ function editRuns(store: Store, rng: Rng, p: Period, people: readonly Individual
     const ctx: AnswerContext = {
       responseId: e.rec.ResponseId,
       atMs: at,
-      offset: e.offset,
+      zone: e.zone,
       people,
       crew: crew.map((c) => ({ CrewRole: c.CrewRole ?? 'Attendant', ServiceId: c.ServiceId ?? null, EmployeeNumber: c.EmployeeNumber ?? null, FirstName: c.FirstName == null ? null : String(c.FirstName), LastName: c.LastName == null ? null : String(c.LastName) })),
     };
     const { answers, changed } = editAnswers(store, rng, form, e.rec.Answers ?? [], ctx);
     e.rec = { ...e.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : e.rec.Status, Answers: answers };
     e.updatedMs = at;
-    for (const row of auditRows(store, form, e.rec.ResponseId, e.rec.RelatedRun?.RunId ?? null, changed, editor, at, e.offset)) store.addAudit(row, at, form.FormId);
+    for (const row of auditRows(store, form, e.rec.ResponseId, e.rec.RelatedRun?.RunId ?? null, changed, editor, at, e.zone)) store.addAudit(row, at, form.FormId);
     add(p, 'runLogResponsesEdited');
   }
 }

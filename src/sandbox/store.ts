@@ -22,7 +22,7 @@ import type {
   WorkStatus,
 } from '../source/schemas/index.ts';
 import type { WriteEndpoint } from './service.ts';
-import { TimeTexts, dayOf } from './time.ts';
+import { TimeTexts, dayOf, type Zone } from './time.ts';
 
 /**
  * Form responses are kept in their wire shape: the parsed output adds AnswerValueMatchesType to each answer,
@@ -37,8 +37,8 @@ export type Assignee = z.output<typeof ShiftAssignmentAssignee>;
 export interface LocaleInfo {
   readonly record: Locale;
   readonly businessUnitId: string | null;
-  /** Minutes from UTC that this locale's times are written in. */
-  readonly offset: number;
+  /** The time zone this locale's times are written in. */
+  readonly zone: Zone;
   /** CertificationIds the locale requires of everyone working there. */
   readonly requires: readonly number[];
 }
@@ -137,7 +137,7 @@ export interface RunLogEntry {
   readonly formType: RunLogFormDef['FormType'];
   readonly runTypeId: number;
   readonly runMs: number;
-  readonly offset: number;
+  readonly zone: Zone;
   updatedMs: number;
   rec: RunLogFormResponse;
 }
