@@ -4,6 +4,7 @@ import { parseFaults, type FaultSpec } from './faults.ts';
 import { DEFAULT_RATE_LIMIT, SANDBOX_SIZES, startSandbox, type SandboxOptions, type SandboxSize } from './index.ts';
 import { SCOPES, parseKeySpec, type ApiKey } from './keys.ts';
 import { shutdownSignal } from '../shutdown.ts';
+import { DEFAULT_LATE_MS } from './data.ts';
 
 const HELP = `usage: wfsync sandbox [options]
 
@@ -18,6 +19,8 @@ options:
                       ${SCOPES.join(', ')}; a key without scopes has all of them (default: sandbox-key)
   --rate-limit L/W    requests per key per period, e.g. 100/60s (default), 100/1s, 5/250ms; "off" disables
   --latency-ms N      added to every API response (default 0)
+  --late-ms N         change records and audit rows may be stamped up to N ms before they become
+                      visible (default 1800000, 30 minutes; 0 stamps every event when it happens)
   --faults SPEC       comma-separated faults, off by default:
                         500=P            answer 500 internal_server_error before processing (a write is not applied)
                         reset=P          reset the connection before processing (a write is not applied)
@@ -67,6 +70,7 @@ function parse(args: string[]) {
       'rate-limit': { type: 'string' },
       'latency-ms': { type: 'string' },
       faults: { type: 'string' },
+      'late-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -99,6 +103,7 @@ export function sandboxOptions(v: Values): SandboxOptions {
     rateLimit: rateLimit(v['rate-limit']),
     latencyMs: int('latency-ms', v['latency-ms'], 0, 0, 600_000),
     faults,
+    lateMs: int('late-ms', v['late-ms'], DEFAULT_LATE_MS, 0, 86_400_000),
   };
 }
 

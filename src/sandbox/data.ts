@@ -17,7 +17,11 @@ export interface SandboxDataOptions {
   /** The clock's start; fixed by default so runs are deterministic. */
   now?: Date;
   companyId?: number;
+  /** How late a change record or audit row may become visible after its stamp; default 30 minutes, 0 for never. */
+  lateMs?: number;
 }
+
+export const DEFAULT_LATE_MS = 30 * 60_000;
 
 export const DEFAULT_NOW = new Date('2026-01-15T12:00:00Z');
 export const DEFAULT_SEED = 1;
@@ -35,6 +39,7 @@ export function createSandboxData(opts: SandboxDataOptions = {}): SandboxData {
   const seed = opts.seed ?? DEFAULT_SEED;
   const size = SIZES[opts.size ?? 'small'];
   const store = new Store((opts.now ?? DEFAULT_NOW).getTime(), opts.companyId ?? DEFAULT_COMPANY_ID);
+  store.lateMs = opts.lateMs ?? DEFAULT_LATE_MS;
   const root = new Rng(seed);
   generate(store, root.fork('generate'), size);
   const clockRng = root.fork('clock');

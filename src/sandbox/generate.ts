@@ -167,7 +167,8 @@ function clocked(store: Store, rng: Rng, slot: Slot) {
 
 function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
-  const first = today - size.historyDays;
+  // Requests go back further than the schedules, past a year, so some that are decided late started long ago.
+  const first = today - Math.max(size.historyDays, 365) - 120;
   const last = today + size.futureDays + 30;
   const byIndividualId = new Map<number, Individual>();
   for (const p of store.individuals.values()) byIndividualId.set(p.IndividualId, p);
@@ -197,8 +198,10 @@ function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
 function generateCourses(store: Store, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   for (const ind of store.individuals.values()) {
-    const n = rng.count((COURSES_PER_YEAR * size.historyDays) / 365);
-    for (let k = 0; k < n; k++) store.courses.push(makeCourse(store, rng, ind, rng.int(today - size.historyDays, today), today));
+    // A year at least, so records older than any re-read window exist to change late.
+    const days = Math.max(size.historyDays, 365);
+    const n = rng.count((COURSES_PER_YEAR * days) / 365);
+    for (let k = 0; k < n; k++) store.courses.push(makeCourse(store, rng, ind, rng.int(today - days, today), today));
   }
   store.courses.sort((a, b) => ((a.rec.StartDate ?? '') < (b.rec.StartDate ?? '') ? -1 : (a.rec.StartDate ?? '') > (b.rec.StartDate ?? '') ? 1 : 0) || (a.rec.IndividualCourseId < b.rec.IndividualCourseId ? -1 : 1));
 }
@@ -219,8 +222,14 @@ function generateForms(store: Store, rng: Rng, pools: Pools, size: SizeProfile):
   sortAudit(store, 0);
 }
 
-/** Audit rows are served in InsertDate order; rows appended since `from` are put in place. */
+/** Audit rows are served in InsertDate order; rows appended since `from` are put in place, late ones among older rows. */
 export function sortAudit(store: Store, from: number): void {
+  if (store.audit.length - from <= 0) return;
+  let min = Infinity;
+  for (let i = from; i < store.audit.length; i++) min = Math.min(min, store.auditTimes[i] as number);
+  let start = from;
+  while (start > 0 && (store.auditTimes[start - 1] as number) > min) start--;
+  from = start;
   const n = store.audit.length - from;
   if (n <= 1) return;
   const idx = Array.from({ length: n }, (_, i) => from + i).sort((a, b) => (store.auditTimes[a] as number) - (store.auditTimes[b] as number) || a - b);

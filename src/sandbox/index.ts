@@ -30,6 +30,8 @@ export interface SandboxOptions {
   latencyMs?: number;
   faults?: FaultSpec;
   now?: Date;
+  /** How late a change record or audit row may become visible after its stamp (default 30 minutes; 0 for never). */
+  lateMs?: number;
   /** Serve this data instead of generating it from seed and size. */
   data?: SandboxData;
   log?: Logger;
@@ -57,7 +59,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   const log = (opts.log ?? rootLog).child({ component: 'sandbox' });
-  const data = opts.data ?? createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now });
+  const data = opts.data ?? createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now, lateMs: opts.lateMs });
   const keys = new KeyRing(opts.keys ?? defaultKeys());
   const rateLimit = opts.rateLimit === undefined ? DEFAULT_RATE_LIMIT : opts.rateLimit;
   const limiter = rateLimit ? new FixedWindowLimiter(rateLimit) : null;

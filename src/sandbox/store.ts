@@ -204,7 +204,9 @@ export class Store {
   readonly auditTimes: number[] = [];
   readonly auditFormIds: number[] = [];
 
-  next = { individual: 0, cert: 0, assignment: 0, timeOff: 0, course: 0, response: 0, run: 0, auditAnswer: 0 };
+  next = { individual: 0, cert: 0, assignment: 0, timeOff: 0, course: 0, response: 0, run: 0, auditAnswer: 0, identifier: 0 };
+  /** How late an event may become visible after its stamp (change records, audit rows); 0 turns late stamps off. */
+  lateMs = 30 * 60_000;
 
   constructor(nowMs: number, companyId: number) {
     this.nowMs = nowMs;

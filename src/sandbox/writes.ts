@@ -11,7 +11,7 @@ import {
   type Individual,
 } from '../source/schemas/index.ts';
 import { refuse } from './queries.ts';
-import { certRecord, coreOf, refreshCertsOf, supervisorName, type CertCore } from './records.ts';
+import { certRecord, coreOf, refreshCertsOf, refreshSupervised, supervisorName, type CertCore } from './records.ts';
 import type { Outcome, WriteEndpoint } from './service.ts';
 import type { Store } from './store.ts';
 import { dateOnly } from './time.ts';
@@ -191,15 +191,6 @@ function updateIndividual(store: Store, body: unknown): Outcome<object | null> {
   record(store, 'individualUpdate', ind);
   store.bump();
   return { ok: true, value: ind };
-}
-
-/** SupervisorName is derived, so the people a renamed supervisor supervises show the new name. */
-function refreshSupervised(store: Store, sup: Individual): void {
-  const name = sup.IsSupervisor === 1 ? supervisorName(sup) : null;
-  for (const i of [...store.individuals.values()]) {
-    if (i.SupervisorId !== sup.IndividualId || i.SupervisorName === name) continue;
-    store.putIndividual(sup.IsSupervisor === 1 ? { ...i, SupervisorName: name } : { ...i, SupervisorId: null, SupervisorName: null });
-  }
 }
 
 function insertCertification(store: Store, body: unknown): Outcome<object | null> {
