@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import { parseFaults, type FaultSpec } from './faults.ts';
-import { DEFAULT_RATE_LIMIT, SANDBOX_SIZES, startSandbox, type SandboxOptions, type SandboxSize } from './index.ts';
+import { DEFAULT_RATE_LIMIT, QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from './index.ts';
 import { SCOPES, parseKeySpec, type ApiKey } from './keys.ts';
 import { shutdownSignal } from '../shutdown.ts';
 import { DEFAULT_LATE_MS } from './data.ts';
@@ -19,6 +19,10 @@ options:
                       ${SCOPES.join(', ')}; a key without scopes has all of them (default: sandbox-key)
   --rate-limit L/W    requests per key per period, e.g. 100/60s (default), 100/1s, 5/250ms; "off" disables
   --latency-ms N      added to every API response (default 0)
+  --quirks LIST       known departures of the real service from the spec, off by default:
+                        date-times     \`date\` fields as date-times, e.g. 1980-01-02T00:00:00.000-06:00
+                        single-object  a plain-array list of one item answered as the item alone
+                        bare-array     an envelope list answered as its Data array alone
   --late-ms N         change records and audit rows may be stamped up to N ms before they become
                       visible (default 1800000, 30 minutes; 0 stamps every event when it happens)
   --faults SPEC       comma-separated faults, off by default:
@@ -71,6 +75,7 @@ function parse(args: string[]) {
       'latency-ms': { type: 'string' },
       faults: { type: 'string' },
       'late-ms': { type: 'string' },
+      quirks: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,6 +87,13 @@ function size(text: string | undefined): SandboxSize {
     throw new UsageError(`--size: expected ${SANDBOX_SIZES.join(', ')}, got "${text}"`);
   }
   return text as SandboxSize;
+}
+
+function quirks(text: string | undefined): Quirk[] {
+  if (text === undefined) return [];
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) if (!(QUIRKS as readonly string[]).includes(n)) throw new UsageError(`--quirks: unknown quirk "${n}" (known: ${QUIRKS.join(', ')})`);
+  return names as Quirk[];
 }
 
 function rateLimit(text: string | undefined): RateLimit | null {
@@ -103,6 +115,7 @@ export function sandboxOptions(v: Values): SandboxOptions {
     rateLimit: rateLimit(v['rate-limit']),
     latencyMs: int('latency-ms', v['latency-ms'], 0, 0, 600_000),
     faults,
+    quirks: quirks(v.quirks),
     lateMs: int('late-ms', v['late-ms'], DEFAULT_LATE_MS, 0, 86_400_000),
   };
 }

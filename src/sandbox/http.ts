@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { API_VERSION, AUTH_HEADER, endpointByPath, type Endpoint, type EndpointName } from '../source/endpoints.ts';
 import type { FaultInjector, FaultKind, FaultPlan } from './faults.ts';
 import { EVERYTHING, parseQuery, lowerCaseParams } from './http-query.ts';
-import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format } from './http-wire.ts';
+import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format, type Quirk } from './http-wire.ts';
 import type { KeyRing } from './keys.ts';
 import { resetHeader, type FixedWindowLimiter, type Verdict } from './ratelimit.ts';
 import type { Refusal, SandboxData, WriteStats } from './service.ts';
@@ -37,6 +37,7 @@ export interface ApiDeps {
   faults: FaultInjector;
   latencyMs: number;
   log: Logger;
+  quirks?: ReadonlySet<Quirk>;
 }
 
 interface Ctx {
@@ -105,7 +106,7 @@ export class SandboxApi {
 
   constructor(deps: ApiDeps) {
     this.#deps = deps;
-    this.#codecs = new Codecs(deps.data);
+    this.#codecs = new Codecs(deps.data, deps.quirks);
     this.#stats = { requests: 0, rateLimited: 0, byKey: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, slow: 0 } };
     for (const key of deps.keys.keys()) this.#stats.byKey[key] = { requests: 0, rateLimited: 0 };
   }
@@ -217,7 +218,7 @@ export class SandboxApi {
     }
     const codec = this.#codecs.for(endpoint, earlier);
     const kind = plain ? 'array' : endpoint.response.kind;
-    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, page, codec, ctx.format, kind));
+    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, page, codec, ctx.format, kind, this.#deps.quirks));
   }
 
   async #write(req: IncomingMessage, ctx: Ctx, endpoint: Endpoint, earlier: boolean): Promise<void> {
