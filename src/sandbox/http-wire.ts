@@ -116,16 +116,67 @@ export function compileRenamer(schema: z.ZodType, seen = new Set<z.ZodType>()): 
 }
 
 /**
- * One record's wire form, serialized once per record object (records are immutable). JSON is kept as UTF-8
- * bytes, so a page is one Buffer.concat of cached bytes: no per-request stringify or encoding.
+ * A bounded cache by record identity in two generations: new entries go to the young one; when it holds
+ * `budget` bytes it becomes the old one and the previous old one is dropped, so at most about twice the budget
+ * is kept. Pages read again soon (retries, overlapping windows, benchmarks) are served from it; a backfill that
+ * reads a million records once does not keep them all.
+ */
+export class TwoGenerations<V extends { length: number }> {
+  #young = new Map<object, V>();
+  #old = new Map<object, V>();
+  #bytes = 0;
+  readonly #budget: number;
+
+  constructor(budget: number) {
+    this.#budget = budget;
+  }
+
+  get(key: object): V | undefined {
+    const hit = this.#young.get(key);
+    if (hit !== undefined) return hit;
+    const old = this.#old.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
+  set(key: object, value: V): void {
+    this.#young.set(key, value);
+    this.#bytes += value.length;
+    if (this.#bytes >= this.#budget) {
+      this.#old = this.#young;
+      this.#young = new Map();
+      this.#bytes = 0;
+    }
+  }
+}
+
+/** Bytes of serialized records kept per generation, per representation (v2, earlier) and format. */
+export const CODEC_CACHE_BYTES = 48 * 1024 * 1024;
+
+/** The caches codecs of one representation share, so the bound holds however many endpoints are read. */
+export interface CodecCaches {
+  json: TwoGenerations<Buffer>;
+  xml: TwoGenerations<string>;
+}
+
+export function codecCaches(budget = CODEC_CACHE_BYTES): CodecCaches {
+  return { json: new TwoGenerations(budget), xml: new TwoGenerations(budget) };
+}
+
+/**
+ * One record's wire form, serialized once per record object while it stays in the cache (records are immutable).
+ * JSON is kept as UTF-8 bytes, so a page is one Buffer.concat of cached bytes.
  */
 export class RecordCodec {
   readonly #shape: (record: object) => unknown;
-  readonly #json = new WeakMap<object, Buffer>();
-  readonly #xml = new WeakMap<object, string>();
+  readonly #json: TwoGenerations<Buffer>;
+  readonly #xml: TwoGenerations<string>;
 
-  constructor(shape: (record: object) => unknown) {
+  /** Records reach one representation's caches through one codec only: a record's item schema is fixed. */
+  constructor(shape: (record: object) => unknown, caches: CodecCaches = codecCaches()) {
     this.#shape = shape;
+    this.#json = caches.json;
+    this.#xml = caches.xml;
   }
 
   wire(record: object): unknown {
@@ -180,6 +231,7 @@ function joinJson(head: string, items: readonly object[], codec: RecordCodec, ta
 export class Codecs {
   readonly #data: SandboxData;
   readonly #byKey = new Map<z.ZodType, Map<string, RecordCodec>>();
+  readonly #caches = new Map<string, CodecCaches>();
   readonly #dateTimes: boolean;
 
   constructor(data: SandboxData, quirks: ReadonlySet<Quirk> = new Set()) {
@@ -196,10 +248,10 @@ export class Codecs {
       const renamed = compileRenamer(endpoint.item) ?? ((v: unknown) => v);
       const rename = this.#dateTimes ? (v: unknown) => dateTimesQuirk(renamed(v)) : renamed;
       const kind = endpoint.earlier;
-      codec =
-        version === 'v2' || !kind
-          ? new RecordCodec(rename)
-          : new RecordCodec((r) => rename(this.#data.earlier(kind, r)));
+      const representation = version === 'v2' || !kind ? 'v2' : 'earlier';
+      let caches = this.#caches.get(representation);
+      if (!caches) this.#caches.set(representation, (caches = codecCaches()));
+      codec = representation === 'v2' || !kind ? new RecordCodec(rename, caches) : new RecordCodec((r) => rename(this.#data.earlier(kind, r)), caches);
       bySchema.set(version, codec);
     }
     return codec;
