@@ -181,7 +181,8 @@ export function quietAssignments(store: Store, rng: Rng, p: Period, perDayAssign
     add(p, 'clockCorrections');
   }
   for (let n = times(QUIET_RATES.movesToPastDay); n > 0; n--) {
-    const hit = pickIn(today - 1, today + 14);
+    // One not clocked into yet, so its clock times need not move with it.
+    const hit = pickIn(today - 1, today + 14, (a) => a.ClockInDateTime == null);
     if (!hit) continue;
     const startMs = hit.b.starts[hit.i]!;
     const days = dayOf(startMs) - today + rng.int(2, 10);
