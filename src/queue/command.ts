@@ -94,6 +94,8 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
   requireRedis(app.config, 'worker', ' (wfsync start runs jobs in-process without it)');
   try {
     await app.worker();
+    // Its queue's job counts go in the worker's own /metrics too.
+    app.syncQueue();
     app.progress(false);
     const metrics = await app.serveMetrics();
     await app.startRunners();
