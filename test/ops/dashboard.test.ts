@@ -91,10 +91,10 @@ describe('the status page', () => {
     await new Promise((r) => setTimeout(r, departmentsAt + 8500 - Date.now()));
     await page.reload();
     expect(await row('north', 'departments').getAttribute('data-freshness')).toBe('stale');
-    expect(await row('north', 'departments').locator('.badge').evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(253, 220, 220)');
+    expect(await row('north', 'departments').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(253, 220, 220)');
     // Individuals run every 30 minutes: still fresh.
     expect(await row('north', 'individuals').getAttribute('data-freshness')).toBe('fresh');
-    expect(await row('north', 'individuals').locator('.badge').evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(217, 245, 225)');
+    expect(await row('north', 'individuals').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(217, 245, 225)');
   });
 
   it('links a stream to its rejects, which show the reason and the raw payload, newest first', async () => {
