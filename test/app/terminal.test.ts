@@ -8,7 +8,8 @@ import { waitFor } from '../support/processes.ts';
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const OUT = fileURLToPath(new URL('../../test-results/app/', import.meta.url));
 // eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+/** CSI sequences (colours, cursor moves), OSC sequences (npm sets the window title) and two-byte escapes. */
+const ANSI = /\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
 
 describe('npm start on a terminal', () => {
   it('shows a progress line per running stream and human log lines, never JSON', async () => {

@@ -14,7 +14,11 @@ export interface TestApp {
 }
 
 /** The ops server as `wfsync start`/`serve` builds it, over a fresh warehouse, syncing from the sandbox. */
-export async function startTestApp(sandbox: RunningSandbox, settings: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  sandbox: RunningSandbox,
+  settings: Record<string, string> = {},
+  plugIn: (app: App) => Promise<void> | void = () => {},
+): Promise<TestApp> {
   const databaseUrl = await freshDatabase();
   const config = loadConfig({
     WFS_COMPANIES: JSON.stringify([{ key: 'north', apiKey: sandbox.apiKey, baseUrl: sandbox.url }]),
@@ -26,6 +30,7 @@ export async function startTestApp(sandbox: RunningSandbox, settings: Record<str
   const quiet = { live: false, write: () => {}, setLive: () => {} };
   const app = new App(config, pino({ level: 'silent' }), quiet);
   await app.environment();
+  await plugIn(app);
   const server = await app.serve();
   return {
     app,
