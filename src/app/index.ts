@@ -7,7 +7,8 @@ import { Observers } from '../observers.ts';
 import type { ScheduleOptions } from '../ops/freshness.ts';
 import { LiveFigures } from '../ops/live.ts';
 import { Metrics } from '../ops/metrics.ts';
-import { createMetricsApp, listen, startOpsServer, type MountedApp, type OpsActions, type OpsServer } from '../ops/server.ts';
+// The HTTP side (hono, bull-board) loads only in a process that serves it: a scheduler starts without it.
+import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
 import { stderrConsole, type Console } from '../ops/console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
@@ -184,6 +185,7 @@ export class App {
     const warehouse = await this.warehouse();
     const queues = this.config.redisUrl ? [this.syncQueue(), ...this.boardQueues] : undefined;
     if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
+    const { startOpsServer } = await import('../ops/server.ts');
     const server = await startOpsServer({
       warehouse,
       port: this.config.httpPort,
@@ -206,6 +208,7 @@ export class App {
   /** A worker's own /metrics, /health and /ready, when WFS_METRICS_PORT is set. */
   async serveMetrics(): Promise<OpsServer | undefined> {
     if (this.config.metricsPort === undefined) return undefined;
+    const { createMetricsApp, listen } = await import('../ops/server.ts');
     const app = createMetricsApp({ metrics: this.metrics, warehouse: await this.warehouse(), redis: this.config.redisUrl ? this.redis() : undefined });
     const server = await listen(app, this.config.metricsPort, this.config.httpHost);
     this.onStop('metrics server', server.close);
