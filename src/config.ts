@@ -71,7 +71,7 @@ const companies = z.string().transform((s, ctx) => {
   }
 });
 
-const Env = z.object({
+export const Env = z.object({
   WFS_BASE_URL: url.optional(),
   WFS_API_KEY: z.string().min(1).optional(),
   WFS_COMPANIES: companies.optional(),
