@@ -88,8 +88,12 @@ export class ProgressBoard {
   #format(l: Line): string {
     const key = this.#opts.live.key(l.company);
     const budget = key?.limit !== undefined && key.remaining !== undefined ? `budget ${key.remaining}/${key.limit}` : 'budget -';
-    const wait = key && key.lastWaitMs >= 1000 ? `, waiting ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
-    const secs = ((Date.now() - l.startedAt) / 1000).toFixed(0);
-    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${budget}${wait}`;
+    const now = Date.now();
+    // When the window is spent, the next request starts at its reset: the limiter's own ETA.
+    const eta =
+      key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s` : '';
+    const wait = key && key.lastWaitMs >= 1000 ? `, last waited ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
+    const secs = ((now - l.startedAt) / 1000).toFixed(0);
+    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${budget}${eta}${wait}`;
   }
 }
