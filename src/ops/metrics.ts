@@ -4,7 +4,12 @@ import type { Observer, Observers } from '../observers.ts';
 /** Every series this process exports starts with this. */
 export const PREFIX = 'wfsync_';
 
-/** Queue job counts read at scrape time: BullMQ's counts are the queue's own state, not a private counter. */
+/**
+ * Queue job counts read at scrape time: BullMQ's counts are the queue's own state, not a private counter.
+ * BullMQ's `Queue.exportPrometheusMetrics` gives the same counts, but as text named `bullmq_*` with its own
+ * HELP lines per queue (two queues would repeat them), and its completed/failed totals need the workers'
+ * metrics option; a gauge over `getJobCounts` keeps one prefix and one registry.
+ */
 export interface QueueCounts {
   name: string;
   getJobCounts(): Promise<Record<string, number>>;
