@@ -1,6 +1,7 @@
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { endpoints, type EndpointName } from '../../src/source/endpoints.ts';
-import { streams, partitionsOf } from '../../src/sync/streams.ts';
+import { streams, partitionsOf, type StreamDef } from '../../src/sync/streams.ts';
+import type { StreamOutcome } from '../../src/sync/runner.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { mapItem, targets } from '../../src/warehouse/index.ts';
 import { keyText } from '../../src/warehouse/rows.ts';
@@ -70,4 +71,29 @@ export function summarizeDivergence(d: Record<string, Divergence>): Record<strin
     }
   }
   return bad;
+}
+
+/** The longest periodic re-read of a stream: changes it alone brings may wait that long. */
+export function boundHours(s: StreamDef): number {
+  const rereads = 'rereads' in s.strategy ? (s.strategy.rereads ?? []) : [];
+  return Math.max(0, ...rereads.map((r) => r.everyHours));
+}
+
+/** Streams whose bound is met after this step: bound within a step, or their widest re-read ran in it. */
+export function dueForComparison(stepHours: number, outcomes: readonly StreamOutcome[]): Set<string> {
+  const out = new Set<string>();
+  for (const s of streams) {
+    const bound = boundHours(s);
+    const widest = 'rereads' in s.strategy ? (s.strategy.rereads ?? []).find((r) => r.everyHours === bound) : undefined;
+    const ran = outcomes.find((o) => o.stream === s.name)?.rereads.includes(widest?.name ?? '');
+    if (bound <= stepHours || ran) out.add(s.name);
+  }
+  return out;
+}
+
+
+/** The divergence of the streams whose bound is met after a sync that followed `hours` of changes. */
+export function withinBounds(d: Record<string, Divergence>, hours: number, outcomes: readonly StreamOutcome[]): Record<string, Divergence> {
+  const due = dueForComparison(hours, outcomes);
+  return Object.fromEntries(Object.entries(d).filter(([name]) => due.has(name)));
 }

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox, type SandboxSize } from '../../src/sandbox/index.ts';
-import { runStreams, selectStreams, type StreamOutcome } from '../../src/sync/runner.ts';
-import { streams, type StreamDef } from '../../src/sync/streams.ts';
-import { divergence, summarizeDivergence } from '../support/convergence.ts';
+import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { streams } from '../../src/sync/streams.ts';
+import { divergence, dueForComparison, summarizeDivergence } from '../support/convergence.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
@@ -11,24 +11,6 @@ import { openTestSync, type TestSync } from '../support/sync-context.ts';
  * A table whose staleness bound is longer than a step (a weekly complete re-read) is compared on the steps where
  * that re-read ran.
  */
-
-/** The longest periodic re-read of a stream: changes it alone brings may wait that long. */
-function boundHours(s: StreamDef): number {
-  const rereads = 'rereads' in s.strategy ? (s.strategy.rereads ?? []) : [];
-  return Math.max(0, ...rereads.map((r) => r.everyHours));
-}
-
-/** Streams whose bound is met after this step: bound within a step, or their widest re-read ran in it. */
-function dueForComparison(stepHours: number, outcomes: readonly StreamOutcome[]): Set<string> {
-  const out = new Set<string>();
-  for (const s of streams) {
-    const bound = boundHours(s);
-    const widest = 'rereads' in s.strategy ? (s.strategy.rereads ?? []).find((r) => r.everyHours === bound) : undefined;
-    const ran = outcomes.find((o) => o.stream === s.name)?.rereads.includes(widest?.name ?? '');
-    if (bound <= stepHours || ran) out.add(s.name);
-  }
-  return out;
-}
 
 const runs: { sandbox: RunningSandbox; sync: TestSync }[] = [];
 

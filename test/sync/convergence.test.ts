@@ -8,7 +8,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import type { SyncContext } from '../../src/sync/engine.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';
-import { divergence, summarizeDivergence } from '../support/convergence.ts';
+import { divergence, summarizeDivergence, withinBounds } from '../support/convergence.ts';
 
 const rateLimit = { limit: 100, windowMs: 1000 };
 let sandbox: RunningSandbox;
@@ -79,7 +79,8 @@ describe('sync converges on the service', () => {
     expect(incremental.streams.filter((s) => s.outcome !== 'ok')).toEqual([]);
     // A snapshot row is gone once two complete reads miss it: its bound is the next read.
     await runStreams(ctx, selectStreams(['pending-certifications', 'required-certification-status']));
-    expect(summarizeDivergence(await divergence(wh, sandbox.data, 'acme'))).toEqual({});
+    // Changes only a weekly re-read brings (an assignment moved to an old day) are compared by the thirty-day test.
+    expect(summarizeDivergence(withinBounds(await divergence(wh, sandbox.data, 'acme'), 24, incremental.streams))).toEqual({});
 
     const perStream = Object.fromEntries(incremental.streams.map((s) => [s.stream, s.requests]));
     console.info(JSON.stringify({ incrementalRequests: incremental.requests, fullRequests: first.requests, perStream, changes: changes.counts }));
