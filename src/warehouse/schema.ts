@@ -14,6 +14,7 @@ import {
   timestamp,
   type PgColumnBuilderBase,
 } from 'drizzle-orm/pg-core';
+import { pushTables } from './tables/push.ts';
 
 /**
  * The warehouse tables. Property keys are the SQL column names (snake_case of the service's names), so rows
@@ -587,30 +588,6 @@ export function warehouseTables(schemaName: string) {
     },
     (t) => [index().on(t.company_key, t.stream, t.seen_at)],
   );
-  const pushOutbox = s.table(
-    'push_outbox',
-    {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-      company_key: companyKey(),
-      kind: text().notNull(),
-      payload: jsonb().notNull(),
-      sealed: text(),
-      status: text().notNull().default('pending'),
-      attempts: integer().notNull().default(0),
-      error: text(),
-      created_at: tz().notNull().defaultNow(),
-      updated_at: tz().notNull().defaultNow(),
-    },
-    (t) => [
-      index().on(t.status, t.company_key, t.id),
-      // The outbox must never hold an SSN in plain text, whatever the caller puts in the payload.
-      check(
-        'push_outbox_payload_without_ssn',
-        sql`not jsonb_path_exists(${t.payload}, 'lax $.**.keyvalue() ? (@.key like_regex "^ssn$" flag "i")', '{}', true)`,
-      ),
-    ],
-  );
-
   return {
     individuals,
     individualsHistory,
@@ -645,7 +622,7 @@ export function warehouseTables(schemaName: string) {
     syncState,
     syncRuns,
     syncRejects,
-    pushOutbox,
+    ...pushTables(s),
   };
 }
 
