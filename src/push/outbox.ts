@@ -56,6 +56,7 @@ export interface OutboxRow {
   created_at: Date;
   updated_at: Date;
   applied_at: Date | null;
+  notify_attempts: number;
 }
 
 export function table(wh: { schema: string }): string {
