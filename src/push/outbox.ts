@@ -110,7 +110,7 @@ export async function store(wh: Warehouse, company: string, changes: readonly Ac
          values ($1, $2, $3, $4, (select coalesce(max(seq), 0) + 1 from ${t} where company_key = $1 and entity_key = $4), $5, $6::jsonb, $7)
          on conflict (company_key, change_id) do nothing
          returning id, status`,
-        [company, c.kind, changeId, c.entityKey, c.holderKey ?? null, JSON.stringify(c.payload), c.ssn ? sealer.seal(c.ssn) : null],
+        [company, c.kind, changeId, c.entityKey, c.holderKey ?? null, c.payload as never, c.ssn ? sealer.seal(c.ssn) : null],
       );
       const row = rows[0] ?? (await tx.unsafe(`select id, status from ${t} where company_key = $1 and change_id = $2`, [company, changeId]))[0]!;
       out.push({ changeId, id: Number(row.id), status: row.status as PushState });

@@ -115,7 +115,7 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
         await wh.sql.unsafe(
           `update ${t} set status = 'refused', sealed = null, error = $2, fields = $3::jsonb, updated_at = now(), notify_next_at = now()
            where id = any($1::bigint[])`,
-          [ids, v.message, v.fields ? JSON.stringify(v.fields) : null],
+          [ids, v.message, (v.fields ?? null) as never],
         );
         break;
       default: {
