@@ -83,7 +83,7 @@ describe('push to the sandbox', () => {
       expect(ind).toMatchObject({ FirstName: 'D', MiddleName: 'M' });
       // One lookup and one Insert for all four changes.
       expect(rig.sandbox.stats().requests - before.requests).toBe(2);
-      const coalesced = await rig.warehouse.sql.unsafe(`select count(*)::int as n from "${rig.warehouse.schema}".push_outbox where coalesced_into = $1`, [ids[3]]);
+      const coalesced = await rig.warehouse.sql.unsafe(`select count(*)::int as n from "${rig.warehouse.schema}".push_outbox where coalesced_into = $1`, [ids[3]!]);
       expect(coalesced[0]!.n).toBe(3);
     } finally {
       await rig.runner.start().catch(() => undefined);
