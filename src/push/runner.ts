@@ -32,6 +32,8 @@ export interface PushRunnerOptions {
   observers?: Observers;
   /** With a connection, the work goes through the BullMQ `push` queue. */
   redis?: Redis;
+  /** BullMQ key prefix (default BullMQ's own). */
+  prefix?: string;
   /** Entities worked on at once by this process. Default 4. */
   concurrency?: number;
   /** How often Postgres is swept for work besides notifications. Default 1000 ms. */
@@ -304,8 +306,9 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
     async start() {
       stopped = false;
       if (o.redis) {
-        queue = new Queue<Work>(PUSH_QUEUE, { connection: o.redis });
-        worker = new Worker<Work>(PUSH_QUEUE, async (job) => work(job.data), { connection: o.redis.duplicate(), concurrency });
+        const prefix = o.prefix ? { prefix: o.prefix } : {};
+        queue = new Queue<Work>(PUSH_QUEUE, { connection: o.redis, ...prefix });
+        worker = new Worker<Work>(PUSH_QUEUE, async (job) => work(job.data), { connection: o.redis.duplicate(), concurrency, ...prefix });
         worker.on('failed', (_job, err) => log.error({ err: err.message }, 'push job failed'));
       }
       const listener = await wh.sql.listen(PUSH_CHANNEL, () => kick());

@@ -56,10 +56,13 @@ const individualFields = {
   ExcludeFromVerificationMonitoring: z.boolean(),
 };
 
+const NOT_NULL = new Set(['ServiceId', 'FirstName', 'LastName', 'Status', 'PrimaryEmailAddress', 'EmployeeNumber', 'UniqueNumber', 'SSN', 'LogonId', 'SendWelcomeLetter', 'ExcludeFromVerificationMonitoring', 'IsSupervisor']);
+
 /** An individual to insert or update (an upsert by EmployeeNumber, UniqueNumber or ServiceId). */
 export const IndividualChange = z.strictObject({
   ...common,
-  ...Object.fromEntries(Object.entries(individualFields).map(([k, v]) => [k, v.optional()])),
+  // null clears a field, except the ones the service requires and the keys.
+  ...Object.fromEntries(Object.entries(individualFields).map(([k, v]) => [k, NOT_NULL.has(k) ? v.optional() : v.nullable().optional()])),
 } as { [K in keyof typeof common]: (typeof common)[K] } & { [K in keyof typeof individualFields]: z.ZodOptional<(typeof individualFields)[K]> });
 export type IndividualChange = z.output<typeof IndividualChange>;
 
