@@ -51,6 +51,9 @@ export function verdictOf(err: unknown): Verdict {
   }
 }
 
+/** Reads a push makes (lookups, targeted reads) go in the push lane too, ahead of every pull. */
+const PUSH = { lane: 'push' } as const;
+
 const READ_ONLY = new Set<string>([...INDIVIDUAL_READ_ONLY, 'Supervisor']);
 /** "On update an omitted value keeps the existing value": left out unless the change sets them. */
 const KEPT_WHEN_OMITTED = ['IsSupervisor', 'ExcludeFromVerificationMonitoring'];
@@ -59,10 +62,10 @@ async function findIndividual(ctx: SendContext, p: Record<string, unknown>): Pro
   const c = ctx.client;
   const found =
     typeof p.ServiceId === 'number'
-      ? await c.lookup(endpoints.individualByServiceId, { serviceId: p.ServiceId })
+      ? await c.lookup(endpoints.individualByServiceId, { serviceId: p.ServiceId }, PUSH)
       : typeof p.EmployeeNumber === 'string'
-        ? await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: p.EmployeeNumber })
-        : await c.lookup(endpoints.individualByUniqueIdentifier, { uniqueIdentifier: String(p.UniqueNumber) });
+        ? await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: p.EmployeeNumber }, PUSH)
+        : await c.lookup(endpoints.individualByUniqueIdentifier, { uniqueIdentifier: String(p.UniqueNumber) }, PUSH);
   return found.found ? found.item : undefined;
 }
 
@@ -121,13 +124,13 @@ async function holderServiceId(ctx: SendContext, p: Record<string, unknown>): Pr
   const c = ctx.client;
   const found =
     typeof p.EmployeeNumber === 'string'
-      ? await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: p.EmployeeNumber })
-      : await c.lookup(endpoints.individualByUniqueIdentifier, { uniqueIdentifier: String(p.UniqueIdentifier) });
+      ? await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: p.EmployeeNumber }, PUSH)
+      : await c.lookup(endpoints.individualByUniqueIdentifier, { uniqueIdentifier: String(p.UniqueIdentifier) }, PUSH);
   return found.found ? found.item.ServiceId : undefined;
 }
 
 async function credentialsOf(ctx: SendContext, serviceId: number): Promise<IndividualCertification[]> {
-  const page = await ctx.client.all(endpoints.individualCertifications, { ServiceId: serviceId, IncludeDeleted: true }, { lane: 'push' });
+  const page = await ctx.client.all(endpoints.individualCertifications, { ServiceId: serviceId, IncludeDeleted: true }, PUSH);
   return page.items;
 }
 
