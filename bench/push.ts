@@ -45,7 +45,7 @@ async function rig(pg: string) {
   const observers = new Observers();
   const client = new SourceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, limiter, logger: log, observers, company: 'acme', connections: 16 });
   const sealer = createSealer('bench-secret-0123456789');
-  const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, observers, concurrency: 8, sweepMs: 500 });
+  const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, observers, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 8), sweepMs: 500 });
   const intake: IntakeContext = { warehouse, sealer, companies: [{ key: 'acme' }] };
   const people = (sandbox.data.truth('individuals') as Individual[]).filter((i) => i.EmployeeNumber && i.LogonId && i.PrimaryEmailAddress && i.Status);
   const update = (i: Individual, n: number) => ({ EmployeeNumber: i.EmployeeNumber, FirstName: `Bench${n}`, LastName: i.LastName, Status: i.Status, PrimaryEmailAddress: i.PrimaryEmailAddress, LogonId: i.LogonId });
@@ -76,10 +76,13 @@ async function underBackfill(pg: string) {
   // Let the backfill fill the window first.
   await new Promise((res) => setTimeout(res, rateLimit.windowMs * 2));
   const started = Date.now();
+  const intakeMs: number[] = [];
   let n = 0;
   while (Date.now() - started < seconds * 1000) {
     const who = r.people[n % r.people.length]!;
+    const t0 = Date.now();
     await pushIndividuals(r.intake, [r.update(who, n++)]);
+    intakeMs.push(Date.now() - t0);
     await new Promise((res) => setTimeout(res, pushEveryMs));
   }
   const settleBy = Date.now() + 30_000;
@@ -93,6 +96,7 @@ async function underBackfill(pg: string) {
     pushed: n,
     applied: latencies.length,
     latency_ms: { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), max: Math.max(...latencies) },
+    intake_ms: { p50: quantile(intakeMs, 0.5), p95: quantile(intakeMs, 0.95) },
     goal_p95_ms: 2 * (2 * slotMs + latencyMs),
     goal_note: 'a push is two requests (lookup, Update): 2 × (2 × W/L + service latency)',
     requests_per_s_by_lane: Object.fromEntries(Object.entries(lanes).map(([k, v]) => [k, Math.round((v / elapsedS) * 10) / 10])),
@@ -104,6 +108,10 @@ async function throughput(pg: string) {
   let pushRequests = 0;
   const done: number[] = [];
   r.observers.add({ request: (e) => e.lane === 'push' && pushRequests++ });
+  const waits: number[] = [];
+  const durations: number[] = [];
+  r.observers.add({ limiterWait: (e) => e.lane === 'push' && waits.push(e.waitMs) });
+  r.observers.add({ request: (e) => e.lane === 'push' && durations.push(e.durationMs) });
   r.observers.add({ push: (e) => e.outcome === 'applied' && done.push(Date.now()) });
   const items = Array.from({ length: pushes }, (_, n) => r.update(r.people[n % r.people.length]!, n));
   // Distinct people first, so coalescing does not shrink the work: one change per individual per batch.
@@ -125,6 +133,8 @@ async function throughput(pg: string) {
     budget_per_min: perMinuteBudget,
     requests_share_of_budget: Math.round((pushRequests / elapsedMin / perMinuteBudget) * 1000) / 1000,
     requests_per_push: Math.round((pushRequests / Math.max(1, done.length)) * 100) / 100,
+    limiter_wait_ms: { p50: quantile(waits, 0.5), p95: quantile(waits, 0.95) },
+    request_ms: { p50: quantile(durations, 0.5), p95: quantile(durations, 0.95) },
   };
 }
 
