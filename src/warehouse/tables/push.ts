@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, text, timestamp, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
-
-const tz = () => timestamp({ withTimezone: true, mode: 'date' });
+import { bigint, check, index, integer, jsonb, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
+import { companyKey, tz } from './columns.ts';
 
 /** States of a pushed change (see src/push/outbox.ts). */
 export const PUSH_STATES = ['queued', 'sending', 'in_doubt', 'applied', 'refused', 'failed'] as const;
@@ -18,7 +17,7 @@ export const pushTables = (s: PgSchema) => ({
     'push_outbox',
     {
       id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-      company_key: text().notNull(),
+      company_key: companyKey(),
       kind: text().notNull(),
       /** The caller's id of the change (or one made at intake): a resend with the same id is the same change. */
       change_id: text().notNull(),
