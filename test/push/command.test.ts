@@ -42,5 +42,5 @@ describe('wfsync push', () => {
     const wrong = await run(['list', '--status', 'nope'], env);
     expect(wrong.code).toBe(1);
     expect(wrong.out.trim().split('\n')).toHaveLength(1);
-  }, 60_000);
+  }, 240_000);
 });
