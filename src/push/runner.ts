@@ -76,6 +76,7 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
   let unlisten: (() => Promise<void>) | undefined;
   let queue: Queue<Work> | undefined;
   let worker: Worker<Work> | undefined;
+  let workerConnection: Redis | undefined;
   let sweeping: Promise<void> | undefined;
   let again = false;
   const running = new Set<Promise<void>>();
@@ -308,7 +309,8 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
       if (o.redis) {
         const prefix = o.prefix ? { prefix: o.prefix } : {};
         queue = new Queue<Work>(PUSH_QUEUE, { connection: o.redis, ...prefix });
-        worker = new Worker<Work>(PUSH_QUEUE, async (job) => work(job.data), { connection: o.redis.duplicate(), concurrency, ...prefix });
+        workerConnection = o.redis.duplicate();
+        worker = new Worker<Work>(PUSH_QUEUE, async (job) => work(job.data), { connection: workerConnection, concurrency, ...prefix });
         worker.on('failed', (_job, err) => log.error({ err: err.message }, 'push job failed'));
       }
       const listener = await wh.sql.listen(PUSH_CHANNEL, () => kick());
@@ -324,6 +326,10 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
       await Promise.allSettled([...running]);
       await worker?.close();
       await queue?.close();
+      await workerConnection?.quit().catch(() => undefined);
+      worker = undefined;
+      queue = undefined;
+      workerConnection = undefined;
     },
   };
 }
