@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
-import { warehouseError } from '../sync/environment.ts';
+import { warehouseError } from '../app/environment.ts';
 import type { IntakeContext } from './intake.ts';
 import { createSealer, secretKeyOf } from './secret.ts';
 
