@@ -31,6 +31,7 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
       dataDir: config.dataDir,
       schema: config.dbSchema,
       logger: log,
+      outageMs: config.dbOutageMs,
     });
   } catch (e) {
     await sandbox?.close();

@@ -5,6 +5,8 @@ import postgres, { type Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
 import { noDelaySockets } from './socket.ts';
+import { sessionPool, type Sessions } from './pipeline.ts';
+import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
 
@@ -17,6 +19,10 @@ export interface Warehouse {
   readonly schema: string;
   /** The tables, in this warehouse's schema. */
   readonly tables: WarehouseTables;
+  /** Sessions for transactions (pipeline.ts's `transaction`): each survives its connection closing. */
+  readonly sessions: Sessions;
+  /** How long a write waits for the warehouse to come back before it fails, and who is told (outage.ts). */
+  readonly outage: OutageOptions;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }
@@ -26,8 +32,10 @@ export interface OpenOptions {
   dataDir?: string;
   schema?: string;
   logger?: Logger;
-  /** Connections in the pool. */
+  /** Connections in the pool, and sessions for transactions. */
   max?: number;
+  /** How long writes wait for a warehouse that went away; default a minute. */
+  outageMs?: number;
 }
 
 const EMBEDDED_DB = 'wfsync';
@@ -37,10 +45,11 @@ const EMBEDDED_PASSWORD = 'wfsync';
 /** Postgres identifiers we create: the schema name is spliced into SQL, so it must be plain. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
-export function connect(url: string, max = 10): Sql {
+export function connect(url: string, max = 10, onclose?: () => void): Sql {
   const options = {
     max,
     onnotice: () => {},
+    onclose,
     // Keep date-only values as written: a JS Date would move them to the process's time zone.
     types: { dateOnly: { to: 1082, from: [1082], serialize: (x: unknown) => String(x), parse: (x: string) => x } },
     // TCP_NODELAY, as libpq sets it: without it COPY and pipelined statements wait for delayed ACKs (socket.ts).
@@ -60,16 +69,39 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
   // drizzle replaces the date parsers of the client it is given, so it gets a client of its own.
   const dbClient = connect(url, 4);
   const db = drizzle(dbClient, { schema: tables });
+  const sessions = sessionPool((onclose) => connect(url, 1, onclose), opts.max ?? 10);
   return {
     sql,
     db: db as unknown as PostgresJsDatabase,
     url,
     schema,
     tables,
+    sessions,
+    outage: { maxWaitMs: opts.outageMs ?? WAREHOUSE_OUTAGE_MS, ...outageReporter(opts.logger) },
     migrate: () => migrateWarehouse(url, schema, opts.logger),
     close: async () => {
-      await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 })]);
+      await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);
       await embedded?.stop();
+    },
+  };
+}
+
+/**
+ * One log line when the warehouse goes away and one when it is back, however many pages and queries of this
+ * process noticed it in between.
+ */
+function outageReporter(logger?: Logger): Pick<OutageOptions, 'onOutage' | 'onRecovered'> {
+  let since: number | undefined;
+  return {
+    onOutage: (e) => {
+      if (since !== undefined) return;
+      since = Date.now();
+      logger?.warn({ reason: e instanceof Error ? e.message : String(e) }, 'warehouse unavailable; writes wait for it and are retried');
+    },
+    onRecovered: () => {
+      if (since === undefined) return;
+      logger?.info({ downMs: Date.now() - since }, 'warehouse is back');
+      since = undefined;
     },
   };
 }
