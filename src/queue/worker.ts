@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Environment } from '../sync/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
+import { fenced, takeFence } from '../warehouse/fencing.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
@@ -65,9 +66,17 @@ async function processSyncJob(
   }
   const { lock } = outcome;
   try {
-    const summary = await runStreams({ ...ctx, log, signal }, selectStreams(job.data.streams), {
+    // Pages of this run are refused by Postgres once a later run took the lock (fencing.ts).
+    const fence = await takeFence(ctx.warehouse, job.data.company, job.data.job, String(job.id));
+    const warehouse = fenced(ctx.warehouse, fence);
+    const runSignal = AbortSignal.any([signal, lock.lost]);
+    const summary = await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,
     });
+    if (lock.lost.aborted || summary.streams.some((s) => s.fencedOff)) {
+      log.warn({ fence: fence.token }, 'this run lost its lock and stopped writing; the run that holds it now goes on');
+      throw new Error('run lost its lock to a later run');
+    }
     if (signal.aborted && token) {
       // Shutting down: what was written is checkpointed; the rest runs again soon, on any worker.
       await job.moveToDelayed(Date.now() + 1000, token);

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { finishRun } from '../warehouse/index.ts';
 import { beat, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
+import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import type { Observers, RequestEvent, RequestOutcome } from '../observers.ts';
 import { emptyCounters, runStream, type RunOptions, type StreamCounters, type SyncContext } from './engine.ts';
@@ -13,6 +14,8 @@ export interface StreamOutcome extends StreamCounters {
   outcome: 'ok' | 'failed' | 'interrupted';
   error?: string;
   durationMs: number;
+  /** Its pages were refused: its run lost the job's lock to a later run (fencing.ts). */
+  fencedOff?: boolean;
   /** Every HTTP attempt the stream sent, retries included, by how it ended (`requests` is their sum). */
   requestsByOutcome?: Partial<Record<RequestOutcome, number>>;
 }
@@ -69,7 +72,8 @@ export async function runStreams(
     (s.dependsOn ?? []).every((d) => done.has(d) || !selected.some((x) => x.name === d));
 
   while (pending.length > 0 || running.size > 0) {
-    while (running.size < limit && !ctx.signal?.aborted) {
+    // A run fenced off has lost its job to a later run: it starts nothing more.
+    while (running.size < limit && !ctx.signal?.aborted && ![...done.values()].some((o) => o.fencedOff)) {
       const i = pending.findIndex(ready);
       if (i < 0) break;
       const s = pending.splice(i, 1)[0]!;
@@ -133,15 +137,18 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Pr
     return outcome;
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
-    const interrupted = !!ctx.signal?.aborted;
+    const fencedOff = isFencedOff(e);
+    const interrupted = !!ctx.signal?.aborted || fencedOff;
     const outcome = await finish({
       stream: stream.name,
       outcome: interrupted ? 'interrupted' : 'failed',
+      ...(fencedOff ? { fencedOff } : {}),
       error,
       ...counters,
       durationMs: Date.now() - started,
     });
-    if (interrupted) log.info({ runId }, 'stream interrupted by shutdown; it goes on from its checkpoint next time');
+    if (fencedOff) log.warn({ runId }, 'stream stopped: its run lost the lock to a later run, and Postgres refused its page');
+    else if (interrupted) log.info({ runId }, 'stream interrupted by shutdown; it goes on from its checkpoint next time');
     else log.error({ err: e }, 'stream failed');
     return outcome;
   }

@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
 import { noDelaySockets } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
+import type { Fence } from './fencing.ts';
 import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
@@ -23,6 +24,8 @@ export interface Warehouse {
   readonly sessions: Sessions;
   /** How long a write waits for the warehouse to come back before it fails, and who is told (outage.ts). */
   readonly outage: OutageOptions;
+  /** Set on the warehouse a queued run writes through (fencing.ts): its pages are refused once it lost its lock. */
+  readonly fence?: Fence;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import type { Warehouse } from './connection.ts';
 import { tableInfo, type TableInfo } from './rows.ts';
 import { retryThroughOutage } from './outage.ts';
 import { transaction } from './pipeline.ts';
+import { sendFenceCheck } from './fencing.ts';
 import type { Target } from './targets.ts';
 
 /** The window a complete read covered: rows whose start lies in [from, to) (and whose end ≤ to). */
@@ -101,6 +102,7 @@ export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Prom
 function inTransaction<T>(wh: Warehouse, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const once = () =>
     transaction(wh.sessions, async (pipe) => {
+      sendFenceCheck(pipe, wh);
       await pipe.flush();
       return fn(pipe.tx);
     });

@@ -14,3 +14,4 @@ export {
   type RunOutcome,
 } from './state.ts';
 export { mapItem, snake } from './rows.ts';
+export { takeFence, fenced, isFencedOff, type Fence } from './fencing.ts';

@@ -14,6 +14,7 @@ import {
   timestamp,
   type PgColumnBuilderBase,
 } from 'drizzle-orm/pg-core';
+import { fencingTables } from './tables/fencing.ts';
 
 /**
  * The warehouse tables. Property keys are the SQL column names (snake_case of the service's names), so rows
@@ -646,6 +647,7 @@ export function warehouseTables(schemaName: string) {
     syncRuns,
     syncRejects,
     pushOutbox,
+    ...fencingTables(s),
   };
 }
 
@@ -690,4 +692,5 @@ export const {
   syncRuns,
   syncRejects,
   pushOutbox,
+  runFences,
 } = tables;

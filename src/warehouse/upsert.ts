@@ -1,6 +1,7 @@
 import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
+import { sendFenceCheck } from './fencing.ts';
 import { dedupe, encode, mapItem, scrub, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { targetByName, type Target } from './targets.ts';
@@ -371,6 +372,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
   const envelope = envelopeItems(o.target, o.extras);
   const write = async (newRows: NewRows) =>
     transaction(wh.sessions, async (pipe) => {
+      sendFenceCheck(pipe, wh);
       if (envelope) await writeMapped(pipe, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt, newRows);
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
       writeRejects(pipe, wh.schema, o);
