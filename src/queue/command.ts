@@ -10,7 +10,8 @@ import { BUILT_IN_SANDBOX, openEnvironment, shownUrl, type Environment } from '.
 import { runStreams, selectStreams } from '../sync/runner.ts';
 import { createInProcessRunner } from './in-process.ts';
 import { startScheduler, type Scheduler } from './scheduler.ts';
-import { createSyncQueue, enqueueRun, redisConnection } from './sync-queue.ts';
+import { createSyncQueue, enqueueRun, reachRedis } from './sync-queue.ts';
+import { redisHealth } from '../redis-health.ts';
 import { startSyncWorker } from './worker.ts';
 
 /** One part of the process to stop, named for the shutdown log. */
@@ -85,9 +86,11 @@ export async function runStartCommand(args: string[]): Promise<number> {
       ['environment', env.close],
     ];
   } else {
-    const connection = redisConnection(config.redisUrl);
+    const health = redisHealth(log);
+    const connection = await reachRedis(config.redisUrl, health);
     const queue = createSyncQueue(connection);
-    const worker = startSyncWorker({ env, connection, concurrency: config.workerConcurrency, log });
+    health.watch(queue);
+    const worker = startSyncWorker({ env, connection, concurrency: config.workerConcurrency, log, health });
     const scheduler = startScheduler(schedulerOptions(config, companies, (run) => enqueueRun(queue, run), log));
     await enqueueFirstRuns(queue, companies);
     printUpcoming(scheduler);
@@ -125,9 +128,11 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
   if (noArgs('worker', args)) return 0;
   const config = loadConfig();
   if (!config.redisUrl) throw new Error('setting REDIS_URL: required by wfsync worker (wfsync start runs jobs in-process without it)');
+  const health = redisHealth(log);
+  const connection = await reachRedis(config.redisUrl, health);
   const env = await openEnvironment(config, log);
-  const connection = redisConnection(config.redisUrl);
   const worker = startSyncWorker({
+    health,
     env,
     connection,
     concurrency: config.workerConcurrency,
@@ -147,8 +152,10 @@ export async function runSchedulerCommand(args: string[]): Promise<number> {
   if (noArgs('scheduler', args)) return 0;
   const config = loadConfig();
   if (!config.redisUrl) throw new Error('setting REDIS_URL: required by wfsync scheduler');
-  const connection = redisConnection(config.redisUrl);
+  const health = redisHealth(log);
+  const connection = await reachRedis(config.redisUrl, health);
   const queue = createSyncQueue(connection);
+  health.watch(queue);
   const companies = config.companies.map((c) => c.key);
   const scheduler = startScheduler(schedulerOptions(config, companies, (run) => enqueueRun(queue, run), log));
   printUpcoming(scheduler);

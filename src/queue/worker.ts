@@ -5,6 +5,7 @@ import type { Environment } from '../sync/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 import { fenced, takeFence } from '../warehouse/fencing.ts';
 import { acquireRunLock } from './run-lock.ts';
+import type { RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
@@ -14,6 +15,8 @@ export interface SyncWorkerOptions {
   /** BullMQ's job lock; a worker that dies is noticed after about this long and its job runs elsewhere. */
   lockDurationMs?: number;
   log: Logger;
+  /** Logs Redis outages once each; without it every reconnection attempt is logged. */
+  health?: RedisHealth;
 }
 
 export type SyncJobResult = SyncSummary | { skipped: string };
@@ -38,6 +41,8 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
       maxStalledCount: 2,
     },
   );
+  if (opts.health) opts.health.watch(worker);
+  else worker.on('error', (err) => opts.log.warn({ err: { message: err.message } }, 'queue connection error'));
   worker.on('failed', (job, err) => opts.log.error({ jobId: job?.id, err }, 'sync job failed'));
   worker.on('stalled', (jobId) => opts.log.warn({ jobId }, 'sync job stalled; it runs again'));
   return {
