@@ -165,6 +165,7 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
     onLog: (m) => logger?.debug({ embedded: m.trim() }, 'embedded postgres'),
     onError: (e) => logger?.error({ err: e }, 'embedded postgres'),
   });
+  await stopOrphan(databaseDir, logger);
   if (fresh) {
     logger?.info({ databaseDir }, 'initialising embedded Postgres');
     await pg.initialise();
@@ -194,6 +195,36 @@ function postmasterPid(databaseDir: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A line of /proc/<pid>/<file>, or undefined off Linux or once the process is gone. */
+function proc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A `wfsync start` killed by SIGKILL leaves its embedded Postgres running, holding the data directory: the next
+ * start would fail on its lock file. A postmaster of this data directory whose parent is no longer a Node process
+ * (it was handed to init or a subreaper) is such an orphan, and is stopped; one still run by a live process is
+ * another wfsync's, and is left alone with one line saying so.
+ */
+async function stopOrphan(databaseDir: string, logger?: Logger): Promise<void> {
+  const pid = postmasterPid(databaseDir);
+  if (pid === undefined) return;
+  const cmdline = proc(pid, 'cmdline')?.split('\0') ?? [];
+  // A stale pid file (Postgres itself ignores it), or a pid now used by another program.
+  if (!cmdline.some((a) => /(^|\/)postgres$/.test(a))) return;
+  const ppid = Number(/^PPid:\s*(\d+)/m.exec(proc(pid, 'status') ?? '')?.[1]);
+  const parent = ppid > 1 ? (proc(ppid, 'cmdline') ?? '') : '';
+  if (ppid !== process.pid && /(^|\/)node(\0|$)/.test(parent.split('\0')[0] ?? '')) {
+    throw new Error(`embedded Postgres under ${databaseDir} is in use by process ${ppid} (another wfsync?); stop it first, or set WFS_DATA_DIR`);
+  }
+  logger?.warn({ pid, databaseDir }, 'stopping the embedded Postgres a previous wfsync left running');
+  await stopPostmaster(databaseDir);
 }
 
 /** Asks Postgres for a fast shutdown; a Postgres already gone is fine. Synchronous, for the `exit` event of a crash. */
