@@ -5,6 +5,7 @@ import type { Environment } from '../sync/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 import { fenced, takeFence } from '../warehouse/fencing.ts';
 import { acquireRunLock } from './run-lock.ts';
+import { retryStalledJobs } from './stalled.ts';
 import type { RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
@@ -45,11 +46,14 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
   else worker.on('error', (err) => opts.log.warn({ err: { message: err.message } }, 'queue connection error'));
   worker.on('failed', (job, err) => opts.log.error({ jobId: job?.id, err }, 'sync job failed'));
   worker.on('stalled', (jobId) => opts.log.warn({ jobId }, 'sync job stalled; it runs again'));
+  const stalled = retryStalledJobs(opts.connection, opts.log);
+  stalled.catch((err: unknown) => opts.log.warn({ err }, 'could not watch for sync jobs that stalled too often'));
   return {
     worker,
     close: async () => {
       shutdown.abort();
       await worker.close();
+      await (await stalled.catch(() => undefined))?.close();
     },
   };
 }
