@@ -1,0 +1,71 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
+import { companyKey, tz } from './columns.ts';
+
+/** The sync's own state: cursors, runs, rejected items and the push outbox. */
+export const bookkeepingTables = (s: PgSchema) => ({
+  syncState: s.table(
+    'sync_state',
+    {
+      company_key: companyKey(),
+      stream: text().notNull(),
+      partition: text().notNull(),
+      cursor: jsonb().notNull(),
+      updated_at: tz().notNull().defaultNow(),
+    },
+    (t) => [primaryKey({ columns: [t.company_key, t.stream, t.partition] })],
+  ),
+  syncRuns: s.table(
+    'sync_runs',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      stream: text().notNull(),
+      started_at: tz().notNull().defaultNow(),
+      finished_at: tz(),
+      outcome: text(),
+      requests: integer().notNull().default(0),
+      rows: integer().notNull().default(0),
+      rejects: integer().notNull().default(0),
+      error: text(),
+      details: jsonb(),
+    },
+    (t) => [index().on(t.company_key, t.stream, t.started_at)],
+  ),
+  syncRejects: s.table(
+    'sync_rejects',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      stream: text().notNull(),
+      raw: jsonb(),
+      reason: text().notNull(),
+      seen_at: tz().notNull().defaultNow(),
+      run_id: bigint({ mode: 'number' }),
+    },
+    (t) => [index().on(t.company_key, t.stream, t.seen_at)],
+  ),
+  pushOutbox: s.table(
+    'push_outbox',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      kind: text().notNull(),
+      payload: jsonb().notNull(),
+      sealed: text(),
+      status: text().notNull().default('pending'),
+      attempts: integer().notNull().default(0),
+      error: text(),
+      created_at: tz().notNull().defaultNow(),
+      updated_at: tz().notNull().defaultNow(),
+    },
+    (t) => [
+      index().on(t.status, t.company_key, t.id),
+      // The outbox must never hold an SSN in plain text, whatever the caller puts in the payload.
+      check(
+        'push_outbox_payload_without_ssn',
+        sql`not jsonb_path_exists(${t.payload}, 'lax $.**.keyvalue() ? (@.key like_regex "^ssn$" flag "i")', '{}', true)`,
+      ),
+    ],
+  ),
+});

@@ -1,0 +1,81 @@
+import { boolean, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
+import { companyKey, day, history, legalNames, synced, syncedParent } from './columns.ts';
+
+const individualColumns = () => ({
+  company_key: companyKey(),
+  individual_id: integer(),
+  service_id: integer().notNull(),
+  company_id: integer(),
+  first_name: text(),
+  middle_name: text(),
+  last_name: text(),
+  ...legalNames(),
+  employee_number: text(),
+  unique_number: text(),
+  logon_id: text(),
+  date_of_birth: day(),
+  hire_date: day(),
+  gender: text(),
+  job_title_id: integer(),
+  job_title: text(),
+  department: text(),
+  locale: text(),
+  work_shift: text(),
+  is_employee: integer(),
+  is_supervisor: integer(),
+  work_status: text(),
+  status: text(),
+  supervisor_id: integer(),
+  supervisor_name: text(),
+  primary_email_address: text(),
+  home_address_line1: text(),
+  home_address_line2: text(),
+  home_city: text(),
+  home_state: text(),
+  home_country: text(),
+  home_zip_code: text(),
+  home_phone_number: text(),
+  business_phone_number: text(),
+  mobile_phone_number: text(),
+  exclude_from_verification_monitoring: boolean(),
+});
+
+/** Individuals, their history, their additional job titles and the supervisors list. */
+export const peopleTables = (s: PgSchema) => ({
+  individuals: s.table('individuals', { ...individualColumns(), ...syncedParent() }, (t) => [
+    primaryKey({ columns: [t.company_key, t.service_id] }),
+    index().on(t.employee_number, t.company_key),
+  ]),
+  individualsHistory: s.table(
+    'individuals_history',
+    { ...individualColumns(), _extra: jsonb(), _hash: text().notNull(), ...history() },
+    (t) => [primaryKey({ columns: [t.company_key, t.service_id, t.valid_from] })],
+  ),
+  individualJobTitles: s.table(
+    'individual_job_titles',
+    {
+      company_key: companyKey(),
+      service_id: integer().notNull(),
+      job_title_id: integer().notNull(),
+      job_title_name: text(),
+      ...synced(),
+    },
+    (t) => [primaryKey({ columns: [t.company_key, t.service_id, t.job_title_id] })],
+  ),
+  supervisors: s.table(
+    'supervisors',
+    {
+      company_key: companyKey(),
+      service_id: integer().notNull(),
+      individual_id: integer(),
+      first_name: text(),
+      middle_name: text(),
+      last_name: text(),
+      is_employee: integer(),
+      is_supervisor: integer(),
+      status: text(),
+      ...syncedParent(),
+    },
+    (t) => [primaryKey({ columns: [t.company_key, t.service_id] })],
+  ),
+});
