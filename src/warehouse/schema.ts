@@ -5,6 +5,7 @@ import { credentialTables } from './tables/credentials.ts';
 import { fencingTables } from './tables/fencing.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
+import { pushTables } from './tables/push.ts';
 import { referenceTables } from './tables/reference.ts';
 import { schedulingTables } from './tables/scheduling.ts';
 import { timeOffTables } from './tables/time-off.ts';
@@ -27,6 +28,7 @@ export function warehouseTables(schemaName: string) {
     ...formTables(s),
     ...referenceTables(s),
     ...bookkeepingTables(s),
+    ...pushTables(s),
     ...fencingTables(s),
   };
 }
