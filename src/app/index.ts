@@ -13,7 +13,7 @@ import { outboxCounts, readStatus } from '../ops/status.ts';
 import { stderrConsole, type Console } from '../ops/console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
-import { createSyncQueue, enqueueRun, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
+import { createSyncQueue, enqueueRun, reachRedis, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
 import { startSyncWorker, type SyncWorker } from '../queue/worker.ts';
 import { redisHealth } from '../redis-health.ts';
 import { ProgressBoard } from '../sync/progress.ts';
@@ -115,6 +115,14 @@ export class App {
     this.#redis = redis;
     this.onStop('redis', () => void redis.disconnect());
     return redis;
+  }
+
+  /** Redis, once it answers; one line and no start-up when it does not within 15 s (redis-health.ts). */
+  async reachRedis(): Promise<void> {
+    if (this.#redis || !this.config.redisUrl) return;
+    const redis = await reachRedis(this.config.redisUrl, redisHealth(this.log));
+    this.#redis = redis;
+    this.onStop('redis', () => void redis.disconnect());
   }
 
   /** The BullMQ `sync` queue. */
