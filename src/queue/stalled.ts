@@ -27,7 +27,10 @@ export interface StalledRetries {
  * and tells the operator with one error line.
  */
 export async function retryStalledJobs(connection: Redis, log: Logger): Promise<StalledRetries> {
-  const events = new QueueEvents(SYNC_QUEUE, { connection: connection.duplicate() });
+  const own = connection.duplicate();
+  // Its outages are the same Redis's as the worker's, which logs them once.
+  own.on('error', () => {});
+  const events = new QueueEvents(SYNC_QUEUE, { connection: own });
   const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
   events.on('error', () => {});
   events.on('failed', ({ jobId, failedReason }) => {
@@ -51,7 +54,7 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
   return {
     close: async () => {
       await events.close();
-      await events.disconnect();
+      own.disconnect();
       await queue.close();
     },
   };
