@@ -57,6 +57,9 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   loadDotEnv();
+  // After .env: the logger reads LOG_LEVEL when it is made.
+  const { guardDriverSocketBug } = await import('./warehouse/guard.ts');
+  guardDriverSocketBug((await import('./log.ts')).log);
   const run = await command.run();
   return (await run(args)) ?? 0;
 }

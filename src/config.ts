@@ -95,6 +95,7 @@ export const Env = z.object({
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+  WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(60_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -128,6 +129,8 @@ export interface Config {
   workerConcurrency: number;
   /** How long a worker holds a job before others may take it over (crash recovery time). */
   jobLockMs: number;
+  /** How long writes wait for a warehouse that went away (a restart) before the run fails. */
+  dbOutageMs: number;
   logLevel: string;
   /** Cron overrides by job name (`WFS_CRON_<JOB>`). */
   cron: Record<string, string>;
@@ -179,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY,
     jobLockMs: e.WFS_JOB_LOCK_MS,
+    dbOutageMs: e.WFS_DB_OUTAGE_MS,
     logLevel: e.LOG_LEVEL,
     cron,
   };

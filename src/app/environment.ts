@@ -87,7 +87,7 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
 export async function openMigratedWarehouse(config: Config, log: Logger): Promise<Warehouse> {
   let warehouse: Warehouse | undefined;
   try {
-    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log });
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log, outageMs: config.dbOutageMs });
     await warehouse.migrate();
     return warehouse;
   } catch (e) {

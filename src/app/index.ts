@@ -13,8 +13,9 @@ import { outboxCounts, readStatus } from '../ops/status.ts';
 import { stderrConsole, type Console } from '../ops/console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
-import { createSyncQueue, enqueueRun, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
+import { createSyncQueue, enqueueRun, reachRedis, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
 import { startSyncWorker, type SyncWorker } from '../queue/worker.ts';
+import { redisHealth } from '../redis-health.ts';
 import { ProgressBoard } from '../sync/progress.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { openEnvironment, openMigratedWarehouse, type Environment } from './environment.ts';
@@ -110,10 +111,18 @@ export class App {
   redis(): Redis {
     if (this.#redis) return this.#redis;
     if (!this.config.redisUrl) throw new Error('setting REDIS_URL: required here');
-    const redis = redisConnection(this.config.redisUrl);
+    const redis = redisConnection(this.config.redisUrl, redisHealth(this.log));
     this.#redis = redis;
     this.onStop('redis', () => void redis.disconnect());
     return redis;
+  }
+
+  /** Redis, once it answers; one line and no start-up when it does not within 15 s (redis-health.ts). */
+  async reachRedis(): Promise<void> {
+    if (this.#redis || !this.config.redisUrl) return;
+    const redis = await reachRedis(this.config.redisUrl, redisHealth(this.log));
+    this.#redis = redis;
+    this.onStop('redis', () => void redis.disconnect());
   }
 
   /** The BullMQ `sync` queue. */
@@ -134,6 +143,7 @@ export class App {
       concurrency: this.config.workerConcurrency,
       lockDurationMs: this.config.jobLockMs,
       log: this.log,
+      health: redisHealth(this.log),
     });
     this.onStop('worker', worker.close);
     return worker;

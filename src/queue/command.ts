@@ -95,6 +95,7 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
   const app = new App(loadConfig(), log);
   requireRedis(app.config, 'worker', ' (wfsync start runs jobs in-process without it)');
   try {
+    await app.reachRedis();
     await app.worker();
     await app.push({ serve: false, run: true });
     // Its queue's job counts go in the worker's own /metrics too.

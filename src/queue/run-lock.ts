@@ -7,6 +7,8 @@ import type { Redis } from 'ioredis';
  * The lock names the BullMQ job holding it and expires unless renewed, so a crashed worker's lock goes away.
  */
 export interface RunLock {
+  /** Aborted when a renewal finds the lock gone or taken (it expired while Redis was out of reach). */
+  readonly lost: AbortSignal;
   release(): Promise<void>;
 }
 
@@ -24,11 +26,21 @@ export async function tryRunLock(redis: Redis, company: string, job: string, own
   const value = `${owner}|${randomUUID()}`;
   const ok = await redis.set(key, value, 'PX', ttlMs, 'NX');
   if (ok !== 'OK') return { heldBy: ((await redis.get(key)) ?? '').split('|')[0]! };
+  const lost = new AbortController();
   const renew = setInterval(() => {
-    redis.eval(RENEW, 1, key, value, String(ttlMs)).catch(() => undefined);
+    redis
+      .eval(RENEW, 1, key, value, String(ttlMs))
+      .then((renewed) => {
+        if (renewed === 0 && !lost.signal.aborted) {
+          clearInterval(renew);
+          lost.abort(new Error('the run lock expired while Redis was out of reach'));
+        }
+      })
+      .catch(() => undefined);
   }, Math.max(100, Math.floor(ttlMs / 3)));
   return {
     lock: {
+      lost: lost.signal,
       release: async () => {
         clearInterval(renew);
         await redis.eval(RELEASE, 1, key, value).catch(() => undefined);

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
+import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
 
 export const SYNC_QUEUE = 'sync';
 
@@ -12,9 +13,31 @@ export interface SyncJobData {
   firedAt: string;
 }
 
-/** BullMQ needs `maxRetriesPerRequest: null` on connections that block. */
-export function redisConnection(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+/**
+ * BullMQ needs `maxRetriesPerRequest: null` on connections that block. With `health`, the connection's errors
+ * are logged once per outage (redis-health.ts) instead of at every reconnection attempt.
+ */
+export function redisConnection(url: string, health?: RedisHealth): Redis {
+  const connection = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  health?.watch(connection);
+  return connection;
+}
+
+/** A connection to Redis once it answers; a Redis that does not answer at start-up stops the command with one line. */
+export async function reachRedis(url: string, health: RedisHealth, timeoutMs = REDIS_STARTUP_MS): Promise<Redis> {
+  const connection = redisConnection(url);
+  // Until it answers, the one line that stops the command says it all.
+  const quiet = () => {};
+  connection.on('error', quiet);
+  try {
+    await waitForRedis(connection, url, timeoutMs);
+    connection.off('error', quiet);
+    health.watch(connection);
+    return connection;
+  } catch (e) {
+    connection.disconnect();
+    throw e;
+  }
 }
 
 /**

@@ -3,7 +3,10 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
+import { fenced, takeFence } from '../warehouse/fencing.ts';
 import { acquireRunLock } from './run-lock.ts';
+import { retryStalledJobs } from './stalled.ts';
+import type { RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
@@ -13,6 +16,8 @@ export interface SyncWorkerOptions {
   /** BullMQ's job lock; a worker that dies is noticed after about this long and its job runs elsewhere. */
   lockDurationMs?: number;
   log: Logger;
+  /** Logs Redis outages once each; without it every reconnection attempt is logged. */
+  health?: RedisHealth;
 }
 
 export type SyncJobResult = SyncSummary | { skipped: string };
@@ -37,13 +42,18 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
       maxStalledCount: 2,
     },
   );
+  if (opts.health) opts.health.watch(worker);
+  else worker.on('error', (err) => opts.log.warn({ err: { message: err.message } }, 'queue connection error'));
   worker.on('failed', (job, err) => opts.log.error({ jobId: job?.id, err }, 'sync job failed'));
   worker.on('stalled', (jobId) => opts.log.warn({ jobId }, 'sync job stalled; it runs again'));
+  const stalled = retryStalledJobs(opts.connection, opts.log);
+  stalled.catch((err: unknown) => opts.log.warn({ err }, 'could not watch for sync jobs that stalled too often'));
   return {
     worker,
     close: async () => {
       shutdown.abort();
       await worker.close();
+      await (await stalled.catch(() => undefined))?.close();
     },
   };
 }
@@ -65,9 +75,17 @@ async function processSyncJob(
   }
   const { lock } = outcome;
   try {
-    const summary = await runStreams({ ...ctx, log, signal }, selectStreams(job.data.streams), {
+    // Pages of this run are refused by Postgres once a later run took the lock (fencing.ts).
+    const fence = await takeFence(ctx.warehouse, job.data.company, job.data.job, String(job.id));
+    const warehouse = fenced(ctx.warehouse, fence);
+    const runSignal = AbortSignal.any([signal, lock.lost]);
+    const summary = await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,
     });
+    if (lock.lost.aborted || summary.streams.some((s) => s.fencedOff)) {
+      log.warn({ fence: fence.token }, 'this run lost its lock and stopped writing; the run that holds it now goes on');
+      throw new Error('run lost its lock to a later run');
+    }
     if (signal.aborted && token) {
       // Shutting down: what was written is checkpointed; the rest runs again soon, on any worker.
       await job.moveToDelayed(Date.now() + 1000, token);

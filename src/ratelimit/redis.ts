@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { Redis, type Result, type ClientContext } from 'ioredis';
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
+import { redisHealth } from '../redis-health.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
 import {
   planFeedback,
@@ -237,6 +238,9 @@ export interface RedisRateLimiterOptions {
 export function createRedisRateLimiter(o: RedisRateLimiterOptions): RateLimiter {
   const owns = typeof o.redis === 'string';
   const redis = typeof o.redis === 'string' ? new Redis(o.redis) : o.redis;
+  // A connection of its own logs an outage once, not at every reconnection attempt.
+  if (owns && o.logger) redisHealth(o.logger).watch(redis);
+  else if (owns) redis.on('error', () => {});
   const store = new RedisStore(redis, owns, {
     limit: o.rateLimit.limit,
     windowMs: o.rateLimit.windowMs + o.safetyMarginMs,

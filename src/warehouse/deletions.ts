@@ -1,6 +1,9 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Warehouse } from './connection.ts';
 import { keyText, tableInfo, type Row, type TableInfo } from './rows.ts';
+import { retryThroughOutage } from './outage.ts';
+import { transaction } from './pipeline.ts';
+import { sendFenceCheck } from './fencing.ts';
 import type { Target } from './targets.ts';
 
 /** The window a complete read covered: rows whose start lies in [from, to) (and whose end ≤ to). */
@@ -102,7 +105,7 @@ export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Prom
   const arrays = key.map((k) => o.keys.map((r) => (r[k] == null ? null : String(r[k]))));
   const on = key.map((k, i) => `x."${column(table, k)}"::text = k.c${i}`).join(' and ');
   const unnest = key.map((_, i) => `$${i + 3}::text[]`).join(', ');
-  return sql.begin(async (tx) => {
+  return inTransaction(wh, async (tx) => {
     const gone = await tx.unsafe(
       `update "${schema}"."${table.name}" x set _deleted_at = $2 from unnest(${unnest}) as k(${key.map((_, i) => `c${i}`).join(', ')})
        where x.company_key = $1 and x._deleted_at is null and ${on} returning ${key.map((k) => `x."${k}"`).join(', ')}`,
@@ -111,6 +114,17 @@ export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Prom
     await afterDelete(tx, schema, o.target, o.companyKey, gone, at);
     return gone.length;
   }) as Promise<number>;
+}
+
+/** One transaction on a session that survives a restart of the warehouse, run again if the warehouse went away. */
+function inTransaction<T>(wh: Warehouse, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const once = () =>
+    transaction(wh.sessions, async (pipe) => {
+      sendFenceCheck(pipe, wh);
+      await pipe.flush();
+      return fn(pipe.tx);
+    });
+  return retryThroughOutage(once, wh.outage);
 }
 
 /** Child rows follow their parent; the parent's open history version ends. */

@@ -16,3 +16,4 @@ export {
 export { mapItem, snake } from './rows.ts';
 export { liveKeys, liveRows, type LiveRowsOptions } from './deletions.ts';
 export { settledBefore, individualsChangedSince, individualsOutside, changesArrivedSince, type ChangeColumns } from './rereads.ts';
+export { takeFence, fenced, isFencedOff, type Fence } from './fencing.ts';

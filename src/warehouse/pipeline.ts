@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from 'postgres';
+import { ConnectionLostError } from './outage.ts';
 
 export type Tx = Sql | TransactionSql;
 export type ResultRows = Record<string, unknown>[];
@@ -43,14 +44,91 @@ export class Pipeline {
 }
 
 /**
- * Runs `fn` in one transaction on a connection of its own. BEGIN goes out with the first statement and COMMIT
- * with the last (`fn` flushes what it must read), so a transaction costs no round trip of its own. Any failure
- * rolls back before the connection returns to the pool.
+ * One database session at a time per client: a postgres.js client of one connection, leased to one transaction.
+ *
+ * postgres.js's own `reserve()` and `begin()` hand back a connection that may have closed under them (a Postgres
+ * restart): the ROLLBACK they then send, or the next query on a released dead connection, is written to a socket
+ * that is gone and throws `Cannot read properties of null (reading 'write')` from a timer, which no caller can
+ * catch (porsager/postgres#1066, #1154). Through a client's own queue a closed connection is connected again
+ * instead; what the transaction must know is that its session ended, which `generation` tells.
  */
-export async function transaction<T>(sql: Sql, fn: (pipe: Pipeline) => Promise<T>): Promise<T> {
-  const conn = await sql.reserve();
+export interface Session {
+  /** The client; every statement through it must check `alive` first (see `guarded`). */
+  readonly sql: Sql;
+  /** Bumped each time the client's connection closes. */
+  readonly generation: () => number;
+}
+
+export interface Sessions {
+  lease(): Promise<Session>;
+  release(s: Session): void;
+  end(): Promise<void>;
+}
+
+/**
+ * Up to `size` sessions, each made on first need by `open`, which must call `onclose` whenever its connection
+ * closes.
+ */
+export function sessionPool(open: (onclose: () => void) => Sql, size: number): Sessions {
+  const idle: Session[] = [];
+  const all: Session[] = [];
+  const waiting: ((s: Session) => void)[] = [];
+  const make = (): Session => {
+    let generation = 0;
+    const sql = open(() => generation++);
+    const s = { sql, generation: () => generation };
+    all.push(s);
+    return s;
+  };
+  return {
+    lease: async () => idle.pop() ?? (all.length < size ? make() : new Promise<Session>((r) => waiting.push(r))),
+    release: (s) => {
+      const next = waiting.shift();
+      if (next) next(s);
+      else idle.push(s);
+    },
+    end: async () => {
+      await Promise.all(all.map((s) => s.sql.end({ timeout: 5 })));
+    },
+  };
+}
+
+/**
+ * The client of a session, refusing every statement once the connection it began on has closed: sent to the
+ * client's next connection, it would run outside the transaction (and a COMMIT there commits nothing).
+ */
+function guarded(session: Session, begunOn: number): Sql {
+  const check = () => {
+    if (session.generation() !== begunOn) throw new ConnectionLostError('the warehouse connection closed during the transaction');
+  };
+  const sql = session.sql;
+  return new Proxy(sql, {
+    apply(target, self, args) {
+      check();
+      return Reflect.apply(target as never, self, args);
+    },
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'unsafe' || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        check();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/**
+ * Runs `fn` in one transaction on a session of its own. BEGIN goes out with the first statement and COMMIT
+ * with the last (`fn` flushes what it must read), so a transaction costs no round trip of its own. Any failure
+ * rolls back before the session returns to the pool; a session whose connection closed needs none (Postgres
+ * rolled it back), and `fn`'s statements fail with a ConnectionLostError or the driver's connection error.
+ */
+export async function transaction<T>(sessions: Sessions, fn: (pipe: Pipeline) => Promise<T>): Promise<T> {
+  const session = await sessions.lease();
+  const begunOn = session.generation();
   try {
-    const pipe = new Pipeline(conn);
+    const pipe = new Pipeline(guarded(session, begunOn));
     pipe.send('begin', []);
     try {
       const result = await fn(pipe);
@@ -58,11 +136,11 @@ export async function transaction<T>(sql: Sql, fn: (pipe: Pipeline) => Promise<T
       await pipe.flush();
       return result;
     } catch (e) {
-      // Outside a transaction (COMMIT failed) ROLLBACK only warns.
-      await conn.unsafe('rollback').catch(() => {});
+      // Outside a transaction (COMMIT failed) ROLLBACK only warns; on a new connection there is nothing to undo.
+      if (session.generation() === begunOn) await session.sql.unsafe('rollback').catch(() => {});
       throw e;
     }
   } finally {
-    conn.release();
+    sessions.release(session);
   }
 }

@@ -2,6 +2,7 @@ import { pgSchema } from 'drizzle-orm/pg-core';
 import { bookkeepingTables } from './tables/bookkeeping.ts';
 import { courseTables } from './tables/courses.ts';
 import { credentialTables } from './tables/credentials.ts';
+import { fencingTables } from './tables/fencing.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
 import { pushTables } from './tables/push.ts';
@@ -28,6 +29,7 @@ export function warehouseTables(schemaName: string) {
     ...referenceTables(s),
     ...bookkeepingTables(s),
     ...pushTables(s),
+    ...fencingTables(s),
   };
 }
 

@@ -1,5 +1,7 @@
 import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
+import { retryThroughOutage } from './outage.ts';
+import { sendFenceCheck } from './fencing.ts';
 import { dedupe, encode, mapItem, scrub, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { targetByName, type Target } from './targets.ts';
@@ -355,17 +357,22 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
   for (const m of mapped) o.seen?.add(m.keyText);
   const envelope = envelopeItems(o.target, o.extras);
   const write = async (newRows: NewRows) =>
-    transaction(wh.sql, async (pipe) => {
+    transaction(wh.sessions, async (pipe) => {
+      sendFenceCheck(pipe, wh);
       if (envelope) await writeMapped(pipe, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt, newRows);
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
       writeRejects(pipe, wh.schema, o);
       if (o.checkpoint) sendCheckpoint(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
       return result;
     });
-  try {
-    return await write('insert');
-  } catch (e) {
-    if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
-    return write('upsert');
-  }
+  const attempt = async () => {
+    try {
+      return await write('insert');
+    } catch (e) {
+      if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
+      return write('upsert');
+    }
+  };
+  // A page whose connection was lost rolled back: it is written again once the warehouse is back.
+  return retryThroughOutage(attempt, wh.outage);
 }

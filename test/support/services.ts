@@ -12,9 +12,9 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** A private redis-server on a free port, no persistence, gone when stopped. */
-export async function startRedis(): Promise<Running> {
-  const port = await freePort();
+/** A private redis-server on a free port (or the given one), no persistence, gone when stopped. */
+export async function startRedis(port?: number): Promise<Running> {
+  port ??= await freePort();
   const proc: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
@@ -33,7 +33,10 @@ export async function startRedis(): Promise<Running> {
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
+      await exited;
     },
   };
 }

@@ -31,7 +31,7 @@ describe('migrations', () => {
       await a.migrate();
       expect(await relations(url, 'workforce')).toEqual(first);
       expect(first.filter((r) => r.kind === 'v').map((r) => r.name).sort()).toEqual([...VIEW_NAMES].sort());
-      expect(first.filter((r) => r.kind === 'r')).toHaveLength(34);
+      expect(first.filter((r) => r.kind === 'r')).toHaveLength(35);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -1,0 +1,61 @@
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
+
+/** What BullMQ gives as the reason of a job it failed for stalling more than `maxStalledCount` times. */
+export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
+/** A job failed for stalling runs again this soon, instead of waiting for its next cron. */
+export const STALLED_RETRY_DELAY_MS = 5_000;
+/** How many times a run is given again after stalling too often: a job that keeps killing its workers stops. */
+const MAX_STALLED_RETRIES = 3;
+const SUFFIX = '.stalled';
+
+/** The id of the retry of a job (BullMQ keeps one job per id, so every worker that notices adds it once). */
+export function stalledRetryId(jobId: string): string | undefined {
+  const retries = jobId.split(SUFFIX).length - 1;
+  return retries >= MAX_STALLED_RETRIES ? undefined : `${jobId}${SUFFIX}`;
+}
+
+export interface StalledRetries {
+  close(): Promise<void>;
+}
+
+/**
+ * BullMQ fails a job that stalled too often (its workers died or lost Redis each time), and it would wait for its
+ * next cron, hours away for some jobs. This puts it back on the queue a few seconds later, from its checkpoints,
+ * and tells the operator with one error line.
+ */
+export async function retryStalledJobs(connection: Redis, log: Logger): Promise<StalledRetries> {
+  const own = connection.duplicate();
+  // Its outages are the same Redis's as the worker's, which logs them once.
+  own.on('error', () => {});
+  const events = new QueueEvents(SYNC_QUEUE, { connection: own });
+  const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
+  events.on('error', () => {});
+  events.on('failed', ({ jobId, failedReason }) => {
+    if (failedReason !== STALLED_TOO_OFTEN) return;
+    void (async () => {
+      const job = await queue.getJob(jobId);
+      const retryId = stalledRetryId(jobId);
+      if (!job) return;
+      if (!retryId) {
+        log.error({ jobId, job: job.data.job, company: job.data.company }, 'sync job stalled too often, again; it waits for its next cron');
+        return;
+      }
+      await queue.add(job.name, job.data, { jobId: retryId, delay: STALLED_RETRY_DELAY_MS });
+      log.error(
+        { jobId, retryJobId: retryId, job: job.data.job, company: job.data.company, delayMs: STALLED_RETRY_DELAY_MS },
+        'sync job stalled too often (its workers died or lost Redis); it runs again soon from its checkpoints',
+      );
+    })().catch((err: unknown) => log.warn({ err, jobId }, 'could not put a stalled sync job back on the queue'));
+  });
+  await events.waitUntilReady();
+  return {
+    close: async () => {
+      await events.close();
+      own.disconnect();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { EventEmitter } from 'node:events';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * Redis going away shows up as an 'error' event on every connection (ours, BullMQ's duplicates) at every
+ * reconnection attempt: hundreds of lines a minute, each the same. This keeps one state per process and logs
+ * its changes only: one line when Redis becomes unreachable, one when it is back.
+ */
+export interface RedisHealth {
+  /** Listens to a connection's (or a BullMQ queue's or worker's) errors and readiness. */
+  watch(source: EventEmitter): void;
+  readonly down: boolean;
+}
+
+/** One per process: its connections (queue, workers, limiter) share one Redis, so they share its outages. */
+let shared: RedisHealth | undefined;
+
+export function redisHealth(log: Logger): RedisHealth {
+  shared ??= makeHealth(log);
+  return shared;
+}
+
+function makeHealth(log: Logger): RedisHealth {
+  let since: number | undefined;
+  const onError = (err: unknown) => {
+    if (since !== undefined) return;
+    since = Date.now();
+    log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'Redis unreachable; jobs wait for it, and running jobs go on');
+  };
+  const onReady = () => {
+    if (since === undefined) return;
+    log.info({ downMs: Date.now() - since }, 'Redis is back');
+    since = undefined;
+  };
+  return {
+    watch: (source) => {
+      source.on('error', onError);
+      source.on('ready', onReady);
+      // BullMQ's workers and queues say 'ready' only once; their connections say it after every reconnection.
+      source.on('resumed', onReady);
+    },
+    get down() {
+      return since !== undefined;
+    },
+  };
+}
+
+/** How long a process waits for Redis at start-up before it stops. */
+export const REDIS_STARTUP_MS = 15_000;
+
+/** The error a command stops with when Redis is not there at start-up; one line, naming the setting. */
+export class RedisUnreachableError extends Error {
+  override readonly name = 'RedisUnreachableError';
+  readonly code = 'EREDIS';
+}
+
+/** Waits up to `timeoutMs` for the connection to answer a PING. */
+export async function waitForRedis(connection: Redis, url: string, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new RedisUnreachableError(`setting REDIS_URL: Redis at ${withoutPassword(url)} did not answer within ${Math.round(timeoutMs / 1000)} s`)),
+      timeoutMs,
+    );
+  });
+  try {
+    await Promise.race([connection.ping(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function withoutPassword(url: string): string {
+  return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
+}

@@ -1,0 +1,76 @@
+import { hostname } from 'node:os';
+import type { Warehouse } from './connection.ts';
+
+/**
+ * Stream runs and the process running them. A run is `running` (no `finished_at`) while its process lives and
+ * beats; a process that died (SIGKILL, a lost machine) cannot say so, so the next one that looks finds its runs
+ * and records them `interrupted`.
+ */
+
+/** How often a process says its runs still go on. */
+export const HEARTBEAT_MS = 10_000;
+/** A run whose process has not beaten for this long is taken for dead (a process on another machine). */
+export const STALE_AFTER_MS = 6 * HEARTBEAT_MS;
+
+/** This process, as written in each run it starts: host, pid, and when it started (pids are reused). */
+export const OWNER = { host: hostname(), pid: process.pid, since: Math.round(Date.now() - process.uptime() * 1000) };
+
+const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.sync_runs`;
+
+/** Inserts a running run owned by this process. */
+export async function openRun(wh: Warehouse, o: { companyKey: string; stream: string }): Promise<number> {
+  const details = { owner: OWNER, heartbeat: new Date().toISOString() };
+  const [row] = await wh.sql<{ id: string }[]>`
+    insert into ${t(wh)} (company_key, stream, started_at, details)
+    values (${o.companyKey}, ${o.stream}, now(), ${wh.sql.json(details)}) returning id`;
+  return Number(row!.id);
+}
+
+/** Marks the given runs as alive now. */
+export async function beat(wh: Warehouse, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await wh.sql`
+    update ${t(wh)} set details = jsonb_set(coalesce(details, '{}'::jsonb), '{heartbeat}', to_jsonb(now()))
+    where id = any(${ids.map(String)}::bigint[]) and finished_at is null`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === 'EPERM';
+  }
+}
+
+interface OpenRunRow {
+  id: string;
+  owner: { host?: string; pid?: number; since?: number } | null;
+  stale: boolean;
+}
+
+/**
+ * Records as `interrupted` the runs still open whose process is gone: on this host, a pid that no longer runs
+ * (or runs a later process); anywhere, no heartbeat for STALE_AFTER_MS. Returns how many.
+ */
+export async function markInterruptedRuns(wh: Warehouse, except: ReadonlySet<number> = new Set()): Promise<number> {
+  const open = await wh.sql<OpenRunRow[]>`
+    select id, details->'owner' as owner,
+           coalesce((details->>'heartbeat')::timestamptz, started_at) < now() - ${`${STALE_AFTER_MS} milliseconds`}::interval as stale
+    from ${t(wh)} where finished_at is null`;
+  const dead = open.filter((r) => {
+    if (except.has(Number(r.id))) return false;
+    const o = r.owner;
+    if (o?.host === OWNER.host && typeof o.pid === 'number') {
+      if (o.pid === OWNER.pid) return o.since !== OWNER.since;
+      return !alive(o.pid);
+    }
+    return r.stale;
+  });
+  if (dead.length === 0) return 0;
+  await wh.sql`
+    update ${t(wh)} set finished_at = now(), outcome = 'interrupted',
+      error = 'the process running it ended before the run did'
+    where id = any(${dead.map((r) => r.id)}::bigint[]) and finished_at is null`;
+  return dead.length;
+}

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { divergence, summarizeDivergence } from '../support/convergence.ts';
+import { spawnWfsync, waitFor } from '../support/processes.ts';
+import { startRestartablePostgres, type RestartablePostgres } from '../support/restartable-postgres.ts';
+
+/**
+ * The warehouse restarts (a fast shutdown, as `pg_ctl -m fast restart`) while `sync --once` writes pages: the
+ * pages in flight fail and are written again on new connections, and the run ends as if nothing happened.
+ */
+let sandbox: RunningSandbox;
+let pg: RestartablePostgres;
+
+beforeAll(async () => {
+  [sandbox, pg] = await Promise.all([
+    startSandbox({ port: 0, seed: 31, size: 'small', rateLimit: { limit: 100, windowMs: 1000 }, latencyMs: 20 }),
+    startRestartablePostgres(),
+  ]);
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  await pg?.destroy();
+});
+
+function settings(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: pg.url,
+    WFS_BASE_URL: sandbox.url,
+    WFS_API_KEY: sandbox.apiKey,
+    WFS_RATE_LIMIT: '100/1s',
+    WFS_RATE_LIMIT_MARGIN_MS: '100',
+    WFS_FORM_IDS: sandbox.data.formIds().join(','),
+    WFS_RUN_TYPE_IDS: sandbox.data.runTypeIds().join(','),
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+async function runningStreams(wh: Warehouse): Promise<number> {
+  const [r] = await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where finished_at is null`;
+  return r!.n as number;
+}
+
+describe('a Postgres restart during sync --once', () => {
+  it('is ridden out: pages in flight are written again, the run succeeds, the warehouse equals the sandbox', async () => {
+    const sync = spawnWfsync(['sync', '--once'], settings());
+    const wh = await waitFor('the warehouse migrated', async () => {
+      const w = await openWarehouse({ databaseUrl: pg.url, max: 2 });
+      try {
+        await runningStreams(w);
+        return w;
+      } catch {
+        await w.close();
+        return undefined;
+      }
+    }, 60_000, 300);
+    try {
+      await waitFor(() => `streams running: ${sync.output().slice(-2000)}`, async () => (await runningStreams(wh)) >= 3, 60_000, 100);
+      await new Promise((r) => setTimeout(r, 500));
+      await pg.stop();
+      await new Promise((r) => setTimeout(r, 2000));
+      await pg.start();
+      const { code } = await sync.exited();
+      const out = sync.output();
+      expect(out).not.toMatch(/TypeError|Uncaught|Unhandled/);
+      expect(code, out.slice(-3000)).toBe(0);
+      expect(out).toContain('warehouse unavailable');
+      expect(summarizeDivergence(await divergence(wh, sandbox.data, 'default'))).toEqual({});
+      const [open] = await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where outcome is distinct from 'ok'`;
+      expect(open!.n).toBe(0);
+    } finally {
+      if (sync.proc.exitCode === null) sync.proc.kill('SIGKILL');
+      await wh.close();
+    }
+  }, 180_000);
+
+  it('ends with one clear line when the warehouse stays away', async () => {
+    const sync = spawnWfsync(['sync', '--once', '--full-refresh'], settings({ WFS_DB_OUTAGE_MS: '3000' }));
+    const wh = await openWarehouse({ databaseUrl: pg.url, max: 2 });
+    try {
+      await waitFor(() => `streams running: ${sync.output().slice(-2000)}`, async () => (await runningStreams(wh)) >= 2, 60_000, 100);
+    } finally {
+      await wh.close();
+    }
+    await pg.stop();
+    try {
+      const started = Date.now();
+      const { code } = await sync.exited();
+      const out = sync.output();
+      expect(code, out.slice(-3000)).toBe(1);
+      expect(Date.now() - started).toBeLessThan(60_000);
+      expect(out).not.toMatch(/TypeError|Uncaught|Unhandled/);
+      expect(out).toMatch(/the warehouse did not come back within 3 s/);
+    } finally {
+      if (sync.proc.exitCode === null) sync.proc.kill('SIGKILL');
+      await pg.start();
+    }
+  }, 120_000);
+});
