@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
 import { shutdownSignal } from '../shutdown.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
-import { warehouseError } from '../sync/environment.ts';
+import { warehouseError, withoutPassword } from '../sync/environment.ts';
 import { readStatus, type Status } from './status.ts';
 import { startOpsServer } from './server.ts';
 
@@ -31,8 +31,9 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     process.stdout.write('usage: wfsync migrate\n\nApplies the warehouse migrations to DATABASE_URL (or the embedded Postgres).\n');
     return 0;
   }
-  const { wh } = await openConfiguredWarehouse();
-  process.stderr.write(`warehouse migrated: psql '${wh.url}' (schema ${wh.schema})\n`);
+  const { wh, config } = await openConfiguredWarehouse();
+  const shown = config.databaseUrl ? withoutPassword(wh.url) : wh.url;
+  process.stderr.write(`warehouse migrated: psql '${shown}' (schema ${wh.schema})\n`);
   await wh.close();
   return 0;
 }
@@ -44,7 +45,9 @@ export async function runStatusCommand(args: string[]): Promise<number> {
     process.stdout.write('usage: wfsync status [--json]\n\nEach stream\'s last run per company; exit code 1 when a last run failed.\n');
     return 0;
   }
-  const { wh } = await openConfiguredWarehouse();
+  const { wh, config } = await openConfiguredWarehouse();
+  const unsynced = unsyncedFormsNotice(config);
+  if (unsynced) process.stderr.write(`${unsynced}\n`);
   let status: Status;
   try {
     status = await readStatus(wh);

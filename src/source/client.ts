@@ -5,9 +5,9 @@ import { log as rootLog, type Logger } from '../log.ts';
 import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
 import { outcomeOf, type Observers } from '../observers.ts';
 import { endpoints, PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
-import { errorFromResponse, isSourceError, SourceError } from './errors.ts';
+import { describeHtmlPage, errorFromResponse, htmlPageTitle, isSourceError, SourceError } from './errors.ts';
 import { Http, type HttpResponse } from './http.ts';
-import { declaredCount, formatIssues, parseItems, readContainer, readEnvelope, type Reject } from './paging.ts';
+import { declaredCount, formatIssues, parseItems, readContainer, readEnvelope, type Container, type Reject } from './paging.ts';
 import { buildQuery } from './query.ts';
 import { backoffMs, DEFAULT_BACKOFF, sleep, untilReset, type BackoffOptions } from './retry.ts';
 
@@ -101,11 +101,22 @@ function feedbackOf(res: HttpResponse): ServiceFeedback {
 
 const isSuccess = (status: number) => status >= 200 && status < 300;
 
-/** A 2xx body that is not JSON was cut short on the way: the request is worth another try. */
+/**
+ * A 2xx body that is not JSON was cut short on the way: the request is worth another try. An HTML page is no
+ * cut body but something other than the service answering.
+ */
 function parseJson(endpoint: string, res: HttpResponse): unknown {
   try {
     return JSON.parse(res.text);
   } catch {
+    const title = htmlPageTitle(res.text);
+    if (title !== undefined) {
+      throw new SourceError('schema', `${endpoint}: HTTP ${res.status} with ${describeHtmlPage(title)}`, {
+        endpoint,
+        status: res.status,
+        code: 'html_page',
+      });
+    }
     throw new SourceError('network', `${endpoint}: response body is not complete JSON (${res.bytes} bytes; truncated?)`, {
       endpoint,
       status: res.status,
@@ -148,6 +159,8 @@ export class SourceClient {
   readonly #observers?: Observers;
   readonly #company?: string;
   readonly #stats: SourceStats = { requests: 0, retries: 0, rateLimited: 0, bytes: 0 };
+  /** Endpoints already warned of for answering in another shape than documented. */
+  readonly #shapesWarned = new Set<string>();
   /** The service's clock minus ours, from the last response's `Date` header. */
   #skewMs = 0;
   /** When (our clock) the service last told us its time. */
@@ -181,6 +194,7 @@ export class SourceClient {
     const path = this.#listPath(e, query);
     const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
     const container = readContainer(e, body);
+    this.#noteShape(e, container);
     yield this.#page(e, container.raw, 0, false, container.extras);
   }
 
@@ -197,6 +211,7 @@ export class SourceClient {
       const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>, { offset, limit })}`;
       const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
       const envelope = readEnvelope(e, body);
+      this.#noteShape(e, envelope);
       const count = declaredCount(e, body);
       if (count !== undefined && count !== envelope.raw.length) {
         this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
@@ -209,6 +224,13 @@ export class SourceClient {
       }
       offset += envelope.raw.length;
     }
+  }
+
+  /** A list read in another shape than its endpoint's is warned of once per endpoint, and synced all the same. */
+  #noteShape(e: Endpoint, c: Container): void {
+    if (!c.shape || this.#shapesWarned.has(e.name)) return;
+    this.#shapesWarned.add(e.name);
+    this.#log.warn({ endpoint: e.name, shape: c.shape }, 'list answered in another shape than documented; read as the resource');
   }
 
   #page<E extends Endpoint>(e: E, raw: unknown[], offset: number, hasMore: boolean, extras: Record<string, unknown>): PageResult<ItemOf<E>> {

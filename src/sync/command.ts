@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
 import { openEnvironment, shownUrl } from './environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from './runner.ts';
@@ -37,7 +37,6 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
   const config = loadConfig();
   const env = await openEnvironment(config, log);
-  process.stderr.write(`warehouse: psql '${shownUrl(config, env)}'   (schema ${config.dbSchema})\n`);
   const progress = progressPrinter();
   const summaries: SyncSummary[] = [];
   try {
@@ -49,7 +48,11 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   } finally {
     await env.close();
   }
-  process.stderr.write(formatSummaries(summaries));
+  // Where the rows went, and what was left out, close the summary: a run that fails early prints one line only.
+  const unsynced = unsyncedFormsNotice(config);
+  process.stderr.write(
+    `${formatSummaries(summaries)}warehouse: psql '${shownUrl(config, env)}'   (schema ${config.dbSchema})\n${unsynced ? `${unsynced}\n` : ''}`,
+  );
   if (values.json) process.stdout.write(`${JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
   return summaries.some((s) => s.failed > 0) ? 1 : 0;
 }

@@ -231,6 +231,23 @@ describe('paging', () => {
     expect(page.rejects[0]!.reason).toMatch(/^IndividualCertificationId: .*expected number/);
   });
 
+  it('reads a list answered in another shape than documented, and warns once per endpoint', async () => {
+    const bodies = [{ ShiftAssignmentId: 1, StartDateTime: '2024-06-01T07:00:00-05:00' }, [{ ShiftAssignmentId: 2, StartDateTime: '2024-06-01T07:00:00-05:00' }]];
+    service = await fakeService((_req, res, n) => json(res, 200, bodies[n - 1]));
+    const log = capturingLogger();
+    client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter: new RecordingLimiter(), backoff: fast, logger: log.logger });
+    const query = { StartDate: new Date('2024-06-01T00:00:00Z'), EndDate: new Date('2024-06-02T00:00:00Z') };
+    const first = await collect(client.pages(endpoints.shiftAssignments, query));
+    const second = await collect(client.pages(endpoints.shiftAssignments, query));
+    expect([...first, ...second].map((p) => [p.items.map((i) => i.ShiftAssignmentId), p.hasMore])).toEqual([
+      [[1], false],
+      [[2], false],
+    ]);
+    const warnings = log.lines.filter((l) => l.includes('another shape than documented'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('a single object where a list is expected');
+  });
+
   it('answers schema when the container is not what the endpoint returns', async () => {
     const { client } = await setup((_req, res) => json(res, 200, { Data: 'nope' }));
     expect((await failure(client.all(endpoints.individuals, {}))).kind).toBe('schema');
