@@ -66,12 +66,22 @@ export interface StreamEvent {
   at: number;
 }
 
+/** A pushed change that reached a final state, or was found in doubt. */
+export interface PushEvent {
+  company: string;
+  kind: 'individual' | 'certification' | 'verification';
+  outcome: 'applied' | 'refused' | 'failed' | 'in_doubt';
+  /** From intake to this outcome. */
+  latencyMs: number;
+}
+
 export interface Observer {
   request?(e: RequestEvent): void;
   limiterWait?(e: LimiterWaitEvent): void;
   budget?(e: BudgetEvent): void;
   page?(e: PageEvent): void;
   stream?(e: StreamEvent): void;
+  push?(e: PushEvent): void;
 }
 
 type Events = { [K in keyof Observer]-?: Parameters<NonNullable<Observer[K]>>[0] };
