@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
+import { backfill, type BackfillJob, type BackfillResult } from './sandbox-backfill.ts';
 
 /**
  * Sandbox speed and memory: requests/s serving 200-record pages of shift assignments with the rate limit off,
@@ -12,6 +13,11 @@ import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
  * and the server's peak RSS after generating the data and after serving. Prints one JSON object.
  *
  *   npm run bench:sandbox -- [--size large] [--seconds 10] [--warmup 3] [--connections 32] [--pages 500]
+ *
+ * `--mode backfill` instead serves a first sync's load, every endpoint read whole page by page (see
+ * bench/sandbox-backfill.ts), and reports the server's peak RSS while serving it:
+ *
+ *   npm run bench:sandbox -- --mode backfill [--size large] [--connections 4]
  */
 
 interface LoadJob {
@@ -60,12 +66,46 @@ async function load(job: LoadJob): Promise<LoadResult> {
   return { requests, failures, bytes, seconds, cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / seconds) * 100) };
 }
 
-async function inChild(job: LoadJob): Promise<LoadResult> {
-  const child = fork(fileURLToPath(import.meta.url), ['--load'], { execArgv: process.execArgv, stdio: 'inherit' });
+async function inChild<R>(job: LoadJob | BackfillJob, flag = '--load'): Promise<R> {
+  const child = fork(fileURLToPath(import.meta.url), [flag], { execArgv: process.execArgv, stdio: 'inherit' });
   child.send(job);
-  const [result] = (await once(child, 'message')) as [LoadResult];
+  const [result] = (await once(child, 'message')) as [R];
   await once(child, 'exit');
   return result;
+}
+
+/** Serves a backfill's load and samples this process's RSS meanwhile. */
+async function backfillMode(size: SandboxSize, connections: number): Promise<void> {
+  const t0 = performance.now();
+  const sb = await startSandbox({ size, seed: 1, rateLimit: null });
+  const generatedSeconds = (performance.now() - t0) / 1000;
+  global.gc?.();
+  const afterGeneration = memory();
+  let peakServingMB = afterGeneration.rssMB;
+  const sampler = setInterval(() => (peakServingMB = Math.max(peakServingMB, Math.round(process.memoryUsage().rss / MB))), 100);
+  try {
+    const r = await inChild<BackfillResult>({ url: sb.url, apiKey: sb.apiKey, connections }, '--backfill');
+    clearInterval(sampler);
+    const result = {
+      bench: 'sandbox-backfill',
+      size,
+      generatedSeconds: Number(generatedSeconds.toFixed(2)),
+      connections,
+      requests: r.requests,
+      failures: r.failures,
+      records: r.records,
+      megabytes: Number((r.bytes / MB).toFixed(1)),
+      seconds: Number(r.seconds.toFixed(1)),
+      requestsPerSecond: Math.round(r.requests / r.seconds),
+      byEndpoint: r.byEndpoint,
+      memory: { afterGeneration, peakWhileServingRssMB: peakServingMB, afterServing: memory() },
+      goals: { peakRssMB: 2048 },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    clearInterval(sampler);
+    await sb.close();
+  }
 }
 
 function memory() {
@@ -84,9 +124,11 @@ async function main(): Promise<void> {
       warmup: { type: 'string', default: '3' },
       connections: { type: 'string', default: '32' },
       pages: { type: 'string', default: '500' },
+      mode: { type: 'string', default: 'pages' },
     },
   });
   const size = values.size as SandboxSize;
+  if (values.mode === 'backfill') return backfillMode(size, Number(values.connections === '32' ? 4 : values.connections));
   const t0 = performance.now();
   const sb = await startSandbox({ size, seed: 1, rateLimit: null, log: undefined });
   const generatedSeconds = (performance.now() - t0) / 1000;
@@ -107,9 +149,9 @@ async function main(): Promise<void> {
     const pages = Math.min(Number(values.pages), Math.ceil(total / 200));
     const paths = Array.from({ length: pages }, (_, i) => `/ShiftAssignment/GetList?${query}&Offset=${i * 200}`);
     const job = { url: sb.url, apiKey: sb.apiKey, paths, connections: Number(values.connections) };
-    const warm = await inChild({ ...job, seconds: Number(values.warmup) });
+    const warm = await inChild<LoadResult>({ ...job, seconds: Number(values.warmup) });
     const cpuBefore = process.cpuUsage();
-    const measured = await inChild({ ...job, seconds: Number(values.seconds) });
+    const measured = await inChild<LoadResult>({ ...job, seconds: Number(values.seconds) });
     const cpu = process.cpuUsage(cpuBefore);
     const result = {
       bench: 'sandbox',
@@ -139,7 +181,11 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--load')) {
+if (process.argv.includes('--backfill')) {
+  process.once('message', (job: BackfillJob) => {
+    backfill(job).then((r) => process.send!(r, () => process.exit(0)));
+  });
+} else if (process.argv.includes('--load')) {
   process.once('message', (job: LoadJob) => {
     load(job).then((r) => process.send!(r, () => process.exit(0)));
   });

@@ -102,7 +102,7 @@ const companies = z.string().transform((s, ctx) => {
   }
 });
 
-const Env = z.object({
+export const Env = z.object({
   WFS_BASE_URL: url.optional(),
   WFS_API_KEY: z.string().min(1).optional(),
   WFS_COMPANIES: companies.optional(),
@@ -117,11 +117,14 @@ const Env = z.object({
   WFS_SECRET_KEY: z.string().min(16, 'at least 16 characters').optional(),
   WFS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   WFS_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
+  WFS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  WFS_DASHBOARD_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
 
 export interface Config {
@@ -142,6 +145,10 @@ export interface Config {
   httpPort: number;
   /** Where the status server listens: loopback unless said otherwise (0.0.0.0 in a container). */
   httpHost: string;
+  /** Where a `worker` serves its own /metrics (on WFS_HTTP_HOST); unset: it serves none. */
+  metricsPort?: number;
+  /** Signs an operator in to the dashboard's actions (retry, run now); unset: the dashboard is read-only. */
+  dashboardToken?: string;
   dataDir: string;
   timezone: string;
   workerConcurrency: number;
@@ -191,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: e.WFS_SECRET_KEY,
     httpPort: e.WFS_HTTP_PORT,
     httpHost: e.WFS_HTTP_HOST,
+    metricsPort: e.WFS_METRICS_PORT,
+    dashboardToken: e.WFS_DASHBOARD_TOKEN,
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY,

@@ -1,13 +1,51 @@
-import { createServer, type Server } from 'node:http';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Queue } from 'bullmq';
+import { Hono } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { readStatus, type Status } from './status.ts';
+import { DashboardAuth, SESSION_COOKIE } from './auth.ts';
+import type { ScheduleOptions } from './freshness.ts';
+import type { LiveFigures } from './live.ts';
+import type { Metrics } from './metrics.ts';
+import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type Viewer } from './page.ts';
+import { queueBoard } from './queues.ts';
+import { readiness } from './ready.ts';
+import { readRejects, readRetryablePushes, readStatus } from './status.ts';
+
+/** An HTTP app another module serves under a path of this server (the push API under /push). */
+export interface MountedApp {
+  path: string;
+  app: Hono;
+}
+
+/** What the dashboard's buttons do; a hook that is absent has no button. */
+export interface OpsActions {
+  /** Runs one stream of one company now (in this process, or enqueued); says what happened. */
+  runStream?(company: string, stream: string): Promise<string>;
+  /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
+  retryPush?(id: number): Promise<string>;
+}
 
 export interface OpsServerOptions {
   warehouse: Warehouse;
   port: number;
   host?: string;
   log: Logger;
+  metrics: Metrics;
+  live: LiveFigures;
+  /** Configured companies: every catalog stream of each shows, run or not. */
+  companies: readonly string[];
+  schedule: ScheduleOptions;
+  /** BullMQ queues for /queues; absent when jobs run in-process. */
+  queues?: readonly Queue[];
+  /** Checked by /ready when jobs go through Redis. */
+  redis?: Redis;
+  /** WFS_DASHBOARD_TOKEN: without it the dashboard is read-only. */
+  dashboardToken?: string;
+  actions?: OpsActions;
+  apps?: readonly MountedApp[];
   /** Extra facts for /status (the schedule, queue counts). */
   extra?: () => Promise<Record<string, unknown>>;
 }
@@ -17,58 +55,144 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
-/** The operator's HTTP side: health, status (JSON and a page). */
-export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const reply = (status: number, type: string, body: string) => {
-      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-      res.end(body);
-    };
-    const handle = async () => {
-      if (path === '/health') {
-        await opts.warehouse.sql`select 1`;
-        return reply(200, 'application/json', JSON.stringify({ ok: true }));
-      }
-      if (path === '/status') {
-        const status = { ...(await readStatus(opts.warehouse)), ...(await opts.extra?.()) };
-        return reply(200, 'application/json', JSON.stringify(status, null, 2));
-      }
-      if (path === '/') return reply(200, 'text/html; charset=utf-8', statusPage(await readStatus(opts.warehouse)));
-      return reply(404, 'application/json', JSON.stringify({ error: 'not_found' }));
-    };
-    handle().catch((err: unknown) => {
-      opts.log.error({ err, path }, 'ops request failed');
-      reply(503, 'application/json', JSON.stringify({ ok: false, error: (err as Error).message }));
-    });
+/** The operator's HTTP side: status page, rejects, queues, metrics, health and readiness, and mounted apps. */
+export function createOpsApp(opts: OpsServerOptions): Hono {
+  const app = new Hono();
+  const auth = new DashboardAuth(opts.dashboardToken);
+  const { warehouse: wh } = opts;
+  const viewer = (c: Parameters<DashboardAuth['signedIn']>[0]): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
+  const status = () => readStatus(wh, { companies: opts.companies, schedule: opts.schedule });
+  const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
+    await next();
+    c.header('cache-control', 'no-store');
+  };
+
+  app.onError((err, c) => {
+    opts.log.error({ err, path: c.req.path }, 'ops request failed');
+    return c.json({ ok: false, error: err.message }, 503);
   });
-  await new Promise<void>((resolve, reject) => {
+  app.use('*', noStore);
+
+  app.get('/health', (c) => c.json({ ok: true }));
+  app.get('/ready', async (c) => {
+    const r = await readiness(wh, opts.redis);
+    return c.json(r, r.ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }));
+  app.get('/status', async (c) => c.json({ ...(await status()), keys: opts.live.keys(), ...(await opts.extra?.()) }));
+
+  app.get('/', async (c) => {
+    const v = viewer(c);
+    const retryable = opts.actions?.retryPush ? await readRetryablePushes(wh) : undefined;
+    return c.html(
+      statusPage({
+        status: await status(),
+        keys: opts.live.keys(),
+        viewer: v,
+        canRun: !!opts.actions?.runStream,
+        retryable,
+        flash: c.req.query('done'),
+        now: Date.now(),
+      }),
+    );
+  });
+
+  app.get('/rejects', async (c) => {
+    const filter = { company: c.req.query('company') || undefined, stream: c.req.query('stream') || undefined };
+    const before = Number(c.req.query('before')) || undefined;
+    const limit = 50;
+    const rejects = await readRejects(wh, { ...filter, before, limit });
+    return c.html(rejectsPage(rejects, filter, viewer(c), rejects.length === limit ? rejects.at(-1)!.id : undefined));
+  });
+
+  app.get('/signin', (c) => c.html(signInPage(viewer(c))));
+  app.post('/signin', async (c) => {
+    const form = await c.req.parseBody();
+    const session = auth.signIn(String(form.token ?? ''));
+    if (!session) return c.html(signInPage(viewer(c), auth.enabled ? 'That is not the dashboard token.' : undefined), 403);
+    setCookie(c, SESSION_COOKIE, session, { httpOnly: true, sameSite: 'Strict', path: '/' });
+    opts.log.info('dashboard sign-in');
+    return c.redirect('/', 303);
+  });
+  app.post('/signout', (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    return c.redirect('/', 303);
+  });
+
+  const actions = new Hono();
+  actions.use('*', auth.guardWrites());
+  actions.post('/run', async (c) => {
+    const run = opts.actions?.runStream;
+    if (!run) return c.json({ error: 'no runner in this process' }, 404);
+    const form = await c.req.parseBody();
+    const company = String(form.company ?? '');
+    const stream = String(form.stream ?? '');
+    if (!opts.companies.includes(company)) return c.json({ error: `company "${company}" is not configured` }, 400);
+    const said = await run(company, stream);
+    opts.log.info({ company, stream }, 'stream run requested from the dashboard');
+    return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
+  });
+  actions.post('/retry-push', async (c) => {
+    const retry = opts.actions?.retryPush;
+    if (!retry) return c.json({ error: 'push is not configured' }, 404);
+    const form = await c.req.parseBody();
+    const id = Number(form.id);
+    if (!Number.isInteger(id) || id <= 0) return c.json({ error: 'id: expected a change id' }, 400);
+    const said = await retry(id);
+    opts.log.info({ changeId: id }, 'push retry requested from the dashboard');
+    return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
+  });
+  app.route('/actions', actions);
+
+  if (opts.queues) {
+    app.use('/queues/*', auth.guardWrites());
+    app.route('/queues', queueBoard(opts.queues, '/queues', !auth.enabled));
+  } else {
+    app.get('/queues', async (c) => c.html(inProcessPage(await recentRuns(wh), viewer(c))));
+  }
+
+  for (const mounted of opts.apps ?? []) app.route(mounted.path, mounted.app);
+  return app;
+}
+
+async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
+  return wh.sql<InProcessRun[]>`
+    select company_key as company, stream, started_at as "startedAt", finished_at as "finishedAt", outcome,
+      rows::int as rows, requests::int as requests, error
+    from ${wh.sql(wh.schema)}.sync_runs order by (finished_at is null) desc, started_at desc limit ${limit}`;
+}
+
+/** Serves a hono app on host:port (0 for a free port). */
+export async function listen(app: Hono, port: number, host = '127.0.0.1'): Promise<OpsServer> {
+  let server: ServerType | undefined;
+  const info = await new Promise<{ port: number }>((resolve, reject) => {
+    server = serve({ fetch: app.fetch, port, hostname: host }, resolve);
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '127.0.0.1', resolve);
   });
-  const { port } = server.address() as { port: number };
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
-    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    url: `http://${shown}:${info.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const s = server as ServerType & { closeAllConnections?: () => void };
+        s.close(() => resolve());
+        s.closeAllConnections?.();
+      }),
   };
 }
 
-const esc = (v: unknown) =>
-  String(v ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
+  return listen(createOpsApp(opts), opts.port, opts.host);
+}
 
-function statusPage(status: Status): string {
-  const rows = status.streams
-    .map(
-      (s) =>
-        `<tr class="${esc(s.lastOutcome)}"><td>${esc(s.company)}</td><td>${esc(s.stream)}</td><td>${esc(s.lastOutcome)}</td>` +
-        `<td>${esc(s.lastOkAt?.toISOString())}</td><td>${s.rows}</td><td>${s.requests}</td><td>${s.rejects}</td><td>${esc(s.error)}</td></tr>`,
-    )
-    .join('');
-  return `<!doctype html><html><head><meta charset="utf-8"><title>workforce-sync status</title>
-<meta http-equiv="refresh" content="10">
-<style>body{font:14px system-ui;margin:2em}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}
-tr.failed td{background:#fee}</style></head><body>
-<h1>workforce-sync</h1><p>${status.streams.length} streams; ${status.rejectsTotal} rejected records kept in sync_rejects.</p>
-<table><thead><tr><th>company</th><th>stream</th><th>last run</th><th>last success</th><th>rows</th><th>requests</th><th>rejects</th><th>error</th></tr></thead>
-<tbody>${rows}</tbody></table></body></html>`;
+/** A worker's own HTTP side: /metrics, /health and /ready, nothing that reads the warehouse's tables. */
+export function createMetricsApp(opts: { metrics: Metrics; warehouse: Warehouse; redis?: Redis }): Hono {
+  const app = new Hono();
+  app.get('/health', (c) => c.json({ ok: true }));
+  app.get('/ready', async (c) => {
+    const r = await readiness(opts.warehouse, opts.redis);
+    return c.json(r, r.ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }));
+  return app;
 }

@@ -1,38 +1,183 @@
+import { jobs } from '../../jobs/index.ts';
+import { streams as catalog } from '../sync/streams.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { freshnessOf, streamSchedules, type Freshness, type ScheduleOptions } from './freshness.ts';
 
 export interface StreamStatus {
   company: string;
   stream: string;
+  /** ok, failed, interrupted; null while the last run is going, or when none ran. */
   lastOutcome: string | null;
   lastStartedAt: Date | null;
   lastFinishedAt: Date | null;
   lastOkAt: Date | null;
+  /** When the last successful run started: the data is as fresh as this. */
+  lastOkStartedAt: Date | null;
+  /** The last run is still going. */
+  running: boolean;
+  requests: number;
+  rows: number;
+  rejects: number;
+  /** Rejects of this stream kept in sync_rejects. */
+  rejectsKept: number;
+  error: string | null;
+  freshness: Freshness;
+  /** Seconds since the last successful run started; null when none succeeded. */
+  lagSeconds: number | null;
+  /** The job that runs it, its cron and its next run (null for a stream no job runs). */
+  job: string | null;
+  cron: string | null;
+  intervalSeconds: number | null;
+  nextRunAt: Date | null;
+}
+
+export interface PushStatus {
+  /** push_outbox changes by status, whatever statuses the push module uses. */
+  counts: Record<string, number>;
+  inDoubt: number;
+  /** The oldest change still waiting to be sent. */
+  oldestQueuedAt: Date | null;
+}
+
+export interface Status {
+  streams: StreamStatus[];
+  rejectsTotal: number;
+  push: PushStatus;
+}
+
+export interface StatusOptions {
+  /** Configured companies: each gets every catalog stream, run or not. */
+  companies?: readonly string[];
+  schedule?: ScheduleOptions;
+  now?: Date;
+}
+
+/** Statuses of a change that still waits to be sent. */
+const WAITING = ['queued', 'pending'];
+
+interface LastRun {
+  company: string;
+  stream: string;
+  lastOutcome: string | null;
+  lastStartedAt: Date;
+  lastFinishedAt: Date | null;
+  lastOkAt: Date | null;
+  lastOkStartedAt: Date | null;
   requests: number;
   rows: number;
   rejects: number;
   error: string | null;
 }
 
-export interface Status {
-  streams: StreamStatus[];
-  rejectsTotal: number;
-}
-
-/** Each stream's latest run and when it last succeeded: what an operator checks for freshness. */
-export async function readStatus(wh: Warehouse): Promise<Status> {
+/** Each stream's latest run, when it last succeeded and how fresh that is against its schedule; push counts. */
+export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promise<Status> {
   const { sql, schema } = wh;
   const s = sql(schema);
-  const streams = await sql<StreamStatus[]>`
+  const now = opts.now ?? new Date();
+  const runs = await sql<LastRun[]>`
     select distinct on (r.company_key, r.stream)
       r.company_key as company, r.stream, r.outcome as "lastOutcome",
       r.started_at as "lastStartedAt", r.finished_at as "lastFinishedAt",
-      (select max(ok.finished_at) from ${s}.sync_runs ok
-        where ok.company_key = r.company_key and ok.stream = r.stream and ok.outcome = 'ok') as "lastOkAt",
+      ok.finished_at as "lastOkAt", ok.started_at as "lastOkStartedAt",
       coalesce(r.requests, 0)::int as requests, coalesce(r.rows, 0)::int as rows,
       coalesce(r.rejects, 0)::int as rejects, r.error
     from ${s}.sync_runs r
+    left join lateral (
+      select o.started_at, o.finished_at from ${s}.sync_runs o
+      where o.company_key = r.company_key and o.stream = r.stream and o.outcome = 'ok'
+      order by o.started_at desc limit 1
+    ) ok on true
     order by r.company_key, r.stream, r.started_at desc
   `;
+  const kept = await sql<{ company: string; stream: string; n: number }[]>`
+    select company_key as company, stream, count(*)::int as n from ${s}.sync_rejects group by company_key, stream`;
+  const keptOf = new Map(kept.map((k) => [`${k.company}/${k.stream}`, k.n]));
+  const schedules = streamSchedules(opts.schedule ?? { jobs, cronOverrides: {}, timezone: 'UTC' }, now);
+  const byKey = new Map(runs.map((r) => [`${r.company}/${r.stream}`, r]));
+  const companies = [...new Set([...(opts.companies ?? []), ...runs.map((r) => r.company)])].sort();
+  const streams: StreamStatus[] = [];
+  for (const company of companies) {
+    const names = [...catalog.map((c) => c.name), ...runs.filter((r) => r.company === company).map((r) => r.stream)];
+    for (const stream of [...new Set(names)]) {
+      const run = byKey.get(`${company}/${stream}`);
+      if (!run && !opts.companies?.includes(company)) continue;
+      const sched = schedules.get(stream);
+      const { freshness, lagMs } = freshnessOf(run?.lastOkStartedAt ?? null, sched?.intervalMs ?? Number.POSITIVE_INFINITY, now.getTime());
+      streams.push({
+        company,
+        stream,
+        lastOutcome: run?.lastOutcome ?? null,
+        lastStartedAt: run?.lastStartedAt ?? null,
+        lastFinishedAt: run?.lastFinishedAt ?? null,
+        lastOkAt: run?.lastOkAt ?? null,
+        lastOkStartedAt: run?.lastOkStartedAt ?? null,
+        running: !!run && run.lastFinishedAt === null,
+        requests: run?.requests ?? 0,
+        rows: run?.rows ?? 0,
+        rejects: run?.rejects ?? 0,
+        rejectsKept: keptOf.get(`${company}/${stream}`) ?? 0,
+        error: run?.error ?? null,
+        freshness,
+        lagSeconds: lagMs === null ? null : Math.round(lagMs / 1000),
+        job: sched?.job ?? null,
+        cron: sched?.cron ?? null,
+        intervalSeconds: sched && Number.isFinite(sched.intervalMs) ? sched.intervalMs / 1000 : null,
+        nextRunAt: sched?.next ?? null,
+      });
+    }
+  }
   const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects`;
-  return { streams: [...streams], rejectsTotal: rejects?.n ?? 0 };
+  return { streams, rejectsTotal: rejects?.n ?? 0, push: await readPushStatus(wh) };
+}
+
+/** push_outbox counts by status, read generically so any set of statuses shows. */
+export async function readPushStatus(wh: Warehouse): Promise<PushStatus> {
+  const { sql, schema } = wh;
+  const s = sql(schema);
+  const counts = await outboxCounts(wh);
+  const [oldest] = await sql<{ at: Date | null }[]>`
+    select min(created_at) as at from ${s}.push_outbox where status in ${sql(WAITING)}`;
+  return { counts, inDoubt: counts.in_doubt ?? 0, oldestQueuedAt: oldest?.at ?? null };
+}
+
+export async function outboxCounts(wh: Warehouse): Promise<Record<string, number>> {
+  const rows = await wh.sql<{ status: string; n: number }[]>`
+    select status, count(*)::int as n from ${wh.sql(wh.schema)}.push_outbox group by status order by status`;
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+/** Changes an operator may retry: failed ones, and those in doubt. */
+export async function readRetryablePushes(wh: Warehouse, limit = 20): Promise<{ id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[]> {
+  return wh.sql`
+    select id::int as id, company_key as company, kind, status, error, updated_at as "updatedAt"
+    from ${wh.sql(wh.schema)}.push_outbox where status in ('failed', 'in_doubt')
+    order by updated_at desc limit ${limit}`;
+}
+
+export interface Reject {
+  id: number;
+  company: string;
+  stream: string;
+  reason: string;
+  raw: unknown;
+  seenAt: Date;
+  runId: number | null;
+}
+
+/** sync_rejects, newest first, optionally of one company and stream. */
+export async function readRejects(
+  wh: Warehouse,
+  opts: { company?: string; stream?: string; limit?: number; before?: number } = {},
+): Promise<Reject[]> {
+  const { sql } = wh;
+  const where = [
+    opts.company ? sql`company_key = ${opts.company}` : sql`true`,
+    opts.stream ? sql`stream = ${opts.stream}` : sql`true`,
+    opts.before ? sql`id < ${opts.before}` : sql`true`,
+  ];
+  return sql<Reject[]>`
+    select id::int as id, company_key as company, stream, reason, raw, seen_at as "seenAt", run_id::int as "runId"
+    from ${sql(wh.schema)}.sync_rejects
+    where ${where[0]!} and ${where[1]!} and ${where[2]!}
+    order by id desc limit ${opts.limit ?? 50}`;
 }

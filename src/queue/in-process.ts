@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Environment } from '../sync/environment.ts';
+import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 import type { Progress } from '../sync/engine.ts';
 import type { JobDef } from './job.ts';

@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Environment } from '../sync/environment.ts';
+import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 import { acquireRunLock } from './run-lock.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';

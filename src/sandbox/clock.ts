@@ -1,5 +1,8 @@
 import type { AssignmentChange, Individual, ShiftAssignment } from '../source/schemas/index.ts';
 import type { ChangeSummary } from './service.ts';
+import { add, randomOf, type Period } from './period.ts';
+import { bound } from './queries.ts';
+import { deleteResponses, lateTimeOff, oldCourses, QUIET_KINDS, quietAssignments, quietPeople } from './quiet.ts';
 import { makeCourse } from './courses.ts';
 import { sortAudit, type SizeProfile } from './generate.ts';
 import { auditRows, type AnswerContext } from './forms.ts';
@@ -7,10 +10,10 @@ import { makeCertsFor, makeCore, makeIndividual, withSupervisor } from './people
 import { certRecord, coreOf, requiredCertIds } from './records.ts';
 import { editAnswers, editFormResponse, makeFormResponse, makeRun } from './responses.ts';
 import type { Rng } from './rng.ts';
-import { changeOf, offsetOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
+import { changeOf, zoneOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
 import type { Assignee, DayBucket, Store } from './store.ts';
 import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, parseInstant } from './time.ts';
-import { decide, insertTimeOff, makeTimeOff } from './timeoff.ts';
+import { decide, insertTimeOff, makeTimeOff, zoneOf } from './timeoff.ts';
 
 /**
  * The moving clock: `advance` moves the sandbox's time forward and applies the changes a real company makes in
@@ -56,16 +59,13 @@ export const CHANGE_KINDS = [
   'runLogResponsesCreated',
   'runLogResponsesEdited',
   'auditRows',
+  'lateChangeRecords',
+  'lateAuditRows',
+  ...QUIET_KINDS,
 ] as const;
 
-interface Period {
-  fromMs: number;
-  toMs: number;
-  /** A random instant inside the period (after its start, at or before its end). */
-  at(): number;
-  days: number;
-  counts: Record<string, number>;
-}
+/** Share of change records and audit rows stamped earlier than the moment they become visible. */
+const LATE_SHARE = 0.05;
 
 export function advance(store: Store, rng: Rng, size: SizeProfile, hours: number): ChangeSummary {
   const fromMs = store.nowMs;
@@ -77,29 +77,23 @@ export function advance(store: Store, rng: Rng, size: SizeProfile, hours: number
     const perDay = store.individuals.size / 100;
     const auditFrom = store.audit.length;
     people(store, rng, period, perDay);
+    quietPeople(store, rng, period, perDay);
     credentials(store, rng, period, perDay);
     const pools = poolsOf(store);
     assignments(store, rng, period, pools, size);
+    quietAssignments(store, rng, period, size.assignmentsPerDay);
     timeOff(store, rng, period, perDay);
+    lateTimeOff(store, rng, period, perDay);
     courses(store, rng, period, perDay);
+    oldCourses(store, rng, period, perDay);
     forms(store, rng, period, pools, size);
+    deleteResponses(store, rng, period, size.formResponses / size.historyDays, size.runs / size.historyDays);
+    lateAudit(store, rng, period, auditFrom);
     sortAudit(store, auditFrom);
     counts.auditRows = store.audit.length - auditFrom;
     store.bump();
   }
   return { hours, now: new Date(toMs).toISOString(), counts };
-}
-
-function add(p: Period, kind: string, n = 1): void {
-  p.counts[kind] = (p.counts[kind] ?? 0) + n;
-}
-
-function randomOf<T>(rng: Rng, items: readonly T[], keep: (t: T) => boolean, tries = 40): T | undefined {
-  for (let i = 0; i < tries && items.length > 0; i++) {
-    const t = rng.pick(items);
-    if (keep(t)) return t;
-  }
-  return undefined;
 }
 
 /** New hires (with fresh credentials) and status moves along Active → LOA → Former. */
@@ -168,7 +162,7 @@ function credentials(store: Store, rng: Rng, p: Period, perDay: number): void {
 function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
   const log: { rec: AssignmentChange; at: number }[] = [];
   const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
-    log.push({ rec: changeOf(a, type, dateTime(at, offsetOfSchedule(store, a.ScheduleId)), who), at });
+    log.push({ rec: changeOf(a, type, dateTime(at, zoneOfSchedule(store, a.ScheduleId)), who), at });
     add(p, type === 'Created' ? 'assignmentsCreated' : type === 'Deleted' ? 'assignmentsDeleted' : type === 'Assigned' ? 'assignmentsAssigned' : 'assignmentsUnassigned');
   };
   const createdAt = publish(store, rng, p, pools, size, emit);
@@ -176,7 +170,83 @@ function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: Size
   clock(store, rng, p);
   // Stable: events of one stamp stay in the order they were applied.
   log.sort((a, b) => a.at - b.at);
+  stampLate(store, rng, p, log);
+  const from = store.changes.length;
   for (const e of log) store.addChange(e.rec, e.at);
+  sortChanges(store, from);
+}
+
+/**
+ * Some events arrive late, as the service's own change records sometimes do: they become visible only now, stamped
+ * up to `store.lateMs` before the period began, i.e. before the last moment a reader could have read. A reader
+ * whose windows overlap by less than `lateMs` misses them. An event is never stamped before an earlier event of
+ * the same assignment, so the last record still says what GetList shows.
+ */
+function stampLate(store: Store, rng: Rng, p: Period, log: { rec: AssignmentChange; at: number }[]): void {
+  if (store.lateMs <= 0) return;
+  const last = new Map<number, number>();
+  for (const e of log) {
+    const id = e.rec.ShiftAssignmentId;
+    if (rng.chance(LATE_SHARE)) {
+      const stamp = p.fromMs - rng.int(0, store.lateMs - 1);
+      const after = Math.max(last.get(id) ?? -Infinity, lastStoredChange(store, id, stamp));
+      if (stamp > after) {
+        e.at = stamp;
+        e.rec = { ...e.rec, EventTimeStamp: dateTime(stamp, zoneOfSchedule(store, e.rec.ScheduleId)) };
+        add(p, 'lateChangeRecords');
+      }
+    }
+    last.set(id, Math.max(last.get(id) ?? -Infinity, e.at));
+  }
+}
+
+/** The stamp of the latest stored change record of an assignment at or after `since`, or -Infinity. */
+function lastStoredChange(store: Store, id: number, since: number): number {
+  let latest = -Infinity;
+  for (let i = bound(store.changeTimes, since); i < store.changes.length; i++) if (store.changes[i]!.ShiftAssignmentId === id) latest = store.changeTimes[i]!;
+  return latest;
+}
+
+/** Puts the records appended from `from` on in stamp order among the stored ones (late ones go back a little). */
+function sortChanges(store: Store, from: number): void {
+  if (from >= store.changes.length) return;
+  let min = Infinity;
+  for (let i = from; i < store.changes.length; i++) min = Math.min(min, store.changeTimes[i]!);
+  let k = from;
+  while (k > 0 && store.changeTimes[k - 1]! > min) k--;
+  const idx = Array.from({ length: store.changes.length - k }, (_, i) => k + i).sort((a, b) => store.changeTimes[a]! - store.changeTimes[b]! || a - b);
+  const recs = idx.map((i) => store.changes[i]!);
+  const times = idx.map((i) => store.changeTimes[i]!);
+  for (let j = 0; j < idx.length; j++) {
+    store.changes[k + j] = recs[j]!;
+    store.changeTimes[k + j] = times[j]!;
+  }
+}
+
+/** The audit rows of some answers arrive late: stamped up to `store.lateMs` before the period began. */
+function lateAudit(store: Store, rng: Rng, p: Period, from: number): void {
+  if (store.lateMs <= 0) return;
+  let group = '';
+  let lateStamp = 0;
+  for (let i = from; i < store.audit.length; i++) {
+    const row = store.audit[i]!;
+    const key = `${row.ResponseId}@${store.auditTimes[i]!}`;
+    if (key !== group) {
+      group = key;
+      lateStamp = rng.chance(LATE_SHARE) ? p.fromMs - rng.int(0, store.lateMs - 1) : 0;
+    }
+    if (lateStamp === 0) continue;
+    const stamp = lateStamp;
+    store.audit[i] = { ...row, InsertDate: dateTime(stamp, offsetOfText(row.InsertDate)) };
+    store.auditTimes[i] = stamp;
+    add(p, 'lateAuditRows');
+  }
+}
+
+/** Minutes east of UTC of a date-time text's `±hh:mm` suffix. */
+function offsetOfText(text: string | null | undefined): number {
+  const m = /([+-])(\d{2}):(\d{2})$/.exec(text ?? '');
+  return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
 }
 
 type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => void;
@@ -250,16 +320,16 @@ function clock(store: Store, rng: Rng, p: Period): void {
       const a = b.items[i] as ShiftAssignment;
       const startMs = b.starts[i] as number;
       if (a.Assignee?.ServiceId == null || startMs > p.toMs) continue;
-      const offset = offsetOfSchedule(store, a.ScheduleId);
+      const zone = zoneOfSchedule(store, a.ScheduleId);
       if (a.ClockInDateTime == null && startMs > p.fromMs && rng.chance(0.95)) {
         const inMs = clamp(startMs + rng.int(-15, 10) * 60_000, p);
-        b.items[i] = { ...a, ClockInDateTime: dateTime(inMs, offset) };
+        b.items[i] = { ...a, ClockInDateTime: dateTime(inMs, zone) };
         add(p, 'clockIns');
       } else if (a.ClockInDateTime != null && a.ClockOutDateTime == null) {
         const endMs = parseInstant(a.EndDateTime);
         if (!(endMs <= p.toMs) || endMs < p.fromMs - DAY_MS) continue;
         const outMs = clamp(endMs + rng.int(-5, 30) * 60_000, p);
-        b.items[i] = { ...a, ClockOutDateTime: dateTime(outMs, offset) };
+        b.items[i] = { ...a, ClockOutDateTime: dateTime(outMs, zone) };
         add(p, 'clockOuts');
       }
     }
@@ -272,7 +342,8 @@ function clamp(ms: number, p: Period): number {
 
 /** Supervisors decide pending requests; employees file new ones for the coming weeks. */
 function timeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
-  const pending = store.timeOff.filter((e) => e.rec.Status === 'Pending');
+  // Requests that started long ago are decided late, by lateTimeOff.
+  const pending = store.timeOff.filter((e) => e.rec.Status === 'Pending' && e.startMs >= p.toMs - 30 * DAY_MS);
   const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
   for (const e of rng.sample(pending, rng.count(pending.length * Math.min(1, RATES.timeOffDecisions * p.days)))) {
     const r = rng.next();
@@ -284,8 +355,7 @@ function timeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
   const employees = [...store.individuals.values()].filter((i) => i.IsEmployee === 1 && i.Status === 'Active');
   for (let n = rng.count(RATES.timeOffRequests * perDay * p.days); n > 0 && employees.length > 0; n--) {
     const ind = rng.pick(employees);
-    const offset = store.localeByName(ind.Locale)?.offset ?? -300;
-    const startMs = (dayOf(p.toMs) + rng.int(2, 60)) * DAY_MS - offset * 60_000;
+    const startMs = zoneOf(store, ind).toUtc((dayOf(p.toMs) + rng.int(2, 60)) * DAY_MS);
     insertTimeOff(store, makeTimeOff(store, rng, ind, startMs, p.at()));
     add(p, 'timeOffRequests');
   }
@@ -343,14 +413,14 @@ function editRuns(store: Store, rng: Rng, p: Period, people: readonly Individual
     const ctx: AnswerContext = {
       responseId: e.rec.ResponseId,
       atMs: at,
-      offset: e.offset,
+      zone: e.zone,
       people,
       crew: crew.map((c) => ({ CrewRole: c.CrewRole ?? 'Attendant', ServiceId: c.ServiceId ?? null, EmployeeNumber: c.EmployeeNumber ?? null, FirstName: c.FirstName == null ? null : String(c.FirstName), LastName: c.LastName == null ? null : String(c.LastName) })),
     };
     const { answers, changed } = editAnswers(store, rng, form, e.rec.Answers ?? [], ctx);
     e.rec = { ...e.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : e.rec.Status, Answers: answers };
     e.updatedMs = at;
-    for (const row of auditRows(store, form, e.rec.ResponseId, e.rec.RelatedRun?.RunId ?? null, changed, editor, at, e.offset)) store.addAudit(row, at, form.FormId);
+    for (const row of auditRows(store, form, e.rec.ResponseId, e.rec.RelatedRun?.RunId ?? null, changed, editor, at, e.zone)) store.addAudit(row, at, form.FormId);
     add(p, 'runLogResponsesEdited');
   }
 }

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import { parseFaults, type FaultSpec } from './faults.ts';
-import { DEFAULT_RATE_LIMIT, SANDBOX_SIZES, startSandbox, type SandboxOptions, type SandboxSize } from './index.ts';
+import { DEFAULT_RATE_LIMIT, QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from './index.ts';
 import { SCOPES, parseKeySpec, type ApiKey } from './keys.ts';
 import { shutdownSignal } from '../shutdown.ts';
+import { DEFAULT_LATE_MS } from './data.ts';
 
 const HELP = `usage: wfsync sandbox [options]
 
@@ -18,13 +19,21 @@ options:
                       ${SCOPES.join(', ')}; a key without scopes has all of them (default: sandbox-key)
   --rate-limit L/W    requests per key per period, e.g. 100/60s (default), 100/1s, 5/250ms; "off" disables
   --latency-ms N      added to every API response (default 0)
+  --quirks LIST       known departures of the real service from the spec, off by default:
+                        date-times     \`date\` fields as date-times, e.g. 1980-01-02T00:00:00.000-06:00
+                        single-object  a plain-array list of one item answered as the item alone
+                        bare-array     an envelope list answered as its Data array alone
+  --late-ms N         change records and audit rows may be stamped up to N ms before they become
+                      visible (default 1800000, 30 minutes; 0 stamps every event when it happens)
   --faults SPEC       comma-separated faults, off by default:
-                        500=P            answer 500 internal_server_error with probability P (0-1)
-                        reset=P          reset the connection after processing, with probability P
-                        slow=P:MS        delay the response by MS milliseconds with probability P
-                        truncate=P       send a body shorter than its Content-Length, then close
+                        500=P            answer 500 internal_server_error before processing (a write is not applied)
+                        reset=P          reset the connection before processing (a write is not applied)
+                        lost=P           process (a write is applied), then drop the connection unanswered
+                        slow=P:MS        process at once, answer MS milliseconds late
+                        truncate=P       process, then send a body shorter than its Content-Length and close
                         storm=EVERY:FOR  answer 429 to everything for the first FOR ms of every EVERY ms
-                      e.g. --faults 500=0.1,reset=0.05,slow=0.1:2000,truncate=0.05,storm=10000:2000
+                      P is a probability (0-1) per request, reads and writes alike
+                      e.g. --faults 500=0.1,reset=0.05,lost=0.02,slow=0.1:2000,truncate=0.05,storm=10000:2000
   --help              this text
 
 admin routes (no key, not rate limited): POST /_sandbox/advance?hours=N, GET /_sandbox/truth/<endpoint>,
@@ -65,6 +74,8 @@ function parse(args: string[]) {
       'rate-limit': { type: 'string' },
       'latency-ms': { type: 'string' },
       faults: { type: 'string' },
+      'late-ms': { type: 'string' },
+      quirks: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -76,6 +87,13 @@ function size(text: string | undefined): SandboxSize {
     throw new UsageError(`--size: expected ${SANDBOX_SIZES.join(', ')}, got "${text}"`);
   }
   return text as SandboxSize;
+}
+
+function quirks(text: string | undefined): Quirk[] {
+  if (text === undefined) return [];
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) if (!(QUIRKS as readonly string[]).includes(n)) throw new UsageError(`--quirks: unknown quirk "${n}" (known: ${QUIRKS.join(', ')})`);
+  return names as Quirk[];
 }
 
 function rateLimit(text: string | undefined): RateLimit | null {
@@ -97,6 +115,8 @@ export function sandboxOptions(v: Values): SandboxOptions {
     rateLimit: rateLimit(v['rate-limit']),
     latencyMs: int('latency-ms', v['latency-ms'], 0, 0, 600_000),
     faults,
+    quirks: quirks(v.quirks),
+    lateMs: int('late-ms', v['late-ms'], DEFAULT_LATE_MS, 0, 86_400_000),
   };
 }
 

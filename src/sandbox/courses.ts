@@ -45,3 +45,9 @@ export function makeCourse(store: Store, rng: Rng, ind: Individual, startDay: nu
   }
   return { individualId: ind.IndividualId, outcome, rec };
 }
+
+/** The record after its status changed to `outcome`, in the exam or submission wording it was written in. */
+export function withOutcome(entry: CourseEntry, outcome: CourseOutcome): CourseEntry {
+  const exam = entry.rec.CourseId !== undefined && entry.rec.CourseId !== null;
+  return { ...entry, outcome, rec: { ...entry.rec, Status: exam ? EXAM_STATUS[outcome] : SUBMISSION_STATUS[outcome] } };
+}

@@ -5,7 +5,7 @@ import { earlier } from './earlier.ts';
 import { SIZES, generate, type SandboxSize } from './generate.ts';
 import { queryKey, runQuery, type Listing } from './queries.ts';
 import { Rng } from './rng.ts';
-import type { Outcome, Page, ParsedQuery, ReadResult, SandboxData } from './service.ts';
+import { WRITE_ENDPOINTS, type Outcome, type Page, type ParsedQuery, type ReadResult, type SandboxData, type WriteStats } from './service.ts';
 import { Store } from './store.ts';
 import { runWrite } from './writes.ts';
 
@@ -17,7 +17,11 @@ export interface SandboxDataOptions {
   /** The clock's start; fixed by default so runs are deterministic. */
   now?: Date;
   companyId?: number;
+  /** How late a change record or audit row may become visible after its stamp; default 30 minutes, 0 for never. */
+  lateMs?: number;
 }
+
+export const DEFAULT_LATE_MS = 30 * 60_000;
 
 export const DEFAULT_NOW = new Date('2026-01-15T12:00:00Z');
 export const DEFAULT_SEED = 1;
@@ -35,6 +39,7 @@ export function createSandboxData(opts: SandboxDataOptions = {}): SandboxData {
   const seed = opts.seed ?? DEFAULT_SEED;
   const size = SIZES[opts.size ?? 'small'];
   const store = new Store((opts.now ?? DEFAULT_NOW).getTime(), opts.companyId ?? DEFAULT_COMPANY_ID);
+  store.lateMs = opts.lateMs ?? DEFAULT_LATE_MS;
   const root = new Rng(seed);
   generate(store, root.fork('generate'), size);
   const clockRng = root.fork('clock');
@@ -73,6 +78,10 @@ export function createSandboxData(opts: SandboxDataOptions = {}): SandboxData {
       return result.ok ? result.value.items : [];
     },
     earlier: (kind, record) => earlier(store, kind, record),
+    writeStats: () => ({
+      applied: Object.fromEntries(WRITE_ENDPOINTS.map((e) => [e, store.applied[e].length])) as WriteStats['applied'],
+      duplicateRequestIds: store.duplicateRequestIds,
+    }),
     companyId: () => store.companyId,
     formIds: () => store.forms.map((f) => f.FormId),
     runTypeIds: () => store.runTypes.map((t) => t.id),

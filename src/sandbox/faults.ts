@@ -7,8 +7,10 @@ import { z } from 'zod';
 export interface FaultSpec {
   /** Probability of a 500 `internal_server_error`, answered before the request is processed. */
   error500?: number;
-  /** Probability that the connection is reset after the request was processed (a write may have happened). */
+  /** Probability that the connection is reset before the request is processed: a write is not applied. */
   reset?: number;
+  /** Probability that the request is processed (a write is applied) and the connection then dropped unanswered. */
+  lost?: number;
   /** Probability of a slow response; defaults to 1 when only `slowMs` is given. */
   slow?: number;
   /** Delay of a slow response. */
@@ -24,6 +26,7 @@ const probability = z.number().min(0).max(1);
 export const FaultSpecSchema = z.strictObject({
   error500: probability.optional(),
   reset: probability.optional(),
+  lost: probability.optional(),
   slow: probability.optional(),
   slowMs: z.number().int().min(0).optional(),
   truncate: probability.optional(),
@@ -39,7 +42,7 @@ function number(item: string, text: string | undefined): number {
   return n;
 }
 
-/** `500=0.1,reset=0.05,slow=0.1:2000,truncate=0.05,storm=10000:2000` → FaultSpec. */
+/** `500=0.1,reset=0.05,lost=0.05,slow=0.1:2000,truncate=0.05,storm=10000:2000` → FaultSpec. */
 export function parseFaults(text: string): FaultSpec {
   const spec: FaultSpec = {};
   for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
@@ -52,6 +55,9 @@ export function parseFaults(text: string): FaultSpec {
       case 'reset':
         spec.reset = number(item, a);
         break;
+      case 'lost':
+        spec.lost = number(item, a);
+        break;
       case 'truncate':
         spec.truncate = number(item, a);
         break;
@@ -63,7 +69,7 @@ export function parseFaults(text: string): FaultSpec {
         spec.storm429 = { everyMs: number(item, a), forMs: number(item, b) };
         break;
       default:
-        throw new Error(`--faults: unknown fault "${name}" (known: 500, reset, slow, truncate, storm)`);
+        throw new Error(`--faults: unknown fault "${name}" (known: 500, reset, lost, slow, truncate, storm)`);
     }
   }
   const parsed = FaultSpecSchema.safeParse(spec);
@@ -71,15 +77,22 @@ export function parseFaults(text: string): FaultSpec {
   return parsed.data;
 }
 
-/** What the HTTP layer does to one request. */
+/**
+ * What the HTTP layer does to one request. Reads and writes meet the same faults: `error500` and `reset` come
+ * before the request is processed (a write is not applied); `lost`, `truncate` and `delayMs` after it (a write is
+ * applied, and its answer is dropped, cut short or late).
+ */
 export interface FaultPlan {
   error500: boolean;
   reset: boolean;
+  lost: boolean;
   truncate: boolean;
   delayMs: number;
 }
 
-const NO_FAULTS: FaultPlan = Object.freeze({ error500: false, reset: false, truncate: false, delayMs: 0 });
+export type FaultKind = 'error500' | 'reset' | 'lost' | 'truncate' | 'slow';
+
+const NO_FAULTS: FaultPlan = Object.freeze({ error500: false, reset: false, lost: false, truncate: false, delayMs: 0 });
 
 /** mulberry32: small, fast and good enough to make fault sequences repeatable. */
 function rng(seed: number): () => number {
@@ -98,10 +111,13 @@ export class FaultInjector {
   #active = false;
   #stormEpochMs = 0;
   readonly #random: () => number;
+  /** `lost` draws from its own sequence, so adding it leaves the other faults' sequences as they were. */
+  readonly #randomLost: () => number;
   readonly #now: () => number;
 
   constructor(seed: number, spec: FaultSpec = {}, now: () => number = Date.now) {
     this.#random = rng(seed ^ 0x5eed_fa17);
+    this.#randomLost = rng(seed ^ 0x1057_c0de);
     this.#now = now;
     this.set(spec);
   }
@@ -135,6 +151,7 @@ export class FaultInjector {
     return {
       error500: e < (s.error500 ?? 0),
       reset: r < (s.reset ?? 0),
+      lost: this.#randomLost() < (s.lost ?? 0),
       truncate: t < (s.truncate ?? 0),
       delayMs: slowMs > 0 && sl < (s.slow ?? 1) ? slowMs : 0,
     };

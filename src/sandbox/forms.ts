@@ -4,7 +4,7 @@ import { CITIES, STREETS } from './names.ts';
 import { personRef } from './records.ts';
 import type { Rng } from './rng.ts';
 import type { FormAnswer, FormDef, QuestionDef, RunLogFormDef, Store } from './store.ts';
-import { dateTime } from './time.ts';
+import { dateTime, type Zone } from './time.ts';
 
 const TEXT: Partial<Record<QuestionType, string>> = {
   'Dropdown List': 'Unit involved',
@@ -98,7 +98,7 @@ export function buildForms(store: Store): void {
 export interface AnswerContext {
   responseId: number;
   atMs: number;
-  offset: number;
+  zone: Zone;
   people: readonly Individual[];
   crew: readonly { CrewRole: string; ServiceId: number | null; EmployeeNumber: string | null; FirstName: string | null; LastName: string | null }[];
 }
@@ -128,7 +128,7 @@ export function answerValue(store: Store, rng: Rng, q: QuestionDef, ctx: AnswerC
     case 'Comments Box':
       return rng.pick(COMMENTS);
     case 'Date/Time':
-      return dateTime(ctx.atMs - rng.int(1, 48) * 3_600_000, ctx.offset);
+      return dateTime(ctx.atMs - rng.int(1, 48) * 3_600_000, ctx.zone);
     case 'Number':
       return rng.chance(0.5) ? rng.int(0, 90) : Math.round(rng.next() * 1000) / 10;
     case 'Yes/No':
@@ -200,9 +200,9 @@ export function auditRows(
   answers: readonly FormAnswer[],
   by: Individual | undefined,
   atMs: number,
-  offset: number,
+  zone: Zone,
 ): FormAudit[] {
-  const insertDate = dateTime(atMs, offset);
+  const insertDate = dateTime(atMs, zone);
   const who = by ? { UniqueIdentifier: by.UniqueNumber ?? null, FirstName: by.FirstName ?? null, LastName: by.LastName ?? null } : null;
   return answers.map((a) => {
     const q = form.questions.find((x) => x.QuestionId === a.QuestionId);

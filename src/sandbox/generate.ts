@@ -8,7 +8,7 @@ import type { Rng } from './rng.ts';
 import { changeOf, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools, type Slot } from './scheduling.ts';
 import type { Assignee, DayBucket, Store } from './store.ts';
 import { DAY_MS, HOUR_MS, dateTime as fmt, dayOf } from './time.ts';
-import { decide, makeTimeOff, offsetOf } from './timeoff.ts';
+import { decide, makeTimeOff, zoneOf } from './timeoff.ts';
 
 export type SandboxSize = 'tiny' | 'small' | 'medium' | 'large';
 
@@ -119,10 +119,10 @@ function between(rng: Rng, a: number, b: number): number {
  * records that led to its current assignee. A few slots were deleted after creation.
  */
 function placeHistoricSlot(store: Store, rng: Rng, pools: Pools, slot: Slot, createdMs: number, log: ChangeLog): void {
-  const { rec, startMs, offset } = slot;
+  const { rec, startMs, zone } = slot;
   const emit = (type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     // A day's schedule is published at one instant, so its Created stamps share one string.
-    const stamp = type === 'Created' ? store.shiftTimes.at(at, offset) : fmt(at, offset);
+    const stamp = type === 'Created' ? store.shiftTimes.at(at, zone) : fmt(at, zone);
     log.recs.push(changeOf(rec, type, stamp, who));
     log.times.push(at);
   };
@@ -156,18 +156,19 @@ function placeHistoricSlot(store: Store, rng: Rng, pools: Pools, slot: Slot, cre
 
 /** Past shifts of employees show their clock-in and clock-out; a shift under way is clocked in only. */
 function clocked(store: Store, rng: Rng, slot: Slot) {
-  const { rec, startMs, endMs, offset } = slot;
+  const { rec, startMs, endMs, zone } = slot;
   if (rec.Assignee?.ServiceId == null || startMs > store.nowMs || !rng.chance(0.95)) return rec;
   const inMs = startMs + rng.int(-15, 10) * 60_000;
   if (inMs > store.nowMs) return rec;
   const outMs = endMs + rng.int(-5, 30) * 60_000;
-  const out = outMs <= store.nowMs && rng.chance(0.99) ? fmt(outMs, offset) : null;
-  return { ...rec, ClockInDateTime: fmt(inMs, offset), ClockOutDateTime: out };
+  const out = outMs <= store.nowMs && rng.chance(0.99) ? fmt(outMs, zone) : null;
+  return { ...rec, ClockInDateTime: fmt(inMs, zone), ClockOutDateTime: out };
 }
 
 function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
-  const first = today - size.historyDays;
+  // Requests go back further than the schedules, past a year, so some that are decided late started long ago.
+  const first = today - Math.max(size.historyDays, 365) - 120;
   const last = today + size.futureDays + 30;
   const byIndividualId = new Map<number, Individual>();
   for (const p of store.individuals.values()) byIndividualId.set(p.IndividualId, p);
@@ -177,7 +178,7 @@ function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
     const n = rng.count((TIME_OFF_PER_YEAR * (last - first)) / 365);
     for (let k = 0; k < n; k++) {
       const day = rng.int(first, last);
-      const startMs = day * DAY_MS + (rng.chance(0.7) ? 0 : 7 * HOUR_MS) - offsetOf(store, ind) * 60_000;
+      const startMs = zoneOf(store, ind).toUtc(day * DAY_MS + (rng.chance(0.7) ? 0 : 7 * HOUR_MS));
       const requestedMs = Math.min(startMs - rng.int(2, 40) * DAY_MS + rng.int(0, 23) * HOUR_MS, store.nowMs - rng.int(1, 72) * HOUR_MS);
       const entry = makeTimeOff(store, rng, ind, startMs, requestedMs);
       const r = rng.next();
@@ -197,8 +198,10 @@ function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
 function generateCourses(store: Store, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   for (const ind of store.individuals.values()) {
-    const n = rng.count((COURSES_PER_YEAR * size.historyDays) / 365);
-    for (let k = 0; k < n; k++) store.courses.push(makeCourse(store, rng, ind, rng.int(today - size.historyDays, today), today));
+    // A year at least, so records older than any re-read window exist to change late.
+    const days = Math.max(size.historyDays, 365);
+    const n = rng.count((COURSES_PER_YEAR * days) / 365);
+    for (let k = 0; k < n; k++) store.courses.push(makeCourse(store, rng, ind, rng.int(today - days, today), today));
   }
   store.courses.sort((a, b) => ((a.rec.StartDate ?? '') < (b.rec.StartDate ?? '') ? -1 : (a.rec.StartDate ?? '') > (b.rec.StartDate ?? '') ? 1 : 0) || (a.rec.IndividualCourseId < b.rec.IndividualCourseId ? -1 : 1));
 }
@@ -219,8 +222,14 @@ function generateForms(store: Store, rng: Rng, pools: Pools, size: SizeProfile):
   sortAudit(store, 0);
 }
 
-/** Audit rows are served in InsertDate order; rows appended since `from` are put in place. */
+/** Audit rows are served in InsertDate order; rows appended since `from` are put in place, late ones among older rows. */
 export function sortAudit(store: Store, from: number): void {
+  if (store.audit.length - from <= 0) return;
+  let min = Infinity;
+  for (let i = from; i < store.audit.length; i++) min = Math.min(min, store.auditTimes[i] as number);
+  let start = from;
+  while (start > 0 && (store.auditTimes[start - 1] as number) > min) start--;
+  from = start;
   const n = store.audit.length - from;
   if (n <= 1) return;
   const idx = Array.from({ length: n }, (_, i) => from + i).sort((a, b) => (store.auditTimes[a] as number) - (store.auditTimes[b] as number) || a - b);

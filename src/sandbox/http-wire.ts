@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Endpoint, Response } from '../source/endpoints.ts';
 import * as s from '../source/schemas/index.ts';
 import type { Page, ReadResult, SandboxData } from './service.ts';
+import { COMPANY_ZONE, dateTime } from './time.ts';
 import { ITEM, toXml, xmlContent, xmlDocument, xmlElement } from './xml.ts';
 
 /**
@@ -10,6 +11,40 @@ import { ITEM, toXml, xmlContent, xmlDocument, xmlElement } from './xml.ts';
  */
 
 export type Format = 'json' | 'xml';
+
+/**
+ * Departures from the spec that the real service is known to make, off by default, for testing readers:
+ * `date-times` writes the fields the spec types `date` as date-times with fractions and an offset (as the service's
+ * own documentation examples do, `1980-01-02T00:00:00.000-05:00`); `single-object` answers a plain-array list of
+ * one item with the item alone; `bare-array` answers an envelope list with its Data array alone. The last two
+ * apply to JSON bodies.
+ */
+export const QUIRKS = ['date-times', 'single-object', 'bare-array'] as const;
+export type Quirk = (typeof QUIRKS)[number];
+
+/** Fields the spec types `date` (service-spec.md, Resources), as they appear at the top level of records. */
+const DATE_FIELDS = ['DateOfBirth', 'HireDate', 'ActivationDate', 'ExpirationDate', 'UpdateDate', 'StartDate', 'EndDate', 'ExamStartDate', 'ExamEndDate', 'IssueDate'];
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `yyyy-MM-dd` → `yyyy-MM-ddT00:00:00.000±hh:mm`, midnight in the company's time zone. */
+export function asDateTime(date: string): string {
+  const local = Date.parse(`${date}T00:00:00Z`);
+  const text = dateTime(COMPANY_ZONE.toUtc(local), COMPANY_ZONE);
+  return `${text.slice(0, 19)}.000${text.slice(19)}`;
+}
+
+function dateTimesQuirk(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const f of DATE_FIELDS) {
+    const v = (value as Record<string, unknown>)[f];
+    if (typeof v === 'string' && DATE_ONLY.test(v)) {
+      out ??= { ...(value as Record<string, unknown>) };
+      out[f] = asDateTime(v);
+    }
+  }
+  return out ?? value;
+}
 
 type Rename = (value: unknown) => unknown;
 
@@ -81,16 +116,67 @@ export function compileRenamer(schema: z.ZodType, seen = new Set<z.ZodType>()): 
 }
 
 /**
- * One record's wire form, serialized once per record object (records are immutable). JSON is kept as UTF-8
- * bytes, so a page is one Buffer.concat of cached bytes: no per-request stringify or encoding.
+ * A bounded cache by record identity in two generations: new entries go to the young one; when it holds
+ * `budget` bytes it becomes the old one and the previous old one is dropped, so at most about twice the budget
+ * is kept. Pages read again soon (retries, overlapping windows, benchmarks) are served from it; a backfill that
+ * reads a million records once does not keep them all.
+ */
+export class TwoGenerations<V extends { length: number }> {
+  #young = new Map<object, V>();
+  #old = new Map<object, V>();
+  #bytes = 0;
+  readonly #budget: number;
+
+  constructor(budget: number) {
+    this.#budget = budget;
+  }
+
+  get(key: object): V | undefined {
+    const hit = this.#young.get(key);
+    if (hit !== undefined) return hit;
+    const old = this.#old.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
+  set(key: object, value: V): void {
+    this.#young.set(key, value);
+    this.#bytes += value.length;
+    if (this.#bytes >= this.#budget) {
+      this.#old = this.#young;
+      this.#young = new Map();
+      this.#bytes = 0;
+    }
+  }
+}
+
+/** Bytes of serialized records kept per generation, per representation (v2, earlier) and format. */
+export const CODEC_CACHE_BYTES = 48 * 1024 * 1024;
+
+/** The caches codecs of one representation share, so the bound holds however many endpoints are read. */
+export interface CodecCaches {
+  json: TwoGenerations<Buffer>;
+  xml: TwoGenerations<string>;
+}
+
+export function codecCaches(budget = CODEC_CACHE_BYTES): CodecCaches {
+  return { json: new TwoGenerations(budget), xml: new TwoGenerations(budget) };
+}
+
+/**
+ * One record's wire form, serialized once per record object while it stays in the cache (records are immutable).
+ * JSON is kept as UTF-8 bytes, so a page is one Buffer.concat of cached bytes.
  */
 export class RecordCodec {
   readonly #shape: (record: object) => unknown;
-  readonly #json = new WeakMap<object, Buffer>();
-  readonly #xml = new WeakMap<object, string>();
+  readonly #json: TwoGenerations<Buffer>;
+  readonly #xml: TwoGenerations<string>;
 
-  constructor(shape: (record: object) => unknown) {
+  /** Records reach one representation's caches through one codec only: a record's item schema is fixed. */
+  constructor(shape: (record: object) => unknown, caches: CodecCaches = codecCaches()) {
     this.#shape = shape;
+    this.#json = caches.json;
+    this.#xml = caches.xml;
   }
 
   wire(record: object): unknown {
@@ -145,9 +231,12 @@ function joinJson(head: string, items: readonly object[], codec: RecordCodec, ta
 export class Codecs {
   readonly #data: SandboxData;
   readonly #byKey = new Map<z.ZodType, Map<string, RecordCodec>>();
+  readonly #caches = new Map<string, CodecCaches>();
+  readonly #dateTimes: boolean;
 
-  constructor(data: SandboxData) {
+  constructor(data: SandboxData, quirks: ReadonlySet<Quirk> = new Set()) {
     this.#data = data;
+    this.#dateTimes = quirks.has('date-times');
   }
 
   for(endpoint: Endpoint, earlier: boolean): RecordCodec {
@@ -156,12 +245,13 @@ export class Codecs {
     if (!bySchema) this.#byKey.set(endpoint.item, (bySchema = new Map()));
     let codec = bySchema.get(version);
     if (!codec) {
-      const rename = compileRenamer(endpoint.item) ?? ((v: unknown) => v);
+      const renamed = compileRenamer(endpoint.item) ?? ((v: unknown) => v);
+      const rename = this.#dateTimes ? (v: unknown) => dateTimesQuirk(renamed(v)) : renamed;
       const kind = endpoint.earlier;
-      codec =
-        version === 'v2' || !kind
-          ? new RecordCodec(rename)
-          : new RecordCodec((r) => rename(this.#data.earlier(kind, r)));
+      const representation = version === 'v2' || !kind ? 'v2' : 'earlier';
+      let caches = this.#caches.get(representation);
+      if (!caches) this.#caches.set(representation, (caches = codecCaches()));
+      codec = representation === 'v2' || !kind ? new RecordCodec(rename, caches) : new RecordCodec((r) => rename(this.#data.earlier(kind, r)), caches);
       bySchema.set(version, codec);
     }
     return codec;
@@ -188,6 +278,8 @@ function xmlEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: 
   return xmlDocument(`${xmlContent(fields)}<Data>${result.items.map((r) => codec.xmlItem(r)).join('')}</Data>`);
 }
 
+const NO_QUIRKS: ReadonlySet<Quirk> = new Set();
+
 /**
  * The body of a successful read, shaped as the catalog's response description says, or as `kind` says where
  * the earlier representation differs (its certification list is a plain array).
@@ -199,8 +291,11 @@ export function renderRead(
   codec: RecordCodec,
   format: Format,
   kind: Response['kind'] = endpoint.response.kind,
+  quirks: ReadonlySet<Quirk> = NO_QUIRKS,
 ): Buffer | string {
   const xml = format === 'xml';
+  if (!xml && kind === 'envelope' && quirks.has('bare-array')) return joinJson('[', result.items, codec, CLOSE_ARRAY);
+  if (!xml && (kind === 'array' || kind === 'array-or-object') && result.items.length === 1 && quirks.has('single-object')) return codec.json(result.items[0]!);
   switch (kind) {
     case 'envelope':
       return xml ? xmlEnvelope(endpoint, result, page, codec) : jsonEnvelope(endpoint, result, page, codec);

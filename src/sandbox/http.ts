@@ -1,12 +1,12 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { API_VERSION, AUTH_HEADER, endpointByPath, type Endpoint, type EndpointName } from '../source/endpoints.ts';
-import type { FaultInjector, FaultPlan } from './faults.ts';
+import type { FaultInjector, FaultKind, FaultPlan } from './faults.ts';
 import { EVERYTHING, parseQuery, lowerCaseParams } from './http-query.ts';
-import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format } from './http-wire.ts';
+import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format, type Quirk } from './http-wire.ts';
 import type { KeyRing } from './keys.ts';
 import { resetHeader, type FixedWindowLimiter, type Verdict } from './ratelimit.ts';
-import type { Refusal, SandboxData } from './service.ts';
+import type { Refusal, SandboxData, WriteStats } from './service.ts';
 
 /**
  * The service's HTTP interface over a SandboxData: auth and scopes, the per-key limit, formats, versions,
@@ -24,6 +24,10 @@ export interface SandboxStats {
   /** 429s answered, from the budget or from a storm. */
   rateLimited: number;
   byKey: Record<string, KeyStats>;
+  /** Requests each fault was applied to. */
+  faults: Record<FaultKind, number>;
+  /** Writes the data applied, per write endpoint, and verification results skipped as resent RequestIds. */
+  writes: WriteStats;
 }
 
 export interface ApiDeps {
@@ -33,6 +37,7 @@ export interface ApiDeps {
   faults: FaultInjector;
   latencyMs: number;
   log: Logger;
+  quirks?: ReadonlySet<Quirk>;
 }
 
 interface Ctx {
@@ -97,18 +102,18 @@ export class SandboxApi {
   readonly #deps: ApiDeps;
   readonly #codecs: Codecs;
   readonly #routes = new Map<string, Endpoint | null>();
-  readonly #stats: SandboxStats;
+  readonly #stats: Omit<SandboxStats, 'writes'>;
 
   constructor(deps: ApiDeps) {
     this.#deps = deps;
-    this.#codecs = new Codecs(deps.data);
-    this.#stats = { requests: 0, rateLimited: 0, byKey: {} };
+    this.#codecs = new Codecs(deps.data, deps.quirks);
+    this.#stats = { requests: 0, rateLimited: 0, byKey: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, slow: 0 } };
     for (const key of deps.keys.keys()) this.#stats.byKey[key] = { requests: 0, rateLimited: 0 };
   }
 
   stats(): SandboxStats {
     const byKey = Object.fromEntries(Object.entries(this.#stats.byKey).map(([k, v]) => [k, { ...v }]));
-    return { requests: this.#stats.requests, rateLimited: this.#stats.rateLimited, byKey };
+    return { requests: this.#stats.requests, rateLimited: this.#stats.rateLimited, byKey, faults: { ...this.#stats.faults }, writes: this.#deps.data.writeStats() };
   }
 
   handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): void {
@@ -134,7 +139,10 @@ export class SandboxApi {
     if (!format) return this.#error(ctx, 406, 'not_acceptable', `unknown response format: ${req.headers.accept}`);
 
     ctx.plan = faults.plan();
-    if (ctx.plan.error500) return this.#error(ctx, 500, 'internal_server_error', 'unexpected error while processing');
+    if (ctx.plan.error500) {
+      this.#stats.faults.error500 += 1;
+      return this.#error(ctx, 500, 'internal_server_error', 'unexpected error while processing');
+    }
 
     const endpoint = suffix && this.#route(req.method ?? 'GET', suffix.path);
     if (!endpoint) return this.#error(ctx, 404, 'not_found', `no resource at ${req.method} ${rawPath}`);
@@ -149,8 +157,20 @@ export class SandboxApi {
     const parsed = parseQuery(endpoint, params);
     if (!parsed.ok) return this.#error(ctx, 400, 'invalid_parameters', parsed.bad.message);
     const earlier = version === undefined;
-    if (endpoint.method === 'GET') return this.#read(ctx, endpoint, parsed, earlier);
+    if (endpoint.method === 'GET') {
+      if (ctx.plan.reset) return this.#drop(ctx);
+      return this.#read(ctx, endpoint, parsed, earlier);
+    }
     return this.#write(req, ctx, endpoint, earlier);
+  }
+
+  /** A reset before the request is processed: nothing is read or written, and no answer is sent. */
+  #drop(ctx: Ctx): void {
+    this.#stats.faults.reset += 1;
+    const delay = this.#deps.latencyMs;
+    const drop = () => ctx.res.socket?.destroy();
+    if (delay > 0) setTimeout(drop, delay);
+    else drop();
   }
 
   /** Storms and the per-key budget; a 429 is not counted against the budget. */
@@ -198,7 +218,7 @@ export class SandboxApi {
     }
     const codec = this.#codecs.for(endpoint, earlier);
     const kind = plain ? 'array' : endpoint.response.kind;
-    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, page, codec, ctx.format, kind));
+    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, page, codec, ctx.format, kind, this.#deps.quirks));
   }
 
   async #write(req: IncomingMessage, ctx: Ctx, endpoint: Endpoint, earlier: boolean): Promise<void> {
@@ -209,6 +229,7 @@ export class SandboxApi {
       if (e instanceof BadBody) return this.#error(ctx, 400, 'invalid_request', e.message);
       throw e;
     }
+    if (ctx.plan?.reset) return this.#drop(ctx);
     const outcome = this.#deps.data.write(endpoint.name as EndpointName, body);
     if (!outcome.ok) return this.#refuse(ctx, outcome.refusal, true);
     const status = endpoint.status ?? 200;
@@ -256,9 +277,11 @@ export class SandboxApi {
     const send = () => {
       const res = ctx.res;
       if (res.destroyed) return;
-      if (plan?.reset) {
+      if (plan?.lost) {
+        this.#stats.faults.lost += 1;
         res.socket?.destroy();
       } else if (plan?.truncate) {
+        this.#stats.faults.truncate += 1;
         headers['content-length'] = body.length + 1;
         res.writeHead(status, headers);
         res.write(body.subarray(0, body.length >> 1), () => res.destroy());
@@ -267,6 +290,7 @@ export class SandboxApi {
         res.end(body);
       }
     };
+    if (plan?.delayMs) this.#stats.faults.slow += 1;
     const delay = this.#deps.latencyMs + (plan?.delayMs ?? 0);
     if (delay > 0) setTimeout(send, delay);
     else send();

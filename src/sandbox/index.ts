@@ -7,11 +7,13 @@ import type { Scope } from '../source/endpoints.ts';
 import { FaultInjector, type FaultSpec } from './faults.ts';
 import { ADMIN_PREFIX, createAdmin } from './http-admin.ts';
 import { SandboxApi, type SandboxStats } from './http.ts';
+import type { Quirk } from './http-wire.ts';
 import { KeyRing, defaultKeys } from './keys.ts';
 import { FixedWindowLimiter } from './ratelimit.ts';
 import type { SandboxData } from './service.ts';
 
-export type { SandboxSize };
+export type { SandboxSize, Quirk };
+export { QUIRKS } from './http-wire.ts';
 export const SANDBOX_SIZES: readonly SandboxSize[] = ['tiny', 'small', 'medium', 'large'];
 export const DEFAULT_RATE_LIMIT: RateLimit = { limit: 100, windowMs: 60_000 };
 
@@ -29,7 +31,11 @@ export interface SandboxOptions {
   /** Added to every API response. */
   latencyMs?: number;
   faults?: FaultSpec;
+  /** Known departures of the real service from the spec, off by default (docs/sandbox.md). */
+  quirks?: readonly Quirk[];
   now?: Date;
+  /** How late a change record or audit row may become visible after its stamp (default 30 minutes; 0 for never). */
+  lateMs?: number;
   /** Serve this data instead of generating it from seed and size. */
   data?: SandboxData;
   log?: Logger;
@@ -57,12 +63,12 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   const log = (opts.log ?? rootLog).child({ component: 'sandbox' });
-  const data = opts.data ?? createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now });
+  const data = opts.data ?? createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now, lateMs: opts.lateMs });
   const keys = new KeyRing(opts.keys ?? defaultKeys());
   const rateLimit = opts.rateLimit === undefined ? DEFAULT_RATE_LIMIT : opts.rateLimit;
   const limiter = rateLimit ? new FixedWindowLimiter(rateLimit) : null;
   const faults = new FaultInjector(opts.seed ?? 1, opts.faults ?? {});
-  const api = new SandboxApi({ data, keys, limiter, faults, latencyMs: opts.latencyMs ?? 0, log });
+  const api = new SandboxApi({ data, keys, limiter, faults, latencyMs: opts.latencyMs ?? 0, log, quirks: new Set(opts.quirks ?? []) });
   const admin = createAdmin({ data, faults, rateLimit, stats: () => api.stats() });
 
   const server = createServer({ keepAlive: true }, (req, res) => {

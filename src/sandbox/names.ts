@@ -94,12 +94,12 @@ export const WORK_STATUSES = ['Full Time', 'Part Time', 'Per Diem', 'Volunteer',
  * Locales (business units) with the fixed UTC offset their times are written in, and the certifications
  * (by name) a locale adds to every job title there.
  */
-export const LOCALES: readonly { name: string; businessUnitId: string | null; offset: number; requires: readonly string[] }[] = [
-  { name: 'North Station', businessUnitId: 'BU-100', offset: -300, requires: [] },
-  { name: 'South Station', businessUnitId: 'BU-200', offset: -300, requires: ['Hazmat Awareness'] },
-  { name: 'Riverside Base', businessUnitId: 'BU-300', offset: -360, requires: [] },
-  { name: 'Airport Post', businessUnitId: null, offset: -360, requires: ['TB Screening'] },
-  { name: 'Köln Wache', businessUnitId: 'BU-900', offset: 60, requires: [] },
+export const LOCALES: readonly { name: string; businessUnitId: string | null; zone: string; requires: readonly string[] }[] = [
+  { name: 'North Station', businessUnitId: 'BU-100', zone: 'America/Chicago', requires: [] },
+  { name: 'South Station', businessUnitId: 'BU-200', zone: 'America/Chicago', requires: ['Hazmat Awareness'] },
+  { name: 'Riverside Base', businessUnitId: 'BU-300', zone: 'America/New_York', requires: [] },
+  { name: 'Airport Post', businessUnitId: null, zone: 'America/Denver', requires: ['TB Screening'] },
+  { name: 'Köln Wache', businessUnitId: 'BU-900', zone: 'Europe/Berlin', requires: [] },
 ];
 
 export const VEHICLES = ['Medic 1', 'Medic 7', 'Medic 12', 'Rescue 3', 'Unit 41', 'Wheelchair Van 2', 'Supervisor 1'] as const;

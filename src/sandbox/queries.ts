@@ -173,11 +173,11 @@ const handlers: Record<EndpointName, Handler> = {
     // The contract carries a boolean endpoint's answer as its one item; its item type is wider than object.
     return ok([store.byUniqueNumber.has(String(v)) as unknown as object]);
   },
-  individualInsert: () => ok([]),
-  individualUpdate: () => ok([]),
-  certificationInsert: () => ok([]),
-  certificationUpdate: () => ok([]),
-  validateSubmission: () => ok([]),
+  individualInsert: (store) => ok(store.applied.individualInsert),
+  individualUpdate: (store) => ok(store.applied.individualUpdate),
+  certificationInsert: (store) => ok(store.applied.certificationInsert),
+  certificationUpdate: (store) => ok(store.applied.certificationUpdate),
+  validateSubmission: (store) => ok(store.applied.validateSubmission),
   individualCertifications: (store, q, mode) => {
     const who = employeeOf(store, q, CERT_KEYS);
     if (who === null) return refuse(404, 'not_found', 'No employee matches the given ServiceId, UniqueIdentifier or EmployeeNumber.');

@@ -120,3 +120,12 @@ export function refreshCertsOf(store: Store, ind: Individual): void {
   const required = requiredCertIds(store, ind);
   for (const c of store.certsOf(ind.ServiceId)) store.putCert(certRecord(store, coreOf(c), ind, required));
 }
+
+/** SupervisorName is derived, so the people a renamed supervisor supervises show the new name. */
+export function refreshSupervised(store: Store, sup: Individual): void {
+  const name = sup.IsSupervisor === 1 ? supervisorName(sup) : null;
+  for (const i of [...store.individuals.values()]) {
+    if (i.SupervisorId !== sup.IndividualId || i.SupervisorName === name) continue;
+    store.putIndividual(sup.IsSupervisor === 1 ? { ...i, SupervisorName: name } : { ...i, SupervisorId: null, SupervisorName: null });
+  }
+}

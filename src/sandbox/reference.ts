@@ -1,5 +1,6 @@
 import { CERTIFICATIONS, DEPARTMENTS, JOB_TITLES, LOCALES, WORK_SHIFTS, WORK_STATUSES } from './names.ts';
 import type { ScheduleDef, ShiftDef, Store } from './store.ts';
+import { zone } from './time.ts';
 
 /** Fills the reference lists, and the schedules with their shifts, which every other resource refers to. */
 export function buildReference(store: Store): void {
@@ -25,7 +26,7 @@ export function buildReference(store: Store): void {
   store.locales = LOCALES.map((l, i) => ({
     record: { LocaleId: 81 + i, LocaleName: l.name },
     businessUnitId: l.businessUnitId,
-    offset: l.offset,
+    zone: zone(l.zone),
     requires: l.requires.map(certId),
   }));
   store.schedules = buildSchedules(store);

@@ -3,8 +3,8 @@ import { answersFor, answerValue, auditRows, formEmployee, type AnswerContext } 
 import { CITIES, STREETS } from './names.ts';
 import type { Rng } from './rng.ts';
 import type { FormAnswer, FormDef, FormResponse, ResponseEntry, RunLogEntry, RunLogFormDef, RunLogFormResponse, Store } from './store.ts';
-import { dateTime } from './time.ts';
-import { offsetOf } from './timeoff.ts';
+import { COMPANY_ZONE, dateTime } from './time.ts';
+import { zoneOf } from './timeoff.ts';
 
 const ATTACHED_TO = ['IndividualRecord', 'QualityImprovement', 'EducationRecord', 'EmployeeHealth', 'FormsOnly'] as const;
 
@@ -17,33 +17,33 @@ function attachedToOf(store: Store, form: FormDef): (typeof ATTACHED_TO)[number]
 export function makeFormResponse(store: Store, rng: Rng, form: FormDef, startMs: number, people: readonly Individual[]): ResponseEntry {
   const submitter = rng.pick(people);
   const related = rng.pick(people);
-  const offset = offsetOf(store, submitter);
+  const zone = zoneOf(store, submitter);
   const responseId = 600_000 + ++store.next.response;
   const attached = attachedToOf(store, form);
-  const ctx: AnswerContext = { responseId, atMs: startMs, offset, people, crew: [] };
+  const ctx: AnswerContext = { responseId, atMs: startMs, zone, people, crew: [] };
   const answers = answersFor(store, rng, form, ctx);
   const ref = formEmployee(store, related);
   const rec: FormResponse = {
     ResponseId: responseId,
     SubmittedBy: formEmployee(store, submitter),
-    StartDate: dateTime(startMs, offset),
+    StartDate: dateTime(startMs, zone),
     AssignedTo: rng.chance(0.85) ? formEmployee(store, rng.pick(people)) : null,
     Status: rng.pick(form.statuses),
     AttachedToType: attached,
     RelatedIndividual: attached === 'IndividualRecord' || attached === 'EducationRecord' ? ref : null,
     RelatedEmployeeHealthEvent:
       attached === 'EmployeeHealth'
-        ? { HealthEventId: 40_000 + responseId % 100_000, HealthEventType: rng.pick(['Needlestick', 'Exposure', 'Back Injury']), EventDateTime: dateTime(startMs - rng.int(1, 72) * 3_600_000, offset), RelatedIndividual: ref }
+        ? { HealthEventId: 40_000 + responseId % 100_000, HealthEventType: rng.pick(['Needlestick', 'Exposure', 'Back Injury']), EventDateTime: dateTime(startMs - rng.int(1, 72) * 3_600_000, zone), RelatedIndividual: ref }
         : null,
     RelatedQualityImprovementIncident:
       attached === 'QualityImprovement'
-        ? { IncidentId: 50_000 + responseId % 100_000, IncidentType: rng.pick(['Medication Error', 'Delayed Response', 'Equipment']), IncidentDateTime: dateTime(startMs - rng.int(1, 96) * 3_600_000, offset) }
+        ? { IncidentId: 50_000 + responseId % 100_000, IncidentType: rng.pick(['Medication Error', 'Delayed Response', 'Equipment']), IncidentDateTime: dateTime(startMs - rng.int(1, 96) * 3_600_000, zone) }
         : null,
-    RelatedShift: attached === 'FormsOnly' ? { ShiftName: rng.pick(['A Shift 0700-1900', 'B Shift 1900-0700']), ShiftDate: dateTime(startMs + rng.int(1, 14) * 86_400_000, offset) } : null,
+    RelatedShift: attached === 'FormsOnly' ? { ShiftName: rng.pick(['A Shift 0700-1900', 'B Shift 1900-0700']), ShiftDate: dateTime(startMs + rng.int(1, 14) * 86_400_000, zone) } : null,
     Answers: answers,
   };
   const submittedMs = Math.min(startMs + rng.int(2, 90) * 60_000, store.nowMs);
-  for (const row of auditRows(store, form, responseId, null, answers, submitter, submittedMs, offset)) store.addAudit(row, submittedMs, form.FormId);
+  for (const row of auditRows(store, form, responseId, null, answers, submitter, submittedMs, zone)) store.addAudit(row, submittedMs, form.FormId);
   return { formId: form.FormId, startMs, updatedMs: submittedMs, rec };
 }
 
@@ -68,12 +68,12 @@ export function editAnswers(
 }
 
 export function editFormResponse(store: Store, rng: Rng, entry: ResponseEntry, form: FormDef, atMs: number, editor: Individual, people: readonly Individual[]): void {
-  const offset = offsetOf(store, editor);
-  const ctx: AnswerContext = { responseId: entry.rec.ResponseId, atMs, offset, people, crew: [] };
+  const zone = zoneOf(store, editor);
+  const ctx: AnswerContext = { responseId: entry.rec.ResponseId, atMs, zone, people, crew: [] };
   const { answers, changed } = editAnswers(store, rng, form, entry.rec.Answers ?? [], ctx);
   entry.rec = { ...entry.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : entry.rec.Status, Answers: answers };
   entry.updatedMs = atMs;
-  for (const row of auditRows(store, form, entry.rec.ResponseId, null, changed, editor, atMs, offset)) store.addAudit(row, atMs, form.FormId);
+  for (const row of auditRows(store, form, entry.rec.ResponseId, null, changed, editor, atMs, zone)) store.addAudit(row, atMs, form.FormId);
 }
 
 const ROLES = ['Lead', 'Driver', 'Attendant'];
@@ -83,17 +83,17 @@ export function makeRun(store: Store, rng: Rng, runMs: number, people: readonly 
   const runType = rng.pick(store.runTypes);
   const crewPeople = rng.sample(crewPool.length > 0 ? crewPool : people, rng.int(2, 3));
   const locale = store.localeByName(crewPeople[0]?.Locale) ?? store.locales[0];
-  const offset = locale?.offset ?? -300;
+  const zone = locale?.zone ?? COMPANY_ZONE;
   const crew = crewPeople.map((p, i) => ({ CrewRole: ROLES[i] ?? 'Attendant', ServiceId: p.ServiceId, EmployeeNumber: p.EmployeeNumber ?? null, FirstName: p.FirstName ?? null, LastName: p.LastName ?? null }));
   const seq = ++store.next.run;
   const place = rng.pick(CITIES);
   const transported = rng.chance(0.1) ? null : rng.chance(0.8);
   const automatic = rng.chance(0.15);
   const run = {
-    RunId: `R${dateTime(runMs, offset).slice(0, 10).replaceAll('-', '')}-${String(seq).padStart(6, '0')}`,
+    RunId: `R${dateTime(runMs, zone).slice(0, 10).replaceAll('-', '')}-${String(seq).padStart(6, '0')}`,
     RunType: runType.name,
     RunCategory: runType.category,
-    RunDateTime: dateTime(runMs, offset),
+    RunDateTime: dateTime(runMs, zone),
     // The spec shows the creator as 0 when the run was created automatically.
     StartedBy: automatic ? { ServiceId: 0, EmployeeNumber: null, FirstName: null, LastName: null } : formEmployee(store, crewPeople[0]),
     Locale: { LocaleName: locale?.record.LocaleName ?? null, BusinessId: locale?.businessUnitId ?? null },
@@ -133,12 +133,12 @@ export function makeRun(store: Store, rng: Rng, runMs: number, people: readonly 
     const responseId = 600_000 + ++store.next.response;
     const submitter = crewPeople[0] ?? rng.pick(people);
     const startMs = Math.min(runMs + rng.int(30, 240) * 60_000, store.nowMs);
-    const ctx: AnswerContext = { responseId, atMs: startMs, offset, people, crew };
+    const ctx: AnswerContext = { responseId, atMs: startMs, zone, people, crew };
     const answers = answersFor(store, rng, form, ctx);
     const rec: RunLogFormResponse = {
       ResponseId: responseId,
       SubmittedBy: formEmployee(store, submitter),
-      StartDate: dateTime(startMs, offset),
+      StartDate: dateTime(startMs, zone),
       AssignedTo: rng.chance(0.7) ? formEmployee(store, rng.pick(people)) : null,
       Status: rng.pick(form.statuses),
       AttachedToType: 'RunLog',
@@ -146,7 +146,7 @@ export function makeRun(store: Store, rng: Rng, runMs: number, people: readonly 
       RelatedRun: run,
     };
     const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, store.nowMs);
-    for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, offset)) store.addAudit(row, submittedMs, form.FormId);
-    return { formId: form.FormId, formType: form.FormType, runTypeId: runType.id, runMs, offset, updatedMs: submittedMs, rec };
+    for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone)) store.addAudit(row, submittedMs, form.FormId);
+    return { formId: form.FormId, formType: form.FormType, runTypeId: runType.id, runMs, zone, updatedMs: submittedMs, rec };
   });
 }

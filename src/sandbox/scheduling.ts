@@ -3,7 +3,7 @@ import { RIDE_ALONG_GUESTS, VEHICLES } from './names.ts';
 import { personRef } from './records.ts';
 import type { Rng } from './rng.ts';
 import type { Assignee, ScheduleDef, Store } from './store.ts';
-import { DAY_MS, HOUR_MS } from './time.ts';
+import { COMPANY_ZONE, DAY_MS, HOUR_MS, type Zone } from './time.ts';
 
 /** Who can be scheduled: active employees, by primary job title. */
 export interface Pools {
@@ -29,7 +29,7 @@ export interface Slot {
   rec: ShiftAssignment;
   startMs: number;
   endMs: number;
-  offset: number;
+  zone: Zone;
 }
 
 export function slotsPerDay(store: Store): number {
@@ -52,8 +52,8 @@ export function scheduleDay(store: Store, rng: Rng, pools: Pools, day: number, f
 }
 
 function makeSlot(store: Store, rng: Rng, pools: Pools, schedule: ScheduleDef, shift: ScheduleDef['shifts'][number], day: number, openShare: number): Slot {
-  const offset = schedule.locale.offset;
-  const startMs = day * DAY_MS + shift.startHour * HOUR_MS - offset * 60_000;
+  const zone = schedule.locale.zone;
+  const startMs = zone.toUtc(day * DAY_MS + shift.startHour * HOUR_MS);
   const endMs = startMs + shift.hours * HOUR_MS;
   const rideAlong = rng.chance(0.03);
   const title = store.jobTitleById(shift.jobTitleId);
@@ -68,15 +68,15 @@ function makeSlot(store: Store, rng: Rng, pools: Pools, schedule: ScheduleDef, s
     ShiftName: shift.ShiftName,
     JobTitleId: shift.jobTitleId,
     JobTitleName: title?.record.JobTitleName ?? null,
-    StartDateTime: store.shiftTimes.at(startMs, offset),
-    EndDateTime: store.shiftTimes.at(endMs, offset),
+    StartDateTime: store.shiftTimes.at(startMs, zone),
+    EndDateTime: store.shiftTimes.at(endMs, zone),
     Type: rideAlong ? 'Ride Along' : 'Shift Assignment',
     Assignee: assignee,
     VehicleName: rng.chance(0.7) ? rng.pick(VEHICLES) : null,
     ClockInDateTime: null,
     ClockOutDateTime: null,
   };
-  return { rec, startMs, endMs, offset };
+  return { rec, startMs, endMs, zone };
 }
 
 const guests = new Map<string, Assignee>();
@@ -97,7 +97,7 @@ export function pickPerson(store: Store, rng: Rng, pool: readonly Individual[]):
   return pool.length === 0 ? null : personRef(store, rng.pick(pool));
 }
 
-/** A change record of an assignment; `stamp` is the EventTimeStamp text, already in the schedule's offset. */
+/** A change record of an assignment; `stamp` is the EventTimeStamp text, already in the schedule's zone. */
 export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventType'], stamp: string, assignee: Assignee | null): AssignmentChange {
   return {
     EventType: eventType,
@@ -116,6 +116,6 @@ export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventT
   };
 }
 
-export function offsetOfSchedule(store: Store, scheduleId: number | null | undefined): number {
-  return store.schedules.find((s) => s.record.ScheduleId === scheduleId)?.locale.offset ?? 0;
+export function zoneOfSchedule(store: Store, scheduleId: number | null | undefined): Zone {
+  return store.schedules.find((s) => s.record.ScheduleId === scheduleId)?.locale.zone ?? COMPANY_ZONE;
 }

@@ -43,6 +43,17 @@ export interface ChangeSummary {
   counts: Record<string, number>;
 }
 
+/** Write endpoints, by the catalog's names. */
+export const WRITE_ENDPOINTS = ['individualInsert', 'individualUpdate', 'certificationInsert', 'certificationUpdate', 'validateSubmission'] as const;
+export type WriteEndpoint = (typeof WRITE_ENDPOINTS)[number];
+
+export interface WriteStats {
+  /** Writes applied per endpoint; for validateSubmission, verification results (items) applied. */
+  applied: Record<WriteEndpoint, number>;
+  /** Verification results not applied because their RequestId had been applied before. */
+  duplicateRequestIds: number;
+}
+
 export interface SandboxData {
   /** The sandbox clock (moves only with `advance`). */
   now(): Date;
@@ -55,13 +66,17 @@ export interface SandboxData {
   write(endpoint: EndpointName, body: unknown): Outcome<object | null>;
   /** Moves the clock and applies a realistic stream of changes with correct stamps. */
   advance(hours: number): ChangeSummary;
-  /** Ground truth for tests: every current record of a resource (by endpoint name), canonical names. */
+  /**
+   * Ground truth for tests: every current record of a resource (by endpoint name), canonical names.
+   * For a write endpoint: every write it applied, in order, each with `AppliedAt` (the sandbox clock).
+   */
   truth(endpoint: EndpointName, query?: ParsedQuery): readonly object[];
   /**
    * The earlier representation of a v2.0 individual or certification record, served when `api-version` is absent
    * (reference ids instead of names, nested contact lists, Status as in the earlier examples).
    */
   earlier(kind: 'individual' | 'certification', record: object): object;
+  writeStats(): WriteStats;
   /** The company the data belongs to. */
   companyId(): number;
   /** The form ids and run-log type ids that exist (the spec shows no list endpoint for them). */

@@ -21,7 +21,8 @@ import type {
   WorkShift,
   WorkStatus,
 } from '../source/schemas/index.ts';
-import { TimeTexts, dayOf } from './time.ts';
+import type { WriteEndpoint } from './service.ts';
+import { TimeTexts, dayOf, type Zone } from './time.ts';
 
 /**
  * Form responses are kept in their wire shape: the parsed output adds AnswerValueMatchesType to each answer,
@@ -36,8 +37,8 @@ export type Assignee = z.output<typeof ShiftAssignmentAssignee>;
 export interface LocaleInfo {
   readonly record: Locale;
   readonly businessUnitId: string | null;
-  /** Minutes from UTC that this locale's times are written in. */
-  readonly offset: number;
+  /** The time zone this locale's times are written in. */
+  readonly zone: Zone;
   /** CertificationIds the locale requires of everyone working there. */
   readonly requires: readonly number[];
 }
@@ -136,7 +137,7 @@ export interface RunLogEntry {
   readonly formType: RunLogFormDef['FormType'];
   readonly runTypeId: number;
   readonly runMs: number;
-  readonly offset: number;
+  readonly zone: Zone;
   updatedMs: number;
   rec: RunLogFormResponse;
 }
@@ -178,7 +179,11 @@ export class Store {
   readonly certs = new Map<number, IndividualCertification>();
   readonly certIdsByServiceId = new Map<number, number[]>();
   readonly pending = new Map<number, PendingState>();
-  readonly verificationResults: object[] = [];
+  /** Every write applied, per write endpoint, in order; verification results one per item. */
+  readonly applied: Record<WriteEndpoint, object[]> = { individualInsert: [], individualUpdate: [], certificationInsert: [], certificationUpdate: [], validateSubmission: [] };
+  /** RequestIds of the verification results applied: a resent one is not applied again. */
+  readonly requestIds = new Set<string>();
+  duplicateRequestIds = 0;
 
   readonly days = new Map<number, DayBucket>();
   firstDay = Infinity;
@@ -199,7 +204,9 @@ export class Store {
   readonly auditTimes: number[] = [];
   readonly auditFormIds: number[] = [];
 
-  next = { individual: 0, cert: 0, assignment: 0, timeOff: 0, course: 0, response: 0, run: 0, auditAnswer: 0 };
+  next = { individual: 0, cert: 0, assignment: 0, timeOff: 0, course: 0, response: 0, run: 0, auditAnswer: 0, identifier: 0 };
+  /** How late an event may become visible after its stamp (change records, audit rows); 0 turns late stamps off. */
+  lateMs = 30 * 60_000;
 
   constructor(nowMs: number, companyId: number) {
     this.nowMs = nowMs;

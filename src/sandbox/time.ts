@@ -1,7 +1,8 @@
 /**
  * Time values as the service writes them (service-spec.md, "Conventions"): date-only `yyyy-MM-dd`,
  * and date-times that always carry a UTC offset. The sandbox keeps instants as epoch milliseconds and
- * formats them in the offset of the locale they belong to, so both `-05:00` and `+01:00` appear.
+ * formats them as local times of the time zone of the locale they belong to, with that zone's offset at that
+ * instant: `-06:00` in a Chicago winter, `-05:00` in its summer, `+01:00`/`+02:00` in Köln.
  */
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -21,12 +22,59 @@ export function dateOfDay(day: number): string {
   return dateOnly(day * DAY_MS);
 }
 
+/** A time zone with daylight saving time: its offset from UTC at an instant, and the instant of a local wall time. */
+export interface Zone {
+  readonly name: string;
+  /** Minutes east of UTC at the instant `ms`. */
+  offsetAt(ms: number): number;
+  /** The instant whose local wall time in this zone is `localMs` (wall time written as if it were UTC). */
+  toUtc(localMs: number): number;
+}
+
+const zones = new Map<string, Zone>();
+
+/** The zone of an IANA name; offsets come from Intl once per hour of time and are then remembered. */
+export function zone(name: string): Zone {
+  let z = zones.get(name);
+  if (z) return z;
+  const format = new Intl.DateTimeFormat('en-US', { timeZone: name, timeZoneName: 'longOffset' });
+  const byHour = new Map<number, number>();
+  const offsetAt = (ms: number): number => {
+    const hour = Math.floor(ms / HOUR_MS);
+    let minutes = byHour.get(hour);
+    if (minutes === undefined) {
+      const text = format.formatToParts(new Date(hour * HOUR_MS)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+      const m = /GMT([+-])(\d{2}):(\d{2})/.exec(text);
+      minutes = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+      byHour.set(hour, minutes);
+    }
+    return minutes;
+  };
+  z = {
+    name,
+    offsetAt,
+    toUtc(localMs) {
+      // The offset an hour either side of a change decides; a wall time skipped in spring reads as the later offset.
+      const guess = localMs - offsetAt(localMs) * 60_000;
+      return localMs - offsetAt(guess) * 60_000;
+    },
+  };
+  zones.set(name, z);
+  return z;
+}
+
+/** The company's own time zone: a zone with daylight saving time, so both -06:00 and -05:00 occur. */
+export const COMPANY_ZONE: Zone = zone('America/Chicago');
+
+const offsetOf = (ms: number, tz: number | Zone): number => (typeof tz === 'number' ? tz : tz.offsetAt(ms));
+
 /**
- * `yyyy-MM-ddTHH:mm:ss±hh:mm`: the local wall time at `offsetMinutes` from UTC.
+ * `yyyy-MM-ddTHH:mm:ss±hh:mm`: the local wall time in a zone, or at a fixed `offsetMinutes` from UTC.
  * Built from character codes so V8 stores it as one flat string; concatenation would keep a rope of slices,
  * which costs several times the memory across a million shift assignments.
  */
-export function dateTime(ms: number, offsetMinutes: number): string {
+export function dateTime(ms: number, tz: number | Zone): string {
+  const offsetMinutes = offsetOf(ms, tz);
   const local = ms + offsetMinutes * 60_000;
   const days = Math.floor(local / DAY_MS);
   let secs = Math.floor((local - days * DAY_MS) / 1000);
@@ -84,7 +132,8 @@ function civilFromDays(z0: number): [number, number, number] {
 export class TimeTexts {
   private readonly byOffset = new Map<number, Map<number, string>>();
 
-  at(ms: number, offsetMinutes: number): string {
+  at(ms: number, tz: number | Zone): string {
+    const offsetMinutes = offsetOf(ms, tz);
     let cache = this.byOffset.get(offsetMinutes);
     if (!cache) {
       cache = new Map();

@@ -3,27 +3,28 @@ import { LEAVE_POLICIES } from './names.ts';
 import { timeOffEmployee } from './records.ts';
 import type { Rng } from './rng.ts';
 import type { Store, TimeOffEntry } from './store.ts';
-import { DAY_MS, HOUR_MS, dateTime } from './time.ts';
+import { COMPANY_ZONE, DAY_MS, HOUR_MS, dateTime, type Zone } from './time.ts';
 
-export function offsetOf(store: Store, ind: Individual): number {
-  return store.localeByName(ind.Locale)?.offset ?? -300;
+/** The time zone of an individual's locale, or the company's. */
+export function zoneOf(store: Store, ind: Individual): Zone {
+  return store.localeByName(ind.Locale)?.zone ?? COMPANY_ZONE;
 }
 
 /** A time off request starting at `startMs`, requested at `requestedMs`, still pending. */
 export function makeTimeOff(store: Store, rng: Rng, ind: Individual, startMs: number, requestedMs: number): TimeOffEntry {
-  const offset = offsetOf(store, ind);
+  const zone = zoneOf(store, ind);
   const days = rng.chance(0.2) ? 0 : rng.int(1, 5);
   const hours = days === 0 ? rng.pick([2, 4, 6]) : days * rng.pick([8, 12]);
   const endMs = days === 0 ? startMs + hours * HOUR_MS : startMs + days * DAY_MS - 60_000;
   const policy = rng.pick(LEAVE_POLICIES);
   const rec: TimeOffRequest = {
     Employee: timeOffEmployee(ind),
-    StartDateTime: dateTime(startMs, offset),
-    EndDateTime: dateTime(endMs, offset),
+    StartDateTime: dateTime(startMs, zone),
+    EndDateTime: dateTime(endMs, zone),
     RequestedLeavePolicy: policy.policy,
     RequestedLeaveType: rng.pick(policy.types),
     ApprovedHours: null,
-    RequestedDateTime: dateTime(requestedMs, offset),
+    RequestedDateTime: dateTime(requestedMs, zone),
     Status: 'Pending',
     ReviewedBy: null,
     ReviewedDateTime: null,
@@ -36,7 +37,7 @@ export function makeTimeOff(store: Store, rng: Rng, ind: Individual, startMs: nu
 export function decide(store: Store, rng: Rng, entry: TimeOffEntry, status: 'Approved' | 'Denied' | 'Canceled', reviewer: Individual | undefined, atMs: number): TimeOffRequest {
   const r = entry.rec;
   const requester = store.individual(entry.serviceId);
-  const offset = requester ? offsetOf(store, requester) : -300;
+  const zone = requester ? zoneOf(store, requester) : COMPANY_ZONE;
   const hours = r.RequestedHours ?? 0;
   let approved: TimeOffRequest['ApprovedHours'] = [];
   if (status === 'Approved') {
@@ -55,7 +56,7 @@ export function decide(store: Store, rng: Rng, entry: TimeOffEntry, status: 'App
     ApprovedHours: status === 'Canceled' ? null : approved,
     Status: status,
     ReviewedBy: reviewed && reviewer ? timeOffEmployee(reviewer) : null,
-    ReviewedDateTime: reviewed ? dateTime(atMs, offset) : null,
+    ReviewedDateTime: reviewed ? dateTime(atMs, zone) : null,
   };
 }
 

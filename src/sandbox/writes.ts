@@ -11,8 +11,8 @@ import {
   type Individual,
 } from '../source/schemas/index.ts';
 import { refuse } from './queries.ts';
-import { certRecord, coreOf, refreshCertsOf, supervisorName, type CertCore } from './records.ts';
-import type { Outcome } from './service.ts';
+import { certRecord, coreOf, refreshCertsOf, refreshSupervised, supervisorName, type CertCore } from './records.ts';
+import type { Outcome, WriteEndpoint } from './service.ts';
 import type { Store } from './store.ts';
 import { dateOnly } from './time.ts';
 
@@ -159,6 +159,7 @@ function insertIndividual(store: Store, body: unknown): Outcome<object | null> {
   });
   store.putIndividual(ind);
   if (parsed.data.SSN) store.ssnHashes.set(ind.ServiceId, ssnHash(parsed.data.SSN));
+  record(store, 'individualInsert', ind);
   store.bump();
   return { ok: true, value: ind };
 }
@@ -187,17 +188,9 @@ function updateIndividual(store: Store, body: unknown): Outcome<object | null> {
   if (parsed.data.SSN) store.ssnHashes.set(serviceId, ssnHash(parsed.data.SSN));
   refreshCertsOf(store, ind);
   refreshSupervised(store, ind);
+  record(store, 'individualUpdate', ind);
   store.bump();
   return { ok: true, value: ind };
-}
-
-/** SupervisorName is derived, so the people a renamed supervisor supervises show the new name. */
-function refreshSupervised(store: Store, sup: Individual): void {
-  const name = sup.IsSupervisor === 1 ? supervisorName(sup) : null;
-  for (const i of [...store.individuals.values()]) {
-    if (i.SupervisorId !== sup.IndividualId || i.SupervisorName === name) continue;
-    store.putIndividual(sup.IsSupervisor === 1 ? { ...i, SupervisorName: name } : { ...i, SupervisorId: null, SupervisorName: null });
-  }
 }
 
 function insertCertification(store: Store, body: unknown): Outcome<object | null> {
@@ -230,6 +223,7 @@ function insertCertification(store: Store, body: unknown): Outcome<object | null
   store.putCert(cert);
   // A credential entered from outside awaits verification like any other new one.
   store.pending.set(cert.IndividualCertificationId, { VerificationStatus: 'Pending', IssuingBodyFailureReason: null });
+  record(store, 'certificationInsert', cert);
   store.bump();
   return { ok: true, value: cert };
 }
@@ -264,6 +258,7 @@ function updateCertification(store: Store, body: unknown): Outcome<object | null
   };
   const cert = certRecord(store, next, ind);
   store.putCert(cert);
+  record(store, 'certificationUpdate', cert);
   store.bump();
   return { ok: true, value: cert };
 }
@@ -271,6 +266,8 @@ function updateCertification(store: Store, body: unknown): Outcome<object | null
 /**
  * Verification results. A verified credential leaves the pending list (it no longer awaits verification);
  * one that failed stays on it with VerificationStatus `Not Verified` and the ErrorList as failure reasons.
+ * A result whose RequestId was applied before is not applied again; the batch is still answered 201, since the
+ * spec shows no other answer, so a resend after a lost answer is harmless.
  */
 function validateSubmission(store: Store, body: unknown): Outcome<object | null> {
   if (!Array.isArray(body) || body.length === 0) return refuse(400, 'invalid_request', 'The body must be a non-empty array of verification results.');
@@ -293,13 +290,23 @@ function validateSubmission(store: Store, body: unknown): Outcome<object | null>
   if (Object.keys(fields).length > 0) return invalid(fields);
   for (const item of items) {
     const id = Number(item.IndividualCertificationId);
+    if (item.RequestId != null && store.requestIds.has(item.RequestId)) {
+      store.duplicateRequestIds += 1;
+      continue;
+    }
+    if (item.RequestId != null) store.requestIds.add(item.RequestId);
     const { ECardImage, ...kept } = item;
-    store.verificationResults.push({ ...kept, HasECardImage: Boolean(ECardImage), ReceivedAt: new Date(store.nowMs).toISOString() });
+    record(store, 'validateSubmission', { ...kept, HasECardImage: Boolean(ECardImage) });
     if (item.IsVerified) store.pending.delete(id);
     else store.pending.set(id, { VerificationStatus: 'Not Verified', IssuingBodyFailureReason: item.ErrorList ?? [] });
   }
   store.bump();
   return { ok: true, value: null };
+}
+
+/** Keeps what a write applied, for `/_sandbox/truth/<write endpoint>` and the stats. */
+function record(store: Store, endpoint: WriteEndpoint, value: object): void {
+  store.applied[endpoint].push({ AppliedAt: new Date(store.nowMs).toISOString(), ...value });
 }
 
 const writers: Partial<Record<EndpointName, (store: Store, body: unknown) => Outcome<object | null>>> = {

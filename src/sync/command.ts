@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
+import { App } from '../app/index.ts';
+import { shownUrl } from '../app/environment.ts';
 import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
-import { openEnvironment, shownUrl } from './environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from './runner.ts';
-import type { Progress } from './engine.ts';
 
 const HELP = `usage: wfsync sync --once [--streams a,b] [--full-refresh] [--json]
 
@@ -35,37 +35,26 @@ export async function runSyncCommand(args: string[]): Promise<number> {
     return 2;
   }
   const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
-  const config = loadConfig();
-  const env = await openEnvironment(config, log);
-  const progress = progressPrinter();
+  const app = new App(loadConfig(), log);
   const summaries: SyncSummary[] = [];
+  let warehouse = '';
   try {
+    const env = await app.environment();
+    warehouse = `warehouse: psql '${shownUrl(app.config, env.warehouse)}'   (schema ${app.config.dbSchema})\n`;
+    const board = app.progress(true);
     for (const ctx of env.contexts) {
-      summaries.push(
-        await runStreams({ ...ctx, onProgress: progress }, selected, { fullRefresh: values['full-refresh'] }),
-      );
+      summaries.push(await runStreams(ctx, selected, { fullRefresh: values['full-refresh'] }));
     }
+    board.clear();
   } finally {
-    await env.close();
+    await app.stop();
   }
   // Where the rows went, and what was left out, close the summary: a run that fails early prints one line only.
-  const unsynced = unsyncedFormsNotice(config);
-  process.stderr.write(
-    `${formatSummaries(summaries)}warehouse: psql '${shownUrl(config, env)}'   (schema ${config.dbSchema})\n${unsynced ? `${unsynced}\n` : ''}`,
-  );
+  const unsynced = unsyncedFormsNotice(app.config);
+  app.console.write(`${formatSummaries(summaries)}${warehouse}${unsynced ? `${unsynced}\n` : ''}`);
+  // Only the summary goes to stdout: `sync --once --json > out.json` is valid JSON.
   if (values.json) process.stdout.write(`${JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
   return summaries.some((s) => s.failed > 0) ? 1 : 0;
-}
-
-/** One line per stream on stderr, at most every half second each. */
-export function progressPrinter(): (p: Progress) => void {
-  const last = new Map<string, number>();
-  return (p) => {
-    const now = Date.now();
-    if (now - (last.get(p.stream) ?? 0) < 500) return;
-    last.set(p.stream, now);
-    process.stderr.write(`  ${p.stream.padEnd(32)} ${String(p.rows).padStart(9)} rows  ${String(p.requests).padStart(6)} requests\n`);
-  };
 }
 
 export function formatSummaries(summaries: SyncSummary[]): string {

@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
+import { request } from 'undici';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { call, v2 } from './http-helpers.ts';
 
 const BIN = new URL('../../bin/wfsync.js', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 function wfsync(args: string[]) {
   const child = spawn(process.execPath, [BIN, 'sandbox', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'silent' } });
@@ -63,8 +65,52 @@ describe('wfsync sandbox', () => {
   it('documents its options and the --faults syntax in --help', async () => {
     const run = wfsync(['--help']);
     expect(await run.exited).toBe(0);
-    for (const word of ['--port', '--host', '--seed', '--size', '--key', '--rate-limit', '--latency-ms', '--faults', 'storm=EVERY:FOR']) {
+    for (const word of ['--port', '--host', '--seed', '--size', '--key', '--rate-limit', '--latency-ms', '--faults', 'storm=EVERY:FOR', 'lost=P', '--quirks', '--late-ms']) {
       expect(run.out()).toContain(word);
     }
   });
+});
+
+/** Whether anything still answers at `url` (any HTTP status counts). */
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await request(`${url}/_sandbox/now`, { headersTimeout: 1000, bodyTimeout: 1000 });
+    await res.body.text();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm run wfsync -- sandbox', () => {
+  // npm runs a script through `sh -c`; a shell that does not exec its last command takes npm's SIGTERM and dies
+  // alone, leaving tsx and the sandbox serving. The scripts exec, so the signal reaches tsx, which relays it.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`stops serving when ${signal} is sent to the npm process only`, async () => {
+      const npm = spawn('npm', ['run', 'wfsync', '--', 'sandbox', '--port', '0', '--size', 'tiny', '--rate-limit', 'off'], {
+        cwd: ROOT,
+        // Its own process group, so the signal goes to npm alone, as `kill <pid>` sends it.
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, LOG_LEVEL: 'silent' },
+      });
+      let out = '';
+      npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      try {
+        await until(() => /sandbox serving (http:\/\/\S+)/.test(out), 60_000);
+        const url = /sandbox serving (http:\/\/\S+)/.exec(out)![1]!;
+        expect(await answers(url)).toBe(true);
+        process.kill(npm.pid!, signal);
+        const stoppedBy = Date.now() + 5000;
+        while ((await answers(url)) && Date.now() < stoppedBy) await new Promise((r) => setTimeout(r, 100));
+        expect(await answers(url)).toBe(false);
+      } finally {
+        try {
+          process.kill(-npm.pid!, 'SIGKILL');
+        } catch {
+          // Already gone, as it should be.
+        }
+      }
+    }, 90_000);
+  }
 });

@@ -98,10 +98,11 @@ describe('faults on demand', () => {
     expect((await call(sb, PATH)).status).toBe(200);
   });
 
-  it('reads the command-line syntax 500=P,reset=P,slow=P:MS,truncate=P,storm=EVERY:FOR', () => {
-    expect(parseFaults('500=0.1,reset=0.05,slow=0.1:2000,truncate=0.05,storm=10000:2000')).toEqual({
+  it('reads the command-line syntax 500=P,reset=P,lost=P,slow=P:MS,truncate=P,storm=EVERY:FOR', () => {
+    expect(parseFaults('500=0.1,reset=0.05,lost=0.02,slow=0.1:2000,truncate=0.05,storm=10000:2000')).toEqual({
       error500: 0.1,
       reset: 0.05,
+      lost: 0.02,
       slow: 0.1,
       slowMs: 2000,
       truncate: 0.05,
@@ -141,13 +142,18 @@ describe('latency and admin routes', () => {
       expect((await call(sb, '/_sandbox/advance?hours=-1', { key: null, method: 'POST' })).status).toBe(400);
       const info = (await call(sb, '/_sandbox/info', { key: null })).json();
       expect(info).toMatchObject({ companyId: sb.data.companyId(), rateLimit: '1/60s' });
-      expect(sb.stats()).toEqual({ requests: 0, rateLimited: 0, byKey: { [sb.apiKey]: { requests: 0, rateLimited: 0 } } });
+      expect(sb.stats()).toMatchObject({ requests: 0, rateLimited: 0, byKey: { [sb.apiKey]: { requests: 0, rateLimited: 0 } } });
       await call(sb, PATH);
       await call(sb, PATH);
       expect((await call(sb, '/_sandbox/stats', { key: null })).json()).toEqual({
         requests: 2,
         rateLimited: 1,
         byKey: { [sb.apiKey]: { requests: 2, rateLimited: 1 } },
+        faults: { error500: 0, reset: 0, lost: 0, truncate: 0, slow: 0 },
+        writes: {
+          applied: { individualInsert: 0, individualUpdate: 0, certificationInsert: 0, certificationUpdate: 0, validateSubmission: 0 },
+          duplicateRequestIds: 0,
+        },
       });
     } finally {
       await sb.close();

@@ -4,8 +4,8 @@ import { SourceClient } from '../source/client.ts';
 import { createRateLimiter } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
-import { startSandbox, type RunningSandbox } from '../sandbox/index.ts';
-import type { SyncContext } from './engine.ts';
+import type { RunningSandbox } from '../sandbox/index.ts';
+import type { SyncContext } from '../sync/engine.ts';
 import { Observers } from '../observers.ts';
 
 /** What a process needs to run streams: the warehouse, one limiter, and a client per company. */
@@ -22,26 +22,18 @@ export interface Environment {
 /** The built-in sandbox for runs with no WFS_BASE_URL: small, quick, and said plainly. */
 export const BUILT_IN_SANDBOX = { seed: 1, size: 'small', rateLimit: { limit: 100, windowMs: 1000 } } as const;
 
-export async function openEnvironment(config: Config, log: Logger): Promise<Environment> {
+/**
+ * The warehouse (migrated), one limiter and a client per company, all reporting to `observers`. The sandbox
+ * module is loaded only when there is no WFS_BASE_URL: a production process never loads it.
+ */
+export async function openEnvironment(config: Config, log: Logger, observers = new Observers()): Promise<Environment> {
   const sandbox = config.sandbox ? await startBuiltInSandbox(log) : undefined;
   let warehouse: Warehouse;
   try {
-    warehouse = await openWarehouse({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      schema: config.dbSchema,
-      logger: log,
-    });
+    warehouse = await openMigratedWarehouse(config, log);
   } catch (e) {
     await sandbox?.close();
-    throw warehouseError(config, e);
-  }
-  try {
-    await warehouse.migrate();
-  } catch (e) {
-    await warehouse.close();
-    await sandbox?.close();
-    throw warehouseError(config, e);
+    throw e;
   }
   const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
   const limiter = createRateLimiter({
@@ -50,7 +42,6 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
     safetyMarginMs: config.rateLimitMarginMs,
     logger: log,
   });
-  const observers = new Observers();
   const contexts = config.companies.map((company): SyncContext => {
     const client = new SourceClient({
       company: company.key,
@@ -92,6 +83,19 @@ export async function openEnvironment(config: Config, log: Logger): Promise<Envi
   };
 }
 
+/** The configured warehouse, migrated; one line naming it when it cannot be reached or migrated. */
+export async function openMigratedWarehouse(config: Config, log: Logger): Promise<Warehouse> {
+  let warehouse: Warehouse | undefined;
+  try {
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log });
+    await warehouse.migrate();
+    return warehouse;
+  } catch (e) {
+    await warehouse?.close().catch(() => undefined);
+    throw warehouseError(config, e);
+  }
+}
+
 /** The warehouse could not be reached or migrated: say which one, without its password. */
 export function warehouseError(config: Config, e: unknown): Error {
   const where = config.databaseUrl ? `DATABASE_URL ${withoutPassword(config.databaseUrl)}` : `the embedded Postgres under ${config.dataDir}`;
@@ -105,11 +109,12 @@ export function withoutPassword(url: string): string {
 }
 
 /** Where to connect with psql: the embedded warehouse in full (its password is a fixed local one), a server's without its password. */
-export function shownUrl(config: Config, env: Environment): string {
-  return config.databaseUrl ? withoutPassword(env.warehouse.url) : env.warehouse.url;
+export function shownUrl(config: Config, warehouse: Warehouse): string {
+  return config.databaseUrl ? withoutPassword(warehouse.url) : warehouse.url;
 }
 
 async function startBuiltInSandbox(log: Logger): Promise<RunningSandbox> {
+  const { startSandbox } = await import('../sandbox/index.ts');
   const sandbox = await startSandbox({ port: 0, ...BUILT_IN_SANDBOX });
   log.warn(
     { url: sandbox.url, size: BUILT_IN_SANDBOX.size },

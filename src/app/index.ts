@@ -1,0 +1,247 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { jobs } from '../../jobs/index.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { Observers } from '../observers.ts';
+import type { ScheduleOptions } from '../ops/freshness.ts';
+import { LiveFigures } from '../ops/live.ts';
+import { Metrics } from '../ops/metrics.ts';
+// The HTTP side (hono, bull-board) loads only in a process that serves it: a scheduler starts without it.
+import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
+import { outboxCounts, readStatus } from '../ops/status.ts';
+import { stderrConsole, type Console } from '../ops/console.ts';
+import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
+import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
+import { createSyncQueue, enqueueRun, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
+import { startSyncWorker, type SyncWorker } from '../queue/worker.ts';
+import { ProgressBoard } from '../sync/progress.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { openEnvironment, openMigratedWarehouse, type Environment } from './environment.ts';
+
+/** Work that runs beside the sync jobs for as long as the process does (the push runner). */
+export interface Runner {
+  name: string;
+  start(): Promise<void> | void;
+  /** Ends after the work in hand; resolves when it has. */
+  stop(): Promise<void> | void;
+}
+
+/** A part of the process to stop, named for the shutdown log. */
+interface Stop {
+  name: string;
+  stop: () => Promise<void> | void;
+}
+
+/**
+ * The one composition root: config → warehouse → limiter → clients → runners → HTTP server, each a step a
+ * command asks for. Every step registers how it stops, and `stop()` stops them in the reverse order.
+ *
+ * Other modules plug in through `runners` (started by `startRunners`), `apps` (served under their path by the
+ * ops server), `boardQueues` (shown on /queues) and `actions` (the dashboard's buttons).
+ */
+export class App {
+  readonly observers = new Observers();
+  readonly metrics: Metrics;
+  readonly live = new LiveFigures();
+  readonly runners: Runner[] = [];
+  readonly apps: MountedApp[] = [];
+  /** Queues bull-board shows besides `sync`. */
+  readonly boardQueues: Queue[] = [];
+  readonly actions: OpsActions = {};
+  readonly #stops: Stop[] = [];
+  #env?: Environment;
+  #warehouse?: Warehouse;
+  #redis?: Redis;
+  #queue?: Queue<SyncJobData>;
+  #runner?: InProcessRunner;
+
+  constructor(
+    readonly config: Config,
+    readonly log: Logger,
+    readonly console: Console = stderrConsole,
+  ) {
+    this.metrics = new Metrics({
+      queues: () => (this.#queue ? [this.#queue, ...this.boardQueues] : this.boardQueues),
+      outbox: () => (this.#warehouse ? outboxCounts(this.#warehouse) : Promise.resolve({})),
+    });
+    this.metrics.listen(this.observers);
+    this.live.listen(this.observers);
+  }
+
+  /** Registers how to undo a step; steps stop in the reverse order they started. */
+  onStop(name: string, stop: () => Promise<void> | void): void {
+    this.#stops.push({ name, stop });
+  }
+
+  get companies(): string[] {
+    return this.config.companies.map((c) => c.key);
+  }
+
+  get schedule(): ScheduleOptions {
+    return { jobs, cronOverrides: this.config.cron, timezone: this.config.timezone };
+  }
+
+  /** The warehouse, limiter and clients (and the built-in sandbox when there is no WFS_BASE_URL). */
+  async environment(): Promise<Environment> {
+    if (this.#env) return this.#env;
+    const env = await openEnvironment(this.config, this.log, this.observers);
+    this.#env = env;
+    this.#warehouse = env.warehouse;
+    this.onStop('environment', env.close);
+    await this.#seedFreshness(env.warehouse);
+    return env;
+  }
+
+  /** The warehouse alone, migrated (serve, status, migrate). */
+  async warehouse(): Promise<Warehouse> {
+    if (this.#warehouse) return this.#warehouse;
+    const wh = await openMigratedWarehouse(this.config, this.log);
+    this.#warehouse = wh;
+    this.onStop('warehouse', () => wh.close());
+    await this.#seedFreshness(wh);
+    return wh;
+  }
+
+  async #seedFreshness(wh: Warehouse): Promise<void> {
+    this.metrics.seedLastSuccess((await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams);
+  }
+
+  redis(): Redis {
+    if (this.#redis) return this.#redis;
+    if (!this.config.redisUrl) throw new Error('setting REDIS_URL: required here');
+    const redis = redisConnection(this.config.redisUrl);
+    this.#redis = redis;
+    this.onStop('redis', () => void redis.disconnect());
+    return redis;
+  }
+
+  /** The BullMQ `sync` queue. */
+  syncQueue(): Queue<SyncJobData> {
+    if (this.#queue) return this.#queue;
+    const queue = createSyncQueue(this.redis());
+    this.#queue = queue;
+    this.onStop('queue', () => queue.close());
+    return queue;
+  }
+
+  /** Takes sync jobs from the queue. */
+  async worker(): Promise<SyncWorker> {
+    const env = await this.environment();
+    const worker = startSyncWorker({
+      env,
+      connection: this.redis(),
+      concurrency: this.config.workerConcurrency,
+      lockDurationMs: this.config.jobLockMs,
+      log: this.log,
+    });
+    this.onStop('worker', worker.close);
+    return worker;
+  }
+
+  /** Runs jobs in this process (no Redis). */
+  async inProcessRunner(): Promise<InProcessRunner> {
+    if (this.#runner) return this.#runner;
+    const runner = createInProcessRunner(await this.environment(), this.log);
+    this.#runner = runner;
+    this.onStop('running jobs', runner.close);
+    return runner;
+  }
+
+  /** Fires each job on its cron; `dispatch` runs it here or enqueues it. */
+  scheduler(dispatch: Dispatch): Scheduler {
+    const scheduler = startScheduler({ ...this.schedule, companies: this.companies, dispatch, log: this.log });
+    this.onStop('scheduler', () => scheduler.stop());
+    return scheduler;
+  }
+
+  /** Where jobs go: the queue with Redis, this process without. */
+  async dispatch(): Promise<Dispatch> {
+    if (this.config.redisUrl) {
+      const queue = this.syncQueue();
+      return (run) => enqueueRun(queue, run);
+    }
+    return (await this.inProcessRunner()).dispatch;
+  }
+
+  /** Lines per running stream on a terminal (and plain lines off one when `plain`). */
+  progress(plain: boolean): ProgressBoard {
+    const board = new ProgressBoard({ console: this.console, live: this.live, plain });
+    const off = board.listen(this.observers);
+    this.onStop('progress', off);
+    return board;
+  }
+
+  /** Starts the runners other modules added (the push runner). */
+  async startRunners(): Promise<void> {
+    for (const r of this.runners) {
+      await r.start();
+      this.onStop(r.name, () => r.stop());
+    }
+  }
+
+  /** The ops server: status page, rejects, /queues, /metrics, /health, /ready, and the mounted apps. */
+  async serve(): Promise<OpsServer> {
+    const warehouse = await this.warehouse();
+    const queues = this.config.redisUrl ? [this.syncQueue(), ...this.boardQueues] : undefined;
+    if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
+    const { startOpsServer } = await import('../ops/server.ts');
+    const server = await startOpsServer({
+      warehouse,
+      port: this.config.httpPort,
+      host: this.config.httpHost,
+      log: this.log,
+      metrics: this.metrics,
+      live: this.live,
+      companies: this.companies,
+      schedule: this.schedule,
+      queues,
+      redis: this.config.redisUrl ? this.redis() : undefined,
+      dashboardToken: this.config.dashboardToken,
+      actions: this.actions,
+      apps: this.apps,
+    });
+    this.onStop('http server', server.close);
+    return server;
+  }
+
+  /** A worker's own /metrics, /health and /ready, when WFS_METRICS_PORT is set. */
+  async serveMetrics(): Promise<OpsServer | undefined> {
+    if (this.config.metricsPort === undefined) return undefined;
+    const { createMetricsApp, listen } = await import('../ops/server.ts');
+    const app = createMetricsApp({ metrics: this.metrics, warehouse: await this.warehouse(), redis: this.config.redisUrl ? this.redis() : undefined });
+    const server = await listen(app, this.config.metricsPort, this.config.httpHost);
+    this.onStop('metrics server', server.close);
+    return server;
+  }
+
+  /** "Run now" for one stream: enqueued with Redis, else run here (when this process runs jobs). */
+  async #runStreamAction(): Promise<OpsActions['runStream']> {
+    const oneStream = (stream: string) => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
+    if (this.config.redisUrl) {
+      const queue = this.syncQueue();
+      return async (company, stream) => {
+        await enqueueRun(queue, { company, job: oneStream(stream), firedAt: new Date() });
+        return `${stream} of ${company} is queued`;
+      };
+    }
+    if (!this.#runner) return undefined;
+    const runner = this.#runner;
+    return async (company, stream) => {
+      void runner.runNow(company, oneStream(stream)).catch((err: unknown) => this.log.error({ err, company, stream }, 'run from the dashboard failed'));
+      return `${stream} of ${company} is running`;
+    };
+  }
+
+  /** Stops every step in the reverse order, each named in the log. */
+  async stop(onStep: (name: string) => void = () => {}): Promise<void> {
+    for (const { name, stop } of this.#stops.reverse()) {
+      onStep(name);
+      this.log.debug({ step: name }, 'stopping');
+      await Promise.resolve()
+        .then(stop)
+        .catch((err: unknown) => this.log.error({ err, step: name }, 'error while stopping'));
+    }
+    this.#stops.length = 0;
+  }
+}

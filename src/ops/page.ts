@@ -1,0 +1,189 @@
+import type { KeyFigures } from './live.ts';
+import { formatLag } from './freshness.ts';
+import type { Reject, Status, StreamStatus } from './status.ts';
+
+export const esc = (v: unknown): string =>
+  String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const STYLE = `
+body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{display:flex;align-items:center;gap:1.5em;padding:.8em 2em;background:#1d2330;color:#fff}
+header h1{font-size:18px;margin:0}header a{color:#cfe0ff}header nav{display:flex;gap:1em;flex:1}
+main{padding:1em 2em 3em}h2{font-size:16px;margin:1.6em 0 .5em}
+table{border-collapse:collapse;background:#fff;box-shadow:0 1px 2px #0001;width:100%}
+td,th{padding:5px 10px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
+th{background:#eef0f4;font-weight:600;font-size:12px;text-transform:uppercase;letter-spacing:.03em}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
+.fresh{background:#d9f5e1;color:#106b2f}.late{background:#fff1c2;color:#7a5a00}.stale{background:#fddcdc;color:#9b1c1c}
+.failed{color:#9b1c1c;font-weight:600}.ok{color:#106b2f}.running{color:#1d4ed8}
+.error{color:#9b1c1c;max-width:32em;word-break:break-word}
+.muted{color:#6b7280}.flash{background:#e0ecff;padding:.6em 1em;border-radius:4px}
+pre{margin:0;white-space:pre-wrap;word-break:break-all;max-width:60em;font-size:12px}
+form.inline{display:inline;margin:0}button{font:inherit;font-size:12px;padding:2px 8px;cursor:pointer}
+.cards{display:flex;gap:1em;flex-wrap:wrap}.card{background:#fff;padding:.6em 1em;box-shadow:0 1px 2px #0001;min-width:8em}
+.card b{display:block;font-size:20px}`;
+
+export interface Viewer {
+  signedIn: boolean;
+  /** Sign-in is possible (a dashboard token is set). */
+  canSignIn: boolean;
+}
+
+export function layout(title: string, viewer: Viewer, body: string, refreshS?: number): string {
+  const who = viewer.signedIn
+    ? '<form class="inline" method="post" action="/signout"><button>sign out</button></form>'
+    : viewer.canSignIn
+      ? '<a href="/signin">sign in</a>'
+      : '<span class="muted">read-only</span>';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · workforce-sync</title>
+${refreshS ? `<meta http-equiv="refresh" content="${refreshS}">` : ''}<style>${STYLE}</style></head><body>
+<header><h1>workforce-sync</h1><nav><a href="/">status</a><a href="/rejects">rejects</a><a href="/queues">queues</a><a href="/metrics">metrics</a></nav>${who}</header>
+<main>${body}</main></body></html>`;
+}
+
+const when = (d: Date | null) => (d ? `<span title="${esc(d.toISOString())}">${esc(d.toISOString().replace('T', ' ').slice(0, 19))}</span>` : '<span class="muted">-</span>');
+
+function lastRun(s: StreamStatus): string {
+  if (s.running) return `<span class="running">running</span> since ${when(s.lastStartedAt)}`;
+  if (!s.lastOutcome) return '<span class="muted">never</span>';
+  return `<span class="${esc(s.lastOutcome)}">${esc(s.lastOutcome)}</span> ${when(s.lastFinishedAt)}`;
+}
+
+function streamRow(s: StreamStatus, viewer: Viewer, canRun: boolean): string {
+  const rejects = s.rejectsKept
+    ? `<a href="/rejects?company=${encodeURIComponent(s.company)}&amp;stream=${encodeURIComponent(s.stream)}">${s.rejectsKept}</a>`
+    : '0';
+  const run =
+    canRun && viewer.signedIn
+      ? `<form class="inline" method="post" action="/actions/run"><input type="hidden" name="company" value="${esc(s.company)}"><input type="hidden" name="stream" value="${esc(s.stream)}"><button>run now</button></form>`
+      : '';
+  return `<tr data-company="${esc(s.company)}" data-stream="${esc(s.stream)}" data-freshness="${s.freshness}">
+<td>${esc(s.stream)}</td><td><span class="badge ${s.freshness}">${s.freshness}</span></td>
+<td class="n">${esc(formatLag(s.lagSeconds === null ? null : s.lagSeconds * 1000))}</td>
+<td>${lastRun(s)}</td><td>${when(s.lastOkAt)}</td><td class="n">${s.rows}</td><td class="n">${rejects}</td>
+<td class="error">${esc(s.lastOutcome === 'failed' ? s.error : '')}</td>
+<td>${when(s.nextRunAt)}<div class="muted">${esc(s.job ?? '')} ${esc(s.cron ?? '')}</div></td><td>${run}</td></tr>`;
+}
+
+function keyRows(keys: KeyFigures[], now: number): string {
+  if (keys.length === 0) return '<p class="muted">No request has been sent by this process yet.</p>';
+  const rows = keys.map((k) => {
+    const used = k.limit !== undefined && k.remaining !== undefined ? `${k.limit - k.remaining} / ${k.limit}` : '-';
+    const reset = k.resetAtMs !== undefined && k.resetAtMs > now ? `${Math.ceil((k.resetAtMs - now) / 1000)} s` : '-';
+    return `<tr data-company="${esc(k.company)}"><td>${esc(k.company)}</td><td class="n">${used}</td><td class="n">${reset}</td><td class="n">${k.requests}</td><td class="n ${k.rateLimited ? 'failed' : ''}">${k.rateLimited}</td></tr>`;
+  });
+  return `<table id="keys"><thead><tr><th>company (API key)</th><th>budget used in window</th><th>window resets in</th><th>requests</th><th>429s</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+export interface StatusPageInput {
+  status: Status;
+  keys: KeyFigures[];
+  viewer: Viewer;
+  canRun: boolean;
+  /** Changes an operator may retry, when the push module offers retries. */
+  retryable?: { id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[];
+  flash?: string;
+  now: number;
+}
+
+export function statusPage(p: StatusPageInput): string {
+  const { status } = p;
+  const byCompany = new Map<string, StreamStatus[]>();
+  for (const s of status.streams) byCompany.set(s.company, [...(byCompany.get(s.company) ?? []), s]);
+  const count = (f: string) => status.streams.filter((s) => s.freshness === f).length;
+  const summary = `<div class="cards">
+<div class="card"><b>${status.streams.length}</b>streams</div><div class="card"><b class="ok">${count('fresh')}</b>fresh</div>
+<div class="card"><b>${count('late')}</b>late</div><div class="card"><b class="failed">${count('stale')}</b>stale</div>
+<div class="card"><b class="${status.streams.some((s) => s.lastOutcome === 'failed') ? 'failed' : ''}">${status.streams.filter((s) => s.lastOutcome === 'failed').length}</b>failed last run</div>
+<div class="card"><b><a href="/rejects">${status.rejectsTotal}</a></b>rejects kept</div></div>`;
+  const tables = [...byCompany]
+    .map(
+      ([company, rows]) => `<h2>company ${esc(company)}</h2>
+<table class="streams"><thead><tr><th>stream</th><th>freshness</th><th>lag</th><th>last run</th><th>last success</th><th>rows (last run)</th><th>rejects</th><th>error</th><th>next run</th><th></th></tr></thead>
+<tbody>${rows.map((s) => streamRow(s, p.viewer, p.canRun)).join('')}</tbody></table>`,
+    )
+    .join('');
+  const push = status.push;
+  const pushCounts = Object.entries(push.counts);
+  const retry = p.retryable?.length
+    ? `<table id="retryable"><thead><tr><th>change</th><th>company</th><th>kind</th><th>status</th><th>error</th><th>updated</th><th></th></tr></thead><tbody>${p.retryable
+        .map(
+          (r) =>
+            `<tr><td>${r.id}</td><td>${esc(r.company)}</td><td>${esc(r.kind)}</td><td class="failed">${esc(r.status)}</td><td class="error">${esc(r.error)}</td><td>${when(r.updatedAt)}</td><td>${
+              p.viewer.signedIn ? `<form class="inline" method="post" action="/actions/retry-push"><input type="hidden" name="id" value="${r.id}"><button>retry</button></form>` : ''
+            }</td></tr>`,
+        )
+        .join('')}</tbody></table>`
+    : '';
+  return layout(
+    'status',
+    p.viewer,
+    `${p.flash ? `<p class="flash">${esc(p.flash)}</p>` : ''}${summary}
+<p class="muted">Freshness is the time since a stream's last successful run started, against its job's schedule: late past 1.5 intervals, stale past 2 (or never synced).</p>
+${tables || '<p>No company is configured.</p>'}
+<h2>API keys (live, this process)</h2>${keyRows(p.keys, p.now)}
+<h2>push</h2><div class="cards" id="push">${
+      pushCounts.length ? pushCounts.map(([k, n]) => `<div class="card" data-status="${esc(k)}"><b>${n}</b>${esc(k)}</div>`).join('') : '<div class="card"><b>0</b>changes</div>'
+    }<div class="card"><b class="${push.inDoubt ? 'failed' : ''}">${push.inDoubt}</b>in doubt</div><div class="card"><b>${push.oldestQueuedAt ? esc(formatLag(p.now - push.oldestQueuedAt.getTime())) : '-'}</b>oldest queued</div></div>
+${retry}`,
+    10,
+  );
+}
+
+export function rejectsPage(rejects: Reject[], filter: { company?: string; stream?: string }, viewer: Viewer, next?: number): string {
+  const rows = rejects
+    .map(
+      (r) =>
+        `<tr class="reject" data-id="${r.id}"><td>${when(r.seenAt)}</td><td>${esc(r.company)}</td><td>${esc(r.stream)}</td><td class="error">${esc(r.reason)}</td><td><pre>${esc(JSON.stringify(r.raw, null, 2))}</pre></td></tr>`,
+    )
+    .join('');
+  const scope = [filter.company && `company ${filter.company}`, filter.stream && `stream ${filter.stream}`].filter(Boolean).join(', ');
+  const q = (extra: Record<string, string>) => new URLSearchParams({ ...(filter.company ? { company: filter.company } : {}), ...(filter.stream ? { stream: filter.stream } : {}), ...extra }).toString();
+  return layout(
+    'rejects',
+    viewer,
+    `<h2>Rejected records${scope ? ` of ${esc(scope)}` : ''}, newest first</h2>
+<p class="muted">Records that failed their schema: the rest of their page was written. Each keeps the service's raw payload and the reason.</p>
+${rows ? `<table id="rejects"><thead><tr><th>seen</th><th>company</th><th>stream</th><th>reason</th><th>raw payload</th></tr></thead><tbody>${rows}</tbody></table>` : '<p>No rejected records.</p>'}
+${next ? `<p><a href="/rejects?${esc(q({ before: String(next) }))}">older</a></p>` : ''}`,
+  );
+}
+
+export function signInPage(viewer: Viewer, error?: string): string {
+  return layout(
+    'sign in',
+    viewer,
+    viewer.canSignIn
+      ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<form method="post" action="/signin"><label>dashboard token <input type="password" name="token" autofocus></label> <button>sign in</button></form>
+<p class="muted">Signed in, you can run a stream now, retry pushes and act on queued jobs.</p>`
+      : '<p>The dashboard is read-only: set WFS_DASHBOARD_TOKEN to allow signing in.</p>',
+  );
+}
+
+export interface InProcessRun {
+  company: string;
+  stream: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  outcome: string | null;
+  rows: number;
+  requests: number;
+  error: string | null;
+}
+
+export function inProcessPage(runs: InProcessRun[], viewer: Viewer): string {
+  const rows = runs
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.company)}</td><td>${esc(r.stream)}</td><td>${when(r.startedAt)}</td><td>${when(r.finishedAt)}</td><td class="${esc(r.outcome ?? 'running')}">${esc(r.outcome ?? 'running')}</td><td class="n">${r.rows}</td><td class="n">${r.requests}</td><td class="error">${esc(r.error)}</td></tr>`,
+    )
+    .join('');
+  return layout(
+    'queues',
+    viewer,
+    `<h2>Jobs run in this process</h2><p>There is no REDIS_URL, so there is no queue: jobs run in-process on their schedule. These are the latest stream runs.</p>
+<table id="runs"><thead><tr><th>company</th><th>stream</th><th>started</th><th>finished</th><th>outcome</th><th>rows</th><th>requests</th><th>error</th></tr></thead><tbody>${rows}</tbody></table>`,
+    10,
+  );
+}

@@ -1,0 +1,24 @@
+import type { Rng } from './rng.ts';
+
+/** The stretch of time one `advance` covers, and what it changed. */
+export interface Period {
+  fromMs: number;
+  toMs: number;
+  /** A random instant inside the period (after its start, at or before its end). */
+  at(): number;
+  days: number;
+  counts: Record<string, number>;
+}
+
+export function add(p: Period, kind: string, n = 1): void {
+  p.counts[kind] = (p.counts[kind] ?? 0) + n;
+}
+
+/** A random item that `keep` accepts, or undefined after `tries` misses. */
+export function randomOf<T>(rng: Rng, items: readonly T[], keep: (t: T) => boolean, tries = 40): T | undefined {
+  for (let i = 0; i < tries && items.length > 0; i++) {
+    const t = rng.pick(items);
+    if (keep(t)) return t;
+  }
+  return undefined;
+}

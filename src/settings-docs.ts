@@ -1,0 +1,53 @@
+/**
+ * What each setting of `src/config.ts` means, for the README's settings table (`npm run docs` writes it, and a
+ * test fails when a setting of the schema has no entry here, or the README's table differs).
+ */
+export interface SettingDoc {
+  /** Settings documented together; `WFS_CRON_<JOB>` stands for a family the schema reads by prefix. */
+  names: string[];
+  meaning: string;
+  default: string;
+}
+
+export const SETTING_DOCS: readonly SettingDoc[] = [
+  { names: ['WFS_BASE_URL'], meaning: "the service's base URL", default: 'the built-in sandbox' },
+  { names: ['WFS_API_KEY'], meaning: "the company's API key (required with `WFS_BASE_URL`)", default: '' },
+  {
+    names: ['WFS_COMPANIES'],
+    meaning:
+      'several companies, as JSON or the path of a JSON file: `[{"key":"north","apiKey":"…","baseUrl":"…","formIds":[12],"runTypeIds":[1]}]`. Each company has its own budget and jobs, and its rows carry its `company_key`',
+    default: 'one company, `default`',
+  },
+  { names: ['WFS_RATE_LIMIT'], meaning: 'requests per window per API key, e.g. `100/60s`, `100/1s`, `5/250ms`', default: '`100/60s`' },
+  { names: ['WFS_RATE_LIMIT_MARGIN_MS'], meaning: 'extra time each request stays counted in the window, to cover network jitter', default: '2% of the window, at most 250 ms' },
+  { names: ['WFS_FORM_IDS', 'WFS_RUN_TYPE_IDS'], meaning: 'generic form ids and run-log type ids to sync', default: "none (the sandbox's own with the sandbox)" },
+  { names: ['DATABASE_URL'], meaning: 'Postgres warehouse', default: 'embedded Postgres under `WFS_DATA_DIR`' },
+  { names: ['WFS_DB_SCHEMA'], meaning: 'warehouse schema', default: '`workforce`' },
+  { names: ['REDIS_URL'], meaning: 'Redis for the queue and the shared limiter', default: 'in-process jobs, in-memory limiter' },
+  { names: ['WFS_CRON_<JOB>'], meaning: "overrides a job's cron, e.g. `WFS_CRON_SHIFT_ASSIGNMENTS='*/5 * * * *'` (6 fields for seconds)", default: 'see Jobs' },
+  { names: ['WFS_TIMEZONE'], meaning: 'timezone of the crons', default: '`UTC`' },
+  { names: ['WFS_WORKER_CONCURRENCY'], meaning: 'jobs a worker runs at once', default: '`4`' },
+  { names: ['WFS_JOB_LOCK_MS'], meaning: 'how long a job stays locked to a worker; a worker that dies is noticed after about this long', default: '`30000`' },
+  { names: ['WFS_PUSH_TOKEN'], meaning: 'bearer token HR systems send to the push API (at least 16 characters)', default: 'no push API' },
+  { names: ['WFS_SECRET_KEY'], meaning: 'key that encrypts SSNs of queued pushes at rest (at least 16 characters)', default: '' },
+  { names: ['WFS_HTTP_PORT', 'WFS_HTTP_HOST'], meaning: 'ops server address (`start`, `serve`)', default: '`8080`, `127.0.0.1`' },
+  {
+    names: ['WFS_METRICS_PORT'],
+    meaning: 'where a `worker` serves its own `/metrics`, `/health` and `/ready` (on `WFS_HTTP_HOST`; `0` picks a free port and logs it)',
+    default: 'none: a worker serves nothing',
+  },
+  {
+    names: ['WFS_DASHBOARD_TOKEN'],
+    meaning: 'lets an operator sign in to the dashboard (`/signin`) to run a stream now, retry pushes and act on queued jobs (at least 16 characters)',
+    default: 'the dashboard is read-only',
+  },
+  { names: ['WFS_DATA_DIR'], meaning: 'where the embedded Postgres lives', default: '`.wfsync`' },
+  { names: ['LOG_LEVEL'], meaning: 'pino level (`debug` also prints stacks for errors)', default: '`info`' },
+  { names: ['LOG_FORMAT'], meaning: '`json` or `pretty`', default: '`pretty` when stderr is a terminal, else `json`' },
+];
+
+/** The README's settings table. */
+export function settingsTable(): string {
+  const rows = SETTING_DOCS.map((s) => `| ${s.names.map((n) => `\`${n}\``).join(', ')} | ${s.meaning} | ${s.default} |`);
+  return ['| setting | meaning | default |', '|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,99 @@
+import type { Observer, Observers } from '../observers.ts';
+import type { LiveFigures } from '../ops/live.ts';
+import type { Console } from '../ops/console.ts';
+
+interface Line {
+  company: string;
+  stream: string;
+  pages: number;
+  rows: number;
+  rejects: number;
+  startedAt: number;
+  lastPrinted: number;
+}
+
+export interface ProgressBoardOptions {
+  console: Console;
+  live: LiveFigures;
+  /** Off a terminal, print a plain line per stream at most every half second (sync --once); else nothing. */
+  plain?: boolean;
+}
+
+/**
+ * One line per running stream, fed by the observers' page and stream events: rows, pages, rejects, and the
+ * company's budget left and limiter wait. On a terminal the lines are a live block under the logs.
+ */
+export class ProgressBoard {
+  readonly #lines = new Map<string, Line>();
+  readonly #opts: ProgressBoardOptions;
+  #timer?: NodeJS.Timeout;
+  /** Plain lines off a terminal: on for a first sync a person waits for, off for scheduled runs. */
+  plain: boolean;
+
+  constructor(opts: ProgressBoardOptions) {
+    this.#opts = opts;
+    this.plain = !!opts.plain;
+  }
+
+  readonly observer: Observer = {
+    page: (e) => {
+      const key = `${e.company}/${e.stream}`;
+      const now = Date.now();
+      let l = this.#lines.get(key);
+      if (!l) this.#lines.set(key, (l = { company: e.company, stream: e.stream, pages: 0, rows: 0, rejects: 0, startedAt: now, lastPrinted: 0 }));
+      l.pages++;
+      l.rows += e.rows;
+      l.rejects += e.rejects;
+      if (this.#opts.console.live) this.#schedule();
+      else if (this.plain && now - l.lastPrinted >= 500) {
+        l.lastPrinted = now;
+        this.#opts.console.write(`  ${this.#format(l)}\n`);
+      }
+    },
+    stream: (e) => {
+      this.#lines.delete(`${e.company}/${e.stream}`);
+      if (this.#opts.console.live) this.#schedule();
+    },
+  };
+
+  listen(observers: Observers): () => void {
+    const off = observers.add(this.observer);
+    return () => {
+      off();
+      this.clear();
+    };
+  }
+
+  /** Removes the live block (before a summary is printed). */
+  clear(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#opts.console.setLive([]);
+  }
+
+  /** What the live block shows now. */
+  lines(): string[] {
+    return [...this.#lines.values()].map((l) => this.#format(l));
+  }
+
+  #schedule(): void {
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      const lines = this.lines();
+      this.#opts.console.setLive(lines.length ? [`running (${lines.length}):`, ...lines.map((l) => `  ${l}`)] : []);
+    }, 200);
+    this.#timer.unref();
+  }
+
+  #format(l: Line): string {
+    const key = this.#opts.live.key(l.company);
+    const budget = key?.limit !== undefined && key.remaining !== undefined ? `budget ${key.remaining}/${key.limit}` : 'budget -';
+    const now = Date.now();
+    // When the window is spent, the next request starts at its reset: the limiter's own ETA.
+    const eta =
+      key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s` : '';
+    const wait = key && key.lastWaitMs >= 1000 ? `, last waited ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
+    const secs = ((now - l.startedAt) / 1000).toFixed(0);
+    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${budget}${eta}${wait}`;
+  }
+}

@@ -1,0 +1,55 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { freshDatabase } from '../support/db.ts';
+import { spawnWfsync } from '../support/processes.ts';
+
+/** A process with WFS_BASE_URL never loads src/sandbox: it is imported only to serve the built-in sandbox. */
+
+let sandbox: RunningSandbox;
+let dir: string;
+let hooks: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, seed: 2, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  dir = mkdtempSync(join(tmpdir(), 'wfsync-modules-'));
+  // A module hook that writes down every module the process loads.
+  writeFileSync(
+    join(dir, 'hooks.mjs'),
+    `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(join(dir, 'loaded.txt'))}, url + '\\n');
+  return next(url, context);
+}`,
+  );
+  hooks = join(dir, 'register.mjs');
+  writeFileSync(hooks, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the sandbox module', () => {
+  it('is not loaded by a sync against a real service', async () => {
+    const run = spawnWfsync(['sync', '--once', '--streams', 'departments'], {
+      WFS_BASE_URL: sandbox.url,
+      WFS_API_KEY: sandbox.apiKey,
+      DATABASE_URL: await freshDatabase(),
+      WFS_RATE_LIMIT: '100/1s',
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: `--import ${pathToFileURL(hooks).href}`,
+    });
+    const { code } = await run.exited();
+    expect(code, run.output()).toBe(0);
+    const loaded = readFileSync(join(dir, 'loaded.txt'), 'utf8').split('\n');
+    // The hook saw the process's own modules, so its silence about the sandbox means something.
+    expect(loaded.some((u) => u.endsWith('/src/app/environment.ts'))).toBe(true);
+    expect(loaded.some((u) => u.endsWith('/src/sync/engine.ts'))).toBe(true);
+    expect(loaded.filter((u) => u.includes('/src/sandbox/'))).toEqual([]);
+  });
+});

@@ -1,0 +1,160 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { jobs } from '../../jobs/index.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { DEFAULT_API_KEY, SCOPES } from '../../src/sandbox/keys.ts';
+import { enqueueRun } from '../../src/queue/sync-queue.ts';
+import { streams } from '../../src/sync/streams.ts';
+import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { startTestApp, type TestApp } from './helpers.ts';
+
+/** The dashboard in headless Chromium, over a real warehouse, Redis and the sandbox. */
+
+const SHOTS = fileURLToPath(new URL('../../test-results/ops/', import.meta.url));
+const TOKEN = 'dashboard-token-for-tests';
+const SOUTH_KEY = 'south-key-without-individuals';
+let sandbox: RunningSandbox;
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 5,
+    size: 'tiny',
+    rateLimit: { limit: 100, windowMs: 1000 },
+    // south's key may not read individuals: its individuals runs fail.
+    keys: [
+      { key: DEFAULT_API_KEY, scopes: [...SCOPES] },
+      { key: SOUTH_KEY, scopes: SCOPES.filter((s) => s !== 'individuals') },
+    ],
+  });
+  t = await startTestApp(sandbox, {
+    WFS_COMPANIES: JSON.stringify([
+      { key: 'north', apiKey: sandbox.apiKey, baseUrl: sandbox.url },
+      { key: 'south', apiKey: SOUTH_KEY, baseUrl: sandbox.url },
+    ]),
+    // Its own Redis database: the board shows this test's jobs only.
+    REDIS_URL: `${inject('redisUrl')}/7`,
+    // Reference lists every 4 seconds, so a stream goes stale within seconds.
+    WFS_CRON_REFERENCE_LISTS: '*/4 * * * * *',
+    WFS_DASHBOARD_TOKEN: TOKEN,
+  });
+  await t.app.syncQueue().obliterate({ force: true });
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await sandbox?.close();
+});
+
+const row = (company: string, stream: string) => page.locator(`tr[data-company="${company}"][data-stream="${stream}"]`);
+
+describe('the status page', () => {
+  it('shows every stream of every company with its freshness; a stream turns stale; a failed run shows its error', async () => {
+    const env = await t.app.environment();
+    const [north, south] = env.contexts;
+    const failed = await runStreams(south!, selectStreams(['individuals']));
+    const error = failed.streams[0]!.error!;
+    expect(error).toBeTruthy();
+    const ok = await runStreams(north!, selectStreams(['individuals']));
+    const departmentsAt = Date.now();
+    const ref = await runStreams(north!, selectStreams(['departments']));
+    expect(ok.failed + ref.failed).toBe(0);
+
+    await page.goto(`${t.server.url}/`);
+    for (const company of ['north', 'south']) {
+      const rows = page.locator(`table.streams tr[data-company="${company}"]`);
+      expect(await rows.count()).toBe(streams.length);
+      for (const badge of await rows.locator('.badge').allTextContents()) expect(['fresh', 'late', 'stale']).toContain(badge);
+    }
+    expect(await row('north', 'departments').getAttribute('data-freshness')).toBe('fresh');
+    expect(await row('north', 'individuals').getAttribute('data-freshness')).toBe('fresh');
+    expect(await row('north', 'shift-assignments').getAttribute('data-freshness')).toBe('stale');
+    expect(await row('north', 'shift-assignments').locator('td').nth(2).textContent()).toBe('never');
+    // The failed run: its outcome and its error, word for word.
+    expect(await row('south', 'individuals').locator('.failed').textContent()).toBe('failed');
+    expect(await row('south', 'individuals').locator('td.error').textContent()).toBe(error);
+    expect(error).toMatch(/403/);
+    // The API key's budget, live from this process's requests.
+    expect(await page.locator('#keys tr[data-company="north"] td').nth(3).textContent()).toBe(String(ok.requests + ref.requests + 1));
+    await page.screenshot({ path: `${SHOTS}status.png`, fullPage: true });
+
+    // Reference lists run every 4 s: 8 s without a success make departments stale.
+    await new Promise((r) => setTimeout(r, departmentsAt + 8500 - Date.now()));
+    await page.reload();
+    expect(await row('north', 'departments').getAttribute('data-freshness')).toBe('stale');
+    expect(await row('north', 'departments').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(253, 220, 220)');
+    // Individuals run every 30 minutes: still fresh.
+    expect(await row('north', 'individuals').getAttribute('data-freshness')).toBe('fresh');
+    expect(await row('north', 'individuals').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(217, 245, 225)');
+  });
+
+  it('links a stream to its rejects, which show the reason and the raw payload, newest first', async () => {
+    const wh = await t.app.warehouse();
+    const s = wh.sql(wh.schema);
+    await wh.sql`insert into ${s}.sync_rejects (company_key, stream, raw, reason, seen_at) values
+      ('north', 'individuals', ${wh.sql.json({ ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' })}, 'Birthdate: expected a date', now() - interval '1 hour'),
+      ('north', 'individuals', ${wh.sql.json({ ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 })}, 'WorkStatus: expected an object', now())`;
+    await page.goto(`${t.server.url}/`);
+    const link = row('north', 'individuals').locator('a[href*="/rejects"]');
+    expect(await link.textContent()).toBe('2');
+    await link.click();
+    await page.waitForSelector('#rejects');
+    const rejects = page.locator('tr.reject');
+    expect(await rejects.count()).toBe(2);
+    expect(await rejects.nth(0).locator('td.error').textContent()).toBe('WorkStatus: expected an object');
+    expect(JSON.parse((await rejects.nth(0).locator('pre').textContent())!)).toEqual({ ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 });
+    expect(JSON.parse((await rejects.nth(1).locator('pre').textContent())!)).toEqual({ ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' });
+    await page.screenshot({ path: `${SHOTS}rejects.png`, fullPage: true });
+  });
+});
+
+describe('/queues', () => {
+  it("lists the queue's jobs, refuses a retry without sign-in, and lets a signed-in operator act", async () => {
+    const queue = t.app.syncQueue();
+    const firedAt = new Date('2026-01-01T06:00:00Z');
+    for (const job of jobs.slice(0, 3)) await enqueueRun(queue, { company: 'north', job, firedAt });
+
+    await page.goto(`${t.server.url}/queues/queue/sync?status=waiting`);
+    for (const job of jobs.slice(0, 3)) {
+      await page.getByText(`north.${job.name}.${firedAt.getTime()}`).first().waitFor({ timeout: 15_000 });
+    }
+    await page.screenshot({ path: `${SHOTS}queues.png`, fullPage: true });
+
+    // Acting on jobs acts on Redis: refused to anyone not signed in.
+    const refused = await page.request.put(`${t.server.url}/queues/api/queues/sync/retry/failed`);
+    expect(refused.status()).toBe(403);
+    const refusedRun = await page.request.post(`${t.server.url}/actions/run`, { form: { company: 'north', stream: 'departments' } });
+    expect(refusedRun.status()).toBe(403);
+    expect(await page.locator('form[action="/actions/run"]').count()).toBe(0);
+
+    await page.goto(`${t.server.url}/signin`);
+    await page.fill('input[name="token"]', 'not the token');
+    await page.click('button:has-text("sign in")');
+    expect(await page.locator('.failed').textContent()).toMatch(/not the dashboard token/);
+    await page.fill('input[name="token"]', TOKEN);
+    await page.click('button:has-text("sign in")');
+    await page.waitForURL(`${t.server.url}/`);
+    expect(await page.locator('button:has-text("sign out")').count()).toBe(1);
+
+    const allowed = await page.request.put(`${t.server.url}/queues/api/queues/sync/retry/failed`);
+    expect(allowed.status()).not.toBe(403);
+    expect(allowed.status()).toBeLessThan(500);
+
+    // Run a stream now: it is queued for the workers.
+    await row('north', 'departments').locator('button:has-text("run now")').click();
+    await page.waitForSelector('.flash');
+    expect(await page.locator('.flash').textContent()).toBe('departments of north is queued');
+    const waiting = await queue.getJobs(['waiting']);
+    expect(waiting.map((j) => j.data)).toContainEqual(expect.objectContaining({ company: 'north', job: 'manual-departments', streams: ['departments'] }));
+    await page.screenshot({ path: `${SHOTS}signed-in.png`, fullPage: true });
+  });
+});
