@@ -31,6 +31,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'the status server alone',
     run: async () => (await import('./ops/command.ts')).runServeCommand,
   },
+  push: {
+    summary: 'queue changes for the service and see what became of them',
+    run: async () => (await import('./push/command.ts')).runPushCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./sandbox/command.ts')).runSandboxCommand,

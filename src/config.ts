@@ -54,6 +54,8 @@ export const Company = z.object({
   baseUrl: url.optional(),
   formIds: z.array(z.number().int()).optional(),
   runTypeIds: z.array(z.number().int()).optional(),
+  /** The company signs in with single sign-on: an individual pushed without LogonId is accepted. */
+  singleSignOn: z.boolean().optional(),
 });
 export type Company = z.infer<typeof Company>;
 
@@ -115,6 +117,7 @@ export const Env = z.object({
   WFS_RUN_TYPE_IDS: intList.optional(),
   WFS_PUSH_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   WFS_SECRET_KEY: z.string().min(16, 'at least 16 characters').optional(),
+  WFS_PUSH_WEBHOOK_URL: url.optional(),
   WFS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   WFS_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   WFS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
@@ -142,6 +145,8 @@ export interface Config {
   runTypeIds: number[];
   pushToken?: string;
   secretKey?: string;
+  /** Where every pushed change's final state is POSTed, signed with the push token. */
+  pushWebhookUrl?: string;
   httpPort: number;
   /** Where the status server listens: loopback unless said otherwise (0.0.0.0 in a container). */
   httpHost: string;
@@ -196,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runTypeIds: e.WFS_RUN_TYPE_IDS ?? [],
     pushToken: e.WFS_PUSH_TOKEN,
     secretKey: e.WFS_SECRET_KEY,
+    pushWebhookUrl: e.WFS_PUSH_WEBHOOK_URL,
     httpPort: e.WFS_HTTP_PORT,
     httpHost: e.WFS_HTTP_HOST,
     metricsPort: e.WFS_METRICS_PORT,

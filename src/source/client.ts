@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
 import { outcomeOf, type Observers } from '../observers.ts';
-import { endpoints, PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
+import { endpoints, PAGE_LIMIT_MAX, resendOf, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
 import { describeHtmlPage, errorFromResponse, htmlPageTitle, isSourceError, SourceError } from './errors.ts';
 import { Http, type HttpResponse, type OpenResponse } from './http.ts';
 import { IncompleteJson, JsonArraySplitter } from './json-array.ts';
@@ -45,7 +45,7 @@ export interface PageResult<T> {
 }
 
 export interface CallOptions {
-  /** Limiter lane; default 'incremental'. */
+  /** Limiter lane; default the endpoint's own, else 'incremental'. */
   lane?: Lane;
   signal?: AbortSignal;
   /** Envelope page size, 1..200; default 200. */
@@ -141,12 +141,8 @@ function parseJson(endpoint: string, res: HttpResponse): unknown {
   }
 }
 
-/**
- * Writes that are safe to send twice. Update replaces the sent fields, so a repeat changes nothing;
- * an Insert or a ValidateSubmission that failed in flight may have been applied, and the push worker
- * checks (Exists, GetByUniqueIdentifier) before sending it again.
- */
-const isRepeatable = (e: Endpoint) => e.method === 'GET' || e.path.endsWith('/Update');
+/** Requests the catalog says may be sent again blindly; the others are checked by the push worker first. */
+const isRepeatable = (e: Endpoint) => resendOf(e) === 'blind';
 
 /** Errors after which the service surely did not act on the request. */
 const notActedOn = (err: SourceError) => err.kind === 'rate_limit' || err.code === 'ECONNREFUSED';
@@ -422,7 +418,7 @@ export class SourceClient {
    * its result is the call's; a retryable error it throws (a body cut short) is another attempt.
    */
   async #attempts<T>(e: Endpoint, req: OutgoingCall, opts: CallOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
-    const lane = opts.lane ?? 'incremental';
+    const lane = opts.lane ?? e.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
     for (let attempt = 0; ; attempt++) {
       let error: SourceError;

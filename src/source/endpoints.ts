@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Lane } from '../ratelimit/types.ts';
 import * as s from './schemas/index.ts';
 
 /**
@@ -20,6 +21,8 @@ export interface QueryParam {
 }
 
 export type Scope = 'individuals' | 'certifications';
+
+export type Resend = 'blind' | 'check-first';
 
 /** How a response carries its items. */
 export type Response =
@@ -49,6 +52,14 @@ export interface Endpoint<Item extends z.ZodType = z.ZodType, Q extends readonly
   readonly scope?: Scope;
   /** Resources with an earlier representation served when `api-version` is absent. */
   readonly earlier?: 'individual' | 'certification';
+  /**
+   * Whether a request whose answer was lost may be sent again as it is. `blind`: a repeat changes nothing (reads;
+   * an Update replaces the sent fields). `check-first`: a repeat may act twice (an Insert), so whoever sends it
+   * must look first whether the lost attempt was applied. Default: `blind` for GET, `check-first` for POST.
+   */
+  readonly resend?: Resend;
+  /** The limiter lane a request takes unless the caller names one: writes go in the push lane. */
+  readonly lane?: Lane;
   /** A date range the service refuses when longer than `days` (the course list's 31 days). */
   readonly maxRange?: { readonly start: string; readonly end: string; readonly days: number };
 }
@@ -147,6 +158,8 @@ export const endpoints = {
     item: s.Individual,
     body: s.IndividualInsert,
     status: 201,
+    resend: 'check-first',
+    lane: 'push',
     scope: 'individuals',
     earlier: 'individual',
   }),
@@ -159,6 +172,8 @@ export const endpoints = {
     item: s.Individual,
     body: s.IndividualUpdate,
     status: 200,
+    resend: 'blind',
+    lane: 'push',
     scope: 'individuals',
     earlier: 'individual',
   }),
@@ -196,6 +211,8 @@ export const endpoints = {
     item: s.IndividualCertification,
     body: s.IndividualCertificationInsert,
     status: 200,
+    resend: 'check-first',
+    lane: 'push',
     scope: 'certifications',
   }),
   certificationUpdate: endpoint({
@@ -207,6 +224,8 @@ export const endpoints = {
     item: s.IndividualCertification,
     body: s.IndividualCertificationUpdate,
     status: 200,
+    resend: 'blind',
+    lane: 'push',
     scope: 'certifications',
   }),
   requiredCertificationStatus: endpoint({
@@ -227,6 +246,9 @@ export const endpoints = {
     item: z.unknown(),
     body: z.array(s.VerificationSubmissionItem).min(1, 'at least one verification result is required'),
     status: 201,
+    // Each result carries its RequestId, and the service keeps one result per RequestId.
+    resend: 'blind',
+    lane: 'push',
     scope: 'certifications',
   }),
   shiftAssignments: endpoint({
@@ -386,6 +408,11 @@ export type QueryOf<E extends Endpoint> = {
     P['type']
   >;
 };
+
+/** How a request to `e` may be repeated after its answer was lost (see Endpoint.resend). */
+export function resendOf(e: Endpoint): Resend {
+  return e.resend ?? (e.method === 'GET' ? 'blind' : 'check-first');
+}
 
 export function isPaged(e: Endpoint): boolean {
   return e.response.kind === 'envelope';

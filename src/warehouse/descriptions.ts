@@ -201,11 +201,22 @@ const FIELD_DOCS: Record<string, string> = {
   raw: 'Raw record as received (JSON, SSN removed).',
   reason: 'Why the record was rejected.',
   seen_at: 'When the record was rejected.',
-  kind: 'Kind of change: individual insert/update, credential insert/update, verification result.',
+  kind: 'Kind of change: individual, certification (credential insert or update) or verification (result).',
   payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',
   sealed: 'Sensitive fields of the change (such as SSN), encrypted with the secret key; never plain text.',
   attempts: 'Push attempts so far.',
   created_at: 'When the change was queued.',
+  change_id: "The caller's id of the change (or one made at intake); unique per company, so a resend is the same change.",
+  entity_key: 'The entity the change applies to (en:EmployeeNumber, un:UniqueNumber, sid:ServiceId, ic:IndividualCertificationId, a holder and certification, or vr:RequestId).',
+  seq: "Order of the change among its entity's changes.",
+  holder_key: "For a credential: its holder's entity key; the credential waits for that individual's pending changes.",
+  fields: "The service's (or intake's) reasons per field for a refusal (JSON).",
+  coalesced_into: 'Id of the later change of the same entity this one was merged into; its outcome is that change.',
+  next_attempt_at: 'When the change may be tried again.',
+  applied_at: 'When the service applied the change.',
+  notified_at: 'When the webhook acknowledged the final state.',
+  notify_attempts: 'Webhook deliveries tried for the final state.',
+  notify_next_at: 'When the next webhook delivery is due (null: none due).',
 };
 
 /** Nested objects flattened into prefixed columns: prefix → what the object is. */

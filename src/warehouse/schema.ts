@@ -4,6 +4,7 @@ import { courseTables } from './tables/courses.ts';
 import { credentialTables } from './tables/credentials.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
+import { pushTables } from './tables/push.ts';
 import { referenceTables } from './tables/reference.ts';
 import { schedulingTables } from './tables/scheduling.ts';
 import { timeOffTables } from './tables/time-off.ts';
@@ -26,6 +27,7 @@ export function warehouseTables(schemaName: string) {
     ...formTables(s),
     ...referenceTables(s),
     ...bookkeepingTables(s),
+    ...pushTables(s),
   };
 }
 

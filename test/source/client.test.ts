@@ -537,6 +537,12 @@ describe('writes', () => {
     expect(JSON.parse(s!.body)).toEqual(person);
   });
 
+  it("takes the endpoint's lane unless told otherwise: writes the push lane, reads the incremental one", async () => {
+    const { client, limiter } = await setup((req, res) => json(res, 201, { ...JSON.parse(req.body), IndividualId: 77, ServiceId: 7007 }));
+    await client.send(endpoints.individualInsert, person);
+    expect(limiter.acquired.map((a) => a.lane)).toEqual(['push']);
+  });
+
   it('returns null for a write that answers with no body', async () => {
     const { client } = await setup((_req, res) => {
       res.writeHead(201);

@@ -13,6 +13,11 @@ export interface ProxyHooks {
   answer?: (url: URL) => { status: number; body: unknown } | undefined;
   /** Hold the request this long before forwarding it (a service too slow to answer in time). */
   delayMs?: (url: URL) => number;
+  /**
+   * A fault for this request: `500` answers 500 without forwarding, `reset` drops the connection without
+   * forwarding, `lost` forwards (the service acts on it) and then drops the connection before the answer.
+   */
+  fault?: (url: URL, method: string) => 'lost' | 'reset' | '500' | undefined;
   /** Rewrite the JSON body of a 2xx answer; return undefined to keep it as it came. */
   rewrite?: (url: URL, body: unknown) => unknown;
 }
@@ -20,7 +25,7 @@ export interface ProxyHooks {
 export interface SeenRequest {
   url: URL;
   /** What the proxy did: forwarded (possibly rewritten), answered itself, or gave up on a client gone. */
-  outcome: 'forwarded' | 'answered' | 'abandoned';
+  outcome: 'forwarded' | 'answered' | 'abandoned' | 'lost' | 'reset';
   status?: number;
 }
 
@@ -76,6 +81,19 @@ export async function startProxy(target: string, initial: ProxyHooks = {}): Prom
       res.end(text);
       return;
     }
+    const fault = hooks.fault?.(url, req.method ?? 'GET');
+    if (fault === '500') {
+      seen.push({ url, outcome: 'answered', status: 500 });
+      const text = JSON.stringify({ error: 'internal_server_error', error_message: 'injected by the test proxy' });
+      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    if (fault === 'reset') {
+      seen.push({ url, outcome: 'reset' });
+      req.socket.destroy();
+      return;
+    }
     const delay = hooks.delayMs?.(url) ?? 0;
     if (delay > 0) await wait(delay, res);
     if (res.destroyed || req.socket.destroyed) {
@@ -93,6 +111,11 @@ export async function startProxy(target: string, initial: ProxyHooks = {}): Prom
     if (hooks.rewrite && answer.statusCode >= 200 && answer.statusCode < 300 && type.includes('json')) {
       const rewritten = hooks.rewrite(url, JSON.parse(out.toString('utf8')));
       if (rewritten !== undefined) out = Buffer.from(JSON.stringify(rewritten), 'utf8');
+    }
+    if (fault === 'lost') {
+      seen.push({ url, outcome: 'lost', status: answer.statusCode });
+      req.socket.destroy();
+      return;
     }
     seen.push({ url, outcome: 'forwarded', status: answer.statusCode });
     if (res.destroyed) return;

@@ -78,10 +78,11 @@ describe('migrations', () => {
     const wh = await openWarehouse({ databaseUrl: await freshDatabase() });
     try {
       await wh.migrate();
-      const insert = (payload: unknown) =>
-        wh.sql`insert into workforce.push_outbox (company_key, kind, payload) values ('c', 'individual', ${wh.sql.json(payload as never)})`;
-      await insert({ FirstName: 'A' });
-      await expect(insert({ Individual: { ssn: '123456789' } })).rejects.toThrow(/push_outbox_payload_without_ssn/);
+      const insert = (changeId: string, payload: unknown) =>
+        wh.sql`insert into workforce.push_outbox (company_key, kind, change_id, entity_key, seq, payload)
+               values ('c', 'individual', ${changeId}, 'en:1', 1, ${wh.sql.json(payload as never)})`;
+      await insert('a', { FirstName: 'A' });
+      await expect(insert('b', { Individual: { ssn: '123456789' } })).rejects.toThrow(/push_outbox_payload_without_ssn/);
     } finally {
       await wh.close();
     }

@@ -1,8 +1,7 @@
-import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, tz } from './columns.ts';
 
-/** The sync's own state: cursors, runs, rejected items and the push outbox. */
+/** The sync's own state: cursors, runs and rejected items (the push outbox: ./push.ts). */
 export const bookkeepingTables = (s: PgSchema) => ({
   syncState: s.table(
     'sync_state',
@@ -44,28 +43,5 @@ export const bookkeepingTables = (s: PgSchema) => ({
       run_id: bigint({ mode: 'number' }),
     },
     (t) => [index().on(t.company_key, t.stream, t.seen_at)],
-  ),
-  pushOutbox: s.table(
-    'push_outbox',
-    {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-      company_key: companyKey(),
-      kind: text().notNull(),
-      payload: jsonb().notNull(),
-      sealed: text(),
-      status: text().notNull().default('pending'),
-      attempts: integer().notNull().default(0),
-      error: text(),
-      created_at: tz().notNull().defaultNow(),
-      updated_at: tz().notNull().defaultNow(),
-    },
-    (t) => [
-      index().on(t.status, t.company_key, t.id),
-      // The outbox must never hold an SSN in plain text, whatever the caller puts in the payload.
-      check(
-        'push_outbox_payload_without_ssn',
-        sql`not jsonb_path_exists(${t.payload}, 'lax $.**.keyvalue() ? (@.key like_regex "^ssn$" flag "i")', '{}', true)`,
-      ),
-    ],
   ),
 });

@@ -1,0 +1,157 @@
+import { timingSafeEqual } from 'node:crypto';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { PUSH_KINDS, PUSH_STATES, type PushKind } from '../warehouse/tables/push.ts';
+import { intake, parseBody, type IntakeContext } from './intake.ts';
+import { getChange, listChanges } from './outbox.ts';
+import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
+
+/**
+ * The push API as a hono app with absolute paths under /push, for the ops server to mount:
+ * POST /push/individuals|certifications|verifications, GET /push/:id, GET /push, and /push/openapi.json,
+ * generated from the same zod schemas intake checks with.
+ */
+
+export interface PushApiOptions {
+  intake: IntakeContext;
+  /** WFS_PUSH_TOKEN: without it every push route answers 503 and says why. */
+  token?: string;
+}
+
+const Accepted = z.array(z.object({ changeId: z.string(), id: z.number().int(), status: z.enum(PUSH_STATES) }));
+const Refused = z.object({
+  error: z.string(),
+  refused: z.array(z.object({ index: z.number().int(), changeId: z.string().optional(), fields: z.record(z.string(), z.string()) })),
+});
+const Problem = z.object({ error: z.string() });
+const Status = z.object({
+  id: z.number().int(),
+  changeId: z.string(),
+  company: z.string(),
+  kind: z.enum(PUSH_KINDS),
+  status: z.enum(PUSH_STATES),
+  attempts: z.number().int(),
+  error: z.string().nullable().describe("The service's message for a refusal, or the last error."),
+  fields: z.record(z.string(), z.string()).nullable(),
+  individualId: z.number().int().nullable(),
+  serviceId: z.number().int().nullable(),
+  individualCertificationId: z.number().int().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  appliedAt: z.string().nullable(),
+});
+
+const KINDS: Record<string, { kind: PushKind; schema: z.ZodType; summary: string }> = {
+  individuals: { kind: 'individual', schema: IndividualChange, summary: 'Insert or update individuals (upsert by EmployeeNumber, UniqueNumber or ServiceId)' },
+  certifications: { kind: 'certification', schema: CertificationChange, summary: 'Insert or update credentials' },
+  verifications: { kind: 'verification', schema: VerificationChange, summary: 'Send verification results (ValidateSubmission)' },
+};
+
+const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function createPushApi(o: PushApiOptions): OpenAPIHono {
+  const app = new OpenAPIHono();
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  const security = [{ bearer: [] }];
+  const common = {
+    401: json(Problem, 'The bearer token is missing or wrong'),
+    503: json(Problem, 'Push intake is off: WFS_PUSH_TOKEN is not set'),
+  };
+
+  app.use('/push/*', async (c, next) => {
+    if (c.req.path === '/push/openapi.json') return next();
+    if (!o.token) return c.json({ error: 'push intake is off: set WFS_PUSH_TOKEN to accept pushes' }, 503);
+    const header = c.req.header('authorization') ?? '';
+    const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
+    return next();
+  });
+
+  for (const [path, k] of Object.entries(KINDS)) {
+    app.openAPIRegistry.registerPath({
+      method: 'post',
+      path: `/push/${path}`,
+      summary: k.summary,
+      security,
+      request: {
+        body: {
+          required: true,
+          description: 'One change, an array of changes, or NDJSON (one change a line)',
+          content: {
+            'application/json': { schema: z.union([k.schema, z.array(k.schema)]) },
+            'application/x-ndjson': { schema: k.schema },
+          },
+        },
+      },
+      responses: {
+        202: json(Accepted, 'Every change is stored; one entry per change, in order'),
+        400: json(Problem, 'The body is not JSON or NDJSON'),
+        422: json(Refused, 'Some changes are refused: nothing was stored'),
+        ...common,
+      },
+    });
+    app.post(`/push/${path}`, async (c) => {
+      const ndjson = (c.req.header('content-type') ?? '').includes('ndjson');
+      const body = parseBody(await c.req.text(), ndjson);
+      if ('error' in body) return c.json({ error: body.error }, 400);
+      const result = await intake(o.intake, k.kind, body.items);
+      if (!result.ok) return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
+      return c.json(result.accepted, 202);
+    });
+  }
+
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/push/{id}',
+    summary: 'What became of one change',
+    security,
+    request: { params: z.object({ id: z.string().regex(/^\d+$/) }) },
+    responses: { 200: json(Status, 'The change'), 404: json(Problem, 'No such change'), ...common },
+  });
+  const ListQuery = z.object({
+    status: z.enum(PUSH_STATES).optional(),
+    since: z.iso.datetime({ offset: true }).optional().describe('Changes updated at or after this instant'),
+    company: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  });
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/push',
+    summary: 'Changes, newest first',
+    security,
+    request: { query: ListQuery },
+    responses: { 200: json(z.array(Status), 'The changes'), 400: json(Problem, 'A bad query parameter'), ...common },
+  });
+
+  app.get('/push/openapi.json', (c) =>
+    c.json(
+      app.getOpenAPIDocument({
+        openapi: '3.0.0',
+        info: { title: 'workforce-sync push API', version: '1' },
+      }),
+    ),
+  );
+  app.get('/push/:id{[0-9]+}', async (c) => {
+    const found = await getChange(o.intake.warehouse.sql, o.intake.warehouse, Number(c.req.param('id')));
+    return found ? c.json(found) : c.json({ error: `no change ${c.req.param('id')}` }, 404);
+  });
+  app.get('/push', async (c) => list(c, o, ListQuery));
+  return app;
+}
+
+async function list(c: Context, o: PushApiOptions, schema: z.ZodType<{ status?: (typeof PUSH_STATES)[number]; since?: string; company?: string; limit?: number }>) {
+  const q = schema.safeParse(c.req.query());
+  if (!q.success) {
+    const issue = q.error.issues[0]!;
+    return c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400);
+  }
+  const { status, since, company, limit } = q.data;
+  return c.json(await listChanges(o.intake.warehouse.sql, o.intake.warehouse, { status, since: since ? new Date(since) : undefined, company, limit }));
+}

@@ -1,0 +1,35 @@
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
+import { warehouseError } from '../app/environment.ts';
+import type { IntakeContext } from './intake.ts';
+import { createSealer, secretKeyOf } from './secret.ts';
+
+export { pushIndividuals, pushCertifications, pushVerifications, intake, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
+export { getChange, listChanges, retryChange, type PushStatus, type ListOptions } from './outbox.ts';
+export { createPushRunner, PUSH_QUEUE, type PushRunner, type PushRunnerOptions } from './runner.ts';
+export { createPushApi, type PushApiOptions } from './http.ts';
+export { createSealer, secretKeyOf, type Sealer } from './secret.ts';
+
+/** The intake of a configured process: its warehouse (given, or opened and migrated), the sealer and the companies. */
+export function intakeContext(config: Config, warehouse: Warehouse): IntakeContext {
+  return {
+    warehouse,
+    sealer: createSealer(secretKeyOf(config)),
+    companies: config.companies.map((c) => ({ key: c.key, singleSignOn: c.singleSignOn })),
+  };
+}
+
+/** Opens the configured warehouse for the library and the CLI; one line naming it when it cannot be reached. */
+export async function openPushIntake(config: Config, logger?: Logger): Promise<IntakeContext & { close(): Promise<void> }> {
+  let wh: Warehouse | undefined;
+  try {
+    wh = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger });
+    await wh.migrate();
+  } catch (e) {
+    await wh?.close().catch(() => undefined);
+    throw warehouseError(config, e);
+  }
+  const opened = wh;
+  return { ...intakeContext(config, opened), close: () => opened.close() };
+}

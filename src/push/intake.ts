@@ -1,0 +1,96 @@
+import type { Warehouse } from '../warehouse/index.ts';
+import type { PushKind } from '../warehouse/tables/push.ts';
+import { store, type Stored } from './outbox.ts';
+import type { Sealer } from './secret.ts';
+import { checkers, type Accepted, type Fields } from './validate.ts';
+
+/**
+ * Intake: the one path every change takes, from HTTP, the CLI or the library. Every item is checked first;
+ * if any is refused nothing is stored, and the answer names each refused item and field. Otherwise all are
+ * stored in one transaction before the answer.
+ */
+
+export interface IntakeCompany {
+  key: string;
+  singleSignOn?: boolean;
+}
+
+export interface IntakeContext {
+  warehouse: Warehouse;
+  sealer: Sealer;
+  companies: readonly IntakeCompany[];
+}
+
+export interface RefusedItem {
+  index: number;
+  changeId?: string;
+  fields: Fields;
+}
+
+export type IntakeResult = { ok: true; accepted: Stored[] } | { ok: false; refused: RefusedItem[] };
+
+function companyOf(ctx: IntakeContext, named: string | undefined): IntakeCompany | string {
+  if (named) return ctx.companies.find((c) => c.key === named) ?? `unknown company "${named}" (configured: ${ctx.companies.map((c) => c.key).join(', ')})`;
+  if (ctx.companies.length === 1) return ctx.companies[0]!;
+  return `company is required: several companies are configured (${ctx.companies.map((c) => c.key).join(', ')})`;
+}
+
+export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly unknown[]): Promise<IntakeResult> {
+  const refused: RefusedItem[] = [];
+  const accepted: { company: string; change: Accepted }[] = [];
+  if (items.length === 0) return { ok: false, refused: [{ index: 0, fields: { body: 'no change was sent' } }] };
+  items.forEach((raw, index) => {
+    const named = raw && typeof raw === 'object' && typeof (raw as { company?: unknown }).company === 'string' ? (raw as { company: string }).company : undefined;
+    const company = companyOf(ctx, named);
+    const checked = checkers[kind](raw, typeof company === 'string' ? {} : company);
+    const fields: Fields = checked.ok ? {} : { ...checked.fields };
+    if (typeof company === 'string') fields.company = company;
+    if (Object.keys(fields).length > 0) {
+      refused.push({ index, changeId: checked.ok ? checked.change.changeId : checked.changeId, fields });
+    } else if (checked.ok && typeof company !== 'string') {
+      accepted.push({ company: company.key, change: checked.change });
+    }
+  });
+  if (refused.length > 0) return { ok: false, refused };
+  const out: Stored[] = new Array(items.length);
+  const byCompany = new Map<string, number[]>();
+  accepted.forEach((a, i) => byCompany.set(a.company, [...(byCompany.get(a.company) ?? []), i]));
+  for (const [company, indexes] of byCompany) {
+    const stored = await store(ctx.warehouse, company, indexes.map((i) => accepted[i]!.change), ctx.sealer);
+    indexes.forEach((i, j) => (out[i] = stored[j]!));
+  }
+  return { ok: true, accepted: out };
+}
+
+/** Individuals to insert or update (upserts by EmployeeNumber, UniqueNumber or ServiceId). */
+export const pushIndividuals = (ctx: IntakeContext, items: readonly unknown[]) => intake(ctx, 'individual', items);
+/** Credentials to insert (holder + CertificationId + CertificationNumber) or update (IndividualCertificationId). */
+export const pushCertifications = (ctx: IntakeContext, items: readonly unknown[]) => intake(ctx, 'certification', items);
+/** Verification results, sent to the service in ValidateSubmission batches. */
+export const pushVerifications = (ctx: IntakeContext, items: readonly unknown[]) => intake(ctx, 'verification', items);
+
+/** A body as JSON (one object or an array) or NDJSON (one object a line). */
+export function parseBody(text: string, ndjson: boolean): { items: unknown[] } | { error: string } {
+  if (ndjson) {
+    const items: unknown[] = [];
+    const lines = text.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!.trim();
+      if (!line) continue;
+      try {
+        items.push(JSON.parse(line));
+      } catch {
+        return { error: `line ${i + 1} is not JSON` };
+      }
+    }
+    return { items };
+  }
+  try {
+    const body: unknown = JSON.parse(text);
+    return { items: Array.isArray(body) ? body : [body] };
+  } catch {
+    // A file of one object a line is NDJSON whatever it was called.
+    if (text.trim().includes('\n')) return parseBody(text, true);
+    return { error: 'the body is not JSON' };
+  }
+}
