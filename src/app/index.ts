@@ -172,6 +172,39 @@ export class App {
     return board;
   }
 
+  /**
+   * HR pushes: the intake API on the ops server (`serve`), the push runner beside the sync jobs (`run`), the
+   * push queue on /queues and the dashboard's retry button.
+   */
+  async push(o: { serve: boolean; run: boolean }): Promise<void> {
+    const push = await import('../push/index.ts');
+    const warehouse = await this.warehouse();
+    if (o.serve) this.apps.push({ path: '/', app: push.createPushApi({ intake: push.intakeContext(this.config, warehouse), token: this.config.pushToken }) });
+    this.actions.retryPush = async (id) => {
+      const change = await push.retryChange(warehouse.sql, warehouse, id);
+      return change ? `change ${id} is ${change.status} again` : `change ${id} is not failed or refused`;
+    };
+    if (this.config.redisUrl && o.serve) {
+      const { Queue } = await import('bullmq');
+      const queue = new Queue(push.PUSH_QUEUE, { connection: this.redis() });
+      this.boardQueues.push(queue);
+      this.onStop('push queue', () => queue.close());
+    }
+    if (!o.run) return;
+    const env = await this.environment();
+    const { pushWebhookUrl: url, pushToken: token } = this.config;
+    const runner = push.createPushRunner({
+      warehouse: env.warehouse,
+      clients: new Map(env.contexts.map((c) => [c.companyKey, c.client])),
+      sealer: push.createSealer(push.secretKeyOf(this.config)),
+      log: this.log,
+      observers: this.observers,
+      redis: this.config.redisUrl ? this.redis() : undefined,
+      webhook: url && token ? { url, token } : undefined,
+    });
+    this.runners.push({ name: 'push runner', start: () => runner.start(), stop: () => runner.stop() });
+  }
+
   /** Starts the runners other modules added (the push runner). */
   async startRunners(): Promise<void> {
     for (const r of this.runners) {

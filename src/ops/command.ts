@@ -71,6 +71,7 @@ export async function runServeCommand(args: string[]): Promise<number> {
   }
   const app = new App(loadConfig(), log);
   try {
+    await app.push({ serve: true, run: false });
     const server = await app.serve();
     process.stderr.write(`status at ${server.url}/\n`);
   } catch (e) {

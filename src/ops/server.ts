@@ -1,6 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { Queue } from 'bullmq';
-import { Hono } from 'hono';
+import { Hono, type Env, type Schema } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -17,7 +17,7 @@ import { readRejects, readRetryablePushes, readStatus } from './status.ts';
 /** An HTTP app another module serves under a path of this server (the push API under /push). */
 export interface MountedApp {
   path: string;
-  app: Hono;
+  app: Hono<Env, Schema, string>;
 }
 
 /** What the dashboard's buttons do; a hook that is absent has no button. */

@@ -39,10 +39,12 @@ export async function runStartCommand(args: string[]): Promise<number> {
   try {
     const env = await app.environment();
     const board = app.progress(true);
+    await app.push({ serve: true, run: true });
     if (app.config.redisUrl) {
       await app.worker();
       const queue = app.syncQueue();
       const ops = await app.serve();
+      await app.startRunners();
       announce(app, env, ops);
       const scheduler = app.scheduler(await app.dispatch());
       await enqueueFirstRuns(queue, app.companies);
@@ -51,6 +53,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
     } else {
       await app.inProcessRunner();
       const ops = await app.serve();
+      await app.startRunners();
       announce(app, env, ops);
       app.console.write('first sync of every stream:\n');
       for (const ctx of env.contexts) {
@@ -62,7 +65,6 @@ export async function runStartCommand(args: string[]): Promise<number> {
       const scheduler = app.scheduler(await app.dispatch());
       printUpcoming(app, scheduler);
     }
-    await app.startRunners();
   } catch (e) {
     await app.stop();
     throw e;
@@ -94,6 +96,7 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
   requireRedis(app.config, 'worker', ' (wfsync start runs jobs in-process without it)');
   try {
     await app.worker();
+    await app.push({ serve: false, run: true });
     // Its queue's job counts go in the worker's own /metrics too.
     app.syncQueue();
     app.progress(false);
