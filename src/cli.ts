@@ -1,4 +1,5 @@
 import { ConfigError, loadDotEnv } from './config.ts';
+import { SourceError, type SourceErrorKind } from './source/errors.ts';
 
 /** Each command lives with the code it runs; the CLI only dispatches. */
 const commands: Record<string, { summary: string; run: () => Promise<(args: string[]) => Promise<number | void>> }> = {
@@ -74,17 +75,37 @@ main(process.argv.slice(2)).then(
   },
 );
 
+/** What a SourceError of each kind means for the person running the command. */
+const SOURCE_FAILURES: Partial<Record<SourceErrorKind, string>> = {
+  auth: 'the service refused the API key (WFS_API_KEY)',
+  scope: 'the API key lacks a scope this sync needs',
+  network: 'no complete answer from the service (WFS_BASE_URL)',
+  timeout: 'no answer in time from the service (WFS_BASE_URL)',
+  server: 'the service failed',
+  schema: 'the service answered something that cannot be read',
+  not_found: 'the service does not know this address (WFS_BASE_URL)',
+  rate_limit: 'the service kept refusing for its rate limit',
+};
+
+/** SQLSTATE classes of a database that cannot be reached, refuses the login, or does not exist. */
+const DATABASE_UNREACHABLE = /^(08|28|3D)[0-9A-Z]{3}$/;
+
 /**
- * What went wrong, in one line, for what a user can fix (a setting, an argument, a server that does not answer);
- * the stack only for what is a bug, or when LOG_LEVEL=debug asks for it.
+ * What went wrong, in one line, for what a user can fix (a setting, an argument, a key, a server that does not
+ * answer or refuses); the stack only for what is a bug, or when LOG_LEVEL=debug asks for it.
  */
 function describeFailure(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
-  const code = (err as { code?: unknown }).code;
-  const expected =
-    err instanceof ConfigError ||
-    err.name === 'UnknownStreamError' ||
-    (typeof code === 'string' && (code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code)));
   const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
-  return expected && !debug ? err.message : (err.stack ?? err.message);
+  if (debug) return err.stack ?? err.message;
+  const line = userFacing(err);
+  return line === undefined ? (err.stack ?? err.message) : line.replace(/\s*\n\s*/g, ' ');
+}
+
+function userFacing(err: Error): string | undefined {
+  if (err instanceof ConfigError || err.name === 'UnknownStreamError') return err.message;
+  if (err instanceof SourceError) return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return undefined;
+  return code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code) || DATABASE_UNREACHABLE.test(code) ? err.message : undefined;
 }

@@ -35,7 +35,8 @@ const intList = z
     return ids;
   });
 
-const url = z.url({ message: 'expected a URL' });
+/** `localhost:4010` parses as a URL of scheme `localhost:`; the service is reached over http or https only. */
+const url = z.url({ protocol: /^https?$/, message: 'expected an http:// or https:// URL such as https://api.example.com/v2' });
 
 const rateLimit = z.string().transform((s, ctx) => {
   try {
@@ -58,17 +59,47 @@ export const Company = z.object({
 });
 export type Company = z.infer<typeof Company>;
 
-/** WFS_COMPANIES holds the JSON itself, or the path of a JSON file holding it. */
-function companiesJson(value: string): string {
-  return value.trimStart().startsWith('[') ? value : readFileSync(value, 'utf8');
+const COMPANIES_SHAPE = 'a JSON array of {key, apiKey, baseUrl?, formIds?, runTypeIds?} or the path of a file holding one';
+
+/**
+ * WFS_COMPANIES holds the JSON itself, or the path of a JSON file holding it. It holds API keys: no message
+ * quotes it, nor the file's text, nor a parser's message (which may quote either).
+ */
+function readCompanies(value: string): Company[] {
+  const text = value.trimStart();
+  const json = text.startsWith('[') || text.startsWith('{') ? value : readCompaniesFile(value);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new Error(`expected ${COMPANIES_SHAPE}; got text that is not valid JSON`);
+  }
+  if (!Array.isArray(parsed)) {
+    throw new Error(`expected ${COMPANIES_SHAPE}; got ${parsed === null ? 'null' : `a JSON ${typeof parsed === 'object' ? 'object' : typeof parsed}`}`);
+  }
+  const result = z.array(Company).min(1, 'at least one company').safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+    throw new Error(`expected ${COMPANIES_SHAPE}; ${where || 'the list'}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+function readCompaniesFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? 'unreadable';
+    throw new Error(`expected ${COMPANIES_SHAPE}; got neither JSON nor a readable file (${code})`);
+  }
 }
 
 const companies = z.string().transform((s, ctx) => {
   try {
-    return z.array(Company).min(1).parse(JSON.parse(companiesJson(s)));
+    return readCompanies(s);
   } catch (e) {
-    const message = e instanceof z.ZodError ? z.prettifyError(e) : (e as Error).message;
-    ctx.addIssue({ code: 'custom', message: `expected a JSON array of {key, apiKey, baseUrl?} or the path of a file holding one: ${message}` });
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
     return z.NEVER;
   }
 });
@@ -191,4 +222,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Loads `.env` into process.env (existing variables win), as Node does for `--env-file`. */
 export function loadDotEnv(path = '.env'): void {
   if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/**
+ * Against a real service, form and run-log responses are read only for the forms and run types named (the
+ * service offers no list of them). One line saying which are not synced and how to turn them on, or undefined.
+ */
+export function unsyncedFormsNotice(config: Config): string | undefined {
+  if (config.sandbox) return undefined;
+  const without = (ids: (c: Company) => number[] | undefined, global: number[]) =>
+    config.companies.filter((c) => (ids(c) ?? global).length === 0).map((c) => c.key);
+  const named = (keys: string[]) => (config.companies.length > 1 ? ` for ${keys.join(', ')}` : '');
+  const forms = without((c) => c.formIds, config.formIds);
+  const runs = without((c) => c.runTypeIds, config.runTypeIds);
+  const parts: string[] = [];
+  if (forms.length > 0) parts.push(`form responses are not synced${named(forms)} (set WFS_FORM_IDS=12,34 or formIds in WFS_COMPANIES)`);
+  if (runs.length > 0) parts.push(`run-log form responses are not synced${named(runs)} (set WFS_RUN_TYPE_IDS=1,2 or runTypeIds in WFS_COMPANIES)`);
+  return parts.length > 0 ? parts.join('; ') : undefined;
 }

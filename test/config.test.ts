@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseRateLimit } from '../src/config.ts';
+import { ConfigError, loadConfig, parseRateLimit, unsyncedFormsNotice } from '../src/config.ts';
 
 describe('settings', () => {
   it('runs on embedded defaults with no settings: the sandbox, 100 requests per 60 s', () => {
@@ -48,5 +48,55 @@ describe('empty settings', () => {
     expect(c.sandbox).toBe(true);
     expect(c.formIds).toEqual([]);
     expect(c.rateLimit).toEqual({ limit: 100, windowMs: 60_000 });
+  });
+});
+
+describe('settings that hold secrets or addresses', () => {
+  it('refuses a base URL without http or https', () => {
+    expect(() => loadConfig({ WFS_BASE_URL: 'localhost:44010', WFS_API_KEY: 'k' })).toThrow(/^setting WFS_BASE_URL: expected an http/);
+    expect(loadConfig({ WFS_BASE_URL: 'https://api.example.test/v2', WFS_API_KEY: 'k' }).companies[0]!.baseUrl).toBe('https://api.example.test/v2');
+  });
+
+  it('says what shape WFS_COMPANIES takes and never quotes it', () => {
+    const secret = 'k-secret-0042';
+    for (const value of [
+      JSON.stringify({ key: 'a', apiKey: secret }),
+      `[{"key":"a","apiKey":"${secret}"`,
+      `/no/such/${secret}.json`,
+      JSON.stringify([{ key: 'a b', apiKey: secret }]),
+    ]) {
+      let message = '';
+      try {
+        loadConfig({ WFS_COMPANIES: value });
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message, value).toMatch(/^setting WFS_COMPANIES: expected a JSON array of \{key, apiKey/);
+      expect(message, value).not.toContain(secret);
+    }
+  });
+});
+
+describe('forms not synced', () => {
+  const real = { WFS_BASE_URL: 'https://api.example.test', WFS_API_KEY: 'k' };
+
+  it('says so against a real service without form ids or run types, naming the settings', () => {
+    expect(unsyncedFormsNotice(loadConfig(real))).toBe(
+      'form responses are not synced (set WFS_FORM_IDS=12,34 or formIds in WFS_COMPANIES); ' +
+        'run-log form responses are not synced (set WFS_RUN_TYPE_IDS=1,2 or runTypeIds in WFS_COMPANIES)',
+    );
+    expect(unsyncedFormsNotice(loadConfig({ ...real, WFS_FORM_IDS: '4' }))).toMatch(/^run-log form responses are not synced/);
+    expect(unsyncedFormsNotice(loadConfig({ ...real, WFS_FORM_IDS: '4', WFS_RUN_TYPE_IDS: '2' }))).toBeUndefined();
+  });
+
+  it('names the companies left out, and says nothing for the sandbox', () => {
+    const companies = JSON.stringify([
+      { key: 'north', apiKey: 'k1', baseUrl: 'https://a.example.test', formIds: [1], runTypeIds: [2] },
+      { key: 'south', apiKey: 'k2', baseUrl: 'https://b.example.test', formIds: [1] },
+    ]);
+    expect(unsyncedFormsNotice(loadConfig({ WFS_COMPANIES: companies }))).toBe(
+      'run-log form responses are not synced for south (set WFS_RUN_TYPE_IDS=1,2 or runTypeIds in WFS_COMPANIES)',
+    );
+    expect(unsyncedFormsNotice(loadConfig({}))).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
 import { untilSignal } from '../app/lifecycle.ts';
-import { loadConfig } from '../config.ts';
+import { shownUrl } from '../app/environment.ts';
+import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
 import { formatLag } from './freshness.ts';
 import { readStatus, type Status } from './status.ts';
@@ -23,7 +24,7 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     return 0;
   }
   const { app, wh } = await openConfiguredWarehouse();
-  process.stderr.write(`warehouse migrated: psql '${wh.url}' (schema ${wh.schema})\n`);
+  process.stderr.write(`warehouse migrated: psql '${shownUrl(app.config, wh)}' (schema ${wh.schema})\n`);
   await app.stop();
   return 0;
 }
@@ -36,6 +37,8 @@ export async function runStatusCommand(args: string[]): Promise<number> {
     return 0;
   }
   const { app, wh } = await openConfiguredWarehouse();
+  const unsynced = unsyncedFormsNotice(app.config);
+  if (unsynced) process.stderr.write(`${unsynced}\n`);
   let status: Status;
   try {
     status = await readStatus(wh, { companies: app.companies, schedule: app.schedule });

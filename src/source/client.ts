@@ -5,9 +5,10 @@ import { log as rootLog, type Logger } from '../log.ts';
 import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
 import { outcomeOf, type Observers } from '../observers.ts';
 import { endpoints, PAGE_LIMIT_MAX, resendOf, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
-import { errorFromResponse, isSourceError, SourceError } from './errors.ts';
-import { Http, type HttpResponse } from './http.ts';
-import { declaredCount, formatIssues, parseItems, readContainer, readEnvelope, type Reject } from './paging.ts';
+import { describeHtmlPage, errorFromResponse, htmlPageTitle, isSourceError, SourceError } from './errors.ts';
+import { Http, type HttpResponse, type OpenResponse } from './http.ts';
+import { IncompleteJson, JsonArraySplitter } from './json-array.ts';
+import { declaredCount, formatIssues, parseItems, readContainer, readEnvelope, type Container, type Reject } from './paging.ts';
 import { buildQuery } from './query.ts';
 import { backoffMs, DEFAULT_BACKOFF, sleep, untilReset, type BackoffOptions } from './retry.ts';
 
@@ -76,6 +77,21 @@ export function keyHash(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex').slice(0, 24);
 }
 
+/**
+ * Records per page of a plain-array list read as it arrives: the engine writes each page before the next is
+ * parsed, so a list of any length holds at most this many records (and their rows) at once.
+ */
+export const STREAMED_PAGE_ITEMS = 1000;
+
+/** A body that ended or broke before it was complete JSON: worth another try. */
+function truncated(endpoint: string, status: number, detail: string): SourceError {
+  return new SourceError('network', `${endpoint}: response body is not complete JSON (${detail}; truncated?)`, {
+    endpoint,
+    status,
+    code: 'TRUNCATED_BODY',
+  });
+}
+
 /** Epoch ms of `X-RateLimit-Reset`. The spec says unix seconds (possibly fractional); a small value is read as seconds from now. */
 function resetAt(value: number, now: number): number {
   return value < 1e9 ? now + value * 1000 : value * 1000;
@@ -90,7 +106,7 @@ function headerNumber(headers: IncomingHttpHeaders, name: string): number | unde
 }
 
 /** What a response's rate-limit headers say; `limited` is set by the caller once it knows the status meant it. */
-function feedbackOf(res: HttpResponse): ServiceFeedback {
+function feedbackOf(res: { headers: IncomingHttpHeaders }): ServiceFeedback {
   const remaining = headerNumber(res.headers, 'x-ratelimit-remaining');
   const reset = headerNumber(res.headers, 'x-ratelimit-reset');
   const fb: ServiceFeedback = {};
@@ -101,11 +117,22 @@ function feedbackOf(res: HttpResponse): ServiceFeedback {
 
 const isSuccess = (status: number) => status >= 200 && status < 300;
 
-/** A 2xx body that is not JSON was cut short on the way: the request is worth another try. */
+/**
+ * A 2xx body that is not JSON was cut short on the way: the request is worth another try. An HTML page is no
+ * cut body but something other than the service answering.
+ */
 function parseJson(endpoint: string, res: HttpResponse): unknown {
   try {
     return JSON.parse(res.text);
   } catch {
+    const title = htmlPageTitle(res.text);
+    if (title !== undefined) {
+      throw new SourceError('schema', `${endpoint}: HTTP ${res.status} with ${describeHtmlPage(title)}`, {
+        endpoint,
+        status: res.status,
+        code: 'html_page',
+      });
+    }
     throw new SourceError('network', `${endpoint}: response body is not complete JSON (${res.bytes} bytes; truncated?)`, {
       endpoint,
       status: res.status,
@@ -144,6 +171,8 @@ export class SourceClient {
   readonly #observers?: Observers;
   readonly #company?: string;
   readonly #stats: SourceStats = { requests: 0, retries: 0, rateLimited: 0, bytes: 0 };
+  /** Endpoints already warned of for answering in another shape than documented. */
+  readonly #shapesWarned = new Set<string>();
   /** The service's clock minus ours, from the last response's `Date` header. */
   #skewMs = 0;
   /** When (our clock) the service last told us its time. */
@@ -175,9 +204,80 @@ export class SourceClient {
       return;
     }
     const path = this.#listPath(e, query);
+    if (e.response.kind === 'array') {
+      yield* this.#streamedPages(e, path, opts);
+      return;
+    }
     const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
     const container = readContainer(e, body);
+    this.#noteShape(e, container);
     yield this.#page(e, container.raw, 0, false, container.extras);
+  }
+
+  /**
+   * A plain-array list read as its bytes arrive, in pages of STREAMED_PAGE_ITEMS records; `hasMore` is false on
+   * the last page only. When the body breaks after pages were handed out, the whole list is read again from its
+   * start: its pages come again (the writes are idempotent upserts), and no record can be skipped, as resuming
+   * at a count could if the list changed between the two reads.
+   */
+  async *#streamedPages<E extends Endpoint>(e: E, path: string, opts: CallOptions): AsyncIterable<PageResult<ItemOf<E>>> {
+    for (let attempt = 0; ; attempt++) {
+      const open = await this.#attempts(e, { method: 'GET', path }, opts, async (o) => o);
+      let handedOut = 0;
+      try {
+        for await (const page of this.#arrayPages(e, open)) {
+          handedOut += page.items.length + page.rejects.length;
+          yield page;
+        }
+        return;
+      } catch (err) {
+        if (!(err instanceof SourceError) || !err.retryable || attempt >= this.#maxRetries) throw err;
+        const delay = backoffMs(attempt, this.#backoff);
+        this.#stats.retries++;
+        // The same line as any retry; `handedOut` says how many records will come again.
+        this.#log.warn(
+          { endpoint: e.name, kind: err.kind, status: err.status, attempt, delayMs: delay, err: err.message, fromStart: true, handedOut },
+          'retrying request',
+        );
+        await sleep(delay, opts.signal);
+      } finally {
+        open.discard();
+      }
+    }
+  }
+
+  async *#arrayPages<E extends Endpoint>(e: E, open: OpenResponse): AsyncIterable<PageResult<ItemOf<E>>> {
+    const splitter = new JsonArraySplitter();
+    let pending: unknown[] = [];
+    let offset = 0;
+    try {
+      for await (const chunk of open.body()) {
+        this.#stats.bytes += chunk.length;
+        for (const element of splitter.push(chunk)) {
+          // A full page goes out once another record follows it, so that hasMore is true only when there is more.
+          if (pending.length >= STREAMED_PAGE_ITEMS) {
+            yield this.#page(e, pending, offset, true, {});
+            offset += pending.length;
+            pending = [];
+          }
+          pending.push(element);
+        }
+      }
+      splitter.end();
+      if (!splitter.isArray) {
+        // Not an array: an envelope, a single object or an HTML page, read whole by the tolerant readers.
+        const text = splitter.wholeText();
+        const body = parseJson(e.name, { status: open.status, headers: open.headers, text, bytes: Buffer.byteLength(text) });
+        const container = readContainer(e, body);
+        this.#noteShape(e, container);
+        yield this.#page(e, container.raw, 0, false, container.extras);
+        return;
+      }
+    } catch (err) {
+      if (err instanceof IncompleteJson) throw truncated(e.name, open.status, err.message);
+      throw err;
+    }
+    yield this.#page(e, pending, offset, false, {});
   }
 
   async *#envelopePages<E extends Endpoint>(e: E, query: QueryOf<E>, opts: CallOptions): AsyncIterable<PageResult<ItemOf<E>>> {
@@ -193,6 +293,7 @@ export class SourceClient {
       const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>, { offset, limit })}`;
       const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
       const envelope = readEnvelope(e, body);
+      this.#noteShape(e, envelope);
       const count = declaredCount(e, body);
       if (count !== undefined && count !== envelope.raw.length) {
         this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
@@ -205,6 +306,13 @@ export class SourceClient {
       }
       offset += envelope.raw.length;
     }
+  }
+
+  /** A list read in another shape than its endpoint's is warned of once per endpoint, and synced all the same. */
+  #noteShape(e: Endpoint, c: Container): void {
+    if (!c.shape || this.#shapesWarned.has(e.name)) return;
+    this.#shapesWarned.add(e.name);
+    this.#log.warn({ endpoint: e.name, shape: c.shape }, 'list answered in another shape than documented; read as the resource');
   }
 
   #page<E extends Endpoint>(e: E, raw: unknown[], offset: number, hasMore: boolean, extras: Record<string, unknown>): PageResult<ItemOf<E>> {
@@ -302,6 +410,14 @@ export class SourceClient {
    * rate-limit headers after. `read` turns a 2xx response into the result, and may throw a retryable error.
    */
   async #call<T>(e: Endpoint, req: OutgoingCall, opts: CallOptions, read: (res: HttpResponse) => T): Promise<T> {
+    return this.#attempts(e, req, opts, async (open) => read(await this.#whole(open)));
+  }
+
+  /**
+   * The attempts of one request: `take` gets each 2xx response with its headers in and its body unread, and
+   * its result is the call's; a retryable error it throws (a body cut short) is another attempt.
+   */
+  async #attempts<T>(e: Endpoint, req: OutgoingCall, opts: CallOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
     const lane = opts.lane ?? e.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
     for (let attempt = 0; ; attempt++) {
@@ -318,11 +434,11 @@ export class SourceClient {
         status = res.status;
         const feedback = feedbackOf(res);
         resetAtMs = feedback.resetAtMs;
-        const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, res, resetAtMs);
+        const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, await this.#whole(res), resetAtMs);
         await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit');
-        this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, bytes: res.bytes, attempt }, 'response');
+        this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, attempt }, 'response');
         if (refusal) throw refusal;
-        const result = read(res);
+        const result = await take(res);
         this.#reported(e, req, lane, attempt, sentAt, status);
         return result;
       } catch (err) {
@@ -357,9 +473,13 @@ export class SourceClient {
     });
   }
 
-  async #send(e: Endpoint, req: OutgoingCall, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  async #send(e: Endpoint, req: OutgoingCall, signal: AbortSignal | undefined): Promise<OpenResponse> {
     this.#stats.requests++;
-    const res = await this.#http.request({ endpoint: e.name, method: req.method, path: req.path, body: req.body, signal });
+    return this.#http.open({ endpoint: e.name, method: req.method, path: req.path, body: req.body, signal });
+  }
+
+  async #whole(open: OpenResponse): Promise<HttpResponse> {
+    const res = await open.text();
     this.#stats.bytes += res.bytes;
     return res;
   }
@@ -370,7 +490,7 @@ export class SourceClient {
   }
 
   /** Tells the limiter what the response said about the budget, and keeps the service's clock. */
-  async #afterResponse(res: HttpResponse, feedback: ServiceFeedback, limited: boolean): Promise<void> {
+  async #afterResponse(res: { headers: IncomingHttpHeaders }, feedback: ServiceFeedback, limited: boolean): Promise<void> {
     const serviceDate = Date.parse(String(res.headers.date ?? ''));
     if (Number.isFinite(serviceDate)) {
       this.#skewSeenAt = Date.now();

@@ -128,6 +128,20 @@ const CODE_OF_STATUS: Readonly<Record<number, string>> = {
   429: 'too_many_requests',
 };
 
+const HTML_START = /^\s*(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/i;
+const HTML_TITLE = /<title[^>]*>([^<]{0,200})<\/title>/i;
+
+/** The title of an HTML page (or '' without one), or undefined when the text is not HTML. */
+export function htmlPageTitle(text: string): string | undefined {
+  if (!HTML_START.test(text)) return undefined;
+  return (HTML_TITLE.exec(text)?.[1] ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** What an HTML answer is, for a message: the service answers JSON, so a page comes from something in the way. */
+export function describeHtmlPage(title: string): string {
+  return `an HTML page${title ? ` ("${title}")` : ''} instead of the service's JSON: a proxy, gateway or login page answered, or WFS_BASE_URL is not the API's address`;
+}
+
 /** A SourceError for a non-success response. */
 export function errorFromResponse(
   endpoint: string,
@@ -135,6 +149,16 @@ export function errorFromResponse(
   bodyText: string,
   retryAfterSeconds?: number,
 ): SourceError {
+  const title = htmlPageTitle(bodyText);
+  if (title !== undefined) {
+    const kind = kindOfStatus(status);
+    return new SourceError(kind, `${endpoint}: HTTP ${status} with ${describeHtmlPage(title)}`, {
+      status,
+      code: 'html_page',
+      endpoint,
+      retryAfterSeconds: kind === 'rate_limit' ? retryAfterSeconds : undefined,
+    });
+  }
   const body = readErrorBody(bodyText);
   const code = body.code ?? CODE_OF_STATUS[status] ?? (status >= 500 ? 'internal_server_error' : undefined);
   const kind = kindOfStatus(status, code);

@@ -32,6 +32,18 @@ export interface HttpResponse {
   bytes: number;
 }
 
+/** A response whose headers are in and whose body is read as it arrives (or dropped). */
+export interface OpenResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body's bytes as they arrive; a failure on the way is a 'timeout' or 'network' SourceError. */
+  body(): AsyncIterable<Buffer>;
+  /** The whole body, within the request's deadline. */
+  text(): Promise<HttpResponse>;
+  /** Releases the connection without reading the rest of the body. */
+  discard(): void;
+}
+
 const REDACTED = '[redacted]';
 
 export class Http {
@@ -57,41 +69,86 @@ export class Http {
   scrub = (text: string): string => (this.#apiKey ? text.split(this.#apiKey).join(REDACTED) : text);
 
   /**
-   * Sends one request and reads its whole body within the timeout.
+   * Sends one request and hands back its response as soon as its headers are in. The deadline covers the wait
+   * for headers and, for `text()`, the whole body; a body read with `body()` may take as long as its reader
+   * needs, as long as no gap between its bytes exceeds the timeout (undici's bodyTimeout).
    * Throws a 'timeout' or 'network' SourceError, or the caller's abort reason when its signal aborted.
    */
-  async request(req: HttpRequest): Promise<HttpResponse> {
-    // One controller for both the deadline and the caller's signal. Not AbortSignal.any: combined with a
-    // long-lived caller signal (a whole sync run's) it retains every request's signal (nodejs/node#55351).
+  async open(req: HttpRequest): Promise<OpenResponse> {
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.#timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.#timeoutMs);
     const onCallerAbort = () => abort.abort();
     req.signal?.addEventListener('abort', onCallerAbort, { once: true });
     if (req.signal?.aborted) abort.abort();
-    const signal = abort.signal;
-    try {
-      const res = await this.#pool.request({
-        method: req.method,
-        path: this.#prefix + req.path,
-        headers: this.#headers(req.body !== undefined),
-        body: req.body,
-        signal,
-      });
-      const buf = Buffer.from(await res.body.arrayBuffer());
-      return { status: res.statusCode, headers: res.headers, text: buf.toString('utf8'), bytes: buf.length };
-    } catch (e) {
-      if (req.signal?.aborted) throw req.signal.reason;
-      if (abort.signal.aborted) {
-        throw new SourceError('timeout', `${req.endpoint}: no complete response within ${this.#timeoutMs} ms`, {
+    const done = () => {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onCallerAbort);
+    };
+    const failure = (e: unknown): unknown => {
+      if (req.signal?.aborted) return req.signal.reason;
+      if (timedOut) {
+        return new SourceError('timeout', `${req.endpoint}: no complete response within ${this.#timeoutMs} ms`, {
           endpoint: req.endpoint,
           code: 'TIMEOUT',
         });
       }
-      throw errorFromTransport(req.endpoint, e, this.scrub);
-    } finally {
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onCallerAbort);
+      return errorFromTransport(req.endpoint, e, this.scrub);
+    };
+    let res: Awaited<ReturnType<Pool['request']>>;
+    try {
+      res = await this.#pool.request({
+        method: req.method,
+        path: this.#prefix + req.path,
+        headers: this.#headers(req.body !== undefined),
+        body: req.body,
+        signal: abort.signal,
+      });
+    } catch (e) {
+      done();
+      throw failure(e);
     }
+    const stream = res.body;
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      body: async function* () {
+        // From here only the gaps between bytes are timed: reading may wait for the reader.
+        clearTimeout(timer);
+        try {
+          for await (const chunk of stream) yield chunk as Buffer;
+        } catch (e) {
+          throw failure(e);
+        } finally {
+          done();
+        }
+      },
+      text: async () => {
+        try {
+          const buf = Buffer.from(await stream.arrayBuffer());
+          return { status: res.statusCode, headers: res.headers, text: buf.toString('utf8'), bytes: buf.length };
+        } catch (e) {
+          throw failure(e);
+        } finally {
+          done();
+        }
+      },
+      discard: () => {
+        done();
+        stream.destroy();
+      },
+    };
+  }
+
+  /**
+   * Sends one request and reads its whole body within the timeout.
+   * Throws a 'timeout' or 'network' SourceError, or the caller's abort reason when its signal aborted.
+   */
+  async request(req: HttpRequest): Promise<HttpResponse> {
+    return (await this.open(req)).text();
   }
 
   #headers(hasBody: boolean): Record<string, string> {

@@ -37,6 +37,8 @@ export interface Container {
   raw: unknown[];
   hasMore: boolean;
   extras: Record<string, unknown>;
+  /** Set when the body was read in another shape than the endpoint's: says which, for a warning. */
+  shape?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -52,19 +54,41 @@ function envelopeExtras(body: Record<string, unknown>): Record<string, unknown> 
   return extras;
 }
 
-/** Reads a paged envelope (`HasMoreResults`, `Offset`, `ResultCount` or `Results`, `Data`, extras). */
+/** Fields only an envelope has: an object holding one of them is a broken envelope, not an item. */
+const ENVELOPE_FIELDS = ['Data', 'HasMoreResults', 'ResultCount', 'Results'];
+
+/**
+ * An object read as the one item of a list, as the service's own documentation answers some lists. An object
+ * with envelope fields but no Data array cannot be read as the resource.
+ */
+function singleItem(e: Endpoint, body: Record<string, unknown>, expected: string): Container {
+  if (ENVELOPE_FIELDS.some((f) => f in body)) throw notContainer(e, expected, body);
+  return { raw: [body], hasMore: false, extras: {}, shape: 'a single object where a list is expected' };
+}
+
+/**
+ * Reads a paged envelope (`HasMoreResults`, `Offset`, `ResultCount` or `Results`, `Data`, extras). Tolerates the
+ * other shapes the service's documentation shows for these lists: a bare array (the whole list, no paging) and
+ * a single object (one item).
+ */
 export function readEnvelope(e: Endpoint, body: unknown): Container {
-  if (!isObject(body) || !Array.isArray(body.Data)) throw notContainer(e, 'an envelope with a Data array', body);
+  if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {}, shape: 'a bare array where an envelope is expected' };
+  if (isObject(body) && !Array.isArray(body.Data)) return singleItem(e, body, 'an envelope with a Data array');
+  if (!isObject(body)) throw notContainer(e, 'an envelope with a Data array', body);
   if (typeof body.HasMoreResults !== 'boolean') {
     throw new SourceError('schema', `${e.name}: envelope without a boolean HasMoreResults`, { endpoint: e.name });
   }
-  return { raw: body.Data, hasMore: body.HasMoreResults, extras: envelopeExtras(body) };
+  return { raw: body.Data as unknown[], hasMore: body.HasMoreResults, extras: envelopeExtras(body) };
 }
 
-/** Reads a plain array. */
+/** Reads a plain array; tolerates an envelope (its Data, as the whole list) and a single object (one item). */
 export function readArray(e: Endpoint, body: unknown): Container {
-  if (!Array.isArray(body)) throw notContainer(e, 'an array', body);
-  return { raw: body, hasMore: false, extras: {} };
+  if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {} };
+  if (isObject(body) && Array.isArray(body.Data)) {
+    return { raw: body.Data, hasMore: false, extras: envelopeExtras(body), shape: 'an envelope where an array is expected' };
+  }
+  if (isObject(body)) return singleItem(e, body, 'an array');
+  throw notContainer(e, 'an array', body);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
 import { shownUrl } from '../app/environment.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
 import { runStreams, selectStreams, type SyncSummary } from './runner.ts';
 
@@ -37,9 +37,10 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
   const app = new App(loadConfig(), log);
   const summaries: SyncSummary[] = [];
+  let warehouse = '';
   try {
     const env = await app.environment();
-    app.console.write(`warehouse: psql '${shownUrl(app.config, env.warehouse)}'   (schema ${app.config.dbSchema})\n`);
+    warehouse = `warehouse: psql '${shownUrl(app.config, env.warehouse)}'   (schema ${app.config.dbSchema})\n`;
     const board = app.progress(true);
     for (const ctx of env.contexts) {
       summaries.push(await runStreams(ctx, selected, { fullRefresh: values['full-refresh'] }));
@@ -48,7 +49,9 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   } finally {
     await app.stop();
   }
-  app.console.write(formatSummaries(summaries));
+  // Where the rows went, and what was left out, close the summary: a run that fails early prints one line only.
+  const unsynced = unsyncedFormsNotice(app.config);
+  app.console.write(`${formatSummaries(summaries)}${warehouse}${unsynced ? `${unsynced}\n` : ''}`);
   // Only the summary goes to stdout: `sync --once --json > out.json` is valid JSON.
   if (values.json) process.stdout.write(`${JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
   return summaries.some((s) => s.failed > 0) ? 1 : 0;

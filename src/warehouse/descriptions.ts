@@ -272,13 +272,13 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
     columns: {},
   },
   v_open_shifts: {
-    doc: 'Open shifts (no assignee) by schedule and day; the day is taken in the session time zone.',
-    columns: { day: 'Day of the shift start, in the session time zone.', open_shifts: 'Number of open shift assignments.', shift_names: 'Names of the open shifts, comma-separated.' },
+    doc: 'Open shifts (no assignee) by schedule and day; the day is the local date the service gave for the shift start.',
+    columns: { day: 'Day of the shift start, as the service wrote it (start_date_time_local_date).', open_shifts: 'Number of open shift assignments.', shift_names: 'Names of the open shifts, comma-separated.' },
   },
   v_shifts_without_current_credential: {
     doc: "Shifts worked (clocked in) by an employee who had no current credential for a requirement of the shift's job title that day. A credential counts when the version known at clock-in (individual_certifications_history; the earliest version stands for all time before it) was active and not expired on the shift date.",
     columns: {
-      shift_date: 'Day of the shift start, in the session time zone.',
+      shift_date: 'Day of the shift start, as the service wrote it (start_date_time_local_date).',
       reason: 'Missing (no matching credential), Expired, or NotYetActive (activation after the shift date).',
       credential_id: 'IndividualCertificationId of the closest matching credential, if any.',
       credential_activation_date: 'Activation date of the closest matching credential.',
@@ -286,7 +286,7 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
     },
   },
   v_approved_leave_hours: {
-    doc: 'Approved leave hours by approved policy and month of the request start (session time zone).',
+    doc: 'Approved leave hours by approved policy and month of the request start, by the local date the service gave.',
     columns: { month: 'First day of the month of the request start.', hours: 'Sum of approved hours.', requests: 'Number of approved requests.' },
   },
   v_form_answers: {
@@ -302,8 +302,27 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
   },
 };
 
+/** The columns the mapper derives from a date or date-time's text, by suffix (see tables/columns.ts). */
+const COMPANION_DOCS: Record<string, (base: string) => string> = {
+  _local_date: (base) =>
+    `Calendar day of ${base} as the service wrote it, in its local time (the date part of the text it sent); views count days by it.`,
+  _utc_offset: (base) =>
+    `UTC offset the service wrote ${base} with (+HH:MM, Z as +00:00); null when it sent none.`,
+  _instant: (base) =>
+    `Full value of ${base} when the service sent a date-time with an offset rather than a bare date; null otherwise.`,
+};
+
+function companionDoc(column: string): string | undefined {
+  for (const [suffix, doc] of Object.entries(COMPANION_DOCS)) {
+    if (!column.endsWith(suffix)) continue;
+    const base = column.slice(0, -suffix.length);
+    if (FIELD_DOCS[base] || prefixedDoc(base)) return doc(base);
+  }
+  return undefined;
+}
+
 function columnDoc(table: string, column: string, sqlType: string): string {
-  const doc = FIELD_DOCS[column] || prefixedDoc(column);
+  const doc = FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
   if (!doc) throw new Error(`no description for ${table}.${column}`);
   return sqlType === 'timestamp with time zone' ? `${doc} An instant: the source's UTC offset is normalized away.` : doc;
 }

@@ -21,12 +21,28 @@ export interface TableInfo {
   readonly primaryKey: readonly string[];
   /** Columns the content hash covers: all but _synced_at, _deleted_at and _hash. */
   readonly hashed: readonly string[];
+  /** Date and date-time columns with companions the mapper fills from the text the service sent. */
+  readonly localTimes: readonly LocalTimeColumns[];
+  /** The companion columns: filled by the mapper, never from an item's field. */
+  readonly derived: ReadonlySet<string>;
+}
+
+/** `x` and what the mapper derives from its text: `x_local_date` or `x_instant`, and `x_utc_offset`. */
+export interface LocalTimeColumns {
+  readonly column: string;
+  readonly utcOffset: string;
+  /** Set for a date-time column (timestamptz `x`). */
+  readonly localDate?: string;
+  /** Set for a date column (`x` is the day written; this is the full value when one was sent). */
+  readonly instant?: string;
 }
 
 export type Row = Record<string, unknown>;
 
 export interface MappedItem {
   readonly row: Row;
+  /** Child elements that cannot be rows (a key column null): kept for sync_rejects, the item goes on. */
+  readonly rejects: readonly { raw: unknown; reason: string }[];
   /** Child rows by child table, in the order of `target.children`. */
   readonly children: readonly Row[][];
   /** Key values after company_key, as text, joined: identifies the row within the page. */
@@ -52,7 +68,53 @@ function describeTable(table: PgTable): TableInfo {
   const columns = cfg.columns.map((c) => ({ name: c.name, sqlType: c.getSQLType() }));
   const primaryKey = cfg.primaryKeys[0]?.columns.map((c) => c.name) ?? cfg.columns.filter((c) => c.primary).map((c) => c.name);
   const hashed = columns.map((c) => c.name).filter((n) => n !== '_synced_at' && n !== '_deleted_at' && n !== '_hash');
-  return { name: cfg.name, columns, byName: new Map(columns.map((c) => [c.name, c])), primaryKey, hashed };
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const localTimes = columns.flatMap((c): LocalTimeColumns[] => {
+    const utcOffset = `${c.name}_utc_offset`;
+    if (!byName.has(utcOffset)) return [];
+    const localDate = byName.has(`${c.name}_local_date`) ? `${c.name}_local_date` : undefined;
+    const instant = byName.has(`${c.name}_instant`) ? `${c.name}_instant` : undefined;
+    return [{ column: c.name, utcOffset, localDate, instant }];
+  });
+  const derived = new Set(localTimes.flatMap((l) => [l.utcOffset, l.localDate ?? l.instant!]));
+  return { name: cfg.name, columns, byName, primaryKey, hashed, localTimes, derived };
+}
+
+/** A date or date-time as the service writes it: `yyyy-MM-dd`, then optionally a time, then optionally an offset. */
+const WRITTEN_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+export interface WrittenTime {
+  /** The calendar day as written, in the service's local time. */
+  readonly localDate: string;
+  readonly hasTime: boolean;
+  /** `+HH:MM` / `-HH:MM` (`Z` is `+00:00`); undefined when the text carries none. */
+  readonly utcOffset: string | undefined;
+}
+
+export function readWrittenTime(text: string): WrittenTime | undefined {
+  const m = WRITTEN_TIME.exec(text);
+  if (!m) return undefined;
+  const offset = m[3];
+  const utcOffset = offset === undefined ? undefined : offset === 'Z' ? '+00:00' : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
+  return { localDate: m[1]!, hasTime: m[2] !== undefined, utcOffset };
+}
+
+/**
+ * Fills the companions of the table's date and date-time columns from the text the service sent: the local
+ * day and offset beside an instant, and the full value beside a date column (which keeps the day written).
+ */
+function fillLocalTimes(table: TableInfo, row: Row): void {
+  for (const l of table.localTimes) {
+    const v = row[l.column];
+    const w = typeof v === 'string' ? readWrittenTime(v) : undefined;
+    if (!w) continue;
+    row[l.utcOffset] = w.utcOffset ?? null;
+    if (l.localDate) row[l.localDate] = w.localDate;
+    if (l.instant) {
+      row[l.instant] = w.hasTime && w.utcOffset ? v : null;
+      row[l.column] = w.localDate;
+    }
+  }
 }
 
 export function tableInfo(name: string): TableInfo {
@@ -170,7 +232,7 @@ function field(s: Scope, k: string): Field {
   if (f) return f;
   const path = s.path ? `${s.path}.${k}` : k;
   const name = s.prefix + snake(k);
-  const col = BOOKKEEPING.has(name) ? undefined : s.table.byName.get(name);
+  const col = BOOKKEEPING.has(name) || s.table.derived.has(name) ? undefined : s.table.byName.get(name);
   f = { drop: NEVER_STORED.test(k) || s.skip.has(path), name, col, jsonb: col?.sqlType === 'jsonb', path, nested: undefined };
   if (s.fields.size < MAX_CACHED_FIELDS) s.fields.set(k, f);
   return f;
@@ -257,20 +319,45 @@ function planFor(target: Target): Plan {
   return plan;
 }
 
-function mapChild(c: ChildPlan, item: Record<string, unknown>, parent: Row, parentKey: readonly string[]): Row[] {
+type Rejects = { raw: unknown; reason: string }[];
+
+/**
+ * The child rows of one item. An element whose own key column would be null cannot be a row: it goes to
+ * `rejects` and its siblings go on. Elements with the same identifying fields in one item (two requirements
+ * worded alike) each keep a row: the second and later ones hash their occurrence into `_key` as well.
+ */
+function mapChild(c: ChildPlan, item: Record<string, unknown>, parent: Row, parentKey: readonly string[], rejects: Rejects): Row[] {
   const list = getPath(item, c.child.path);
   if (!Array.isArray(list)) return [];
   const elements = list.filter(isPlainObject).flatMap((el) => expand(el, c.child.each));
-  const rows = elements.map((el, ord) => {
+  const seen = new Map<string, number>();
+  const rows: Row[] = [];
+  elements.forEach((el, ord) => {
     const row: Row = { company_key: parent.company_key };
     c.parentColumns.forEach((col, i) => (row[col] = parent[parentKey[i]!]));
     const extra = flatten(el, c.scope, row);
+    fillLocalTimes(c.table, row);
     if (c.hasOrd) row._ord = ord;
-    if (c.child.keyFields) row._key = hashKey(el, c.child.keyFields);
+    if (c.child.keyFields) {
+      const key = hashKey(el, c.child.keyFields);
+      const n = (seen.get(key) ?? 0) + 1;
+      seen.set(key, n);
+      row._key = n === 1 ? key : hashKey({ key, n }, ['key', 'n']);
+    }
     row._extra = extra ?? null;
-    return row;
+    const missing = c.child.key.filter((k) => row[k] === null || row[k] === undefined);
+    if (missing.length > 0) {
+      rejects.push({ raw: { parent: keyObject(parent, parentKey), [c.child.path]: el }, reason: `${c.table.name}: ${missing.join(', ')} is null` });
+      return;
+    }
+    rows.push(row);
   });
   return dedupe(rows, (r) => keyText(r, c.child.key));
+}
+
+/** The parent's key columns and values, naming which item a rejected child element belonged to. */
+function keyObject(row: Row, key: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(key.map((k) => [k, row[k] ?? null]));
 }
 
 /** One element, or with `each` one merged object per inner element (the entry itself when it has none). */
@@ -301,12 +388,14 @@ export function mapItem(target: Target, companyKey: string, input: Record<string
   }
   const row: Row = { company_key: companyKey };
   const extra = flatten(item, plan.scope, row);
+  fillLocalTimes(plan.table, row);
   if (target.keyFields) row._key = hashKey(item, target.keyFields);
   row._extra = extra ?? null;
-  const children = plan.children.map((c) => mapChild(c, item, row, target.key));
+  const rejects: Rejects = [];
+  const children = plan.children.map((c) => mapChild(c, item, row, target.key, rejects));
   const deleted = target.deletedFlag ? item[target.deletedFlag] === true : false;
   row._hash = contentHash(plan.table, row, children, plan.childTables);
-  return { row, children, keyText: keyText(row, target.key), deleted };
+  return { row, rejects, children, keyText: keyText(row, target.key), deleted };
 }
 
 /** A value as the text Postgres parses for the column's type (every value travels as text). */

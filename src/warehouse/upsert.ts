@@ -356,12 +356,14 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
   const mapped = map(o.target, o.items).sort((a, b) => compareKeys(a.row, b.row, o.target.key));
   for (const m of mapped) o.seen?.add(m.keyText);
   const envelope = envelopeItems(o.target, o.extras);
+  // Child elements that could not be rows are rejects of the page like records that failed their schema.
+  const rejects = [...(o.rejects ?? []), ...mapped.flatMap((m) => m.rejects)];
   const write = async (newRows: NewRows) =>
     transaction(wh.sessions, async (pipe) => {
       sendFenceCheck(pipe, wh);
       if (envelope) await writeMapped(pipe, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt, newRows);
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
-      writeRejects(pipe, wh.schema, o);
+      writeRejects(pipe, wh.schema, { ...o, rejects });
       if (o.checkpoint) sendCheckpoint(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
       return result;
     });

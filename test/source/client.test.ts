@@ -231,6 +231,23 @@ describe('paging', () => {
     expect(page.rejects[0]!.reason).toMatch(/^IndividualCertificationId: .*expected number/);
   });
 
+  it('reads a list answered in another shape than documented, and warns once per endpoint', async () => {
+    const bodies = [{ ShiftAssignmentId: 1, StartDateTime: '2024-06-01T07:00:00-05:00' }, [{ ShiftAssignmentId: 2, StartDateTime: '2024-06-01T07:00:00-05:00' }]];
+    service = await fakeService((_req, res, n) => json(res, 200, bodies[n - 1]));
+    const log = capturingLogger();
+    client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter: new RecordingLimiter(), backoff: fast, logger: log.logger });
+    const query = { StartDate: new Date('2024-06-01T00:00:00Z'), EndDate: new Date('2024-06-02T00:00:00Z') };
+    const first = await collect(client.pages(endpoints.shiftAssignments, query));
+    const second = await collect(client.pages(endpoints.shiftAssignments, query));
+    expect([...first, ...second].map((p) => [p.items.map((i) => i.ShiftAssignmentId), p.hasMore])).toEqual([
+      [[1], false],
+      [[2], false],
+    ]);
+    const warnings = log.lines.filter((l) => l.includes('another shape than documented'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('a single object where a list is expected');
+  });
+
   it('answers schema when the container is not what the endpoint returns', async () => {
     const { client } = await setup((_req, res) => json(res, 200, { Data: 'nope' }));
     expect((await failure(client.all(endpoints.individuals, {}))).kind).toBe('schema');
@@ -335,6 +352,75 @@ describe('retries', () => {
     });
     expect((await client.all(endpoints.pendingCertifications, {})).items).toHaveLength(1);
     expect(service.seen).toHaveLength(4);
+  });
+
+  describe('a plain-array list read as it arrives', () => {
+    const people = (n: number) => Array.from({ length: n }, (_, i) => ({ IndividualId: i + 1, ServiceId: 10_000 + i, FirstName: `Zoë ${i}` }));
+
+    /** Sends `text` in small writes, as a slow network does; cut short after `upTo` bytes when given. */
+    const dribble = (res: import('node:http').ServerResponse, text: string, upTo?: number) => {
+      const bytes = Buffer.from(text);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes.length) });
+      const end = upTo ?? bytes.length;
+      for (let i = 0; i < end; i += 4093) res.write(bytes.subarray(i, Math.min(i + 4093, end)));
+      if (upTo === undefined) res.end();
+      else setTimeout(() => res.socket!.destroy(), 20);
+    };
+
+    it('comes in pages of at most 1,000 records, hasMore false on the last only, from one request', async () => {
+      const list = people(2500);
+      const { service, client } = await setup((_req, res) => dribble(res, JSON.stringify(list)));
+      const pages = await collect(client.pages(endpoints.individuals, {}));
+      expect(pages.map((p) => [p.offset, p.items.length, p.hasMore])).toEqual([
+        [0, 1000, true],
+        [1000, 1000, true],
+        [2000, 500, false],
+      ]);
+      expect(pages.flatMap((p) => p.items.map((i) => i.ServiceId))).toEqual(list.map((p) => p.ServiceId));
+      expect(pages[2]!.items[499]!.FirstName).toBe('Zoë 2499');
+      expect(service.seen).toHaveLength(1);
+    });
+
+    it('an exactly full last page still says it is the last', async () => {
+      const { client } = await setup((_req, res) => dribble(res, JSON.stringify(people(1000))));
+      expect((await collect(client.pages(endpoints.individuals, {}))).map((p) => [p.items.length, p.hasMore])).toEqual([[1000, false]]);
+    });
+
+    it('broken off after pages were handed out, is read again from its start and ends complete', async () => {
+      const list = people(2500);
+      const text = JSON.stringify(list);
+      const { service, client } = await setup((_req, res, n) => dribble(res, text, n === 1 ? Math.floor(text.length * 0.9) : undefined));
+      const pages = await collect(client.pages(endpoints.individuals, {}));
+      // Two pages of the first read, then the whole list again: nothing skipped, the last page last.
+      expect(pages.map((p) => [p.offset, p.items.length, p.hasMore])).toEqual([
+        [0, 1000, true],
+        [1000, 1000, true],
+        [0, 1000, true],
+        [1000, 1000, true],
+        [2000, 500, false],
+      ]);
+      expect(service.seen).toHaveLength(2);
+      expect(client.stats().retries).toBe(1);
+    });
+
+    it('cut short on every try: a network error once retries run out', async () => {
+      const { service, client } = await setup((_req, res) => dribble(res, JSON.stringify(people(1500)), 9000), { maxRetries: 2 });
+      const err = await failure(collect(client.pages(endpoints.individuals, {})));
+      expect(err.kind).toBe('network');
+      expect(service.seen).toHaveLength(3);
+    });
+
+    it('a complete message whose list is cut is a truncated body', async () => {
+      const { client } = await setup(
+        (_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('[{"IndividualId":1,"ServiceId":2},{"Indiv');
+        },
+        { maxRetries: 0 },
+      );
+      const err = await failure(collect(client.pages(endpoints.individuals, {})));
+      expect(err).toMatchObject({ kind: 'network', code: 'TRUNCATED_BODY' });
+    });
   });
 
   it('reports a reset as network and a cut body as network when retries run out', async () => {

@@ -59,7 +59,8 @@ describe('errorFromResponse', () => {
 
   it('falls back to a code for the status when the body says nothing', () => {
     expect(errorFromResponse('x', 304, '')).toMatchObject({ code: 'not_modified', kind: 'bad_request' });
-    expect(errorFromResponse('x', 502, '<html>bad gateway</html>')).toMatchObject({ code: 'internal_server_error', kind: 'server' });
+    expect(errorFromResponse('x', 502, 'bad gateway')).toMatchObject({ code: 'internal_server_error', kind: 'server' });
+    expect(errorFromResponse('x', 502, '<html>bad gateway</html>')).toMatchObject({ code: 'html_page', kind: 'server' });
   });
 });
 
@@ -72,5 +73,15 @@ describe('errorFromTransport', () => {
     expect([reset.kind, reset.code]).toEqual(['network', 'ECONNRESET']);
     expect(reset.message).not.toContain('s3cret');
     expect((reset.cause as Error).message).toBe('socket hang up [redacted]');
+  });
+});
+
+describe('HTML answers', () => {
+  it('names an HTML error page as such, with its title, not as the status code', () => {
+    const err = errorFromResponse('locales', 502, '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body></body></html>');
+    expect(err.kind).toBe('server');
+    expect(err.code).toBe('html_page');
+    expect(err.message).toMatch(/^locales: HTTP 502 with an HTML page \("502 Bad Gateway"\) instead of the service's JSON/);
+    expect(errorFromResponse('locales', 500, '{"error":"internal_server_error"}').code).toBe('internal_server_error');
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { endpoints } from '../../src/source/endpoints.ts';
 import { SourceError } from '../../src/source/errors.ts';
-import { parseItems, readArrayOrObject, readContainer, readEnvelope } from '../../src/source/paging.ts';
+import { parseItems, readArray, readArrayOrObject, readContainer, readEnvelope } from '../../src/source/paging.ts';
 import { buildQuery, formatDate, formatDateTime } from '../../src/source/query.ts';
 import { Locale } from '../../src/source/schemas/index.ts';
 
@@ -15,9 +15,32 @@ describe('containers', () => {
     });
   });
 
-  it('refuses an envelope without Data or without HasMoreResults', () => {
-    expect(() => readEnvelope(endpoints.shiftAssignments, [])).toThrow(SourceError);
+  it('refuses an envelope without HasMoreResults, a broken envelope, and what is not a list or an item', () => {
     expect(() => readEnvelope(endpoints.shiftAssignments, { Data: [] })).toThrow(/HasMoreResults/);
+    expect(() => readEnvelope(endpoints.shiftAssignments, { HasMoreResults: false, Data: 'x' })).toThrow(SourceError);
+    expect(() => readEnvelope(endpoints.shiftAssignments, null)).toThrow(SourceError);
+    expect(() => readArray(endpoints.individuals, 'Individuals')).toThrow(SourceError);
+    expect(() => readArray(endpoints.individuals, { ResultCount: 0 })).toThrow(SourceError);
+  });
+
+  it('reads a bare array for an envelope and a single object for a list, saying which shape it read', () => {
+    expect(readEnvelope(endpoints.shiftAssignments, [{ ShiftAssignmentId: 1 }])).toEqual({
+      raw: [{ ShiftAssignmentId: 1 }],
+      hasMore: false,
+      extras: {},
+      shape: 'a bare array where an envelope is expected',
+    });
+    expect(readEnvelope(endpoints.shiftAssignments, { ShiftAssignmentId: 2 })).toMatchObject({
+      raw: [{ ShiftAssignmentId: 2 }],
+      hasMore: false,
+      shape: 'a single object where a list is expected',
+    });
+    expect(readArray(endpoints.individuals, { ServiceId: 3 })).toMatchObject({ raw: [{ ServiceId: 3 }], shape: 'a single object where a list is expected' });
+    expect(readArray(endpoints.individuals, { Data: [{ ServiceId: 4 }] })).toMatchObject({
+      raw: [{ ServiceId: 4 }],
+      shape: 'an envelope where an array is expected',
+    });
+    expect(readArray(endpoints.individuals, [{ ServiceId: 5 }]).shape).toBeUndefined();
   });
 
   it('reads each form a reference list may take', () => {

@@ -217,3 +217,82 @@ describe('every resource maps to its table', () => {
     },
   );
 });
+
+describe('values as the service wrote them', () => {
+  const local = 'local';
+  const writeLocal = (name: ResourceName, items: Record<string, unknown>[]) =>
+    writePage(wh, { target: targets[name], companyKey: local, items, syncedAt, stream: name });
+
+  it('a night shift keeps the day and offset it was written with, beside the instant', async () => {
+    await writeLocal('shiftAssignments', [
+      parsed('shiftAssignments', { StartDateTime: '2024-06-01T19:00:00-05:00', EndDateTime: '2024-06-02T06:00:00.1234567-0500', ClockInDateTime: null }),
+    ]);
+    const [row] = await readRows(wh, 'shift_assignments', local);
+    expect(row).toMatchObject({
+      start_date_time_local_date: '2024-06-01',
+      start_date_time_utc_offset: '-05:00',
+      end_date_time_local_date: '2024-06-02',
+      end_date_time_utc_offset: '-05:00',
+      clock_in_date_time: null,
+      clock_in_date_time_local_date: null,
+      clock_in_date_time_utc_offset: null,
+    });
+    expect(row!.start_date_time).toEqual(new Date('2024-06-02T00:00:00Z'));
+  });
+
+  it('a date sent as a date-time keeps its full value beside the day written; a bare date has none', async () => {
+    const full = '2024-03-01T23:30:00.1234567+10:00';
+    await writeLocal('individualCourses', [parsed('individualCourses', { StartDate: full, EndDate: '2024-03-02' })]);
+    const [row] = await readRows(wh, 'individual_courses', local);
+    expect(row).toMatchObject({
+      start_date: '2024-03-01',
+      start_date_utc_offset: '+10:00',
+      end_date: '2024-03-02',
+      end_date_instant: null,
+      end_date_utc_offset: null,
+    });
+    expect(row!.start_date_instant).toEqual(new Date('2024-03-01T13:30:00.123Z'));
+  });
+
+  it('a field of the item named like a derived column does not fill it', () => {
+    const m = mapItem(targets.shiftAssignments, local, { ...parsed('shiftAssignments'), StartDateTimeLocalDate: '1999-01-01' });
+    expect(m.row.start_date_time_local_date).toBe('2024-06-01');
+    expect(m.row._extra).toMatchObject({ StartDateTimeLocalDate: '1999-01-01' });
+  });
+
+  it('a child element without its key goes to sync_rejects; the item and its other children are written', async () => {
+    const item = parsed('individuals', {
+      ServiceId: 9100,
+      AdditionalJobTitles: [{ JobTitleId: null, JobTitleName: 'Nameless' }, { JobTitleId: 5, JobTitleName: 'Dispatcher' }],
+    });
+    await writeLocal('individuals', [item]);
+    const titles = await readRows(wh, 'individual_job_titles', local);
+    expect(titles.map((t) => [t.service_id, t.job_title_id])).toEqual([[9100, 5]]);
+    expect((await readRows(wh, 'individuals', local)).map((r) => r.service_id)).toEqual([9100]);
+    const rejects = await wh.sql`select stream, raw, reason from ${wh.sql(wh.schema)}.sync_rejects where company_key = ${local}`;
+    expect(rejects).toHaveLength(1);
+    expect(rejects[0]).toMatchObject({
+      stream: 'individuals',
+      reason: 'individual_job_titles: job_title_id is null',
+      raw: { parent: { service_id: 9100 }, AdditionalJobTitles: { JobTitleId: null, JobTitleName: 'Nameless' } },
+    });
+  });
+
+  it('two requirements worded alike in one entry stay two rows', () => {
+    const cpr = { Requirement: 'CPR', RequirementStatus: 'Missing', FulfillingCertification: null };
+    const item = parsed('requiredCertificationStatus', {
+      CredentialRequirements: [
+        { JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr, { ...cpr, RequirementStatus: 'Expired' }] },
+      ],
+    });
+    const m = mapItem(targets.requiredCertificationStatus, local, item);
+    const rows = m.children[0]!;
+    expect(rows.map((r) => r.requirement_status)).toEqual(['Missing', 'Expired']);
+    expect(new Set(rows.map((r) => r._key)).size).toBe(2);
+    // The first keeps the key it always had, so rows already in the warehouse keep theirs.
+    const single = mapItem(targets.requiredCertificationStatus, local, parsed('requiredCertificationStatus', {
+      CredentialRequirements: [{ JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr] }],
+    }));
+    expect(single.children[0]![0]!._key).toBe(rows[0]!._key);
+  });
+});

@@ -44,6 +44,8 @@ beforeAll(async () => {
     shift(11, '2024-06-01', { Assignee: null, ShiftName: 'Night A' }),
     shift(12, '2024-06-02', { Assignee: null, ShiftName: 'Day A' }),
     shift(13, '2024-06-02', { Assignee: null, ShiftName: 'Gone' }),
+    // A night shift starting 19:00 at UTC-05:00 is on 2 June where it is worked, though 3 June in UTC.
+    shift(14, '2024-06-02', { Assignee: null, ShiftName: 'Night B', StartDateTime: '2024-06-02T19:00:00-05:00', EndDateTime: '2024-06-03T06:00:00-05:00' }),
     shift(20, '2024-06-01', { Assignee: assignee, ClockInDateTime: noon('2024-06-01') }),
     shift(21, '2025-02-01', { Assignee: assignee, ClockInDateTime: noon('2025-02-01') }),
     shift(22, '2025-04-01', { Assignee: assignee, ClockInDateTime: noon('2025-04-01') }),
@@ -56,6 +58,8 @@ beforeAll(async () => {
     leave({}),
     leave({ StartDateTime: '2024-07-20T00:00:00+00:00', ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedLeaveType: 'Vacation', ApprovedHours: 8 }] }),
     leave({ StartDateTime: '2024-08-02T00:00:00+00:00', ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedHours: 2 }] }),
+    // Starts on 31 July where it is taken, 1 August in UTC.
+    leave({ StartDateTime: '2024-07-31T20:00:00-06:00', ApprovedHours: [{ ApprovedLeavePolicy: 'Comp', ApprovedHours: 3 }] }),
     leave({ StartDateTime: '2024-07-25T00:00:00+00:00', Status: 'Denied', ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedHours: 100 }] }),
   ]);
 
@@ -89,11 +93,11 @@ describe('analyst views', () => {
     ]);
   });
 
-  it('v_open_shifts counts open shifts by schedule and day, without deleted ones', async () => {
+  it('v_open_shifts counts open shifts by schedule and the local day they start, without deleted ones', async () => {
     const rows = await view('v_open_shifts', 'day');
     expect(rows.map((r) => [r.schedule_id, r.day, r.open_shifts, r.shift_names])).toEqual([
       [20, '2024-06-01', 2, 'Day A, Night A'],
-      [20, '2024-06-02', 1, 'Day A'],
+      [20, '2024-06-02', 2, 'Day A, Night B'],
     ]);
   });
 
@@ -108,9 +112,10 @@ describe('analyst views', () => {
     expect(rows[2]!.credential_expiration_date).toBe('2025-01-01');
   });
 
-  it('v_approved_leave_hours sums approved hours by policy and month', async () => {
+  it('v_approved_leave_hours sums approved hours by policy and the local month of the request start', async () => {
     const rows = await view('v_approved_leave_hours', 'month, approved_leave_policy');
     expect(rows.map((r) => [r.approved_leave_policy, r.month, r.hours, r.requests])).toEqual([
+      ['Comp', '2024-07-01', '3', 1],
       ['PTO', '2024-07-01', '24', 2],
       ['Sick', '2024-07-01', '4.5', 1],
       ['PTO', '2024-08-01', '2', 1],

@@ -38,5 +38,18 @@ export function prefixed<P extends string, C extends Columns>(
 export const personNames = <P extends string>(p: P) =>
   prefixed(p, { service_id: integer(), employee_number: text(), first_name: text(), last_name: text() });
 
+/**
+ * A service date-time: the instant (`x`), and the calendar day and UTC offset the service wrote it with
+ * (`x_local_date`, `x_utc_offset`), which the instant alone loses. Days are counted by `x_local_date`.
+ */
+export const localTime = <N extends string>(n: N) =>
+  prefixed(n, { '': tz(), _local_date: day(), _utc_offset: text() });
+
+/**
+ * A field the service types as a date that may arrive as a date-time: the day it wrote (`x`), and when it
+ * sent a time with an offset, the full value (`x_instant`) and that offset (`x_utc_offset`).
+ */
+export const localDay = <N extends string>(n: N) => prefixed(n, { '': day(), _instant: tz(), _utc_offset: text() });
+
 export const legalNames = <P extends string = ''>(p: P = '' as P) =>
   prefixed(p, { legal_first_name: text(), legal_middle_name: text(), legal_last_name: text() });

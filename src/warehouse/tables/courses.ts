@@ -1,5 +1,5 @@
 import { index, integer, numeric, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
-import { companyKey, day, syncedParent } from './columns.ts';
+import { companyKey, localDay, syncedParent } from './columns.ts';
 
 /** Courses individuals took. */
 export const courseTables = (s: PgSchema) => ({
@@ -11,8 +11,8 @@ export const courseTables = (s: PgSchema) => ({
       course_name: text(),
       course_description: text(),
       credit: numeric(),
-      start_date: day(),
-      end_date: day(),
+      ...localDay('start_date'),
+      ...localDay('end_date'),
       first_name: text(),
       middle_name: text(),
       last_name: text(),
@@ -24,8 +24,8 @@ export const courseTables = (s: PgSchema) => ({
       author_instructor: text(),
       status: text(),
       course_id: integer(),
-      exam_start_date: day(),
-      exam_end_date: day(),
+      ...localDay('exam_start_date'),
+      ...localDay('exam_end_date'),
       ...syncedParent(),
     },
     (t) => [primaryKey({ columns: [t.company_key, t.individual_course_id] }), index().on(t.start_date, t.company_key)],

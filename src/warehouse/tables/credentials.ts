@@ -1,5 +1,5 @@
 import { boolean, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
-import { companyKey, day, history, legalNames, synced, syncedParent } from './columns.ts';
+import { companyKey, history, legalNames, localDay, synced, syncedParent } from './columns.ts';
 
 const certificationColumns = () => ({
   company_key: companyKey(),
@@ -18,10 +18,10 @@ const certificationColumns = () => ({
   certification_number: text(),
   state: text(),
   country: text(),
-  activation_date: day(),
-  expiration_date: day(),
+  ...localDay('activation_date'),
+  ...localDay('expiration_date'),
   reference: text(),
-  update_date: day(),
+  ...localDay('update_date'),
   update_by: text(),
   is_maintained: boolean(),
   is_deleted: boolean(),
@@ -66,10 +66,10 @@ export const credentialTables = (s: PgSchema) => ({
       certification_number: text(),
       state: text(),
       country: text(),
-      activation_date: day(),
-      expiration_date: day(),
+      ...localDay('activation_date'),
+      ...localDay('expiration_date'),
       reference: text(),
-      update_date: day(),
+      ...localDay('update_date'),
       is_maintained: boolean(),
       is_non_driver: boolean(),
       verification_status: text(),
@@ -108,8 +108,8 @@ export const credentialTables = (s: PgSchema) => ({
       requirement_status: text(),
       fulfilling_certification_certification_name: text(),
       fulfilling_certification_certification_number: text(),
-      fulfilling_certification_activation_date: day(),
-      fulfilling_certification_expiration_date: day(),
+      ...localDay('fulfilling_certification_activation_date'),
+      ...localDay('fulfilling_certification_expiration_date'),
       fulfilling_certification_is_non_driver: boolean(),
       ...synced(),
     },

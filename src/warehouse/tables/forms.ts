@@ -1,5 +1,5 @@
 import { boolean, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
-import { companyKey, personNames, synced, syncedParent, tz } from './columns.ts';
+import { companyKey, localTime, personNames, synced, syncedParent, tz } from './columns.ts';
 
 const answerColumns = () => ({
   company_key: companyKey(),
@@ -19,7 +19,7 @@ const responseColumns = () => ({
   company_key: companyKey(),
   response_id: integer().notNull(),
   ...personNames('submitted_by_'),
-  start_date: tz(),
+  ...localTime('start_date'),
   ...personNames('assigned_to_'),
   status: text(),
   attached_to_type: text(),
@@ -40,13 +40,13 @@ export const formTables = (s: PgSchema) => ({
       ...personNames('related_individual_'),
       related_employee_health_event_health_event_id: integer(),
       related_employee_health_event_health_event_type: text(),
-      related_employee_health_event_event_date_time: tz(),
+      ...localTime('related_employee_health_event_event_date_time'),
       ...personNames('related_employee_health_event_related_individual_'),
       related_quality_improvement_incident_incident_id: integer(),
       related_quality_improvement_incident_incident_type: text(),
-      related_quality_improvement_incident_incident_date_time: tz(),
+      ...localTime('related_quality_improvement_incident_incident_date_time'),
       related_shift_shift_name: text(),
-      related_shift_shift_date: tz(),
+      ...localTime('related_shift_shift_date'),
       ...syncedParent(),
     },
     (t) => [primaryKey({ columns: [t.company_key, t.response_id] }), index().on(t.form_id, t.company_key)],
@@ -77,7 +77,7 @@ export const formTables = (s: PgSchema) => ({
       related_run_run_id: text(),
       related_run_run_type: text(),
       related_run_run_category: text(),
-      related_run_run_date_time: tz(),
+      ...localTime('related_run_run_date_time'),
       ...personNames('related_run_started_by_'),
       related_run_locale_locale_name: text(),
       related_run_locale_business_id: text(),
@@ -144,7 +144,7 @@ export const formTables = (s: PgSchema) => ({
       answer_id: integer(),
       answer_text: text(),
       other_text: text(),
-      answer_date: tz(),
+      ...localTime('answer_date'),
       item_text: text(),
       page_number: integer(),
       section_number: integer(),
@@ -152,7 +152,7 @@ export const formTables = (s: PgSchema) => ({
       audit_individual_unique_identifier: text(),
       audit_individual_first_name: text(),
       audit_individual_last_name: text(),
-      insert_date: tz(),
+      ...localTime('insert_date'),
       ...syncedParent(),
     },
     (t) => [

@@ -1,5 +1,5 @@
 import { boolean, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
-import { companyKey, day, history, legalNames, synced, syncedParent } from './columns.ts';
+import { companyKey, history, legalNames, localDay, synced, syncedParent } from './columns.ts';
 
 const individualColumns = () => ({
   company_key: companyKey(),
@@ -13,8 +13,8 @@ const individualColumns = () => ({
   employee_number: text(),
   unique_number: text(),
   logon_id: text(),
-  date_of_birth: day(),
-  hire_date: day(),
+  ...localDay('date_of_birth'),
+  ...localDay('hire_date'),
   gender: text(),
   job_title_id: integer(),
   job_title: text(),

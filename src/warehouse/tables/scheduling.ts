@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
-import { companyKey, personNames, synced, syncedParent, tz } from './columns.ts';
+import { companyKey, localTime, personNames, synced, syncedParent, tz } from './columns.ts';
 
 const assignmentColumns = () => ({
   shift_assignment_id: integer().notNull(),
@@ -9,8 +9,8 @@ const assignmentColumns = () => ({
   shift_name: text(),
   job_title_id: integer(),
   job_title_name: text(),
-  start_date_time: tz(),
-  end_date_time: tz(),
+  ...localTime('start_date_time'),
+  ...localTime('end_date_time'),
   type: text(),
   ...personNames('assignee_'),
 });
@@ -23,8 +23,8 @@ export const schedulingTables = (s: PgSchema) => ({
       company_key: companyKey(),
       ...assignmentColumns(),
       vehicle_name: text(),
-      clock_in_date_time: tz(),
-      clock_out_date_time: tz(),
+      ...localTime('clock_in_date_time'),
+      ...localTime('clock_out_date_time'),
       ...syncedParent(),
     },
     (t) => [

@@ -1,5 +1,5 @@
 import { index, integer, numeric, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
-import { companyKey, personNames, prefixed, synced, syncedParent, tz } from './columns.ts';
+import { companyKey, localTime, personNames, prefixed, synced, syncedParent, tz } from './columns.ts';
 
 const timeOffPerson = <P extends string>(p: P) => ({ ...personNames(p), ...prefixed(p, { unique_identifier: text() }) });
 
@@ -11,8 +11,8 @@ export const timeOffTables = (s: PgSchema) => ({
       company_key: companyKey(),
       _key: text().notNull(),
       ...timeOffPerson('employee_'),
-      start_date_time: tz(),
-      end_date_time: tz(),
+      ...localTime('start_date_time'),
+      ...localTime('end_date_time'),
       requested_leave_policy: text(),
       requested_leave_type: text(),
       requested_date_time: tz(),

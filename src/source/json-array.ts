@@ -1,0 +1,156 @@
+/**
+ * Splits a JSON body into the elements of its top-level array as its bytes arrive, so a list of any length is
+ * parsed a few elements at a time instead of held whole. A body that is not an array is kept whole and parsed
+ * at the end (an envelope or a single object: small, and read by the tolerant container readers).
+ *
+ * It works on bytes: every structural character of JSON is ASCII, and no byte of a multi-byte UTF-8 sequence
+ * is, so an element's bytes are found without decoding and decoded once, whole, even when split across chunks.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+export class IncompleteJson extends Error {
+  override readonly name = 'IncompleteJson';
+}
+
+type State = 'start' | 'between' | 'element' | 'after' | 'other';
+
+export class JsonArraySplitter {
+  #state: State = 'start';
+  /** Nesting inside the current element (0: a scalar, or between its containers). */
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  /** Bytes of the element being read (or of the whole body when it is not an array). */
+  #pieces: Buffer[] = [];
+  /** Between elements: whether the last thing read was an element (a `,` or `]` may follow) or a `,`. */
+  #afterElement = false;
+  #elements = 0;
+
+  /** True once the body showed it is not an array: `whole()` gives it at the end. */
+  get isArray(): boolean {
+    return this.#state !== 'other';
+  }
+
+  /** Feeds the next bytes; returns the elements completed by them, parsed. */
+  push(chunk: Buffer): unknown[] {
+    const out: unknown[] = [];
+    let start = this.#state === 'element' ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      switch (this.#state) {
+        case 'other':
+          this.#pieces.push(chunk.subarray(i));
+          return out;
+        case 'start':
+          if (isSpace(b)) continue;
+          if (b !== OPEN_BRACKET) {
+            this.#state = 'other';
+            this.#pieces.push(chunk.subarray(i));
+            return out;
+          }
+          this.#state = 'between';
+          continue;
+        case 'after':
+          if (!isSpace(b)) throw new IncompleteJson('data after the end of the list');
+          continue;
+        case 'between':
+          if (isSpace(b)) continue;
+          if (b === COMMA) {
+            if (!this.#afterElement) throw new IncompleteJson('a comma without an element before it');
+            this.#afterElement = false;
+            continue;
+          }
+          if (b === CLOSE_BRACKET) {
+            if (!this.#afterElement && this.#elements > 0) throw new IncompleteJson('a comma before the end of the list');
+            this.#state = 'after';
+            continue;
+          }
+          if (this.#afterElement) throw new IncompleteJson('two elements without a comma between them');
+          this.#state = 'element';
+          start = i;
+          this.#depth = 0;
+          // The first byte is read as part of the element below.
+          if (this.#step(b)) {
+            out.push(this.#take(chunk, start, i + 1));
+            start = -1;
+          }
+          continue;
+        case 'element': {
+          if (this.#depth === 0 && !this.#inString && (b === COMMA || b === CLOSE_BRACKET || isSpace(b))) {
+            // The end of a scalar: the delimiter belongs to the list.
+            out.push(this.#take(chunk, start, i));
+            start = -1;
+            this.#state = 'between';
+            i--;
+            continue;
+          }
+          if (this.#step(b)) {
+            out.push(this.#take(chunk, start, i + 1));
+            start = -1;
+          }
+          continue;
+        }
+      }
+    }
+    if (this.#state === 'element' && start >= 0) this.#pieces.push(chunk.subarray(start));
+    return out;
+  }
+
+  /** Reads one byte of an element; true when it closes the element's outermost container or string. */
+  #step(b: number): boolean {
+    if (this.#inString) {
+      if (this.#escaped) this.#escaped = false;
+      else if (b === BACKSLASH) this.#escaped = true;
+      else if (b === QUOTE) {
+        this.#inString = false;
+        return this.#depth === 0;
+      }
+      return false;
+    }
+    if (b === QUOTE) this.#inString = true;
+    else if (b === OPEN_BRACE || b === OPEN_BRACKET) this.#depth++;
+    else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+      this.#depth--;
+      if (this.#depth < 0) throw new IncompleteJson('a closing bracket without its opening one');
+      return this.#depth === 0;
+    }
+    return false;
+  }
+
+  #take(chunk: Buffer, start: number, end: number): unknown {
+    this.#pieces.push(chunk.subarray(start, end));
+    const text = (this.#pieces.length === 1 ? this.#pieces[0]! : Buffer.concat(this.#pieces)).toString('utf8');
+    this.#pieces = [];
+    this.#state = 'between';
+    this.#afterElement = true;
+    this.#elements++;
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new IncompleteJson('an element of the list is not valid JSON');
+    }
+  }
+
+  /** Called at the end of the body: the elements it completes (a last scalar), or throws when it is cut short. */
+  end(): unknown[] {
+    if (this.#state === 'after') return [];
+    if (this.#state === 'other') return [];
+    throw new IncompleteJson(this.#state === 'start' ? 'an empty body' : 'the list ends before its closing bracket');
+  }
+
+  /** The whole body as text, when it was not an array. */
+  wholeText(): string {
+    const text = Buffer.concat(this.#pieces).toString('utf8');
+    this.#pieces = [];
+    return text;
+  }
+}
