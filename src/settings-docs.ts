@@ -28,8 +28,14 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   { names: ['WFS_TIMEZONE'], meaning: 'timezone of the crons', default: '`UTC`' },
   { names: ['WFS_WORKER_CONCURRENCY'], meaning: 'jobs a worker runs at once', default: '`4`' },
   { names: ['WFS_JOB_LOCK_MS'], meaning: 'how long a job stays locked to a worker; a worker that dies is noticed after about this long', default: '`30000`' },
-  { names: ['WFS_PUSH_TOKEN'], meaning: 'bearer token HR systems send to the push API (at least 16 characters)', default: 'no push API' },
-  { names: ['WFS_SECRET_KEY'], meaning: 'key that encrypts SSNs of queued pushes at rest (at least 16 characters)', default: '' },
+  { names: ['WFS_DB_OUTAGE_MS'], meaning: 'how long a page write waits for a warehouse that went away (a restart) before the stream fails', default: '`60000`' },
+  {
+    names: ['WFS_PUSH_TOKEN'],
+    meaning: 'bearer token of the push API, and the key signing webhook calls (at least 16 characters); without it the push API answers 503',
+    default: 'push API off',
+  },
+  { names: ['WFS_SECRET_KEY'], meaning: 'encrypts SSNs in the push outbox (AES-256-GCM; at least 16 characters)', default: 'a random key in `WFS_DATA_DIR/secret.key` (mode 0600)' },
+  { names: ['WFS_PUSH_WEBHOOK_URL'], meaning: "where each pushed change's final state is POSTed, signed with `WFS_PUSH_TOKEN`", default: 'none' },
   { names: ['WFS_HTTP_PORT', 'WFS_HTTP_HOST'], meaning: 'ops server address (`start`, `serve`)', default: '`8080`, `127.0.0.1`' },
   {
     names: ['WFS_METRICS_PORT'],

@@ -4,7 +4,7 @@ import { jobs } from '../../jobs/index.ts';
 import { App } from '../app/index.ts';
 import { BUILT_IN_SANDBOX, shownUrl, type Environment } from '../app/environment.ts';
 import { untilSignal } from '../app/lifecycle.ts';
-import { formatRateLimit, loadConfig, type Config } from '../config.ts';
+import { formatRateLimit, loadConfig, unsyncedFormsNotice, type Config } from '../config.ts';
 import { log } from '../log.ts';
 import type { OpsServer } from '../ops/server.ts';
 import { formatSummaries } from '../sync/command.ts';
@@ -29,6 +29,8 @@ function announce(app: App, env: Environment, ops: OpsServer): void {
     `  jobs:      ${config.redisUrl ? 'BullMQ on REDIS_URL' : 'in this process (no REDIS_URL)'}`,
     `  status:    ${ops.url}/  (queues at /queues, metrics at /metrics, health at /health and /ready)`,
   ];
+  const forms = unsyncedFormsNotice(config);
+  if (forms) lines.push(`  note:      ${forms}`);
   app.console.write(`${lines.join('\n')}\n`);
 }
 
@@ -37,6 +39,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
   if (noArgs('start', args)) return 0;
   const app = new App(loadConfig(), log);
   try {
+    await app.reachRedis();
     const env = await app.environment();
     const board = app.progress(true);
     await app.push({ serve: true, run: true });
@@ -116,6 +119,7 @@ export async function runSchedulerCommand(args: string[]): Promise<number> {
   if (noArgs('scheduler', args)) return 0;
   const app = new App(loadConfig(), log);
   requireRedis(app.config, 'scheduler');
+  await app.reachRedis();
   const scheduler = app.scheduler(await app.dispatch());
   printUpcoming(app, scheduler);
   return untilSignal(app);
