@@ -129,6 +129,7 @@ export class App {
   syncQueue(): Queue<SyncJobData> {
     if (this.#queue) return this.#queue;
     const queue = createSyncQueue(this.redis());
+    redisHealth(this.log).watch(queue);
     this.#queue = queue;
     this.onStop('queue', () => queue.close());
     return queue;
@@ -197,6 +198,7 @@ export class App {
     if (this.config.redisUrl && o.serve) {
       const { Queue } = await import('bullmq');
       const queue = new Queue(push.PUSH_QUEUE, { connection: this.redis() });
+      redisHealth(this.log).watch(queue);
       this.boardQueues.push(queue);
       this.onStop('push queue', () => queue.close());
     }
@@ -210,6 +212,7 @@ export class App {
       log: this.log,
       observers: this.observers,
       redis: this.config.redisUrl ? this.redis() : undefined,
+      health: redisHealth(this.log),
       webhook: url && token ? { url, token } : undefined,
     });
     this.runners.push({ name: 'push runner', start: () => runner.start(), stop: () => runner.stop() });

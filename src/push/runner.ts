@@ -1,3 +1,5 @@
+import type { EventEmitter } from 'node:events';
+import type { RedisHealth } from '../redis-health.ts';
 import { createHash, createHmac } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -32,6 +34,8 @@ export interface PushRunnerOptions {
   observers?: Observers;
   /** With a connection, the work goes through the BullMQ `push` queue. */
   redis?: Redis;
+  /** Hears the push queue's connection errors, so an outage is one line per process (src/redis-health.ts). */
+  health?: RedisHealth;
   /** BullMQ key prefix (default BullMQ's own). */
   prefix?: string;
   /** Entities worked on at once by this process. Default 4. */
@@ -312,6 +316,10 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
         workerConnection = o.redis.duplicate();
         worker = new Worker<Work>(PUSH_QUEUE, async (job) => work(job.data), { connection: workerConnection, concurrency, ...prefix });
         worker.on('failed', (_job, err) => log.error({ err: err.message }, 'push job failed'));
+        for (const source of [queue, worker, workerConnection] as EventEmitter[]) {
+          if (o.health) o.health.watch(source);
+          else source.on('error', (err: Error) => log.warn({ err: err.message }, 'push queue connection error'));
+        }
       }
       const listener = await wh.sql.listen(PUSH_CHANNEL, () => kick());
       unlisten = () => listener.unlisten();

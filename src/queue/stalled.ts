@@ -33,6 +33,7 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
   const events = new QueueEvents(SYNC_QUEUE, { connection: own });
   const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
   events.on('error', () => {});
+  queue.on('error', () => {});
   events.on('failed', ({ jobId, failedReason }) => {
     if (failedReason !== STALLED_TOO_OFTEN) return;
     void (async () => {
