@@ -329,9 +329,10 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
     async stop() {
       stopped = true;
       if (sweepTimer) clearInterval(sweepTimer);
-      await unlisten?.().catch(() => undefined);
-      await sweeping;
-      await Promise.allSettled([...running]);
+      // Ctrl-C on a terminal stops the embedded Postgres too: what cannot finish in time is left as a crash would
+      // leave it (a change still `sending` is settled by a lookup at the next start).
+      await atMost(STOP_WAIT_MS, unlisten?.().catch(() => undefined));
+      await atMost(STOP_WAIT_MS, Promise.allSettled([sweeping, ...running]));
       await worker?.close();
       await queue?.close();
       await workerConnection?.quit().catch(() => undefined);
@@ -340,6 +341,15 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
       workerConnection = undefined;
     },
   };
+}
+
+/** How long stop() waits for the listener and the changes in hand. */
+const STOP_WAIT_MS = 5_000;
+
+function atMost(ms: number, p: Promise<unknown> | undefined): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 function takeWhile<T>(xs: readonly T[], ok: (x: T) => boolean): T[] {
