@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lane } from './ratelimit/types.ts';
 
 /**
@@ -23,6 +24,8 @@ export interface RequestEvent {
   durationMs: number;
   /** 0 for the first attempt. */
   attempt: number;
+  /** The stream whose run sent it, when one did (see `streamRun`). */
+  stream?: string;
 }
 
 /** Time one request spent waiting for the limiter before it could start. */
@@ -85,6 +88,18 @@ export interface Observer {
 }
 
 type Events = { [K in keyof Observer]-?: Parameters<NonNullable<Observer[K]>>[0] };
+
+/**
+ * The stream run a piece of work belongs to. The runner runs each stream inside it, so a request the client sends
+ * on the stream's behalf names the stream, though the client knows nothing of streams; `onRequest` hears exactly
+ * that run's attempts (two runs may read one endpoint at once).
+ */
+export interface StreamRunContext {
+  stream: string;
+  onRequest?(e: RequestEvent): void;
+}
+
+export const streamRun = new AsyncLocalStorage<StreamRunContext>();
 
 /** A set of observers that is itself an observer; a listener that throws never breaks the work it watches. */
 export class Observers {

@@ -146,11 +146,11 @@ export async function outboxCounts(wh: Warehouse): Promise<Record<string, number
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-/** Changes an operator may retry: failed ones, and those in doubt. */
+/** Changes an operator may retry: failed and refused ones (a change in doubt is settled by the push worker's lookup). */
 export async function readRetryablePushes(wh: Warehouse, limit = 20): Promise<{ id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[]> {
   return wh.sql`
     select id::int as id, company_key as company, kind, status, error, updated_at as "updatedAt"
-    from ${wh.sql(wh.schema)}.push_outbox where status in ('failed', 'in_doubt')
+    from ${wh.sql(wh.schema)}.push_outbox where status in ('failed', 'refused')
     order by updated_at desc limit ${limit}`;
 }
 

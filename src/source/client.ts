@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Lane, RateLimiter, ServiceFeedback } from '../ratelimit/types.ts';
-import { outcomeOf, type Observers } from '../observers.ts';
+import { outcomeOf, streamRun, type Observers, type RequestEvent } from '../observers.ts';
 import { endpoints, PAGE_LIMIT_MAX, resendOf, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
 import { describeHtmlPage, errorFromResponse, htmlPageTitle, isSourceError, SourceError } from './errors.ts';
 import { Http, type HttpResponse, type OpenResponse } from './http.ts';
@@ -458,9 +458,10 @@ export class SourceClient {
 
   /** Tells the observers how one attempt ended. */
   #reported(e: Endpoint, req: OutgoingCall, lane: Lane, attempt: number, sentAt: number, status?: number, err?: unknown): void {
-    if (!this.#observers) return;
+    const run = streamRun.getStore();
+    if (!this.#observers && !run?.onRequest) return;
     const kind = err instanceof SourceError ? err.kind : err instanceof Error && err.name === 'AbortError' ? 'aborted' : err ? 'network' : undefined;
-    this.#observers.emit('request', {
+    const event: RequestEvent = {
       company: this.#company,
       key: this.limiterKey,
       endpoint: e.name,
@@ -470,7 +471,10 @@ export class SourceClient {
       outcome: outcomeOf(status, kind),
       durationMs: Date.now() - sentAt,
       attempt,
-    });
+      stream: run?.stream,
+    };
+    run?.onRequest?.(event);
+    this.#observers?.emit('request', event);
   }
 
   async #send(e: Endpoint, req: OutgoingCall, signal: AbortSignal | undefined): Promise<OpenResponse> {

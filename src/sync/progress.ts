@@ -6,6 +6,7 @@ interface Line {
   company: string;
   stream: string;
   pages: number;
+  requests: number;
   rows: number;
   rejects: number;
   startedAt: number;
@@ -20,7 +21,8 @@ export interface ProgressBoardOptions {
 }
 
 /**
- * One line per running stream, fed by the observers' page and stream events: rows, pages, rejects, and the
+ * One line per running stream, fed by the observers' request, page and stream events: rows, pages, requests
+ * (retries included), rejects, and the
  * company's budget left and limiter wait. On a terminal the lines are a live block under the logs.
  */
 export class ProgressBoard {
@@ -35,12 +37,20 @@ export class ProgressBoard {
     this.plain = !!opts.plain;
   }
 
+  #line(company: string, stream: string): Line {
+    const key = `${company}/${stream}`;
+    let l = this.#lines.get(key);
+    if (!l) this.#lines.set(key, (l = { company, stream, pages: 0, requests: 0, rows: 0, rejects: 0, startedAt: Date.now(), lastPrinted: 0 }));
+    return l;
+  }
+
   readonly observer: Observer = {
+    request: (e) => {
+      if (e.company !== undefined && e.stream !== undefined) this.#line(e.company, e.stream).requests++;
+    },
     page: (e) => {
-      const key = `${e.company}/${e.stream}`;
       const now = Date.now();
-      let l = this.#lines.get(key);
-      if (!l) this.#lines.set(key, (l = { company: e.company, stream: e.stream, pages: 0, rows: 0, rejects: 0, startedAt: now, lastPrinted: 0 }));
+      const l = this.#line(e.company, e.stream);
       l.pages++;
       l.rows += e.rows;
       l.rejects += e.rejects;
@@ -94,6 +104,6 @@ export class ProgressBoard {
       key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s` : '';
     const wait = key && key.lastWaitMs >= 1000 ? `, last waited ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
     const secs = ((now - l.startedAt) / 1000).toFixed(0);
-    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${budget}${eta}${wait}`;
+    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${String(l.requests).padStart(6)} requests ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${budget}${eta}${wait}`;
   }
 }

@@ -1,10 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { finishRun } from '../warehouse/index.ts';
 import { beat, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import type { Observers, RequestEvent, RequestOutcome } from '../observers.ts';
+import { streamRun, type RequestEvent, type RequestOutcome } from '../observers.ts';
 import { emptyCounters, runStream, type RunOptions, type StreamCounters, type SyncContext } from './engine.ts';
 import { streamByName, streams, type StreamDef } from './streams.ts';
 
@@ -110,10 +109,10 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Pr
   const release = holdRun(wh, runId);
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();
-  const requests = countRequests(ctx.observers);
+  const requests = countRequests(stream.name);
   const finish = async (outcome: StreamOutcome) => {
     release();
-    if (requests.observed) Object.assign(outcome, { requests: requests.total(), requestsByOutcome: requests.byOutcome });
+    Object.assign(outcome, { requests: requests.total(), requestsByOutcome: requests.byOutcome });
     await retryThroughOutage(() => finishRun(wh, runId, outcome), wh.outage).catch((err: unknown) =>
       log.error({ err, runId }, 'could not record the end of the run'),
     );
@@ -154,35 +153,22 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Pr
   }
 }
 
-/**
- * The HTTP attempts of one stream run. Request events name the company and endpoint but not the stream, and two
- * runs may read one endpoint at once; the stream's own async context tells whose an attempt is.
- */
+/** The HTTP attempts of one stream run, retries included, heard through the run's context (observers.ts `streamRun`). */
 interface RequestCount {
-  /** False when the context has no observers: then `requests` stays the pages the engine counted. */
-  observed: boolean;
   byOutcome: Partial<Record<RequestOutcome, number>>;
   total(): number;
   within<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-const currentCount = new AsyncLocalStorage<(e: RequestEvent) => void>();
-const listening = new WeakSet<Observers>();
-
-function countRequests(observers: Observers | undefined): RequestCount {
+function countRequests(stream: string): RequestCount {
   const byOutcome: Partial<Record<RequestOutcome, number>> = {};
-  if (observers && !listening.has(observers)) {
-    listening.add(observers);
-    observers.add({ request: (e) => currentCount.getStore()?.(e) });
-  }
-  const count = (e: RequestEvent) => {
+  const onRequest = (e: RequestEvent) => {
     byOutcome[e.outcome] = (byOutcome[e.outcome] ?? 0) + 1;
   };
   return {
-    observed: !!observers,
     byOutcome,
     total: () => Object.values(byOutcome).reduce((n, x) => n + (x ?? 0), 0),
-    within: (fn) => currentCount.run(count, fn),
+    within: (fn) => streamRun.run({ stream, onRequest }, fn),
   };
 }
 

@@ -26,7 +26,7 @@ describe('npm start on a terminal', () => {
       const lines = out.split('\n');
       // Progress: the live block's heading and a line per running stream with rows, pages and the budget left.
       expect(out).toMatch(/^running \(\d+\):$/m);
-      expect(lines).toContainEqual(expect.stringMatching(/^\s+shift-assignments\s+\d+ rows\s+\d+ pages\s.*budget \d+\/100/));
+      expect(lines).toContainEqual(expect.stringMatching(/^\s+shift-assignments\s+\d+ rows\s+\d+ pages\s+\d+ requests\s.*budget \d+\/100/));
       // Log lines for people: time, level, message; the sandbox warning among them.
       expect(out).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: WFS_BASE_URL is not set: syncing from the BUILT-IN SANDBOX/m);
       expect(out).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: stream finished/m);

@@ -82,12 +82,12 @@ describe('what other modules plug in', () => {
     expect(await (await t.get('/push/openapi.json')).json()).toEqual({ openapi: '3.1.0' });
   });
 
-  it('the retry-push hook lists failed and in-doubt changes and is called with the change id', async () => {
+  it('the retry-push hook lists failed and refused changes and is called with the change id', async () => {
     const wh = await t.app.warehouse();
     const s = wh.sql(wh.schema);
     const [row] = await wh.sql<{ id: number }[]>`
-      insert into ${s}.push_outbox (company_key, kind, payload, status, error)
-      values ('north', 'individual', ${wh.sql.json({ EmployeeNumber: 'E-1' })}, 'failed', 'refused: EmployeeNumber already used')
+      insert into ${s}.push_outbox (company_key, kind, change_id, entity_key, seq, payload, status, error)
+      values ('north', 'individual', 'hr-e-1', 'en:E-1', 1, ${wh.sql.json({ EmployeeNumber: 'E-1' })}, 'failed', 'refused: EmployeeNumber already used')
       returning id::int as id`;
     const html = await (await t.get('/')).text();
     expect(html).toContain('refused: EmployeeNumber already used');
