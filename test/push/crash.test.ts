@@ -12,7 +12,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
-import { rngFor } from './rng.ts';
+import { Rng } from '../../src/sandbox/rng.ts';
 
 /**
  * Exactly once under crashes: 500 changes (individual inserts and updates, credential inserts, verification
@@ -61,7 +61,8 @@ describe.each([
   { mode: 'BullMQ', bullmq: true },
 ])('push crash test ($mode)', ({ bullmq }) => {
   it('applies 500 changes exactly once while workers are killed and answers are lost', async () => {
-    const rand = rngFor(bullmq ? 11 : 7);
+    const seeded = new Rng(bullmq ? 11 : 7);
+    const rand = () => seeded.next();
     const apiKey = `crash-${randomBytes(6).toString('hex')}`;
     const sandbox = await startSandbox({ seed: 3, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, keys: [{ key: apiKey, scopes: ['individuals', 'certifications'] }], log: pino({ level: 'silent' }) });
     const proxy = await startProxy(sandbox.url, {
