@@ -1,15 +1,8 @@
 import { boolean, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, history, legalNames, localDay, synced, syncedParent } from './columns.ts';
 
-const certificationColumns = () => ({
-  company_key: companyKey(),
-  individual_certification_id: integer().notNull(),
-  service_id: integer(),
-  first_name: text(),
-  last_name: text(),
-  ...legalNames(),
-  unique_identifier: text(),
-  business_unit_id: text(),
+/** What a credential says of itself, in the individual certification list and the pending list alike. */
+const credentialDetails = () => ({
   job_title_id: integer(),
   job_title: text(),
   additional_job_titles: jsonb(),
@@ -22,6 +15,18 @@ const certificationColumns = () => ({
   ...localDay('expiration_date'),
   reference: text(),
   ...localDay('update_date'),
+});
+
+const certificationColumns = () => ({
+  company_key: companyKey(),
+  individual_certification_id: integer().notNull(),
+  service_id: integer(),
+  first_name: text(),
+  last_name: text(),
+  ...legalNames(),
+  unique_identifier: text(),
+  business_unit_id: text(),
+  ...credentialDetails(),
   update_by: text(),
   is_maintained: boolean(),
   is_deleted: boolean(),
@@ -58,18 +63,7 @@ export const credentialTables = (s: PgSchema) => ({
       first_name: text(),
       last_name: text(),
       ...legalNames(),
-      job_title_id: integer(),
-      job_title: text(),
-      additional_job_titles: jsonb(),
-      certification_id: integer(),
-      certification_name: text(),
-      certification_number: text(),
-      state: text(),
-      country: text(),
-      ...localDay('activation_date'),
-      ...localDay('expiration_date'),
-      reference: text(),
-      ...localDay('update_date'),
+      ...credentialDetails(),
       is_maintained: boolean(),
       is_non_driver: boolean(),
       verification_status: text(),
