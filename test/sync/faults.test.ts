@@ -71,21 +71,24 @@ describe('a full sync through 500s, resets and truncated bodies', () => {
     expect(new Set(retried.map((l) => l.kind))).toEqual(new Set(['server', 'network']));
   });
 
-  it('counts what a clean run of the same service counts: pages and rows per stream; attempts apart', async () => {
+  it('counts what a clean run of the same service counts: rows per stream; every attempt, retries included', async () => {
     reference = await runStreams(cleanSync.ctx, selectStreams());
     expect(reference.failed).toBe(0);
-    const counts = (s: SyncSummary) => Object.fromEntries(s.streams.map((o) => [o.stream, { requests: o.requests, rows: o.rows, rejects: o.rejects }]));
+    const counts = (s: SyncSummary) => Object.fromEntries(s.streams.map((o) => [o.stream, { rows: o.rows, rejects: o.rejects }]));
     expect(counts(withFaults)).toEqual(counts(reference));
     expect(withFaults.rows).toBeGreaterThan(1000);
+    // A stream that met faults sent at least what the clean run sent: its pages, and its retries besides.
+    for (const o of withFaults.streams) expect(o.requests).toBeGreaterThanOrEqual(reference.streams.find((r) => r.stream === o.stream)!.requests);
 
-    // Every HTTP request the client sent was a page the streams counted, a retry, or the run's one clock read;
-    // and every one reached the service.
+    // Every HTTP request the client sent is counted by the stream that sent it, retries included, but for the run's
+    // clock read (one request, and its retries when it met a fault); and every one reached the service.
     for (const [sync, sandbox, summary] of [
       [faultySync, faulty, withFaults],
       [cleanSync, clean, reference],
     ] as const) {
       const stats = sync.client.stats();
-      expect(stats.requests).toBe(summary.requests + stats.retries + 1);
+      expect(stats.requests - summary.requests).toBeGreaterThanOrEqual(1);
+      expect(stats.requests - summary.requests).toBeLessThanOrEqual(1 + 5);
       expect(sandbox.stats().requests).toBe(stats.requests);
     }
     // About three requests in ten meet a fault: far more retries than a clean run, and far fewer than requests.
