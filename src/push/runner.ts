@@ -343,8 +343,8 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
   };
 }
 
-/** How long stop() waits for the listener and the changes in hand. */
-const STOP_WAIT_MS = 5_000;
+/** How long stop() waits for the listener and the changes in hand; with the warehouse's own 5 s to close, a stop stays well inside the 15 s a shutdown may take. */
+const STOP_WAIT_MS = 2_000;
 
 function atMost(ms: number, p: Promise<unknown> | undefined): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
