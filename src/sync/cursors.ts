@@ -29,33 +29,30 @@ export const SinceCursor = z.strictObject({
 });
 export type SinceCursor = z.infer<typeof SinceCursor>;
 
+/** What every cursor that walks windows keeps: its version, its periodic re-reads, and the pass under way. */
+const passing = { version: z.literal(2), rereads: Rereads, pass: Pass.optional() };
+
 export const WindowCursor = z.strictObject({
-  version: z.literal(2),
+  ...passing,
   /** Everything before this instant has been read (append) or backfilled (reread). */
   until: instant.optional(),
   backfilledFrom: instant.optional(),
-  rereads: Rereads,
-  pass: Pass.optional(),
 });
 export type WindowCursor = z.infer<typeof WindowCursor>;
 
 export const ChangeCursor = z.strictObject({
-  version: z.literal(2),
+  ...passing,
   /** Change records written to the warehouse after this local instant have not been applied yet. */
   changesAfter: instant.optional(),
   /** Assignments starting before this instant have been read. */
   horizon: instant.optional(),
-  rereads: Rereads,
-  pass: Pass.optional(),
 });
 export type ChangeCursor = z.infer<typeof ChangeCursor>;
 
 export const StatusCursor = z.strictObject({
-  version: z.literal(2),
+  ...passing,
   /** The span the backfill read: open records are looked for in it. */
   from: instant.optional(),
-  rereads: Rereads,
-  pass: Pass.optional(),
 });
 export type StatusCursor = z.infer<typeof StatusCursor>;
 
