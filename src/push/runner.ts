@@ -75,6 +75,8 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
   const concurrency = o.concurrency ?? 4;
   const maxAttempts = o.maxAttempts ?? 12;
   const inFlight = new Set<string>();
+  /** Runnable entities the last sweep found beyond the concurrency (in-process only): launched as others finish, without a sweep each. */
+  let backlog: Work[] = [];
   let stopped = false;
   let sweepTimer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
@@ -242,9 +244,16 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
       .finally(() => {
         inFlight.delete(key);
         running.delete(p);
-        if (!stopped) kick();
+        if (stopped) return;
+        // A stale entry costs one read under its lock (nothing due: nothing done); a sweep reads the whole outbox.
+        if (backlog.length > 0) fill();
+        else kick();
       });
     running.add(p);
+  }
+
+  function fill(): void {
+    while (backlog.length > 0 && inFlight.size < concurrency && !stopped) launch(backlog.shift()!);
   }
 
   const jobId = (w: Work) => `p${createHash('sha1').update(lockKey(w)).digest('hex')}`;
@@ -255,7 +264,8 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
     if (queue) {
       await Promise.all(found.map((w) => queue!.add('entity', w, { jobId: jobId(w), removeOnComplete: true, removeOnFail: true })));
     } else {
-      for (const w of found) launch(w);
+      backlog = found.filter((w) => !inFlight.has(lockKey(w)));
+      fill();
     }
     await notify();
   }
