@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { redisHealth } from '../redis-health.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
 import {
+  paceSlackMs,
   paceSpacingMs,
   planFeedback,
   reconcileGraceMs,
@@ -52,13 +53,13 @@ end
  * KEYS: log, pause, waiters push/incremental/backfill, turn.
  * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms),
  * start id, grace (ms: how long starts stay in the log after the window, for reconciliation only), spacing (ms:
- * the lower lanes' pace).
+ * the lower lanes' pace), slack (ms: lateness that is not idle time; see nextTurnMs).
  * Returns {granted 0/1, wait ms, reason, start time (ms, as text: a Lua number reply would be truncated)}.
  */
 const ACQUIRE = `${REGISTER}
 local limit, window, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local member, ttl, grace = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[11])
-local spacing = tonumber(ARGV[12])
+local spacing, slack = tonumber(ARGV[12]), tonumber(ARGV[13])
 local counts = { ARGV[6], ARGV[7], ARGV[8] }
 local now = clock()
 register(now, member, ttl, counts)
@@ -92,10 +93,10 @@ end
 redis.call('ZADD', KEYS[1], now, ARGV[10])
 redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
 if lane > 1 then
-  -- As nextTurnMs in waiting.ts: the phase is kept when less than a spacing late, or (at most a quarter window
+  -- As nextTurnMs in waiting.ts: the phase is kept when less than the slack late, or (at most a quarter window
   -- behind) when a waiter was waiting for the turn; after idle time the schedule restarts from now.
   local nextTurn = now + spacing
-  if turn and now - turn < spacing then
+  if turn and now - turn < slack then
     nextTurn = turn + spacing
   elseif turn and awaited == turnText then
     nextTurn = math.max(turn, now - window / 4) + spacing
@@ -211,6 +212,7 @@ export class RedisStore implements Store {
       id,
       this.graceMs,
       this.spacingMs,
+      paceSlackMs(this.spacingMs),
     );
     return granted === 1 ? { granted: true, id, atMs: Number(at) } : { granted: false, waitMs, reason };
   }
