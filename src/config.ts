@@ -124,7 +124,7 @@ export const Env = z.object({
   WFS_DASHBOARD_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
-  WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(60_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -211,12 +211,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardToken: e.WFS_DASHBOARD_TOKEN,
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
-    workerConcurrency: e.WFS_WORKER_CONCURRENCY,
+    workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),
     jobLockMs: e.WFS_JOB_LOCK_MS,
     dbOutageMs: e.WFS_DB_OUTAGE_MS,
     logLevel: e.LOG_LEVEL,
     cron,
   };
+}
+
+/**
+ * Jobs a worker runs at once when WFS_WORKER_CONCURRENCY is not set: two per company, at least four. A job waiting
+ * for its company's budget holds its slot, so with fewer slots than companies some keys sit idle while others
+ * wait; with two each, a company's next job is under way while one is finishing.
+ */
+export function defaultConcurrency(companies: number): number {
+  return Math.min(1000, Math.max(4, 2 * companies));
 }
 
 /** Loads `.env` into process.env (existing variables win), as Node does for `--env-file`. */

@@ -21,9 +21,24 @@ export function redisHealth(log: Logger): RedisHealth {
   return shared;
 }
 
+/** Socket codes and ioredis's words for a connection that is gone; anything else is an error of a command. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+const CONNECTION_WORDS = /connection is closed|connect ETIMEDOUT|Stream isn't writeable|reached the max retries/i;
+
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  return CONNECTION_WORDS.test(err instanceof Error ? err.message : String(err));
+}
+
 function makeHealth(log: Logger): RedisHealth {
   let since: number | undefined;
   const onError = (err: unknown) => {
+    // A lock BullMQ could not renew or found missing is a job's trouble (its run stops on its own), not an outage.
+    if (!isConnectionError(err)) {
+      log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'queue error');
+      return;
+    }
     if (since !== undefined) return;
     since = Date.now();
     log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'Redis unreachable; jobs wait for it, and running jobs go on');

@@ -40,6 +40,14 @@ describe('settings', () => {
       'shift-assignments': '*/5 * * * *',
     });
   });
+
+  it('runs two jobs per company at once unless told, so every key can have one under way', () => {
+    expect(loadConfig({}).workerConcurrency).toBe(4);
+    const companies = Array.from({ length: 100 }, (_, i) => ({ key: `c${i}`, apiKey: `k${i}`, baseUrl: 'https://api.example.test' }));
+    expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies) }).workerConcurrency).toBe(200);
+    expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies), WFS_WORKER_CONCURRENCY: '8' }).workerConcurrency).toBe(8);
+    expect(() => loadConfig({ WFS_WORKER_CONCURRENCY: '0' })).toThrow(/^setting WFS_WORKER_CONCURRENCY: /);
+  });
 });
 
 describe('empty settings', () => {

@@ -235,7 +235,7 @@ export class SourceClient {
         const delay = backoffMs(attempt, this.#backoff);
         this.#stats.retries++;
         // The same line as any retry; `handedOut` says how many records will come again.
-        this.#log.warn(
+        this.#log.debug(
           { endpoint: e.name, kind: err.kind, status: err.status, attempt, delayMs: delay, err: err.message, fromStart: true, handedOut },
           'retrying request',
         );
@@ -451,7 +451,8 @@ export class SourceClient {
       const backoff = backoffMs(attempt, this.#backoff);
       const delay = error.kind === 'rate_limit' ? Math.max(untilReset(resetAtMs), backoff) : backoff;
       this.#stats.retries++;
-      this.#log.warn({ endpoint: e.name, kind: error.kind, status: error.status, attempt, delayMs: delay, err: error.message }, 'retrying request');
+      // Retries are routine (metrics count them); the error that outlasts them is the one line worth reading.
+      this.#log.debug({ endpoint: e.name, kind: error.kind, status: error.status, attempt, delayMs: delay, err: error.message }, 'retrying request');
       await sleep(delay, opts.signal);
     }
   }

@@ -46,8 +46,9 @@ export class SourceError extends Error {
     this.fields = details.fields;
   }
 
+  /** An HTML page is something other than the service answering (a proxy, a login page): asking again changes nothing. */
   get retryable(): boolean {
-    return RETRYABLE.has(this.kind);
+    return RETRYABLE.has(this.kind) && this.code !== 'html_page';
   }
 
   toJSON() {

@@ -1,5 +1,5 @@
 import { finishRun } from '../warehouse/index.ts';
-import { beat, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
+import { beat, findResumption, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
@@ -63,12 +63,14 @@ export async function runStreams(
   await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse)).catch((err: unknown) =>
     ctx.log.warn({ err }, 'could not look for runs interrupted by a process that ended'),
   );
+  const resumed = opts.fullRefresh ? undefined : await resumptionOf(ctx, selected);
+  const syncStartedAt = resumed?.since ?? new Date(started);
   const done = new Map<string, StreamOutcome>();
-  const pending = [...selected];
+  const pending = selected.filter((s) => !resumed?.done.has(s.name));
   const running = new Map<string, Promise<void>>();
   const limit = opts.concurrency ?? 4;
   const ready = (s: StreamDef) =>
-    (s.dependsOn ?? []).every((d) => done.has(d) || !selected.some((x) => x.name === d));
+    (s.dependsOn ?? []).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
 
   while (pending.length > 0 || running.size > 0) {
     // A run fenced off has lost its job to a later run: it starts nothing more.
@@ -78,7 +80,7 @@ export async function runStreams(
       const s = pending.splice(i, 1)[0]!;
       running.set(
         s.name,
-        runOne(ctx, s, opts).then((o) => {
+        runOne(ctx, s, opts, syncStartedAt).then((o) => {
           done.set(s.name, o);
           running.delete(s.name);
         }),
@@ -100,12 +102,27 @@ function reportStream(ctx: SyncContext, o: StreamOutcome): void {
 /** A stream is run again from its checkpoint at most this many times when the warehouse went away under it. */
 const OUTAGE_RERUNS = 3;
 
-async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Promise<StreamOutcome> {
+/**
+ * The interrupted sync this one goes on with (a SIGKILLed `sync --once` run again, a stalled job taken up again):
+ * the streams it read through are not read again.
+ */
+async function resumptionOf(ctx: SyncContext, selected: readonly StreamDef[]) {
+  const found = await findResumption(ctx.warehouse, ctx.companyKey, selected.map((s) => s.name)).catch((err: unknown) => {
+    ctx.log.warn({ err }, 'could not look for an interrupted sync to resume; every stream is read');
+    return undefined;
+  });
+  if (found && found.done.size > 0) {
+    ctx.log.info({ since: found.since.toISOString(), done: [...found.done] }, 'resuming an interrupted sync: the streams it finished are not read again');
+  }
+  return found;
+}
+
+async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syncStartedAt: Date): Promise<StreamOutcome> {
   const started = Date.now();
   // pino repeats a key bound twice: add company only where the context's logger does not carry it yet.
   const log = ctx.log.child(ctx.log.bindings().company === undefined ? { stream: stream.name, company: ctx.companyKey } : { stream: stream.name });
   const wh = ctx.warehouse;
-  const runId = await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name }), wh.outage);
+  const runId = await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name, syncStartedAt }), wh.outage);
   const release = holdRun(wh, runId);
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();

@@ -40,15 +40,28 @@ export async function migrateWarehouse(url: string, schema: string, logger?: Log
   const { dir, cleanup } = migrationsFor(schema);
   try {
     await client`select pg_advisory_lock(hashtext(${`wfsync-migrate:${schema}`}))`;
+    const before = await appliedCount(client, schema);
     await migrate(drizzle(client), {
       migrationsFolder: dir,
       migrationsSchema: 'drizzle',
       migrationsTable: migrationsTable(schema),
     });
     await client`select pg_advisory_unlock(hashtext(${`wfsync-migrate:${schema}`}))`;
-    logger?.info({ schema }, 'warehouse migrated');
+    const applied = (await appliedCount(client, schema)) - before;
+    // Every command migrates on its way in: only a change to the warehouse is news.
+    if (applied > 0) logger?.info({ schema, applied }, 'warehouse migrated');
+    else logger?.debug({ schema }, 'warehouse schema up to date');
   } finally {
     cleanup();
     await client.end();
   }
+}
+
+/** How many migrations the warehouse holds (none before its first). */
+async function appliedCount(client: postgres.Sql, schema: string): Promise<number> {
+  const table = `drizzle."${migrationsTable(schema)}"`;
+  const [exists] = await client<{ t: string | null }[]>`select to_regclass(${table})::text as t`;
+  if (!exists?.t) return 0;
+  const [row] = await client.unsafe<{ n: number }[]>(`select count(*)::int as n from ${table}`);
+  return row!.n;
 }

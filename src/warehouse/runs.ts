@@ -17,9 +17,12 @@ export const OWNER = { host: hostname(), pid: process.pid, since: Math.round(Dat
 
 const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.sync_runs`;
 
-/** Inserts a running run owned by this process. */
-export async function openRun(wh: Warehouse, o: { companyKey: string; stream: string }): Promise<number> {
-  const details = { owner: OWNER, heartbeat: new Date().toISOString() };
+/**
+ * Inserts a running run owned by this process. `syncStartedAt` is when the sync it belongs to began: an
+ * interrupted sync resumed by later processes is one sync, however many processes it took.
+ */
+export async function openRun(wh: Warehouse, o: { companyKey: string; stream: string; syncStartedAt?: Date }): Promise<number> {
+  const details = { owner: OWNER, heartbeat: new Date().toISOString(), ...(o.syncStartedAt ? { syncStartedAt: o.syncStartedAt.toISOString() } : {}) };
   const [row] = await wh.sql<{ id: string }[]>`
     insert into ${t(wh)} (company_key, stream, started_at, details)
     values (${o.companyKey}, ${o.stream}, now(), ${wh.sql.json(details)}) returning id`;
@@ -73,4 +76,33 @@ export async function markInterruptedRuns(wh: Warehouse, except: ReadonlySet<num
       error = 'the process running it ended before the run did'
     where id = any(${dead.map((r) => r.id)}::bigint[]) and finished_at is null`;
   return dead.length;
+}
+
+/** An interrupted sync older than this is not resumed: its streams are all read again. */
+export const RESUME_WITHIN_MS = 60 * 60_000;
+
+export interface Resumption {
+  /** When the interrupted sync began. */
+  since: Date;
+  /** Streams it already read through to the end since then: the resumed sync leaves them out. */
+  done: Set<string>;
+}
+
+/**
+ * The interrupted sync a sync of these streams resumes, if any: one of them was interrupted last time (its
+ * process died, or shut down), less than RESUME_WITHIN_MS ago. Whatever else the interrupted sync (or an earlier
+ * resumption of it) finished, the resumption does not read again.
+ */
+export async function findResumption(wh: Warehouse, companyKey: string, streams: readonly string[]): Promise<Resumption | undefined> {
+  const latest = await wh.sql<{ stream: string; outcome: string | null; started_at: Date; sync_started_at: Date }[]>`
+    select distinct on (stream) stream, outcome, started_at,
+           coalesce((details->>'syncStartedAt')::timestamptz, started_at) as sync_started_at
+    from ${t(wh)} where company_key = ${companyKey} and stream = any(${streams as string[]}) and finished_at is not null
+    order by stream, started_at desc`;
+  const interrupted = latest.filter((r) => r.outcome === 'interrupted');
+  if (interrupted.length === 0) return undefined;
+  const since = new Date(Math.min(...interrupted.map((r) => r.sync_started_at.getTime())));
+  if (Date.now() - since.getTime() > RESUME_WITHIN_MS) return undefined;
+  const done = new Set(latest.filter((r) => r.outcome === 'ok' && r.started_at >= since).map((r) => r.stream));
+  return { since, done };
 }

@@ -48,7 +48,11 @@ export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promi
   await wh.sql`
     update ${wh.sql(wh.schema)}.sync_runs
     set finished_at = now(), outcome = ${outcome}, requests = ${requests}, rows = ${rows}, rejects = ${rejects},
-        error = ${error as string | null}, details = ${wh.sql.json(details as never)}
+        error = ${error as string | null},
+        -- When its sync began outlives the run: a resumption of that sync reads it (runs.ts findResumption).
+        details = case when details ? 'syncStartedAt'
+          then ${wh.sql.json(details as never)}::jsonb || jsonb_build_object('syncStartedAt', details->'syncStartedAt')
+          else ${wh.sql.json(details as never)}::jsonb end
     where id = ${id}`;
 }
 

@@ -60,7 +60,7 @@ describe('errorFromResponse', () => {
   it('falls back to a code for the status when the body says nothing', () => {
     expect(errorFromResponse('x', 304, '')).toMatchObject({ code: 'not_modified', kind: 'bad_request' });
     expect(errorFromResponse('x', 502, 'bad gateway')).toMatchObject({ code: 'internal_server_error', kind: 'server' });
-    expect(errorFromResponse('x', 502, '<html>bad gateway</html>')).toMatchObject({ code: 'html_page', kind: 'server' });
+    expect(errorFromResponse('x', 502, '<html>bad gateway</html>')).toMatchObject({ code: 'html_page', kind: 'server', retryable: false });
   });
 });
 

@@ -43,7 +43,7 @@ beforeAll(async () => {
   });
   // Enough retries that ten faults in a row on one request stay out of the picture; short waits between them.
   const client = { maxRetries: 8, backoff: { baseMs: 5, capMs: 100 } };
-  faultySync = await openTestSync(faulty, { client, log: pino({ level: 'warn' }, lines) });
+  faultySync = await openTestSync(faulty, { client, log: pino({ level: 'debug' }, lines) });
   cleanSync = await openTestSync(clean, { client });
 });
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync } from '../support/processes.ts';
 
@@ -14,6 +15,7 @@ let sandbox: RunningSandbox;
 let truncating: RunningSandbox;
 let htmlProxy: Server;
 let htmlProxyUrl: string;
+let htmlPagesServed = 0;
 let databaseUrl: string;
 let cwd: string;
 let env: Record<string, string>;
@@ -24,12 +26,17 @@ beforeAll(async () => {
   truncating = await startSandbox({ port: 0, seed: 3, size: 'tiny', rateLimit, faults: { truncate: 1 } });
   // What a gateway in front of a service that is down answers: a 502 page of HTML.
   htmlProxy = createServer((_req, res) => {
+    htmlPagesServed++;
     res.writeHead(502, { 'content-type': 'text/html' });
     res.end('<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n<body><h1>Bad Gateway</h1></body></html>\n');
   });
   await new Promise<void>((resolve) => htmlProxy.listen(0, '127.0.0.1', resolve));
   htmlProxyUrl = `http://127.0.0.1:${(htmlProxy.address() as AddressInfo).port}`;
   databaseUrl = await freshDatabase();
+  // A warehouse that is already there, as a user's is: its first migration is news worth a line of its own.
+  const wh = await openWarehouse({ databaseUrl });
+  await wh.migrate();
+  await wh.close();
   cwd = mkdtempSync(join(tmpdir(), 'wfsync-errors-'));
   env = {
     WFS_BASE_URL: sandbox.url,
@@ -38,8 +45,8 @@ beforeAll(async () => {
     WFS_RATE_LIMIT: '100/1s',
     WFS_FORM_IDS: '1',
     WFS_RUN_TYPE_IDS: '1',
-    // Log lines share stderr; the retries before a failure are warnings, and this is about the failure's line.
-    LOG_LEVEL: 'error',
+    // The default level: retries before a failure are debug lines, and an error retrying cannot fix is not retried.
+    LOG_LEVEL: 'info',
   };
 });
 
@@ -98,6 +105,8 @@ describe('one clear line for bad input', () => {
     const line = await oneLine({ WFS_BASE_URL: htmlProxyUrl });
     expect(line).toMatch(/HTTP 502 with an HTML page \("502 Bad Gateway"\)/);
     expect(line).not.toMatch(/internal_server_error/);
+    // Asking a proxy's page again gets the page again: one request, not a round of retries.
+    expect(htmlPagesServed).toBe(1);
   });
 
   it('WFS_COMPANIES holding an object: the shape expected, never the value', async () => {

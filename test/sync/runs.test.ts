@@ -75,6 +75,38 @@ describe('shutdown', () => {
   });
 });
 
+describe('an interrupted sync run again', () => {
+  it('reads only the streams it had not finished; the sync after it reads them all', async () => {
+    const slow = await startSandbox({ port: 0, seed: 6, size: 'tiny', rateLimit: null, latencyMs: 100 });
+    const s = await openTestSync(slow);
+    try {
+      const selected = selectStreams(['departments', 'assignment-changes']);
+      const observers = new Observers();
+      const shutdown = new AbortController();
+      observers.add({
+        stream: (e) => {
+          if (e.stream === 'departments') shutdown.abort();
+        },
+      });
+      const first = await runStreams({ ...s.ctx, observers, signal: shutdown.signal }, selected);
+      expect(first.streams.map((o) => [o.stream, o.outcome])).toEqual([
+        ['departments', 'ok'],
+        ['assignment-changes', 'interrupted'],
+      ]);
+      const resumed = await runStreams(s.ctx, selected);
+      expect(resumed.streams.map((o) => [o.stream, o.outcome])).toEqual([['assignment-changes', 'ok']]);
+      const next = await runStreams(s.ctx, selected);
+      expect(next.streams.map((o) => [o.stream, o.outcome])).toEqual([
+        ['departments', 'ok'],
+        ['assignment-changes', 'ok'],
+      ]);
+    } finally {
+      await s.close();
+      await slow.close();
+    }
+  });
+});
+
 describe('requests of a run', () => {
   it('count every attempt the stream sent, retries included, by outcome', async () => {
     const faulty = await startSandbox({ port: 0, seed: 5, size: 'tiny', rateLimit: null, faults: { error500: 0.5 } });
