@@ -141,8 +141,9 @@ export interface ChangeDriven {
 
 /**
  * Records with an open status that the service decides later (time off: Pending). Each run reads the open ones
- * (`statusParam`), and the records the warehouse holds as open that the list no longer returns are read again
- * by their employee, over their own period: one request per employee with decisions.
+ * (`statusParam`); the records the warehouse holds as open that the list no longer returns were decided (or
+ * deleted), and are read with the `decided` statuses over their own periods, merged into as few paged reads as
+ * the records between them allow (windows.ts `mergeByCost`).
  */
 export interface StatusDriven {
   kind: 'status-driven';
@@ -152,9 +153,9 @@ export interface StatusDriven {
   forwardDays: number;
   statusParam: string;
   open: string;
+  /** Every status a decision leaves a record in: what a read for decisions asks for. */
+  decided: readonly string[];
   statusColumn: string;
-  /** The employee filter and the columns naming the employee (the first non-null one is used). */
-  employee: readonly { param: string; column: string }[];
   deleteMissing: { startColumn: string; endColumn?: string };
   rereads?: readonly Reread[];
 }
@@ -297,11 +298,8 @@ export const streams: readonly StreamDef[] = [
       forwardDays: 400,
       statusParam: 'RequestStatus',
       open: 'Pending',
+      decided: ['Approved', 'Denied', 'Canceled'],
       statusColumn: 'status',
-      employee: [
-        { param: 'ServiceId', column: 'employee_service_id' },
-        { param: 'EmployeeNumber', column: 'employee_employee_number' },
-      ],
       deleteMissing: { startColumn: 'start_date_time', endColumn: 'end_date_time' },
       rereads: [
         {

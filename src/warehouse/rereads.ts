@@ -67,3 +67,31 @@ export async function changesArrivedSince(
     deletedKeys: rows.filter((r) => r.deleted).map((r) => r.key),
   };
 }
+
+export interface StartsOptions {
+  table: string;
+  column: string;
+  companyKey: string;
+  from: Date;
+  to: Date;
+  /** Only rows whose `column` holds one of the values. */
+  whereIn?: { column: string; values: readonly string[] };
+}
+
+/**
+ * The instants (epoch ms, ascending) in `column` of the live rows between `from` and `to`, both included: how
+ * many records a read of a span returns, to plan the fewest requests that cover what must be read again.
+ */
+export async function startsBetween(wh: Warehouse, o: StartsOptions): Promise<number[]> {
+  const { sql, schema } = wh;
+  const t = tableInfo(o.table);
+  const col = (name: string) => {
+    if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
+    return sql(name);
+  };
+  const filter = o.whereIn ? sql`and ${col(o.whereIn.column)}::text = any(${[...o.whereIn.values]})` : sql``;
+  const rows = await sql<{ ms: string }[]>`
+    select (extract(epoch from ${col(o.column)}) * 1000)::bigint::text as ms from ${sql(schema)}.${sql(t.name)}
+    where company_key = ${o.companyKey} and _deleted_at is null and ${col(o.column)} between ${o.from} and ${o.to} ${filter}`;
+  return rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
+}
