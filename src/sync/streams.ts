@@ -59,6 +59,13 @@ export interface Full {
  */
 export interface Snapshot {
   kind: 'snapshot';
+  /**
+   * Rows that follow an employee (required credential status): between complete reads (`rereads`), a run reads
+   * by `param` only the employees a signal names (their individual row or credentials changed, a credential of
+   * theirs expired, or the last complete read missed them), unless they are more than the list's pages.
+   */
+  followEmployees?: { param: string; column: string };
+  rereads?: readonly Reread[];
 }
 
 /**
@@ -235,7 +242,17 @@ export const streams: readonly StreamDef[] = [
     name: 'required-certification-status',
     endpoint: endpoints.requiredCertificationStatus,
     target: 'requiredCertificationStatus',
-    strategy: { kind: 'snapshot' },
+    strategy: {
+      kind: 'snapshot',
+      followEmployees: { param: 'ServiceId', column: 'employment_service_id' },
+      rereads: [
+        {
+          name: 'all',
+          everyHours: 24,
+          reason: 'requirement rules, certification names and anything else not on an individual or a credential carry no signal',
+        },
+      ],
+    },
   },
   {
     name: 'assignment-changes',

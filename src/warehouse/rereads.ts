@@ -95,3 +95,20 @@ export async function startsBetween(wh: Warehouse, o: StartsOptions): Promise<nu
     where company_key = ${o.companyKey} and _deleted_at is null and ${col(o.column)} between ${o.from} and ${o.to} ${filter}`;
   return rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
 }
+
+/** Holders of credentials written (changed, added) or marked deleted at or after `after`. */
+export async function credentialHoldersChangedSince(wh: Warehouse, companyKey: string, after: Date): Promise<number[]> {
+  const rows = await wh.sql<{ service_id: number }[]>`
+    select distinct service_id from ${wh.sql(wh.schema)}.individual_certifications
+    where company_key = ${companyKey} and service_id is not null and (_synced_at >= ${after} or _deleted_at >= ${after})`;
+  return rows.map((r) => Number(r.service_id));
+}
+
+/** Holders of live credentials whose expiration day lies in [fromDay, toDay] (yyyy-MM-dd): their status turns Expired. */
+export async function credentialHoldersExpiring(wh: Warehouse, companyKey: string, fromDay: string, toDay: string): Promise<number[]> {
+  const rows = await wh.sql<{ service_id: number }[]>`
+    select distinct service_id from ${wh.sql(wh.schema)}.individual_certifications
+    where company_key = ${companyKey} and service_id is not null and _deleted_at is null
+      and expiration_date between ${fromDay}::date and ${toDay}::date`;
+  return rows.map((r) => Number(r.service_id));
+}
