@@ -125,7 +125,10 @@ export function spansWithinBound(stepHours: number, outcomes: readonly StreamOut
     const columns =
       st.kind === 'change-driven' ? { startColumn: st.startColumn } : 'deleteMissing' in st && st.deleteMissing ? st.deleteMissing : undefined;
     if (!columns) continue;
-    out[s.name] = { ...columns, from: new Date(now.getTime() - r.span.backDays * 86_400_000), to: new Date(now.getTime() + r.span.forwardDays * 86_400_000) };
+    // The sync's span starts at its own reading of the service's clock, a little after `now`: rows within an hour
+    // of its start are left to the weekly re-read.
+    const from = now.getTime() - r.span.backDays * 86_400_000 + 3_600_000;
+    out[s.name] = { ...columns, from: new Date(from), to: new Date(now.getTime() + r.span.forwardDays * 86_400_000) };
   }
   return out;
 }
