@@ -822,12 +822,36 @@ async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, cove
       collect: found,
     });
   });
-  const gone = decided.filter((r) => !found.keys.has(keyText(r.key, target.key)));
-  if (found.unkeyed > 0) {
-    const why = `decisions: ${found.unkeyed} refused record(s) without a readable key; nothing marked gone`;
+  const unseen = decided.filter((r) => !found.keys.has(keyText(r.key, target.key)));
+  // Offset paging over an open list that moved can skip a record: one no decided read returned is looked for
+  // among the open ones over its own period before it counts as gone.
+  const open = unseen.length > 0 ? await readOpen(run, s, unseen) : newSeen();
+  const gone = unseen.filter((r) => !open.keys.has(keyText(r.key, target.key)));
+  const unkeyed = found.unkeyed + open.unkeyed;
+  if (unkeyed > 0) {
+    const why = `decisions: ${unkeyed} refused record(s) without a readable key; nothing marked gone`;
     run.counters.inferenceSkipped.push(why);
     ctx.log.warn({ stream: stream.name }, why);
     return;
   }
   run.counters.deleted += await markDeletedByKey(ctx.warehouse, { target, companyKey: ctx.companyKey, keys: gone.map((r) => r.key) });
+}
+
+/** Reads the open records over the periods of `records`, merged as decisions are; returns the keys it found. */
+async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { start: Date; end: Date }[]): Promise<Seen> {
+  const { ctx } = run;
+  const own = records.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
+  const starts = await startsBetween(ctx.warehouse, {
+    table: targetOf(run.stream).table,
+    column: s.deleteMissing.startColumn,
+    companyKey: ctx.companyKey,
+    from: new Date(Math.min(...own.map((w) => w.start.getTime()))),
+    to: new Date(Math.max(...own.map((w) => w.end.getTime()))),
+    whereIn: { column: s.statusColumn, values: [s.open] },
+  });
+  const found = newSeen();
+  await forEachLimited(mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX), ctx.windowConcurrency ?? 4, async (w) => {
+    await readWindow(run, w, 'incremental', { start: s.start, end: s.end, query: { [s.statusParam]: [s.open] }, collect: found });
+  });
+  return found;
 }
