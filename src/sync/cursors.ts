@@ -60,6 +60,11 @@ export const SnapshotCursor = z.strictObject({
   version: z.literal(2),
   /** Keys the last complete read missed: gone when this read misses them too. */
   suspects: z.array(z.string()),
+  /** A snapshot that follows employees: signals (individual and credential rows) written after this local instant are read next. */
+  signalsAfter: instant.optional(),
+  /** The service's time of the last run: the days since then are the days credentials may have expired in. */
+  signpost: instant.optional(),
+  rereads: Rereads.optional(),
 });
 export type SnapshotCursor = z.infer<typeof SnapshotCursor>;
 
