@@ -450,14 +450,17 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
     range[s.range.end] = addDays(signpost, s.range.forwardDays);
   }
   const reread = previous ? dueReread(s.rereads, previous.rereads, signpost) : undefined;
-  const complete = !previous || reread !== undefined;
+  const followed = previous && !reread && s.followIndividuals ? await individualsToFollow(run, previous.individualsAfter) : [];
+  // One request per changed individual, or the whole list when that takes fewer pages: both are sound.
+  const wholeIsCheaper = followed.length > 0 && followed.length >= (await pagesHeld(run));
+  const complete = !previous || reread !== undefined || wholeIsCheaper;
   const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
   const seen = newSeen();
   const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen });
   await (reread ? rereading(run, reread.name, read) : read());
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
   if (complete) await markGone(run, seen, { label: reread ? `re-read ${reread.name}` : 'complete read' });
-  else if (s.followIndividuals) await followIndividuals(run, s, s.followIndividuals, range, seen, previous!.individualsAfter);
+  else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
     version: 2,
     since: signpost.toISOString(),
@@ -474,14 +477,12 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
  */
 async function followIndividuals(
   run: StreamRun,
-  s: UpdatedSince,
   f: NonNullable<UpdatedSince['followIndividuals']>,
   range: Record<string, unknown>,
   seen: Seen,
-  after: string | undefined,
+  changed: readonly number[],
 ): Promise<void> {
   const { ctx } = run;
-  const changed = after ? await individualsChangedSince(ctx.warehouse, ctx.companyKey, new Date(after)) : [];
   for (const id of changed) {
     const own = newSeen();
     try {
@@ -496,7 +497,16 @@ async function followIndividuals(
   }
   const outside = await individualsOutside(ctx.warehouse, ctx.companyKey, f.statuses);
   if (outside.length > 0) await markGone(run, seen, { where: { [f.column]: outside }, label: `individuals not ${f.statuses.join('/')}` });
-  void s;
+}
+
+async function individualsToFollow(run: StreamRun, after: string | undefined): Promise<number[]> {
+  return after ? individualsChangedSince(run.ctx.warehouse, run.ctx.companyKey, new Date(after)) : [];
+}
+
+/** The pages a complete read of the stream takes, judged by the rows the warehouse holds for it. */
+async function pagesHeld(run: StreamRun): Promise<number> {
+  const live = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey });
+  return Math.max(1, Math.ceil(live.length / PAGE_LIMIT_MAX));
 }
 
 function sinceParam(since: Date, s: UpdatedSince): Date {
