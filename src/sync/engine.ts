@@ -68,6 +68,8 @@ export interface SyncContext {
   runTypeIds: number[];
   /** Sub-windows read at once per stream. */
   windowConcurrency?: number;
+  /** Pages of one list asked for at once, at most (client.ts `readAhead`); default READ_AHEAD. */
+  readAhead?: number;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   /** Told of every page written and every stream that ends. */
@@ -164,12 +166,19 @@ interface ReadOptions {
   countDuplicates?: boolean;
 }
 
+/**
+ * Pages of one list in flight at once, at most: while a page is written the next ones are on their way, so a
+ * long list is not read at the pace of one round trip and one write per page.
+ */
+export const READ_AHEAD = 4;
+
 /** Reads every page of one query and writes each page; returns how many records it returned. */
 async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
   const { ctx, stream, partition, counters } = run;
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
     lane: stream.lane ?? lane,
     signal: ctx.signal,
+    readAhead: ctx.readAhead ?? READ_AHEAD,
   });
   let rows = 0;
   for await (const page of pages) {
