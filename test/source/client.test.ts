@@ -179,7 +179,7 @@ describe('paging', () => {
   });
 
   describe('read ahead', () => {
-    const many = Array.from({ length: 41 }, (_, i) => pending(i + 1));
+    const many = Array.from({ length: 161 }, (_, i) => pending(i + 1));
     const pagedMany: Handler = (req, res) => {
       const offset = Number(req.query.get('Offset'));
       const limit = Number(req.query.get('Limit'));
@@ -192,36 +192,38 @@ describe('paging', () => {
       let most = 0;
       for await (const page of client.pages(endpoints.pendingCertifications, {}, { pageSize: 2, readAhead: 4 })) {
         offsets.push(page.offset);
+        // The page is written meanwhile.
+        await new Promise((r) => setTimeout(r, 5));
         // Pages asked for but not handed out yet.
         most = Math.max(most, service.seen.length - offsets.length);
       }
-      expect(offsets).toEqual(Array.from({ length: 21 }, (_, i) => i * 2));
+      expect(offsets).toEqual(Array.from({ length: 81 }, (_, i) => i * 2));
       expect(most).toBeGreaterThan(1);
       expect(most).toBeLessThanOrEqual(4);
-      // Pages past the end (41 records: offsets 42 and on) are at most readAhead - 1.
-      const past = service.seen.filter((s) => Number(s.query.get('Offset')) >= 42);
+      // Pages past the end (161 records: offsets 162 and on) are at most readAhead - 1.
+      const past = service.seen.filter((s) => Number(s.query.get('Offset')) >= 162);
       expect(past.length).toBeLessThanOrEqual(3);
-      expect(service.seen.length).toBe(21 + past.length);
+      expect(service.seen.length).toBe(81 + past.length);
     });
 
-    it('asks for nothing past the end of a list of a few pages', async () => {
+    it('asks for nothing past the end of a list of up to 32 pages', async () => {
       const { service, client } = await setup(pagedMany);
-      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 10, readAhead: 4 });
-      expect(all.items).toHaveLength(41);
-      expect(service.seen.map((s) => s.query.get('Offset'))).toEqual(['0', '10', '20', '30', '40']);
+      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 5, readAhead: 4 });
+      expect(all.items).toHaveLength(161);
+      expect(service.seen.map((s) => Number(s.query.get('Offset')))).toEqual(Array.from({ length: 33 }, (_, i) => i * 5));
     });
 
     it('never sends a page asked for ahead that still waits for the limiter when the list ends', async () => {
       const { service } = await setup(pagedMany);
       await client!.close();
-      // A limiter that lets one request start at a time, 30 ms apart, in the order asked.
+      // A limiter that lets one request start at a time, 5 ms apart, in the order asked.
       let last = Promise.resolve();
       const acquired: string[] = [];
       const slow = new RecordingLimiter();
       slow.acquire = (key, lane, signal) => {
         const mine = last.then(async () => {
           signal?.throwIfAborted();
-          await new Promise((r) => setTimeout(r, 30));
+          await new Promise((r) => setTimeout(r, 5));
           signal?.throwIfAborted();
           acquired.push(key);
         });
@@ -229,18 +231,18 @@ describe('paging', () => {
         return mine;
       };
       client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter: slow, backoff: fast, logger: capturingLogger().logger });
-      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 2, readAhead: 8 });
-      expect(all.items).toHaveLength(41);
+      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 1, readAhead: 8 });
+      expect(all.items).toHaveLength(161);
       await new Promise((r) => setTimeout(r, 300));
       expect(service.seen.length).toBe(acquired.length);
-      expect(service.seen.length - 21).toBeLessThanOrEqual(1);
+      expect(service.seen.length - 161).toBeLessThanOrEqual(1);
     });
 
     it('goes on from where a short page ended, dropping the pages it asked for ahead', async () => {
       const { service, client } = await setup((req, res) => {
         const offset = Number(req.query.get('Offset'));
-        // Full pages of 2 up to offset 12, then the service hands out 1 per page.
-        const n = offset < 12 ? 2 : 1;
+        // Full pages of 2 up to offset 100, then the service hands out 1 per page.
+        const n = offset < 100 ? 2 : 1;
         json(res, 200, envelope(many.slice(offset, offset + n), offset + n < many.length, offset));
       });
       const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 2, readAhead: 4 });
