@@ -284,9 +284,10 @@ export class SourceClient {
         for (const element of splitter.push(chunk)) {
           // A full page goes out once another record follows it, so that hasMore is true only when there is more.
           if (pending.length >= STREAMED_PAGE_ITEMS) {
-            yield this.#page(e, pending, offset, true, {});
+            const at = offset;
             offset += pending.length;
-            pending = [];
+            // Taken out of `pending` first: the raw records are not kept while the page is written.
+            yield this.#page(e, pending.splice(0), at, true, {});
           }
           pending.push(element);
         }
@@ -330,32 +331,38 @@ export class SourceClient {
     let full = 0;
     try {
       for (;;) {
-        const { offset, body: pending } = asked.shift()!;
-        const body = await pending;
-        const envelope = readEnvelope(e, body);
-        this.#noteShape(e, envelope);
-        const count = declaredCount(e, body);
-        if (count !== undefined && count !== envelope.raw.length) {
-          this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
-        }
-        if (envelope.hasMore) {
+        const { offset } = asked[0]!;
+        // Read into a page here, so the raw body is not kept while the page is written.
+        const read = this.#envelopePage(e, offset, await asked.shift()!.body);
+        if (read.page.hasMore) {
           // Paging on would ask for the same offset forever.
-          if (envelope.raw.length === 0) {
+          if (read.received === 0) {
             throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, { endpoint: e.name });
           }
-          const next = offset + envelope.raw.length;
+          const next = offset + read.received;
           // Pages asked for ahead assumed full pages; a short one moves every offset after it.
           if (asked.length > 0 && asked[0]!.offset !== next) for (const a of asked.splice(0)) a.cancel.abort();
-          if (envelope.raw.length === limit) full++;
+          if (read.received === limit) full++;
           const depth = Math.min(maxAhead, pagesAhead(full));
           for (let o = asked.length ? asked[asked.length - 1]!.offset + limit : next; asked.length < depth; o += limit) asked.push(ask(o));
         }
-        yield this.#page(e, envelope.raw, offset, envelope.hasMore, envelope.extras);
-        if (!envelope.hasMore) return;
+        yield read.page;
+        if (!read.page.hasMore) return;
       }
     } finally {
       for (const a of asked) a.cancel.abort();
     }
+  }
+
+  /** One envelope read into a page, and how many records it held. */
+  #envelopePage<E extends Endpoint>(e: E, offset: number, body: unknown): { page: PageResult<ItemOf<E>>; received: number } {
+    const envelope = readEnvelope(e, body);
+    this.#noteShape(e, envelope);
+    const count = declaredCount(e, body);
+    if (count !== undefined && count !== envelope.raw.length) {
+      this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
+    }
+    return { page: this.#page(e, envelope.raw, offset, envelope.hasMore, envelope.extras), received: envelope.raw.length };
   }
 
   /** A list read in another shape than its endpoint's is warned of once per endpoint, and synced all the same. */
