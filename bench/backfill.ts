@@ -70,6 +70,9 @@ interface Speed {
   wallOverFloor: number;
   /** From spawning `wfsync` to its exit: start-up and migrations included. */
   processSeconds: number;
+  /** CPU the sync process used, and the machine's load: a floor needs the CPU to write L pages per W. */
+  cpuSeconds: number;
+  loadAverage: number;
   peakRssMb: number;
   failedStreams: string[];
   byEndpoint: Record<string, { reads: number; requests: number; minimum: number }>;
@@ -111,6 +114,8 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
       runSeconds: round(runSeconds, 1),
       wallOverFloor: round(runSeconds / floorSeconds),
       processSeconds: run.processSeconds,
+      cpuSeconds: run.cpuSeconds,
+      loadAverage: run.loadAverage,
       peakRssMb: run.peakRssMb,
       failedStreams: run.summary.streams.filter((s) => s.outcome !== 'ok').map((s) => s.stream),
       byEndpoint,

@@ -16,6 +16,7 @@ export interface Measured {
   size: string;
   peakRssMb: number;
   seconds: number;
+  cpuSeconds: number;
   exitCode: number | null;
   rows: number;
   requests: number;
@@ -33,6 +34,7 @@ export async function measureMemory(size: string, rateLimit: string): Promise<Me
       size,
       peakRssMb: r.peakRssMb,
       seconds: r.processSeconds,
+      cpuSeconds: r.cpuSeconds,
       exitCode: r.exitCode,
       rows: r.summary.rows,
       requests: r.summary.requests,

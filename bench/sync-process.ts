@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +25,17 @@ export function peakKb(pid: number): number | undefined {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time a process has used so far (user + system), in seconds, or undefined once it is gone. */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return undefined;
   }
@@ -67,8 +78,13 @@ export interface SyncProcessResult {
   peakRssMb: number;
   /** From spawning the process to its exit: start-up and migrations included. */
   processSeconds: number;
+  /** CPU time the sync process used (user + system), as last sampled before it exited. */
+  cpuSeconds: number;
+  /** The machine's 1-minute load average at the end: on a shared machine, how much CPU others took. */
+  loadAverage: number;
   exitCode: number | null;
   summary: SyncSummary;
+  stderr: string;
 }
 
 /** Runs `wfsync sync --once --json` against `baseUrl` into `databaseUrl`, sampling its peak RSS while it runs. */
@@ -103,7 +119,11 @@ export async function runSyncProcess(o: {
     sync.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     sync.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     let peak = 0;
-    const poll = setInterval(() => (peak = Math.max(peak, peakKb(sync.pid!) ?? 0)), 50);
+    let cpu = 0;
+    const poll = setInterval(() => {
+      peak = Math.max(peak, peakKb(sync.pid!) ?? 0);
+      cpu = cpuSeconds(sync.pid!) ?? cpu;
+    }, 50);
     const exitCode = await new Promise<number | null>((resolve) => sync.once('exit', (code) => resolve(code)));
     clearInterval(poll);
     let summary: SyncSummary;
@@ -112,7 +132,15 @@ export async function runSyncProcess(o: {
     } catch {
       throw new Error(`sync printed no summary (exit ${exitCode}): ${stderr.slice(-1000)}`);
     }
-    return { peakRssMb: Math.round(peak / 102.4) / 10, processSeconds: Math.round((Date.now() - started) / 100) / 10, exitCode, summary };
+    return {
+      peakRssMb: Math.round(peak / 102.4) / 10,
+      processSeconds: Math.round((Date.now() - started) / 100) / 10,
+      cpuSeconds: Math.round(cpu * 10) / 10,
+      loadAverage: Math.round(loadavg()[0]! * 10) / 10,
+      exitCode,
+      summary,
+      stderr,
+    };
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
