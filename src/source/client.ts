@@ -103,12 +103,13 @@ interface Asked {
 
 /**
  * How many pages of a list to have asked for once `full` pages came back full with more to come: the next one,
- * and one more for every 32 full pages seen. A list of up to 32 pages (most windows) never asks for a page past
- * its end; a longer one (a whole list read at once) reads several pages at once and asks for at most a few pages
- * past its end, a small share of its own, of which those still waiting for the limiter are never sent.
+ * and one more for every 64 full pages seen. A list of up to 64 pages (every window of a backfill at `medium`)
+ * never asks for a page past its end; a longer one (a whole list read at once) reads several pages at once and
+ * asks for at most a few pages past its end, a small share of its own, of which those still waiting for the
+ * limiter are never sent.
  */
 export function pagesAhead(full: number): number {
-  return 1 + Math.floor(full / 32);
+  return 1 + Math.floor(full / 64);
 }
 
 /** A body that ended or broke before it was complete JSON: worth another try. */

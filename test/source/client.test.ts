@@ -206,11 +206,11 @@ describe('paging', () => {
       expect(service.seen.length).toBe(81 + past.length);
     });
 
-    it('asks for nothing past the end of a list of up to 32 pages', async () => {
+    it('asks for nothing past the end of a list of up to 64 pages', async () => {
       const { service, client } = await setup(pagedMany);
-      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 5, readAhead: 4 });
+      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 3, readAhead: 4 });
       expect(all.items).toHaveLength(161);
-      expect(service.seen.map((s) => Number(s.query.get('Offset')))).toEqual(Array.from({ length: 33 }, (_, i) => i * 5));
+      expect(service.seen.map((s) => Number(s.query.get('Offset')))).toEqual(Array.from({ length: 54 }, (_, i) => i * 3));
     });
 
     it('never sends a page asked for ahead that still waits for the limiter when the list ends', async () => {
