@@ -98,7 +98,8 @@ export async function runSyncProcess(o: {
   const cwd = mkdtempSync(join(tmpdir(), 'wfsync-bench-'));
   try {
     const started = Date.now();
-    const sync = spawn(process.execPath, [WFSYNC, 'sync', '--once', '--json'], {
+    // Started as an operator starts it, as its own executable: its first line gives node its flags.
+    const sync = spawn(WFSYNC, ['sync', '--once', '--json'], {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
