@@ -75,6 +75,8 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
   const concurrency = o.concurrency ?? 4;
   const maxAttempts = o.maxAttempts ?? 12;
   const inFlight = new Set<string>();
+  /** Runnable entities the last sweep found beyond the concurrency (in-process only): launched as others finish, without a sweep each. */
+  let backlog: Work[] = [];
   let stopped = false;
   let sweepTimer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
@@ -156,13 +158,17 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
     );
   }
 
-  async function openRows(conn: ReservedSql, w: Work): Promise<OutboxRow[]> {
+  /** The open changes of an entity, each saying whether its next attempt is due (read with them: one statement fewer per change). */
+  async function openRows(conn: ReservedSql, w: Work): Promise<(OutboxRow & { due: boolean })[]> {
     return w.entity === VERIFICATIONS
-      ? conn.unsafe<OutboxRow[]>(
-          `select * from ${t} where company_key = $1 and kind = 'verification' and ${OPEN} and next_attempt_at <= now() order by id limit $2`,
+      ? conn.unsafe<(OutboxRow & { due: boolean })[]>(
+          `select *, true as due from ${t} where company_key = $1 and kind = 'verification' and ${OPEN} and next_attempt_at <= now() order by id limit $2`,
           [w.company, o.batchSize ?? 100],
         )
-      : conn.unsafe<OutboxRow[]>(`select * from ${t} where company_key = $1 and entity_key = $2 and ${OPEN} order by seq`, [w.company, w.entity]);
+      : conn.unsafe<(OutboxRow & { due: boolean })[]>(
+          `select *, next_attempt_at <= now() as due from ${t} where company_key = $1 and entity_key = $2 and ${OPEN} order by seq`,
+          [w.company, w.entity],
+        );
   }
 
   /** A credential waits while its holder has an older open change. */
@@ -194,8 +200,7 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
       return true;
     }
     const head = open[0]!;
-    const due = await conn.unsafe(`select 1 from ${t} where id = $1 and next_attempt_at <= now()`, [head.id]);
-    if (due.length === 0 || (await holderPending(conn, head))) return false;
+    if (!head.due || (await holderPending(conn, head))) return false;
     // Whoever left it `sending` is gone (we hold the entity's lock): its answer is lost.
     const inDoubt = head.status !== 'queued' || head.attempts > 0;
     if (head.kind === 'individual') {
@@ -239,9 +244,16 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
       .finally(() => {
         inFlight.delete(key);
         running.delete(p);
-        if (!stopped) kick();
+        if (stopped) return;
+        // A stale entry costs one read under its lock (nothing due: nothing done); a sweep reads the whole outbox.
+        if (backlog.length > 0) fill();
+        else kick();
       });
     running.add(p);
+  }
+
+  function fill(): void {
+    while (backlog.length > 0 && inFlight.size < concurrency && !stopped) launch(backlog.shift()!);
   }
 
   const jobId = (w: Work) => `p${createHash('sha1').update(lockKey(w)).digest('hex')}`;
@@ -252,7 +264,8 @@ export function createPushRunner(o: PushRunnerOptions): PushRunner {
     if (queue) {
       await Promise.all(found.map((w) => queue!.add('entity', w, { jobId: jobId(w), removeOnComplete: true, removeOnFail: true })));
     } else {
-      for (const w of found) launch(w);
+      backlog = found.filter((w) => !inFlight.has(lockKey(w)));
+      fill();
     }
     await notify();
   }

@@ -1,17 +1,33 @@
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { RateLimiter, ServiceFeedback } from './types.ts';
-import { planFeedback, reconcileGraceMs, shortKey, WaitingRoom, type Decision, type OnStart, type Store } from './waiting.ts';
+import type { Lane } from './types.ts';
+import {
+  isPaced,
+  nextTurnMs,
+  paceSpacingMs,
+  planFeedback,
+  reconcileGraceMs,
+  shortKey,
+  WaitingRoom,
+  type Decision,
+  type OnStart,
+  type Store,
+} from './waiting.ts';
 
 /**
- * The in-process limiter (no Redis): the same sliding-window log and the same waiting room as the Redis one,
- * for a single process. Times come from the monotonic clock, so a wall-clock step cannot open the window.
+ * The in-process limiter (no Redis): the same sliding-window log, the same pacing of lower lanes and the same
+ * waiting room as the Redis one, for a single process. Times come from the monotonic clock, so a wall-clock step cannot open the window.
  */
 
 interface KeyLog {
   /** Start times, oldest first, kept for the window and the reconciliation grace after it. */
   starts: number[];
   pausedUntil: number;
+  /** The next lower-lane start's turn (see paceSpacingMs); undefined before the first. */
+  turn?: number;
+  /** The turn a lower-lane waiter was refused before (see nextTurnMs). */
+  awaitedTurn?: number;
 }
 
 const now = (): number => performance.timeOrigin + performance.now();
@@ -19,6 +35,7 @@ const now = (): number => performance.timeOrigin + performance.now();
 export class MemoryStore implements Store {
   private readonly logs = new Map<string, KeyLog>();
   private readonly graceMs: number;
+  private readonly spacingMs: number;
   private seq = 0;
 
   /** `windowMs` is the effective window: the service's plus the safety margin. */
@@ -28,18 +45,26 @@ export class MemoryStore implements Store {
     private readonly logger?: Logger,
   ) {
     this.graceMs = reconcileGraceMs(windowMs);
+    this.spacingMs = paceSpacingMs(limit, windowMs);
   }
 
-  async tryStart(key: string): Promise<Decision> {
+  async tryStart(key: string, lane: Lane): Promise<Decision> {
     const t = now();
     const log = this.current(key, t);
     if (log.pausedUntil > t) return { granted: false, waitMs: Math.ceil(log.pausedUntil - t), reason: 'paused' };
     const first = firstInWindow(log.starts, t - this.windowMs);
-    if (log.starts.length - first >= this.limit) {
-      const waitMs = Math.max(1, Math.ceil(log.starts[first]! + this.windowMs - t));
-      return { granted: false, waitMs, reason: 'full' };
+    const full = log.starts.length - first >= this.limit;
+    const paced = isPaced(lane);
+    const early = paced && log.turn !== undefined && t < log.turn;
+    if (full || early) {
+      if (early) log.awaitedTurn = log.turn;
+      // Both waits at once, so one timer covers them.
+      const fullMs = full ? log.starts[first]! + this.windowMs - t : 0;
+      const turnMs = early ? log.turn! - t : 0;
+      return { granted: false, waitMs: Math.max(1, Math.ceil(Math.max(fullMs, turnMs))), reason: fullMs >= turnMs ? 'full' : 'paced' };
     }
     log.starts.push(t);
+    if (paced) log.turn = nextTurnMs(log.turn, t, this.spacingMs, this.windowMs, log.awaitedTurn === log.turn);
     return { granted: true, id: String(++this.seq), atMs: t };
   }
 

@@ -6,6 +6,8 @@ import type { Logger } from '../log.ts';
 import { redisHealth } from '../redis-health.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
 import {
+  paceSlackMs,
+  paceSpacingMs,
   planFeedback,
   reconcileGraceMs,
   shortKey,
@@ -17,13 +19,15 @@ import {
 } from './waiting.ts';
 
 /**
- * The shared limiter: one sliding-window log per key in Redis (a ZSET of start times), changed only by Lua scripts
+ * The shared limiter: one sliding-window log per key in Redis, with lower lanes paced across processes (a ZSET of start times), changed only by Lua scripts
  * that read Redis's own clock, so processes on machines with different clocks agree.
  *
  * Keys (the braces keep one key's entries in one cluster slot):
  *   wfsync:rl:{<key>}            ZSET  start id → start time (ms); starts and key expire after window + grace
  *   wfsync:rl:{<key>}:pause      STRING set with PX while the service said stop
  *   wfsync:rl:{<key>}:w:<lane>   ZSET  process id → registration expiry (ms): who waits in which lane
+ *   wfsync:rl:{<key>}:turn       HASH   t: the next lower-lane start's turn (ms); w: the turn a waiter was refused
+ *                                       before (see paceSpacingMs and nextTurnMs)
  */
 
 /** Shared Lua: register(...) records which lanes this process waits in (KEYS[3..5]: the lane sets); clock() is Redis's time in ms. */
@@ -46,14 +50,16 @@ end
 `;
 
 /**
- * KEYS: log, pause, waiters push/incremental/backfill.
+ * KEYS: log, pause, waiters push/incremental/backfill, turn.
  * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms),
- * start id, grace (ms: how long starts stay in the log after the window, for reconciliation only).
+ * start id, grace (ms: how long starts stay in the log after the window, for reconciliation only), spacing (ms:
+ * the lower lanes' pace), slack (ms: lateness that is not idle time; see nextTurnMs).
  * Returns {granted 0/1, wait ms, reason, start time (ms, as text: a Lua number reply would be truncated)}.
  */
 const ACQUIRE = `${REGISTER}
 local limit, window, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local member, ttl, grace = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[11])
+local spacing, slack = tonumber(ARGV[12]), tonumber(ARGV[13])
 local counts = { ARGV[6], ARGV[7], ARGV[8] }
 local now = clock()
 register(now, member, ttl, counts)
@@ -62,9 +68,22 @@ if pause > 0 then return { 0, pause, 'paused' } end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - window - grace))
 local horizon = string.format('(%.3f', now - window)
 local used = redis.call('ZCOUNT', KEYS[1], horizon, '+inf')
+local fullMs, turnMs = 0, 0
 if used >= limit then
   local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], horizon, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  return { 0, math.max(1, math.ceil(tonumber(oldest[2]) + window - now)), 'full' }
+  fullMs = tonumber(oldest[2]) + window - now
+end
+-- Lower lanes wait for their turn as well; both waits are answered at once, so one timer covers them.
+local turnText, awaited = nil, nil
+if lane > 1 then
+  local pace = redis.call('HMGET', KEYS[6], 't', 'w')
+  turnText, awaited = pace[1], pace[2]
+end
+local turn = turnText and tonumber(turnText) or nil
+if turn and now < turn then turnMs = turn - now end
+if fullMs > 0 or turnMs > 0 then
+  if turnMs > 0 then redis.call('HSET', KEYS[6], 'w', turnText) end
+  return { 0, math.max(1, math.ceil(math.max(fullMs, turnMs))), fullMs >= turnMs and 'full' or 'paced' }
 end
 -- A slot is free, but a live waiter of a higher lane in any process takes it first.
 for i = 1, lane - 1 do
@@ -73,6 +92,18 @@ for i = 1, lane - 1 do
 end
 redis.call('ZADD', KEYS[1], now, ARGV[10])
 redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
+if lane > 1 then
+  -- As nextTurnMs in waiting.ts: the phase is kept when less than the slack late, or (at most a quarter window
+  -- behind) when a waiter was waiting for the turn; after idle time the schedule restarts from now.
+  local nextTurn = now + spacing
+  if turn and now - turn < slack then
+    nextTurn = turn + spacing
+  elseif turn and awaited == turnText then
+    nextTurn = math.max(turn, now - window / 4) + spacing
+  end
+  redis.call('HSET', KEYS[6], 't', string.format('%.3f', nextTurn), 'w', '')
+  redis.call('PEXPIRE', KEYS[6], math.ceil(window + grace) + 1000)
+end
 if tonumber(counts[lane]) <= 1 then redis.call('ZREM', KEYS[lane + 2], member) end
 return { 1, 0, 'ok', string.format('%.3f', now) }
 `;
@@ -85,7 +116,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1000)
 return 1
 `;
 
-/** KEYS: (unused, unused), waiters push/incremental/backfill. ARGV: member, ttl, counts. Refreshes registrations. */
+/** KEYS: (unused, unused), waiters push/incremental/backfill, (unused). ARGV: member, ttl, counts. Refreshes registrations. */
 const ANNOUNCE = `${REGISTER}
 register(clock(), ARGV[1], tonumber(ARGV[2]), { ARGV[3], ARGV[4], ARGV[5] })
 return 1
@@ -146,6 +177,7 @@ export class RedisStore implements Store {
   /** A lower lane refused in favour of a higher one asks again after this long. */
   private readonly yieldMs: number;
   private readonly graceMs: number;
+  private readonly spacingMs: number;
   /** This process (one limiter instance) in waiter registrations and start ids. */
   private readonly member = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private seq = 0;
@@ -159,8 +191,9 @@ export class RedisStore implements Store {
     this.heartbeatMs = Math.floor(this.ttlMs / 3);
     this.yieldMs = Math.min(250, Math.max(5, Math.round(opts.windowMs / opts.limit)));
     this.graceMs = reconcileGraceMs(opts.windowMs);
-    redis.defineCommand('wfsyncRlAcquire', { numberOfKeys: 5, lua: ACQUIRE });
-    redis.defineCommand('wfsyncRlAnnounce', { numberOfKeys: 5, lua: ANNOUNCE });
+    this.spacingMs = paceSpacingMs(opts.limit, opts.windowMs);
+    redis.defineCommand('wfsyncRlAcquire', { numberOfKeys: 6, lua: ACQUIRE });
+    redis.defineCommand('wfsyncRlAnnounce', { numberOfKeys: 6, lua: ANNOUNCE });
     redis.defineCommand('wfsyncRlObserve', { numberOfKeys: 2, lua: OBSERVE });
     redis.defineCommand('wfsyncRlHandedOver', { numberOfKeys: 1, lua: HANDED_OVER });
   }
@@ -178,6 +211,8 @@ export class RedisStore implements Store {
       this.yieldMs,
       id,
       this.graceMs,
+      this.spacingMs,
+      paceSlackMs(this.spacingMs),
     );
     return granted === 1 ? { granted: true, id, atMs: Number(at) } : { granted: false, waitMs, reason };
   }
@@ -220,9 +255,9 @@ export class RedisStore implements Store {
   }
 }
 
-function keys(key: string): [string, string, string, string, string] {
+function keys(key: string): [string, string, string, string, string, string] {
   const base = `wfsync:rl:{${key}}`;
-  return [base, `${base}:pause`, ...(LANES.map((lane) => `${base}:w:${lane}`) as [string, string, string])];
+  return [base, `${base}:pause`, ...(LANES.map((lane) => `${base}:w:${lane}`) as [string, string, string]), `${base}:turn`];
 }
 
 export interface RedisRateLimiterOptions {

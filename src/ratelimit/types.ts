@@ -3,7 +3,11 @@
  * shared by every process that uses the same key.
  */
 
-/** Priority lanes: a waiting push request goes before incremental work, which goes before backfill. */
+/**
+ * Priority lanes: a waiting push request goes before incremental work, which goes before backfill. The push lane
+ * takes any free slot at once; the lower two are paced, one start every W/L between them (see paceSpacingMs), so a
+ * slot frees every W/L even while they saturate the budget.
+ */
 export type Lane = 'push' | 'incremental' | 'backfill';
 export const LANES: readonly Lane[] = ['push', 'incremental', 'backfill'];
 

@@ -226,6 +226,42 @@ export function reconcileGraceMs(windowMs: number): number {
   return Math.ceil(windowMs / 4);
 }
 
+/**
+ * Lower lanes (`incremental`, `backfill`) are paced: a lower-lane start needs a free slot in the window and also
+ * its turn on an even schedule, one every `windowMs / limit`. A sliding-window log alone lets a backfill start L
+ * requests at once, and those slots free only a whole window later, so a push arriving after them would wait for
+ * the window whatever its lane; paced, a slot frees every W/L, and the push lane (never paced, free to burst)
+ * takes the next one.
+ */
+export function paceSpacingMs(limit: number, windowMs: number): number {
+  return windowMs / limit;
+}
+
+/**
+ * The next lower-lane turn after a start granted at `nowMs` for the turn `turnMs` (undefined: the first start).
+ * `awaited`: a lower-lane waiter was already waiting for that turn before it came.
+ *
+ * A start less than `paceSlackMs` late keeps the schedule's phase, so timers that fire late and responses that
+ * come back late cost nothing (spacing each start from the previous actual start would lose that lateness at every
+ * slot: at 100/1s, a tenth of the budget). A later start after a waiter was waiting means the process stalled (a
+ * busy machine): the schedule keeps its phase, making up at most a quarter window, as the sliding window alone
+ * would have. A later start nobody waited for ends idle time: the schedule restarts from now, never making idle
+ * time up with a burst.
+ */
+export function nextTurnMs(turnMs: number | undefined, nowMs: number, spacingMs: number, windowMs: number, awaited: boolean): number {
+  if (turnMs === undefined) return nowMs + spacingMs;
+  if (nowMs - turnMs < paceSlackMs(spacingMs)) return turnMs + spacingMs;
+  if (awaited) return Math.max(turnMs, nowMs - windowMs / 4) + spacingMs;
+  return nowMs + spacingMs;
+}
+
+/** A gap shorter than this is lateness, not idle time: one spacing, and at least 100 ms (a slow answer, a busy machine). */
+export function paceSlackMs(spacingMs: number): number {
+  return Math.max(spacingMs, 100);
+}
+
+export const isPaced = (lane: Lane): boolean => lane !== 'push';
+
 /** What a store does with the service's feedback, worked out once for both stores. */
 export interface FeedbackPlan {
   /** Pause every process of the key this long (0: no pause). */

@@ -31,9 +31,12 @@ options:
                         lost=P           process (a write is applied), then drop the connection unanswered
                         slow=P:MS        process at once, answer MS milliseconds late
                         truncate=P       process, then send a body shorter than its Content-Length and close
+                        304=P            apply a write, then answer a bare 304 (writes only)
                         storm=EVERY:FOR  answer 429 to everything for the first FOR ms of every EVERY ms
-                      P is a probability (0-1) per request, reads and writes alike
+                        only=writes      only writes meet the faults (only=reads: only reads); storms meet all
+                      P is a probability (0-1) per request, reads and writes alike unless only= says
                       e.g. --faults 500=0.1,reset=0.05,lost=0.02,slow=0.1:2000,truncate=0.05,storm=10000:2000
+                           --faults lost=0.1,reset=0.05,500=0.05,only=writes
   --help              this text
 
 admin routes (no key, not rate limited): POST /_sandbox/advance?hours=N, GET /_sandbox/truth/<endpoint>,

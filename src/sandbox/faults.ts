@@ -17,6 +17,10 @@ export interface FaultSpec {
   slowMs?: number;
   /** Probability that the body is cut short: Content-Length promises more than is sent, then the socket closes. */
   truncate?: number;
+  /** Probability that a write is applied and answered with a bare 304 (the spec's "not modified (error occurred)"); reads are not affected. */
+  notModified?: number;
+  /** Only requests of this kind meet the faults (default: reads and writes alike). Storms meet everything. */
+  only?: 'reads' | 'writes';
   /** 429 for every request, whatever the budget, during the first `forMs` of every `everyMs`. */
   storm429?: { everyMs: number; forMs: number };
 }
@@ -30,6 +34,8 @@ export const FaultSpecSchema = z.strictObject({
   slow: probability.optional(),
   slowMs: z.number().int().min(0).optional(),
   truncate: probability.optional(),
+  notModified: probability.optional(),
+  only: z.enum(['reads', 'writes']).optional(),
   storm429: z
     .strictObject({ everyMs: z.number().int().positive(), forMs: z.number().int().min(0) })
     .refine((s) => s.forMs <= s.everyMs, 'storm429.forMs must not exceed everyMs')
@@ -42,7 +48,7 @@ function number(item: string, text: string | undefined): number {
   return n;
 }
 
-/** `500=0.1,reset=0.05,lost=0.05,slow=0.1:2000,truncate=0.05,storm=10000:2000` → FaultSpec. */
+/** `500=0.1,reset=0.05,lost=0.05,slow=0.1:2000,truncate=0.05,304=0.1,storm=10000:2000,only=writes` → FaultSpec. */
 export function parseFaults(text: string): FaultSpec {
   const spec: FaultSpec = {};
   for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
@@ -61,6 +67,13 @@ export function parseFaults(text: string): FaultSpec {
       case 'truncate':
         spec.truncate = number(item, a);
         break;
+      case '304':
+        spec.notModified = number(item, a);
+        break;
+      case 'only':
+        if (a !== 'reads' && a !== 'writes') throw new Error(`--faults: "${item}": only=reads or only=writes`);
+        spec.only = a;
+        break;
       case 'slow':
         spec.slow = number(item, a);
         spec.slowMs = b === undefined ? 1000 : number(item, b);
@@ -69,7 +82,7 @@ export function parseFaults(text: string): FaultSpec {
         spec.storm429 = { everyMs: number(item, a), forMs: number(item, b) };
         break;
       default:
-        throw new Error(`--faults: unknown fault "${name}" (known: 500, reset, lost, slow, truncate, storm)`);
+        throw new Error(`--faults: unknown fault "${name}" (known: 500, reset, lost, slow, truncate, 304, storm, only)`);
     }
   }
   const parsed = FaultSpecSchema.safeParse(spec);
@@ -78,21 +91,23 @@ export function parseFaults(text: string): FaultSpec {
 }
 
 /**
- * What the HTTP layer does to one request. Reads and writes meet the same faults: `error500` and `reset` come
- * before the request is processed (a write is not applied); `lost`, `truncate` and `delayMs` after it (a write is
- * applied, and its answer is dropped, cut short or late).
+ * What the HTTP layer does to one request. Reads and writes meet the same faults (unless `only` says otherwise):
+ * `error500` and `reset` come before the request is processed (a write is not applied); `lost`, `truncate`,
+ * `notModified` (writes only) and `delayMs` after it (a write is applied, and its answer is dropped, cut short, a
+ * bare 304 or late).
  */
 export interface FaultPlan {
   error500: boolean;
   reset: boolean;
   lost: boolean;
   truncate: boolean;
+  notModified: boolean;
   delayMs: number;
 }
 
-export type FaultKind = 'error500' | 'reset' | 'lost' | 'truncate' | 'slow';
+export type FaultKind = 'error500' | 'reset' | 'lost' | 'truncate' | 'notModified' | 'slow';
 
-const NO_FAULTS: FaultPlan = Object.freeze({ error500: false, reset: false, lost: false, truncate: false, delayMs: 0 });
+const NO_FAULTS: FaultPlan = Object.freeze({ error500: false, reset: false, lost: false, truncate: false, notModified: false, delayMs: 0 });
 
 /** mulberry32: small, fast and good enough to make fault sequences repeatable. */
 function rng(seed: number): () => number {
@@ -111,13 +126,15 @@ export class FaultInjector {
   #active = false;
   #stormEpochMs = 0;
   readonly #random: () => number;
-  /** `lost` draws from its own sequence, so adding it leaves the other faults' sequences as they were. */
+  /** `lost` and `notModified` draw from their own sequences, so adding them left the other faults' sequences as they were. */
   readonly #randomLost: () => number;
+  readonly #randomNotModified: () => number;
   readonly #now: () => number;
 
   constructor(seed: number, spec: FaultSpec = {}, now: () => number = Date.now) {
     this.#random = rng(seed ^ 0x5eed_fa17);
     this.#randomLost = rng(seed ^ 0x1057_c0de);
+    this.#randomNotModified = rng(seed ^ 0x0304_0304);
     this.#now = now;
     this.set(spec);
   }
@@ -142,17 +159,23 @@ export class FaultInjector {
     return into < storm.forMs ? this.#now() - into + storm.forMs : undefined;
   }
 
-  /** Draws the same number of values for every request, so enabling one fault does not shift another's sequence. */
-  plan(): FaultPlan {
+  /**
+   * The faults of one request (`write`: it is a write). Draws the same number of values for every request, kept by
+   * `only` or not, so enabling one fault or narrowing them does not shift another's sequence.
+   */
+  plan(write: boolean): FaultPlan {
     if (!this.#active) return NO_FAULTS;
     const s = this.#spec;
     const [e, r, sl, t] = [this.#random(), this.#random(), this.#random(), this.#random()];
+    const [l, nm] = [this.#randomLost(), this.#randomNotModified()];
+    if (s.only === (write ? 'reads' : 'writes')) return NO_FAULTS;
     const slowMs = s.slowMs ?? 0;
     return {
       error500: e < (s.error500 ?? 0),
       reset: r < (s.reset ?? 0),
-      lost: this.#randomLost() < (s.lost ?? 0),
+      lost: l < (s.lost ?? 0),
       truncate: t < (s.truncate ?? 0),
+      notModified: write && nm < (s.notModified ?? 0),
       delayMs: slowMs > 0 && sl < (s.slow ?? 1) ? slowMs : 0,
     };
   }

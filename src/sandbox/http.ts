@@ -107,7 +107,7 @@ export class SandboxApi {
   constructor(deps: ApiDeps) {
     this.#deps = deps;
     this.#codecs = new Codecs(deps.data, deps.quirks);
-    this.#stats = { requests: 0, rateLimited: 0, byKey: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, slow: 0 } };
+    this.#stats = { requests: 0, rateLimited: 0, byKey: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 } };
     for (const key of deps.keys.keys()) this.#stats.byKey[key] = { requests: 0, rateLimited: 0 };
   }
 
@@ -138,7 +138,8 @@ export class SandboxApi {
     if (this.#limited(ctx, token, keyStats)) return;
     if (!format) return this.#error(ctx, 406, 'not_acceptable', `unknown response format: ${req.headers.accept}`);
 
-    ctx.plan = faults.plan();
+    // Writes are the POSTs (the catalog's reads are all GETs).
+    ctx.plan = faults.plan(req.method !== 'GET');
     if (ctx.plan.error500) {
       this.#stats.faults.error500 += 1;
       return this.#error(ctx, 500, 'internal_server_error', 'unexpected error while processing');
@@ -232,6 +233,11 @@ export class SandboxApi {
     if (ctx.plan?.reset) return this.#drop(ctx);
     const outcome = this.#deps.data.write(endpoint.name as EndpointName, body);
     if (!outcome.ok) return this.#refuse(ctx, outcome.refusal, true);
+    if (ctx.plan?.notModified) {
+      // Applied, and answered as the spec's "304 not_modified (error occurred)": no body.
+      this.#stats.faults.notModified += 1;
+      return this.#reply(ctx, 304, '');
+    }
     const status = endpoint.status ?? 200;
     if (endpoint.response.kind === 'empty') return this.#reply(ctx, status, '');
     const value = outcome.value === null ? null : this.#codecs.for(endpoint, earlier).wire(outcome.value);

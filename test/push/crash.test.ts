@@ -11,13 +11,14 @@ import type { Individual, IndividualCertification } from '../../src/source/schem
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';
-import { startProxy, type RunningProxy } from '../support/proxy.ts';
+import { parseFaults } from '../../src/sandbox/faults.ts';
 import { Rng } from '../../src/sandbox/rng.ts';
 
 /**
  * Exactly once under crashes: 500 changes (individual inserts and updates, credential inserts, verification
- * results) while push worker processes are SIGKILLed at random and writes meet lost answers (applied, then the
- * connection dropped), resets and 500s. Afterwards, by the sandbox's truth, each change was applied once, none
+ * results) while push worker processes are SIGKILLed at random and writes meet the sandbox's own faults
+ * (`--faults lost=0.1,reset=0.05,500=0.05,only=writes`): lost answers (applied, then the connection dropped),
+ * resets and 500s. Afterwards, by the sandbox's truth, each change was applied once, none
  * is missing, each entity's last change won, and every change is applied (or refused with a reason). Then the
  * logs, the warehouse, Redis and the outbox are searched for the SSNs and the API key: none is there in clear.
  */
@@ -27,7 +28,6 @@ const SECRET = 'crash-secret-0123456789abcdef';
 
 interface Crash {
   sandbox: RunningSandbox;
-  proxy: RunningProxy;
   warehouse: Warehouse;
   databaseUrl: string;
   apiKey: string;
@@ -37,7 +37,6 @@ interface Crash {
 const open: Crash[] = [];
 afterAll(async () => {
   for (const c of open) {
-    await c.proxy.close();
     await c.warehouse.close();
     await c.sandbox.close();
   }
@@ -45,7 +44,7 @@ afterAll(async () => {
 
 function spawnWorker(c: Crash, env: Record<string, string>): ChildProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATABASE_URL: c.databaseUrl, BASE_URL: c.proxy.url, API_KEY: c.apiKey, WFS_SECRET_KEY: SECRET, ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATABASE_URL: c.databaseUrl, BASE_URL: c.sandbox.url, API_KEY: c.apiKey, WFS_SECRET_KEY: SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (d: Buffer) => c.logs.push(d.toString());
@@ -64,18 +63,18 @@ describe.each([
     const seeded = new Rng(bullmq ? 11 : 7);
     const rand = () => seeded.next();
     const apiKey = `crash-${randomBytes(6).toString('hex')}`;
-    const sandbox = await startSandbox({ seed: 3, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, keys: [{ key: apiKey, scopes: ['individuals', 'certifications'] }], log: pino({ level: 'silent' }) });
-    const proxy = await startProxy(sandbox.url, {
-      fault: (_url, method) => {
-        if (method !== 'POST') return undefined;
-        const r = rand();
-        return r < 0.1 ? 'lost' : r < 0.15 ? 'reset' : r < 0.2 ? '500' : undefined;
-      },
+    const sandbox = await startSandbox({
+      seed: 3,
+      size: 'tiny',
+      rateLimit: { limit: 100, windowMs: 1000 },
+      keys: [{ key: apiKey, scopes: ['individuals', 'certifications'] }],
+      log: pino({ level: 'silent' }),
+      faults: parseFaults('lost=0.1,reset=0.05,500=0.05,only=writes'),
     });
     const databaseUrl = await freshDatabase();
     const warehouse = await openWarehouse({ databaseUrl });
     await warehouse.migrate();
-    const c: Crash = { sandbox, proxy, warehouse, databaseUrl, apiKey, logs: [] };
+    const c: Crash = { sandbox, warehouse, databaseUrl, apiKey, logs: [] };
     open.push(c);
     const intake: IntakeContext = { warehouse, sealer: createSealer(SECRET), companies: [{ key: 'acme' }] };
     const prefix = `crash${randomBytes(4).toString('hex')}`;
@@ -161,7 +160,11 @@ describe.each([
       await Promise.all(workers.map(exited));
     }
     expect(kills).toBeGreaterThan(3);
-    expect(proxy.seen.filter((s) => s.outcome === 'lost').length).toBeGreaterThan(10);
+    // Each kind of fault met the writes.
+    const { faults } = sandbox.stats();
+    expect(faults.lost).toBeGreaterThan(10);
+    expect(faults.reset).toBeGreaterThan(3);
+    expect(faults.error500).toBeGreaterThan(3);
 
     const t = `"${warehouse.schema}".push_outbox`;
     const states = await warehouse.sql.unsafe<{ status: string; error: string | null; kind: string }[]>(`select status, error, kind from ${t}`);

@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { Observers } from '../../src/observers.ts';
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
@@ -21,6 +22,8 @@ export interface PushRig {
   sealer: Sealer;
   intake: IntakeContext;
   runner: PushRunner;
+  /** What the client and the runner report (requests, pushes). */
+  observers: Observers;
   databaseUrl: string;
   /** Waits until every id is in a final state; returns their states. */
   settled(ids: number[], timeoutMs?: number): Promise<PushStatus[]>;
@@ -44,7 +47,9 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 } });
   const log = o.log ?? pino({ level: 'silent' });
+  const observers = new Observers();
   const client = new SourceClient({
+    observers,
     baseUrl: o.baseUrl ? await o.baseUrl(sandbox) : sandbox.url,
     apiKey: sandbox.apiKey,
     limiter,
@@ -54,7 +59,7 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
     company: 'acme',
   });
   const sealer = createSealer(SECRET);
-  const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, sweepMs: 200, ...o.runner });
+  const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, observers, sweepMs: 200, ...o.runner });
   if (o.start !== false) await runner.start();
   const intake: IntakeContext = { warehouse, sealer, companies: [{ key: 'acme' }] };
   return {
@@ -65,6 +70,7 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
     sealer,
     intake,
     runner,
+    observers,
     databaseUrl,
     async settled(ids, timeoutMs = 20_000) {
       return waitFor(

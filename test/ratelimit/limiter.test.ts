@@ -104,6 +104,58 @@ describe.each(impls)('$name limiter', (impl) => {
     expect(order).toEqual(expected);
   });
 
+  it('paces lower-lane starts across processes: the n-th comes no earlier than n × W/L after the first', async () => {
+    const rl = { limit: 20, windowMs: 400 };
+    const spacing = rl.windowMs / rl.limit;
+    const lower: number[] = [];
+    const [a, b] = impl.pair(rl, (_key, lane, atMs) => void (lane !== 'push' && lower.push(atMs)));
+    open.push(a, b);
+    const key = freshKey();
+    const until = now() + 3 * rl.windowMs;
+    const lanes: Lane[] = ['backfill', 'incremental'];
+    // Four loops per lane and process: far more demand than the pace lets through.
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const limiter = i % 2 ? b : a;
+        while (now() < until) await limiter.acquire(key, lanes[i % 4 < 2 ? 0 : 1]);
+      }),
+    );
+    lower.sort((x, y) => x - y);
+    // No burst, even at the start with the window empty; a start late for its turn does not delay the schedule.
+    const early = lower.map((t, n) => t - (lower[0]! + n * spacing)).filter((d) => d < -0.01);
+    expect(early, 'starts before their turn (ms)').toEqual([]);
+    expect(lower.slice(0, rl.limit).at(-1)! - lower[0]!).toBeGreaterThanOrEqual((rl.limit - 1) * spacing - 0.01);
+    // That the pace still spends the whole budget is the first test's claim (these are all lower-lane starts).
+    expect(lower.length).toBeGreaterThan(2 * rl.limit);
+  });
+
+  it('serves a push within about one slot while lower lanes saturate the budget', async () => {
+    const rl = { limit: 20, windowMs: 1000 };
+    const spacing = rl.windowMs / rl.limit;
+    const { a, b, starts } = pair(impl, rl);
+    const key = freshKey();
+    let stop = false;
+    const backfill = Array.from({ length: 6 }, async () => {
+      while (!stop) await a.acquire(key, 'backfill');
+    });
+    // One window of backfill first, so the window is full of its starts.
+    await sleep(rl.windowMs + spacing);
+    const waits: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const t0 = now();
+      await b.acquire(key, 'push');
+      waits.push(now() - t0);
+      await sleep(spacing * 1.7);
+    }
+    stop = true;
+    await Promise.all(backfill);
+    // Without pacing the backfill's burst holds every slot for a whole window (1000 ms here); the 100 ms over one
+    // slot is for a loaded two-core machine's stalls.
+    expect(Math.max(...waits), waits.map(Math.round).join(' ')).toBeLessThanOrEqual(spacing + 100);
+    starts.sort((x, y) => x - y);
+    expect(maxInWindow(starts, rl.windowMs)).toBeLessThanOrEqual(rl.limit);
+  });
+
   it('pauses every process of the key after a 429 until the reset', async () => {
     const rl = { limit: 10, windowMs: 1000 };
     const { a, b } = pair(impl, rl);
@@ -155,7 +207,8 @@ describe.each(impls)('$name limiter', (impl) => {
     const rl = { limit: 3, windowMs: 300 };
     const { a } = pair(impl, rl);
     const key = freshKey();
-    for (let i = 0; i < rl.limit; i++) await a.acquire(key);
+    // The push lane, so the window fills at once (lower lanes would be paced across it).
+    for (let i = 0; i < rl.limit; i++) await a.acquire(key, 'push');
     await a.observe(key, { remaining: 2, resetAtMs: Date.now() + 300 });
     const t0 = now();
     await a.acquire(key);

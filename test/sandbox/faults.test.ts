@@ -108,6 +108,14 @@ describe('faults on demand', () => {
       truncate: 0.05,
       storm429: { everyMs: 10_000, forMs: 2000 },
     });
+    expect(parseFaults('lost=0.1,reset=0.05,500=0.05,304=0.02,only=writes')).toEqual({
+      lost: 0.1,
+      reset: 0.05,
+      error500: 0.05,
+      notModified: 0.02,
+      only: 'writes',
+    });
+    expect(() => parseFaults('only=posts')).toThrow(/only=reads or only=writes/);
     expect(() => parseFaults('explode=1')).toThrow(/explode/);
     expect(() => parseFaults('500=1.5')).toThrow(/error500/);
     expect(() => parseFaults('storm=100:200')).toThrow(/forMs/);
@@ -149,7 +157,7 @@ describe('latency and admin routes', () => {
         requests: 2,
         rateLimited: 1,
         byKey: { [sb.apiKey]: { requests: 2, rateLimited: 1 } },
-        faults: { error500: 0, reset: 0, lost: 0, truncate: 0, slow: 0 },
+        faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 },
         writes: {
           applied: { individualInsert: 0, individualUpdate: 0, certificationInsert: 0, certificationUpdate: 0, validateSubmission: 0 },
           duplicateRequestIds: 0,

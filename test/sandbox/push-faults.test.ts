@@ -111,6 +111,30 @@ describe('faults on writes', () => {
     expect(after.duplicateRequestIds - before.duplicateRequestIds).toBe(3);
   });
 
+  it('304: the insert is applied, then answered with a bare 304; reads never meet it', async () => {
+    const body = newcomer();
+    const before = sb.stats().faults.notModified;
+    sb.setFaults({ notModified: 1 });
+    expect((await call(sb, v2('/Individual/GetByEmployeeNumber', { employeeNumber: 'nobody' }))).status).toBe(404);
+    const res = await call(sb, INSERT, { body });
+    sb.setFaults({});
+    expect(res.status).toBe(304);
+    expect(res.text).toBe('');
+    expect(await inserted(body.EmployeeNumber)).toHaveLength(1);
+    expect(sb.stats().faults.notModified - before).toBe(1);
+  });
+
+  it('only=writes: writes meet the faults and reads do not', async () => {
+    sb.setFaults({ error500: 1, only: 'writes' });
+    expect((await call(sb, v2('/Schedule/GetList'))).status).toBe(200);
+    const body = newcomer();
+    expect((await call(sb, INSERT, { body })).status).toBe(500);
+    sb.setFaults({ error500: 1, only: 'reads' });
+    expect((await call(sb, v2('/Schedule/GetList'))).status).toBe(500);
+    expect((await call(sb, INSERT, { body })).status).toBe(201);
+    expect(await inserted(body.EmployeeNumber)).toHaveLength(1);
+  });
+
   it('counts each fault it applied in the stats', async () => {
     const before = sb.stats().faults;
     sb.setFaults({ error500: 1 });
