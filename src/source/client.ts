@@ -493,7 +493,7 @@ export class SourceClient {
         const feedback = feedbackOf(res);
         resetAtMs = feedback.resetAtMs;
         const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, await this.#whole(res), resetAtMs);
-        await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit');
+        await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit', !refusal);
         this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, attempt }, 'response');
         if (refusal) throw refusal;
         const result = await take(res);
@@ -552,8 +552,10 @@ export class SourceClient {
   }
 
   /** Tells the limiter what the response said about the budget, and keeps the service's clock. */
-  async #afterResponse(res: { headers: IncomingHttpHeaders }, feedback: ServiceFeedback, limited: boolean): Promise<void> {
-    const serviceDate = Date.parse(String(res.headers.date ?? ''));
+  async #afterResponse(res: { headers: IncomingHttpHeaders }, feedback: ServiceFeedback, limited: boolean, answered: boolean): Promise<void> {
+    // The clock is the service's only where the service answered: a refusal may come from a proxy or gateway in
+    // front of it, with a clock of its own, and a signpost set by that clock would skip or stretch a backfill.
+    const serviceDate = answered ? Date.parse(String(res.headers.date ?? '')) : NaN;
     if (Number.isFinite(serviceDate)) {
       this.#skewSeenAt = Date.now();
       this.#skewMs = serviceDate - this.#skewSeenAt;
