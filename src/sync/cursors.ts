@@ -44,6 +44,11 @@ export const ChangeCursor = z.strictObject({
   ...passing,
   /** Change records written to the warehouse after this local instant have not been applied yet. */
   changesAfter: instant.optional(),
+  /**
+   * Change records stamped (service time) before this instant changed nothing the backfill did not read: the
+   * backfill began after them. Its assignment changes may arrive while or after it runs.
+   */
+  changesFrom: instant.optional(),
   /** Assignments starting before this instant have been read. */
   horizon: instant.optional(),
 });

@@ -50,6 +50,7 @@ import {
 } from './windows.ts';
 import {
   partitionsOf,
+  streamByName,
   type ChangeDriven,
   type Partition,
   type Reread,
@@ -74,6 +75,8 @@ export interface SyncContext {
   runTypeIds: number[];
   /** Sub-windows read at once per stream. */
   windowConcurrency?: number;
+  /** Pages of one list asked for at once, at most (client.ts `readAhead`); default READ_AHEAD. */
+  readAhead?: number;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   /** Told of every page written and every stream that ends. */
@@ -145,7 +148,8 @@ export async function runStream(
   counters: StreamCounters = emptyCounters(),
 ): Promise<StreamCounters> {
   Object.assign(counters, { ...emptyCounters(), ...counters });
-  for (const partition of partitionsOf(stream, ctx)) {
+  // Partitions keep checkpoints of their own: they are read side by side, like windows.
+  await forEachLimited(partitionsOf(stream, ctx), ctx.windowConcurrency ?? 4, async (partition) => {
     const run: StreamRun = { ctx, stream, partition, counters, syncedAt: new Date(), opts, checkpoints: Promise.resolve() };
     const s = stream.strategy;
     if (s.kind === 'full') await runFull(run);
@@ -154,7 +158,7 @@ export async function runStream(
     else if (s.kind === 'windowed') await runWindowed(run, s);
     else if (s.kind === 'status-driven') await runStatusDriven(run, s);
     else await runChangeDriven(run, s);
-  }
+  });
   return counters;
 }
 
@@ -174,12 +178,19 @@ interface ReadOptions {
   countDuplicates?: boolean;
 }
 
+/**
+ * Pages of one list in flight at once, at most: while a page is written the next ones are on their way, so a
+ * long list is not read at the pace of one round trip and one write per page.
+ */
+export const READ_AHEAD = 4;
+
 /** Reads every page of one query and writes each page; returns how many records it returned. */
 async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
   const { ctx, stream, partition, counters } = run;
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
     lane: stream.lane ?? lane,
     signal: ctx.signal,
+    readAhead: ctx.readAhead ?? READ_AHEAD,
   });
   let rows = 0;
   for await (const page of pages) {
@@ -693,7 +704,15 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
   const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: { startColumn: s.startColumn } };
   const sliceMs = s.sliceDays * DAY_MS;
   const changesAfter = (await settledBefore(ctx.warehouse, ctx.companyKey, s.changes.stream)).toISOString();
-  const base = { version: 2 as const, changesAfter: previous?.changesAfter, horizon: previous?.horizon, rereads: previous?.rereads ?? {} };
+  // A backfill reads every day after the changes stamped before it began (give or take how late a stamp can be).
+  const changesFrom = previous?.changesFrom ?? (!previous?.horizon ? addMs(signpost, -changeLateMs(s)).toISOString() : undefined);
+  const base = {
+    version: 2 as const,
+    changesAfter: previous?.changesAfter,
+    ...(changesFrom ? { changesFrom } : {}),
+    horizon: previous?.horizon,
+    rereads: previous?.rereads ?? {},
+  };
   let rereadsDone: Reread | 'all' | undefined;
   const pass = previous?.pass ?? (!previous?.horizon ? newPass('backfill', backfillFrom, horizon) : undefined);
   const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
@@ -706,7 +725,7 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
   if (previous?.horizon && !pass) {
     const target = targetOf(stream);
     const changes = previous.changesAfter
-      ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter))
+      ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter), previous.changesFrom ? new Date(previous.changesFrom) : undefined)
       : { starts: [], deletedKeys: [] };
     run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
       target,
@@ -726,6 +745,27 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost),
   };
   await saveCursor(run, cursor);
+}
+
+/** How long before its change was saved a change record may be stamped: the overlap of the stream that reads them. */
+function changeLateMs(s: ChangeDriven): number {
+  const changes = streamByName(s.changes.stream)?.strategy;
+  return changes?.kind === 'windowed' ? (changes.overlap?.ms ?? 0) : 0;
+}
+
+/**
+ * Whether this run of `stream` reads the rows of the streams it depends on, which must then be written first. A
+ * change-driven backfill does not: it reads every day itself, and the change records that arrive while it runs
+ * are applied by its next run, from those stamped after it began (`changesFrom`).
+ */
+export async function readsDependencies(ctx: SyncContext, stream: StreamDef, opts: RunOptions = {}): Promise<boolean> {
+  if (stream.strategy.kind !== 'change-driven') return true;
+  if (opts.fullRefresh) return false;
+  for (const partition of partitionsOf(stream, ctx)) {
+    const stored = await readCheckpoint(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
+    if (parseCursor(ChangeCursor, stored, { stream: stream.name, partition: partition.key })?.horizon) return true;
+  }
+  return false;
 }
 
 /**

@@ -142,6 +142,8 @@ export interface ChangeDriven {
     keyColumn: string;
     /** A change that deletes the record. */
     deleted: { column: string; value: string };
+    /** When the change happened: changes from before a backfill began are held by the backfill itself. */
+    eventColumn: string;
   };
   rereads?: readonly Reread[];
 }
@@ -180,7 +182,10 @@ export interface StreamDef {
   /** Parameters sent on every request of the stream. */
   fixed?: Record<string, unknown>;
   partitions?: PartitionSource;
-  /** Streams whose rows this one reads from the warehouse; they run first. */
+  /**
+   * Streams whose rows this one reads from the warehouse; they run first, except where the engine says a run
+   * does not read them (engine.ts `readsDependencies`: a change-driven backfill).
+   */
   dependsOn?: StreamName[];
   lane?: Lane;
 }
@@ -194,6 +199,7 @@ const assignmentChanges: ChangeDriven['changes'] = {
   dayColumn: 'start_date_time',
   keyColumn: 'shift_assignment_id',
   deleted: { column: 'event_type', value: 'Deleted' },
+  eventColumn: 'event_time_stamp',
 };
 const DAY = 86_400_000;
 

@@ -40,6 +40,8 @@ export interface ChangeColumns {
   dayColumn: string;
   keyColumn: string;
   deleted: { column: string; value: string };
+  /** When the change happened, by the service's stamp. */
+  eventColumn: string;
 }
 
 /**
@@ -51,6 +53,8 @@ export async function changesArrivedSince(
   c: ChangeColumns,
   companyKey: string,
   after: Date,
+  /** Changes stamped before this instant are left out: a complete read made after them holds what they changed. */
+  eventsFrom?: Date,
 ): Promise<{ starts: Date[]; deletedKeys: string[] }> {
   const { sql, schema } = wh;
   const t = tableInfo(c.table);
@@ -61,7 +65,8 @@ export async function changesArrivedSince(
   const rows = await sql<{ start: Date | null; deleted: boolean; key: string }[]>`
     select ${col(c.dayColumn)} as start, ${col(c.deleted.column)} = ${c.deleted.value} as deleted, ${col(c.keyColumn)}::text as key
     from ${sql(schema)}.${sql(t.name)}
-    where company_key = ${companyKey} and _synced_at >= ${after}`;
+    where company_key = ${companyKey} and _synced_at >= ${after}
+      ${eventsFrom ? sql`and ${col(c.eventColumn)} >= ${eventsFrom}` : sql``}`;
   return {
     starts: rows.flatMap((r) => (r.start ? [new Date(r.start)] : [])),
     deletedKeys: rows.filter((r) => r.deleted).map((r) => r.key),

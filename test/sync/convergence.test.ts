@@ -91,8 +91,11 @@ describe('sync converges on the service', () => {
     console.info(JSON.stringify({ incrementalRequests: incremental.requests, fullRequests: first.requests, perStream, changes: changes.counts }));
     const full = Object.fromEntries(first.streams.map((s) => [s.stream, s.requests]));
     // A day later the daily complete re-read of 14 days back to 90 ahead is due: about a fifth of the backfill's span.
+    // The first run after a backfill also reads the days named by the changes of the hour before the backfill
+    // began once more: the backfill ran beside the changes' own, and those changes may have been saved after it
+    // read their days.
     expect(incremental.streams.find((s) => s.stream === 'shift-assignments')!.rereads).toEqual(['recent-and-ahead']);
-    expect(perStream['shift-assignments']).toBeLessThan(full['shift-assignments']! / 2);
+    expect(perStream['shift-assignments']).toBeLessThan(full['shift-assignments']! * 0.6);
     expect(perStream['individual-certifications']).toBeLessThan(full['individual-certifications']!);
     expect(perStream['form-audit']).toBeLessThan(full['form-audit']! / 3);
     expect(incremental.requests).toBeLessThan(first.requests / 2);
