@@ -41,8 +41,11 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-export async function startSandboxProcess(o: { size: string; rateLimit: string; latencyMs?: number }): Promise<SandboxProcess> {
-  const args = [WFSYNC, 'sandbox', '--port', '0', '--size', o.size, '--rate-limit', o.rateLimit, '--key', BENCH_KEY];
+/** `keys`: the API keys the sandbox accepts (default: BENCH_KEY alone). */
+export async function startSandboxProcess(o: { size: string; rateLimit: string; latencyMs?: number; seed?: number; keys?: readonly string[] }): Promise<SandboxProcess> {
+  const args = [WFSYNC, 'sandbox', '--port', '0', '--size', o.size, '--rate-limit', o.rateLimit];
+  for (const key of o.keys ?? [BENCH_KEY]) args.push('--key', key);
+  if (o.seed !== undefined) args.push('--seed', String(o.seed));
   if (o.latencyMs) args.push('--latency-ms', String(o.latencyMs));
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
   let out = '';
