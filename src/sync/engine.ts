@@ -388,13 +388,13 @@ async function employeesToRead(run: StreamRun, previous: SnapshotCursor, signpos
   const today = signpost.toISOString().slice(0, 10);
   // A credential turns Expired the day after its expiration day: when the day turned, those that ended since the
   // day before the last run (a service that counts days in its own zone turns a few hours apart) are read.
-  const expiring = today > lastDay ? credentialHoldersExpiring(ctx.warehouse, ctx.companyKey, addDaysText(lastDay, -1), addDaysText(today, -1)) : Promise.resolve([]);
-  const ids = new Set<number>([
-    ...(await individualsChangedSince(ctx.warehouse, ctx.companyKey, after)),
-    ...(await credentialHoldersChangedSince(ctx.warehouse, ctx.companyKey, after)),
-    ...(await expiring),
-    ...previous.suspects.map((k) => Number((JSON.parse(k) as string[])[0])),
+  // Together, so a warehouse that goes away fails them as one and leaves no rejection unheard.
+  const [changed, holders, expiring] = await Promise.all([
+    individualsChangedSince(ctx.warehouse, ctx.companyKey, after),
+    credentialHoldersChangedSince(ctx.warehouse, ctx.companyKey, after),
+    today > lastDay ? credentialHoldersExpiring(ctx.warehouse, ctx.companyKey, addDaysText(lastDay, -1), addDaysText(today, -1)) : [],
   ]);
+  const ids = new Set<number>([...changed, ...holders, ...expiring, ...previous.suspects.map((k) => Number((JSON.parse(k) as string[])[0]))]);
   const live = await liveKeys(ctx.warehouse, { target: targetOf(stream), companyKey: ctx.companyKey });
   return ids.size <= Math.ceil(live.length / PAGE_LIMIT_MAX) ? [...ids] : undefined;
 }
