@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from 'postgres';
-import { ConnectionLostError } from './outage.ts';
+import { ConnectionLostError, isConnectionError } from './outage.ts';
 
 export type Tx = Sql | TransactionSql;
 export type ResultRows = Record<string, unknown>[];
@@ -171,7 +171,10 @@ export async function transaction<T>(sessions: Sessions, fn: (pipe: Pipeline) =>
       return await Promise.race([run(), lost]);
     } catch (e) {
       // Outside a transaction (COMMIT failed) ROLLBACK only warns; on a new connection there is nothing to undo.
-      if (session.generation() === begunOn) await session.sql.unsafe('rollback').catch(() => {});
+      // A connection that failed (reset, closed) took its transaction with it: a ROLLBACK sent after it is never
+      // answered when postgres.js connects again without telling `onclose` (a reset while it was still setting
+      // the connection up), and would hold the page and its session for good.
+      if (session.generation() === begunOn && !isConnectionError(e)) await session.sql.unsafe('rollback').catch(() => {});
       throw e;
     }
   } finally {
