@@ -18,5 +18,6 @@ COPY drizzle ./drizzle
 RUN mkdir -p /app/.wfsync && chown node:node /app/.wfsync
 USER node
 EXPOSE 8080 9464
-ENTRYPOINT ["node", "bin/wfsync.js"]
+# Run as its own executable: its first line gives node its heap limit (bin/wfsync.js says why).
+ENTRYPOINT ["bin/wfsync.js"]
 CMD ["start"]

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
@@ -7,8 +6,9 @@ import postgres from 'postgres';
 import { jobs } from '../jobs/index.ts';
 import { enqueueRun, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
 import type { SandboxStats } from '../src/sandbox/http.ts';
-import { spawnWfsync, waitFor, WFSYNC, type Spawned } from '../test/support/processes.ts';
+import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
+import { startSandboxProcess } from './sync-process.ts';
 
 /**
  * Many companies on one box: COMPANIES companies (one sandbox, one API key each, each key LIMIT per 60 s, the real
@@ -31,23 +31,6 @@ const SEED = 7;
 const apiKey = (i: number) => `tenant-key-${String(i).padStart(3, '0')}`;
 const company = (i: number) => `c${String(i).padStart(3, '0')}`;
 
-async function startSandboxProcess(): Promise<{ url: string; proc: ChildProcess }> {
-  const keys = Array.from({ length: COMPANIES }, (_, i) => ['--key', apiKey(i)]).flat();
-  const args = [WFSYNC, 'sandbox', '--port', '0', '--seed', String(SEED), '--size', SIZE, '--rate-limit', `${LIMIT}/60s`, ...keys];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const look = (d: Buffer) => {
-      out += d.toString();
-      const m = /sandbox serving (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    };
-    proc.stdout!.on('data', look);
-    proc.stderr!.on('data', look);
-    proc.once('exit', (code) => reject(new Error(`sandbox exited (${code}) before serving: ${out.slice(-500)}`)));
-  });
-  return { url, proc };
-}
 
 /** Busy and total jiffies of the whole machine. */
 function machineCpu(): { busy: number; total: number } {
@@ -97,13 +80,13 @@ function spread(values: number[]): { min: number; p10: number; median: number; m
 
 async function run(workerCount: number, pgAdminUrl: string) {
   const redis = await startRedis();
-  const sandbox = await startSandboxProcess();
+  const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: `${LIMIT}/60s`, seed: SEED, keys: Array.from({ length: COMPANIES }, (_, i) => apiKey(i)) });
   const admin = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
   const dbName = `tenants_${workerCount}_${Date.now()}`;
   await admin.unsafe(`create database ${dbName}`);
   await admin.end();
   const databaseUrl = pgAdminUrl.replace(/\/[^/]*$/, `/${dbName}`);
-  const info = (await (await fetch(`${sandbox.url}/_sandbox/info`)).json()) as { formIds: number[]; runTypeIds: number[] };
+  const info = sandbox.info;
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,

@@ -52,6 +52,12 @@ export interface CallOptions {
   pageSize?: number;
   /** Envelope offset to start at; default 0. */
   startOffset?: number;
+  /**
+   * Envelope pages asked for at once, at most (default 1). The page after one that says `HasMoreResults` is
+   * always asked for before that page is handed out; further pages are asked for ahead only as a list proves
+   * long (see `pagesAhead`), and those still waiting for the limiter when the list ends are never sent.
+   */
+  readAhead?: number;
 }
 
 export type Lookup<T> = { found: true; item: T } | { found: false };
@@ -82,6 +88,29 @@ export function keyHash(apiKey: string): string {
  * parsed, so a list of any length holds at most this many records (and their rows) at once.
  */
 export const STREAMED_PAGE_ITEMS = 1000;
+
+/** One request's options inside the client: `waitSignal` gives up its wait for the limiter, never a request sent. */
+interface AttemptOptions extends CallOptions {
+  waitSignal?: AbortSignal;
+}
+
+/** A page asked for: its offset, its body to come, and how to take the request back while it waits for the limiter. */
+interface Asked {
+  offset: number;
+  body: Promise<unknown>;
+  cancel: AbortController;
+}
+
+/**
+ * How many pages of a list to have asked for once `full` pages came back full with more to come: the next one,
+ * and one more for every 64 full pages seen. A list of up to 64 pages (every window of a backfill at `medium`)
+ * never asks for a page past its end; a longer one (a whole list read at once) reads several pages at once and
+ * asks for at most a few pages past its end, a small share of its own, of which those still waiting for the
+ * limiter are never sent.
+ */
+export function pagesAhead(full: number): number {
+  return 1 + Math.floor(full / 64);
+}
 
 /** A body that ended or broke before it was complete JSON: worth another try. */
 function truncated(endpoint: string, status: number, detail: string): SourceError {
@@ -256,9 +285,10 @@ export class SourceClient {
         for (const element of splitter.push(chunk)) {
           // A full page goes out once another record follows it, so that hasMore is true only when there is more.
           if (pending.length >= STREAMED_PAGE_ITEMS) {
-            yield this.#page(e, pending, offset, true, {});
+            const at = offset;
             offset += pending.length;
-            pending = [];
+            // Taken out of `pending` first: the raw records are not kept while the page is written.
+            yield this.#page(e, pending.splice(0), at, true, {});
           }
           pending.push(element);
         }
@@ -282,30 +312,58 @@ export class SourceClient {
 
   async *#envelopePages<E extends Endpoint>(e: E, query: QueryOf<E>, opts: CallOptions): AsyncIterable<PageResult<ItemOf<E>>> {
     const limit = opts.pageSize ?? PAGE_LIMIT_MAX;
-    let offset = opts.startOffset ?? 0;
+    const first = opts.startOffset ?? 0;
     if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) {
       throw new SourceError('bad_request', `${e.name}: pageSize must be an integer from 1 to ${PAGE_LIMIT_MAX}`, { endpoint: e.name });
     }
-    if (!Number.isInteger(offset) || offset < 0) {
+    if (!Number.isInteger(first) || first < 0) {
       throw new SourceError('bad_request', `${e.name}: startOffset must be a non-negative integer`, { endpoint: e.name });
     }
-    for (;;) {
+    const maxAhead = Math.max(1, Math.floor(opts.readAhead ?? 1));
+    const ask = (offset: number): Asked => {
+      const cancel = new AbortController();
       const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>, { offset, limit })}`;
-      const body = await this.#call(e, { method: 'GET', path }, opts, (res) => parseJson(e.name, res));
-      const envelope = readEnvelope(e, body);
-      this.#noteShape(e, envelope);
-      const count = declaredCount(e, body);
-      if (count !== undefined && count !== envelope.raw.length) {
-        this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
+      const body = this.#call(e, { method: 'GET', path }, { ...opts, waitSignal: cancel.signal }, (res) => parseJson(e.name, res));
+      // A page asked for ahead may never be awaited (the list ended first): its failure is nobody's.
+      body.catch(() => undefined);
+      return { offset, body, cancel };
+    };
+    const asked: Asked[] = [ask(first)];
+    let full = 0;
+    try {
+      for (;;) {
+        const { offset } = asked[0]!;
+        // Read into a page here, so the raw body is not kept while the page is written.
+        const read = this.#envelopePage(e, offset, await asked.shift()!.body);
+        if (read.page.hasMore) {
+          // Paging on would ask for the same offset forever.
+          if (read.received === 0) {
+            throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, { endpoint: e.name });
+          }
+          const next = offset + read.received;
+          // Pages asked for ahead assumed full pages; a short one moves every offset after it.
+          if (asked.length > 0 && asked[0]!.offset !== next) for (const a of asked.splice(0)) a.cancel.abort();
+          if (read.received === limit) full++;
+          const depth = Math.min(maxAhead, pagesAhead(full));
+          for (let o = asked.length ? asked[asked.length - 1]!.offset + limit : next; asked.length < depth; o += limit) asked.push(ask(o));
+        }
+        yield read.page;
+        if (!read.page.hasMore) return;
       }
-      yield this.#page(e, envelope.raw, offset, envelope.hasMore, envelope.extras);
-      if (!envelope.hasMore) return;
-      // Paging on would ask for the same offset forever.
-      if (envelope.raw.length === 0) {
-        throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, { endpoint: e.name });
-      }
-      offset += envelope.raw.length;
+    } finally {
+      for (const a of asked) a.cancel.abort();
     }
+  }
+
+  /** One envelope read into a page, and how many records it held. */
+  #envelopePage<E extends Endpoint>(e: E, offset: number, body: unknown): { page: PageResult<ItemOf<E>>; received: number } {
+    const envelope = readEnvelope(e, body);
+    this.#noteShape(e, envelope);
+    const count = declaredCount(e, body);
+    if (count !== undefined && count !== envelope.raw.length) {
+      this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
+    }
+    return { page: this.#page(e, envelope.raw, offset, envelope.hasMore, envelope.extras), received: envelope.raw.length };
   }
 
   /** A list read in another shape than its endpoint's is warned of once per endpoint, and synced all the same. */
@@ -409,7 +467,7 @@ export class SourceClient {
    * One request with its retries. Each attempt waits for the limiter first and reports the service's
    * rate-limit headers after. `read` turns a 2xx response into the result, and may throw a retryable error.
    */
-  async #call<T>(e: Endpoint, req: OutgoingCall, opts: CallOptions, read: (res: HttpResponse) => T): Promise<T> {
+  async #call<T>(e: Endpoint, req: OutgoingCall, opts: AttemptOptions, read: (res: HttpResponse) => T): Promise<T> {
     return this.#attempts(e, req, opts, async (open) => read(await this.#whole(open)));
   }
 
@@ -417,7 +475,7 @@ export class SourceClient {
    * The attempts of one request: `take` gets each 2xx response with its headers in and its body unread, and
    * its result is the call's; a retryable error it throws (a body cut short) is another attempt.
    */
-  async #attempts<T>(e: Endpoint, req: OutgoingCall, opts: CallOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
+  async #attempts<T>(e: Endpoint, req: OutgoingCall, opts: AttemptOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
     const lane = opts.lane ?? e.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
     for (let attempt = 0; ; attempt++) {
@@ -427,7 +485,7 @@ export class SourceClient {
       let status: number | undefined;
       try {
         const waitFrom = Date.now();
-        await this.#limiter.acquire(this.limiterKey, lane, opts.signal);
+        await this.#limiter.acquire(this.limiterKey, lane, opts.waitSignal ? AbortSignal.any([opts.waitSignal, ...(opts.signal ? [opts.signal] : [])]) : opts.signal);
         sentAt = Date.now();
         this.#observers?.emit('limiterWait', { company: this.#company, key: this.limiterKey, lane, waitMs: sentAt - waitFrom });
         const res = await this.#send(e, req, opts.signal);
@@ -435,7 +493,7 @@ export class SourceClient {
         const feedback = feedbackOf(res);
         resetAtMs = feedback.resetAtMs;
         const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, await this.#whole(res), resetAtMs);
-        await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit');
+        await this.#afterResponse(res, feedback, refusal?.kind === 'rate_limit', !refusal);
         this.#log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, attempt }, 'response');
         if (refusal) throw refusal;
         const result = await take(res);
@@ -495,8 +553,10 @@ export class SourceClient {
   }
 
   /** Tells the limiter what the response said about the budget, and keeps the service's clock. */
-  async #afterResponse(res: { headers: IncomingHttpHeaders }, feedback: ServiceFeedback, limited: boolean): Promise<void> {
-    const serviceDate = Date.parse(String(res.headers.date ?? ''));
+  async #afterResponse(res: { headers: IncomingHttpHeaders }, feedback: ServiceFeedback, limited: boolean, answered: boolean): Promise<void> {
+    // The clock is the service's only where the service answered: a refusal may come from a proxy or gateway in
+    // front of it, with a clock of its own, and a signpost set by that clock would skip or stretch a backfill.
+    const serviceDate = answered ? Date.parse(String(res.headers.date ?? '')) : NaN;
     if (Number.isFinite(serviceDate)) {
       this.#skewSeenAt = Date.now();
       this.#skewMs = serviceDate - this.#skewSeenAt;

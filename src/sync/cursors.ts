@@ -44,6 +44,11 @@ export const ChangeCursor = z.strictObject({
   ...passing,
   /** Change records written to the warehouse after this local instant have not been applied yet. */
   changesAfter: instant.optional(),
+  /**
+   * Change records stamped (service time) before this instant changed nothing the backfill did not read: the
+   * backfill began after them. Its assignment changes may arrive while or after it runs.
+   */
+  changesFrom: instant.optional(),
   /** Assignments starting before this instant have been read. */
   horizon: instant.optional(),
 });
@@ -60,6 +65,11 @@ export const SnapshotCursor = z.strictObject({
   version: z.literal(2),
   /** Keys the last complete read missed: gone when this read misses them too. */
   suspects: z.array(z.string()),
+  /** A snapshot that follows employees: signals (individual and credential rows) written after this local instant are read next. */
+  signalsAfter: instant.optional(),
+  /** The service's time of the last run: the days since then are the days credentials may have expired in. */
+  signpost: instant.optional(),
+  rereads: Rereads.optional(),
 });
 export type SnapshotCursor = z.infer<typeof SnapshotCursor>;
 

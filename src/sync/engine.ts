@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
 import { isSourceError, SourceError } from '../source/errors.ts';
 import type { SourceClient } from '../source/client.ts';
+import { PAGE_LIMIT_MAX } from '../source/endpoints.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { targets, type Target } from '../warehouse/targets.ts';
 import {
   changesArrivedSince,
+  credentialHoldersChangedSince,
+  credentialHoldersExpiring,
   individualsChangedSince,
   individualsOutside,
   liveKeys,
@@ -14,6 +17,7 @@ import {
   markMissingDeleted,
   readCheckpoint,
   settledBefore,
+  startsBetween,
   writePage,
   type RangeFilter,
 } from '../warehouse/index.ts';
@@ -33,9 +37,10 @@ import type { Observers } from '../observers.ts';
 import {
   addDays,
   addMs,
-  coalesce,
+  countIn,
   forEachLimited,
   halve,
+  mergeByCost,
   slice,
   spanMs,
   startOfDayUtc,
@@ -45,9 +50,11 @@ import {
 } from './windows.ts';
 import {
   partitionsOf,
+  streamByName,
   type ChangeDriven,
   type Partition,
   type Reread,
+  type Snapshot,
   type StatusDriven,
   type StreamDef,
   type UpdatedSince,
@@ -68,6 +75,8 @@ export interface SyncContext {
   runTypeIds: number[];
   /** Sub-windows read at once per stream. */
   windowConcurrency?: number;
+  /** Pages of one list asked for at once, at most (client.ts `readAhead`); default READ_AHEAD. */
+  readAhead?: number;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   /** Told of every page written and every stream that ends. */
@@ -93,6 +102,10 @@ export interface StreamCounters {
   inferenceSkipped: string[];
   /** Periodic complete re-reads this run did (or resumed). */
   rereads: string[];
+  /** Rows each re-read of `rereads` returned, in its order: the pages a re-read cannot do without. */
+  rereadRows: number[];
+  /** Requests each re-read of `rereads` sent, in its order. */
+  rereadRequests: number[];
   /** Windows answered empty whose halves were not: a refusal that did not say so. */
   silentRefusals: number;
 }
@@ -124,7 +137,7 @@ interface StreamRun {
 }
 
 export function emptyCounters(): StreamCounters {
-  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], silentRefusals: 0 };
+  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], rereadRows: [], rereadRequests: [], silentRefusals: 0 };
 }
 
 /** Runs one stream over all its partitions; `counters` holds what was done even when it throws. */
@@ -135,16 +148,17 @@ export async function runStream(
   counters: StreamCounters = emptyCounters(),
 ): Promise<StreamCounters> {
   Object.assign(counters, { ...emptyCounters(), ...counters });
-  for (const partition of partitionsOf(stream, ctx)) {
+  // Partitions keep checkpoints of their own: they are read side by side, like windows.
+  await forEachLimited(partitionsOf(stream, ctx), ctx.windowConcurrency ?? 4, async (partition) => {
     const run: StreamRun = { ctx, stream, partition, counters, syncedAt: new Date(), opts, checkpoints: Promise.resolve() };
     const s = stream.strategy;
     if (s.kind === 'full') await runFull(run);
-    else if (s.kind === 'snapshot') await runSnapshot(run);
+    else if (s.kind === 'snapshot') await runSnapshot(run, s);
     else if (s.kind === 'updated-since') await runUpdatedSince(run, s);
     else if (s.kind === 'windowed') await runWindowed(run, s);
     else if (s.kind === 'status-driven') await runStatusDriven(run, s);
     else await runChangeDriven(run, s);
-  }
+  });
   return counters;
 }
 
@@ -164,12 +178,19 @@ interface ReadOptions {
   countDuplicates?: boolean;
 }
 
+/**
+ * Pages of one list in flight at once, at most: while a page is written the next ones are on their way, so a
+ * long list is not read at the pace of one round trip and one write per page.
+ */
+export const READ_AHEAD = 4;
+
 /** Reads every page of one query and writes each page; returns how many records it returned. */
 async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
   const { ctx, stream, partition, counters } = run;
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
     lane: stream.lane ?? lane,
     signal: ctx.signal,
+    readAhead: ctx.readAhead ?? READ_AHEAD,
   });
   let rows = 0;
   for await (const page of pages) {
@@ -296,26 +317,117 @@ function cursorOf<T>(run: StreamRun, schema: import('zod').ZodType<T>): Promise<
 
 /**
  * A snapshot row is gone when two complete reads in a row miss it: offset paging over a list that moves can
- * skip a record once, and the next read finds it.
+ * skip a record once, and the next read finds it. A snapshot that follows employees reads it whole only when its
+ * re-read is due or more employees changed than its pages; otherwise only the employees a signal names.
  */
-async function runSnapshot(run: StreamRun): Promise<void> {
-  const { ctx, stream } = run;
+async function runSnapshot(run: StreamRun, s: Snapshot): Promise<void> {
+  const { ctx } = run;
+  const signpost = ctx.now();
   const previous = await cursorOf(run, SnapshotCursor);
+  const f = s.followEmployees;
+  // Signals written after this instant are read next time: a run of their streams still going may write more.
+  const signalsAfter = f ? await signalsSettled(run) : undefined;
+  const followed = f && previous?.signalsAfter && !dueReread(s.rereads, previous.rereads, signpost)
+    ? await employeesToRead(run, previous, signpost)
+    : undefined;
+  let suspects: string[];
+  if (f && followed) {
+    await readEmployees(run, f, followed);
+    suspects = [];
+  } else {
+    const read = () => readSnapshot(run, previous?.suspects ?? []);
+    suspects = f && previous ? await rereadingValue(run, 'all', read) : await read();
+  }
+  const cursor: SnapshotCursor = {
+    version: 2,
+    suspects,
+    ...(f ? { signalsAfter: signalsAfter!.toISOString(), signpost: signpost.toISOString(), rereads: rereadsAfter(s.rereads, previous?.rereads, followed ? undefined : 'all', signpost) } : {}),
+  };
+  await saveCursor(run, cursor);
+}
+
+/** Reads the whole list; returns the keys it missed for the first time (suspects), marking gone those missed twice. */
+async function readSnapshot(run: StreamRun, previous: readonly string[]): Promise<string[]> {
+  const { ctx, stream } = run;
   const seen = newSeen();
   await readAll(run, {}, 'incremental', { seen });
   const target = targetOf(stream);
   if (seen.unkeyed > 0) {
     await markGone(run, seen, { label: 'snapshot' });
-    await saveCursor(run, { version: 2, suspects: previous?.suspects ?? [] } satisfies SnapshotCursor);
-    return;
+    return [...previous];
   }
   const live = await liveKeys(ctx.warehouse, { target, companyKey: ctx.companyKey, partition: partitionFilter(run) });
   const missed = live.filter((k) => !seen.keys.has(keyText(k, target.key)));
-  const suspects = new Set(previous?.suspects ?? []);
+  const suspects = new Set(previous);
   const gone = missed.filter((k) => suspects.has(keyText(k, target.key)));
   run.counters.deleted += await markDeletedByKey(ctx.warehouse, { target, companyKey: ctx.companyKey, keys: gone });
-  const next = missed.map((k) => keyText(k, target.key)).filter((k) => !suspects.has(k));
-  await saveCursor(run, { version: 2, suspects: next } satisfies SnapshotCursor);
+  return missed.map((k) => keyText(k, target.key)).filter((k) => !suspects.has(k));
+}
+
+type FollowEmployees = NonNullable<Snapshot['followEmployees']>;
+
+/** The instant before which the individuals' and credentials' runs have written all they will. */
+async function signalsSettled(run: StreamRun): Promise<Date> {
+  const { ctx } = run;
+  const [a, b] = await Promise.all([
+    settledBefore(ctx.warehouse, ctx.companyKey, 'individuals'),
+    settledBefore(ctx.warehouse, ctx.companyKey, 'individual-certifications'),
+  ]);
+  return a < b ? a : b;
+}
+
+/**
+ * The employees whose rows may have changed since the last run: their individual row or credentials changed, a
+ * credential of theirs expired as the service's day turned, or the last complete read missed them. Undefined when
+ * reading them one by one would cost more than a complete read.
+ */
+async function employeesToRead(run: StreamRun, previous: SnapshotCursor, signpost: Date): Promise<number[] | undefined> {
+  const { ctx, stream } = run;
+  const after = new Date(previous.signalsAfter!);
+  const lastDay = (previous.signpost ? new Date(previous.signpost) : signpost).toISOString().slice(0, 10);
+  const today = signpost.toISOString().slice(0, 10);
+  // A credential turns Expired the day after its expiration day: when the day turned, those that ended since the
+  // day before the last run (a service that counts days in its own zone turns a few hours apart) are read.
+  const expiring = today > lastDay ? credentialHoldersExpiring(ctx.warehouse, ctx.companyKey, addDaysText(lastDay, -1), addDaysText(today, -1)) : Promise.resolve([]);
+  const ids = new Set<number>([
+    ...(await individualsChangedSince(ctx.warehouse, ctx.companyKey, after)),
+    ...(await credentialHoldersChangedSince(ctx.warehouse, ctx.companyKey, after)),
+    ...(await expiring),
+    ...previous.suspects.map((k) => Number((JSON.parse(k) as string[])[0])),
+  ]);
+  const live = await liveKeys(ctx.warehouse, { target: targetOf(stream), companyKey: ctx.companyKey });
+  return ids.size <= Math.ceil(live.length / PAGE_LIMIT_MAX) ? [...ids] : undefined;
+}
+
+const addDaysText = (day: string, days: number) => addDays(new Date(`${day}T00:00:00Z`), days).toISOString().slice(0, 10);
+
+/** Each employee's rows read by the employee filter: a complete read of theirs, so what it misses is gone. */
+async function readEmployees(run: StreamRun, f: FollowEmployees, ids: readonly number[]): Promise<void> {
+  await forEachLimited(ids, run.ctx.windowConcurrency ?? 4, async (id) => {
+    const own = newSeen();
+    try {
+      await readAll(run, { [f.param]: id }, 'incremental', { seen: own });
+    } catch (e) {
+      // An employee the service no longer knows has no rows left.
+      if (!(isSourceError(e) && e.kind === 'not_found')) throw e;
+    }
+    await markGone(run, own, { where: { [f.column]: id }, label: `${f.param} ${id}` });
+  });
+}
+
+/** Runs a periodic re-read, noting its name, the rows it returned and the requests it sent. */
+async function rereading(run: StreamRun, name: string, read: () => Promise<unknown>): Promise<void> {
+  await rereadingValue(run, name, read);
+}
+
+async function rereadingValue<T>(run: StreamRun, name: string, read: () => Promise<T>): Promise<T> {
+  run.counters.rereads.push(name);
+  const rows = run.counters.rows;
+  const requests = run.counters.requests;
+  const value = await read();
+  run.counters.rereadRows.push(run.counters.rows - rows);
+  run.counters.rereadRequests.push(run.counters.requests - requests);
+  return value;
 }
 
 /** The re-read due now, the widest first (one per run); undefined when none is. */
@@ -349,14 +461,17 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
     range[s.range.end] = addDays(signpost, s.range.forwardDays);
   }
   const reread = previous ? dueReread(s.rereads, previous.rereads, signpost) : undefined;
-  const complete = !previous || reread !== undefined;
+  const followed = previous && !reread && s.followIndividuals ? await individualsToFollow(run, previous.individualsAfter) : [];
+  // One request per changed individual, or the whole list when that takes fewer pages: both are sound.
+  const wholeIsCheaper = followed.length > 0 && followed.length >= (await pagesHeld(run));
+  const complete = !previous || reread !== undefined || wholeIsCheaper;
   const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
-  if (reread) run.counters.rereads.push(reread.name);
   const seen = newSeen();
-  await readAll(run, query, previous ? 'incremental' : 'backfill', { seen });
+  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen });
+  await (reread ? rereading(run, reread.name, read) : read());
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
   if (complete) await markGone(run, seen, { label: reread ? `re-read ${reread.name}` : 'complete read' });
-  else if (s.followIndividuals) await followIndividuals(run, s, s.followIndividuals, range, seen, previous!.individualsAfter);
+  else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
     version: 2,
     since: signpost.toISOString(),
@@ -373,14 +488,12 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
  */
 async function followIndividuals(
   run: StreamRun,
-  s: UpdatedSince,
   f: NonNullable<UpdatedSince['followIndividuals']>,
   range: Record<string, unknown>,
   seen: Seen,
-  after: string | undefined,
+  changed: readonly number[],
 ): Promise<void> {
   const { ctx } = run;
-  const changed = after ? await individualsChangedSince(ctx.warehouse, ctx.companyKey, new Date(after)) : [];
   for (const id of changed) {
     const own = newSeen();
     try {
@@ -395,7 +508,16 @@ async function followIndividuals(
   }
   const outside = await individualsOutside(ctx.warehouse, ctx.companyKey, f.statuses);
   if (outside.length > 0) await markGone(run, seen, { where: { [f.column]: outside }, label: `individuals not ${f.statuses.join('/')}` });
-  void s;
+}
+
+async function individualsToFollow(run: StreamRun, after: string | undefined): Promise<number[]> {
+  return after ? individualsChangedSince(run.ctx.warehouse, run.ctx.companyKey, new Date(after)) : [];
+}
+
+/** The pages a complete read of the stream takes, judged by the rows the warehouse holds for it. */
+async function pagesHeld(run: StreamRun): Promise<number> {
+  const live = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey });
+  return Math.max(1, Math.ceil(live.length / PAGE_LIMIT_MAX));
 }
 
 function sinceParam(since: Date, s: UpdatedSince): Date {
@@ -413,6 +535,8 @@ interface WindowSpec {
   /** Sent with every window (an employee, a status). */
   query?: Record<string, unknown>;
   where?: Record<string, unknown>;
+  /** Gathers the keys every window returned. */
+  collect?: Seen;
 }
 
 const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
@@ -436,6 +560,10 @@ async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpe
     run.ctx.log.warn({ stream: run.stream.name, window: w, err: describe(e) }, 'window refused; splitting it');
     for (const half of halve(w)) await readWindow(run, half, lane, spec);
     return 'split';
+  }
+  if (spec.collect) {
+    for (const k of seen.keys) spec.collect.keys.add(k);
+    spec.collect.unkeyed += seen.unkeyed;
   }
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
@@ -507,8 +635,8 @@ async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
   const reread = pass ? undefined : s.mode === 'reread' ? dueReread(s.rereads, previous?.rereads, signpost) : undefined;
   if (pass || reread) {
     const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, backfillFrom, horizon), align));
-    if (p.name !== 'backfill') run.counters.rereads.push(p.name);
-    await readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies WindowCursor);
+    const read = () => readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies WindowCursor);
+    await (p.name === 'backfill' ? read() : rereading(run, p.name, read));
     rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
   }
   if (previous?.until && !pass) {
@@ -570,25 +698,34 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
   const { ctx, stream } = run;
   const signpost = ctx.now();
   const previous = await cursorOf(run, ChangeCursor);
-  const horizon = addDays(signpost, s.forwardDays);
+  // The horizon moves a whole day at a time: one read a day brings the next day in, not a sliver each run.
+  const horizon = startOfDayUtc(addDays(signpost, s.forwardDays + 1));
   const backfillFrom = addDays(signpost, -s.backfillDays);
   const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: { startColumn: s.startColumn } };
   const sliceMs = s.sliceDays * DAY_MS;
   const changesAfter = (await settledBefore(ctx.warehouse, ctx.companyKey, s.changes.stream)).toISOString();
-  const base = { version: 2 as const, changesAfter: previous?.changesAfter, horizon: previous?.horizon, rereads: previous?.rereads ?? {} };
+  // A backfill reads every day after the changes stamped before it began (give or take how late a stamp can be).
+  const changesFrom = previous?.changesFrom ?? (!previous?.horizon ? addMs(signpost, -changeLateMs(s)).toISOString() : undefined);
+  const base = {
+    version: 2 as const,
+    changesAfter: previous?.changesAfter,
+    ...(changesFrom ? { changesFrom } : {}),
+    horizon: previous?.horizon,
+    rereads: previous?.rereads ?? {},
+  };
   let rereadsDone: Reread | 'all' | undefined;
   const pass = previous?.pass ?? (!previous?.horizon ? newPass('backfill', backfillFrom, horizon) : undefined);
   const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
   if (pass || reread) {
     const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, backfillFrom, horizon), (d) => d));
-    if (p.name !== 'backfill') run.counters.rereads.push(p.name);
-    await readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies ChangeCursor);
+    const read = () => readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies ChangeCursor);
+    await (p.name === 'backfill' ? read() : rereading(run, p.name, read));
     rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
   }
   if (previous?.horizon && !pass) {
     const target = targetOf(stream);
     const changes = previous.changesAfter
-      ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter))
+      ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter), previous.changesFrom ? new Date(previous.changesFrom) : undefined)
       : { starts: [], deletedKeys: [] };
     run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
       target,
@@ -598,7 +735,7 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     const left = await openRowsLeft(run, s, signpost);
     const instants = [...changes.starts, ...left].map((t) => ({ start: t, end: addMs(t, INSTANT_MS) }));
     const ahead = { start: new Date(previous.horizon), end: horizon };
-    const windows = coalesce([...instants, ...(ahead.end > ahead.start ? [ahead] : [])]);
+    const windows = await mergedReads(run, s, [...instants, ...(ahead.end > ahead.start ? [ahead] : [])]);
     await readWindows(run, windows.flatMap((w) => slice(w, sliceMs)), 'incremental', spec);
   }
   const cursor: ChangeCursor = {
@@ -608,6 +745,43 @@ async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
     rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost),
   };
   await saveCursor(run, cursor);
+}
+
+/** How long before its change was saved a change record may be stamped: the overlap of the stream that reads them. */
+function changeLateMs(s: ChangeDriven): number {
+  const changes = streamByName(s.changes.stream)?.strategy;
+  return changes?.kind === 'windowed' ? (changes.overlap?.ms ?? 0) : 0;
+}
+
+/**
+ * Whether this run of `stream` reads the rows of the streams it depends on, which must then be written first. A
+ * change-driven backfill does not: it reads every day itself, and the change records that arrive while it runs
+ * are applied by its next run, from those stamped after it began (`changesFrom`).
+ */
+export async function readsDependencies(ctx: SyncContext, stream: StreamDef, opts: RunOptions = {}): Promise<boolean> {
+  if (stream.strategy.kind !== 'change-driven') return true;
+  if (opts.fullRefresh) return false;
+  for (const partition of partitionsOf(stream, ctx)) {
+    const stored = await readCheckpoint(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
+    if (parseCursor(ChangeCursor, stored, { stream: stream.name, partition: partition.key })?.horizon) return true;
+  }
+  return false;
+}
+
+/**
+ * The windows to read again, merged into one paged read wherever the assignments between them (as the warehouse
+ * holds them) fill no more pages than the requests the merge saves.
+ */
+async function mergedReads(run: StreamRun, s: ChangeDriven, windows: Window[]): Promise<Window[]> {
+  if (windows.length < 2) return windows;
+  const starts = await startsBetween(run.ctx.warehouse, {
+    table: targetOf(run.stream).table,
+    column: s.startColumn,
+    companyKey: run.ctx.companyKey,
+    from: new Date(Math.min(...windows.map((w) => w.start.getTime()))),
+    to: new Date(Math.max(...windows.map((w) => w.end.getTime()))),
+  });
+  return mergeByCost(windows, (w) => countIn(starts, w), PAGE_LIMIT_MAX);
 }
 
 /**
@@ -643,8 +817,8 @@ async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
   const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
   if (pass || reread) {
     const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, from, horizon), (d) => d));
-    if (p.name !== 'backfill') run.counters.rereads.push(p.name);
-    await readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
+    const read = () => readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
+    await (p.name === 'backfill' ? read() : rereading(run, p.name, read));
     rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
   }
   // A re-read just read its span whole: only open records outside it that the open list misses are looked for.
@@ -656,43 +830,78 @@ async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
 
 /**
  * The open records (Pending) are read with the status filter; those the warehouse holds as open that it no
- * longer returns were decided (or deleted) and are read again by employee, over their own period.
+ * longer returns were decided (or deleted). They are read with the decided statuses over their own periods,
+ * merged into the fewest paged reads the records between them allow; one that no read returns is gone.
  */
 async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, covered?: Window): Promise<void> {
   const { ctx, stream } = run;
   const target = targetOf(stream);
+  const endColumn = s.deleteMissing.endColumn ?? s.deleteMissing.startColumn;
   const seen = newSeen();
   await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
   const held = await liveRows(
     ctx.warehouse,
     { target, companyKey: ctx.companyKey, where: { [s.statusColumn]: s.open } },
-    [...target.key, s.deleteMissing.startColumn, s.deleteMissing.endColumn ?? s.deleteMissing.startColumn, ...s.employee.map((e) => e.column)],
+    [...target.key, s.deleteMissing.startColumn, endColumn],
   );
-  const byEmployee = new Map<string, { param: string; column: string; value: string; start: Date; end: Date }>();
-  for (const r of held) {
-    if (seen.keys.has(keyText(r, target.key))) continue;
-    const who = s.employee.find((e) => r[e.column] != null);
-    if (!who) continue;
-    const value = String(r[who.column]);
-    const start = new Date(String(r[s.deleteMissing.startColumn]));
-    const end = new Date(String(r[s.deleteMissing.endColumn ?? s.deleteMissing.startColumn]));
-    if (covered && start >= covered.start && end <= covered.end) continue;
-    const id = `${who.param}=${value}`;
-    const g = byEmployee.get(id);
-    if (!g) byEmployee.set(id, { ...who, value, start, end });
-    else {
-      if (start < g.start) g.start = start;
-      if (end > g.end) g.end = end;
-    }
-  }
-  await forEachLimited([...byEmployee.values()], ctx.windowConcurrency ?? 4, async (g) => {
-    const w = { start: g.start, end: addMs(g.end, 1000) };
+  const decided = held
+    .filter((r) => !seen.keys.has(keyText(r, target.key)))
+    .map((r) => ({ key: r, start: new Date(String(r[s.deleteMissing.startColumn])), end: new Date(String(r[endColumn])) }))
+    .filter((r) => !(covered && r.start >= covered.start && r.end <= covered.end));
+  if (decided.length === 0) return;
+  // The service's end filter takes requests ending at or before it: a second past the end holds the request.
+  const own = decided.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
+  const starts = await startsBetween(ctx.warehouse, {
+    table: target.table,
+    column: s.deleteMissing.startColumn,
+    companyKey: ctx.companyKey,
+    from: new Date(Math.min(...own.map((w) => w.start.getTime()))),
+    to: new Date(Math.max(...own.map((w) => w.end.getTime()))),
+    whereIn: { column: s.statusColumn, values: s.decided },
+  });
+  const ownStarts = own.map((w) => w.start.getTime()).sort((a, b) => a - b);
+  const windows = mergeByCost(own, (w) => countIn(starts, w) + countIn(ownStarts, w), PAGE_LIMIT_MAX);
+  const found = newSeen();
+  await forEachLimited(windows, ctx.windowConcurrency ?? 4, async (w) => {
     await readWindow(run, w, 'incremental', {
       start: s.start,
       end: s.end,
       deleteMissing: s.deleteMissing,
-      query: { [g.param]: g.param === 'ServiceId' ? Number(g.value) : g.value },
-      where: { [g.column]: g.value },
+      query: { [s.statusParam]: s.decided },
+      where: { [s.statusColumn]: s.decided },
+      collect: found,
     });
   });
+  const unseen = decided.filter((r) => !found.keys.has(keyText(r.key, target.key)));
+  // Offset paging over an open list that moved can skip a record: one no decided read returned is looked for
+  // among the open ones over its own period before it counts as gone.
+  const open = unseen.length > 0 ? await readOpen(run, s, unseen) : newSeen();
+  const gone = unseen.filter((r) => !open.keys.has(keyText(r.key, target.key)));
+  const unkeyed = found.unkeyed + open.unkeyed;
+  if (unkeyed > 0) {
+    const why = `decisions: ${unkeyed} refused record(s) without a readable key; nothing marked gone`;
+    run.counters.inferenceSkipped.push(why);
+    ctx.log.warn({ stream: stream.name }, why);
+    return;
+  }
+  run.counters.deleted += await markDeletedByKey(ctx.warehouse, { target, companyKey: ctx.companyKey, keys: gone.map((r) => r.key) });
+}
+
+/** Reads the open records over the periods of `records`, merged as decisions are; returns the keys it found. */
+async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { start: Date; end: Date }[]): Promise<Seen> {
+  const { ctx } = run;
+  const own = records.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
+  const starts = await startsBetween(ctx.warehouse, {
+    table: targetOf(run.stream).table,
+    column: s.deleteMissing.startColumn,
+    companyKey: ctx.companyKey,
+    from: new Date(Math.min(...own.map((w) => w.start.getTime()))),
+    to: new Date(Math.max(...own.map((w) => w.end.getTime()))),
+    whereIn: { column: s.statusColumn, values: [s.open] },
+  });
+  const found = newSeen();
+  await forEachLimited(mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX), ctx.windowConcurrency ?? 4, async (w) => {
+    await readWindow(run, w, 'incremental', { start: s.start, end: s.end, query: { [s.statusParam]: [s.open] }, collect: found });
+  });
+  return found;
 }

@@ -4,8 +4,8 @@ import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { streamRun, type RequestEvent, type RequestOutcome } from '../observers.ts';
-import { emptyCounters, runStream, type RunOptions, type StreamCounters, type SyncContext } from './engine.ts';
-import { streamByName, streams, type StreamDef } from './streams.ts';
+import { emptyCounters, readsDependencies, runStream, type RunOptions, type StreamCounters, type SyncContext } from './engine.ts';
+import { partitionsOf, streamByName, streams, type StreamDef } from './streams.ts';
 
 export interface StreamOutcome extends StreamCounters {
   stream: string;
@@ -49,14 +49,30 @@ export function selectStreams(names?: readonly string[]): StreamDef[] {
 }
 
 /**
- * Runs streams concurrently (so the request budget is used while the service is slow),
- * a stream only after the streams it depends on. One failing stream does not stop the others; once the
- * context's signal is aborted (shutdown), no stream starts.
+ * Reads kept going at once across the streams of a run: enough that requests wait for the limiter while the
+ * service answers and pages are written (each read asks for its next page while it writes one), so a compressed
+ * or fast budget is used whole; the limiter holds them to the budget however many there are. Each read holds
+ * its pages in memory: at `small`, 4 reads peaked at 271 MB RSS, 8 at 296 and 16 at about 320 (no heap limit).
+ */
+export const READS_AT_ONCE = 8;
+
+/** How many reads a stream keeps going at once, at most: a window or a partition at a time each, or one. */
+function readsOf(ctx: SyncContext, s: StreamDef): number {
+  const lanes = ctx.windowConcurrency ?? 4;
+  const windows = s.strategy.kind === 'windowed' || s.strategy.kind === 'change-driven' ? lanes : 1;
+  return Math.max(windows, Math.min(partitionsOf(s, ctx).length, lanes));
+}
+
+/**
+ * Runs streams concurrently (so the request budget is used while the service is slow), starting streams in
+ * catalog order while the reads they keep going stay under `reads` (READS_AT_ONCE), a stream only after the
+ * streams it depends on. One failing stream does not stop the others; once the context's signal is aborted
+ * (shutdown), no stream starts.
  */
 export async function runStreams(
   ctx: SyncContext,
   selected: readonly StreamDef[],
-  opts: RunOptions & { concurrency?: number } = {},
+  opts: RunOptions & { reads?: number } = {},
 ): Promise<SyncSummary> {
   const started = Date.now();
   await ctx.refreshClock?.();
@@ -68,21 +84,26 @@ export async function runStreams(
   const done = new Map<string, StreamOutcome>();
   const pending = selected.filter((s) => !resumed?.done.has(s.name));
   const running = new Map<string, Promise<void>>();
-  const limit = opts.concurrency ?? 4;
+  const limit = opts.reads ?? READS_AT_ONCE;
+  let reads = 0;
+  const waits = await streamsThatWait(ctx, selected, opts);
   const ready = (s: StreamDef) =>
-    (s.dependsOn ?? []).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
+    !waits.has(s.name) || (s.dependsOn ?? []).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
 
   while (pending.length > 0 || running.size > 0) {
     // A run fenced off has lost its job to a later run: it starts nothing more.
-    while (running.size < limit && !ctx.signal?.aborted && ![...done.values()].some((o) => o.fencedOff)) {
+    while (reads < limit && !ctx.signal?.aborted && ![...done.values()].some((o) => o.fencedOff)) {
       const i = pending.findIndex(ready);
       if (i < 0) break;
       const s = pending.splice(i, 1)[0]!;
+      const width = readsOf(ctx, s);
+      reads += width;
       running.set(
         s.name,
         runOne(ctx, s, opts, syncStartedAt).then((o) => {
           done.set(s.name, o);
           running.delete(s.name);
+          reads -= width;
         }),
       );
     }
@@ -91,6 +112,19 @@ export async function runStreams(
   }
   const outcomes = selected.map((s) => done.get(s.name)!).filter(Boolean);
   return summarize(ctx.companyKey, outcomes, Date.now() - started);
+}
+
+/**
+ * The streams of this run that must wait for the streams they depend on: those whose run reads their rows
+ * (a change-driven backfill does not). A stream whose checkpoint cannot be read waits, and fails on its own.
+ */
+async function streamsThatWait(ctx: SyncContext, selected: readonly StreamDef[], opts: RunOptions): Promise<Set<string>> {
+  const waits = new Set<string>();
+  for (const s of selected) {
+    if (!s.dependsOn?.length) continue;
+    if (await readsDependencies(ctx, s, opts).catch(() => true)) waits.add(s.name);
+  }
+  return waits;
 }
 
 /** Tells the observers a stream ended. */

@@ -59,6 +59,13 @@ export interface Full {
  */
 export interface Snapshot {
   kind: 'snapshot';
+  /**
+   * Rows that follow an employee (required credential status): between complete reads (`rereads`), a run reads
+   * by `param` only the employees a signal names (their individual row or credentials changed, a credential of
+   * theirs expired, or the last complete read missed them), unless they are more than the list's pages.
+   */
+  followEmployees?: { param: string; column: string };
+  rereads?: readonly Reread[];
 }
 
 /**
@@ -135,14 +142,17 @@ export interface ChangeDriven {
     keyColumn: string;
     /** A change that deletes the record. */
     deleted: { column: string; value: string };
+    /** When the change happened: changes from before a backfill began are held by the backfill itself. */
+    eventColumn: string;
   };
   rereads?: readonly Reread[];
 }
 
 /**
  * Records with an open status that the service decides later (time off: Pending). Each run reads the open ones
- * (`statusParam`), and the records the warehouse holds as open that the list no longer returns are read again
- * by their employee, over their own period: one request per employee with decisions.
+ * (`statusParam`); the records the warehouse holds as open that the list no longer returns were decided (or
+ * deleted), and are read with the `decided` statuses over their own periods, merged into as few paged reads as
+ * the records between them allow (windows.ts `mergeByCost`).
  */
 export interface StatusDriven {
   kind: 'status-driven';
@@ -152,9 +162,9 @@ export interface StatusDriven {
   forwardDays: number;
   statusParam: string;
   open: string;
+  /** Every status a decision leaves a record in: what a read for decisions asks for. */
+  decided: readonly string[];
   statusColumn: string;
-  /** The employee filter and the columns naming the employee (the first non-null one is used). */
-  employee: readonly { param: string; column: string }[];
   deleteMissing: { startColumn: string; endColumn?: string };
   rereads?: readonly Reread[];
 }
@@ -172,7 +182,10 @@ export interface StreamDef {
   /** Parameters sent on every request of the stream. */
   fixed?: Record<string, unknown>;
   partitions?: PartitionSource;
-  /** Streams whose rows this one reads from the warehouse; they run first. */
+  /**
+   * Streams whose rows this one reads from the warehouse; they run first, except where the engine says a run
+   * does not read them (engine.ts `readsDependencies`: a change-driven backfill).
+   */
   dependsOn?: StreamName[];
   lane?: Lane;
 }
@@ -186,6 +199,7 @@ const assignmentChanges: ChangeDriven['changes'] = {
   dayColumn: 'start_date_time',
   keyColumn: 'shift_assignment_id',
   deleted: { column: 'event_type', value: 'Deleted' },
+  eventColumn: 'event_time_stamp',
 };
 const DAY = 86_400_000;
 
@@ -234,7 +248,17 @@ export const streams: readonly StreamDef[] = [
     name: 'required-certification-status',
     endpoint: endpoints.requiredCertificationStatus,
     target: 'requiredCertificationStatus',
-    strategy: { kind: 'snapshot' },
+    strategy: {
+      kind: 'snapshot',
+      followEmployees: { param: 'ServiceId', column: 'employment_service_id' },
+      rereads: [
+        {
+          name: 'all',
+          everyHours: 24,
+          reason: 'requirement rules, certification names and anything else not on an individual or a credential carry no signal',
+        },
+      ],
+    },
   },
   {
     name: 'assignment-changes',
@@ -297,11 +321,8 @@ export const streams: readonly StreamDef[] = [
       forwardDays: 400,
       statusParam: 'RequestStatus',
       open: 'Pending',
+      decided: ['Approved', 'Denied', 'Canceled'],
       statusColumn: 'status',
-      employee: [
-        { param: 'ServiceId', column: 'employee_service_id' },
-        { param: 'EmployeeNumber', column: 'employee_employee_number' },
-      ],
       deleteMissing: { startColumn: 'start_date_time', endColumn: 'end_date_time' },
       rereads: [
         {

@@ -84,3 +84,35 @@ export async function forEachLimited<T>(items: readonly T[], limit: number, fn: 
   await Promise.all(lanes);
   if (failed !== undefined) throw failed;
 }
+
+/** Records of a sorted list of instants (epoch ms) that fall in [start, end]. */
+export function countIn(sorted: readonly number[], w: Window): number {
+  const lower = (x: number, strict: boolean) => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (strict ? sorted[mid]! <= x : sorted[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return lower(w.end.getTime(), true) - lower(w.start.getTime(), false);
+}
+
+/**
+ * Merges windows into as few paged reads as cost no more requests than reading them apart: two neighbours
+ * become one window over both when the pages of the records between them (`count`) do not exceed the two
+ * reads they replace. A window costs at least one request, and one more per `pageSize` records.
+ */
+export function mergeByCost(windows: readonly Window[], count: (w: Window) => number, pageSize: number): Window[] {
+  const cost = (w: Window) => Math.max(1, Math.ceil(count(w) / pageSize));
+  const out: Window[] = [];
+  for (const w of coalesce([...windows])) {
+    const last = out[out.length - 1];
+    const merged = last && { start: last.start, end: w.end > last.end ? w.end : last.end };
+    if (last && merged && cost(merged) <= cost(last) + cost(w)) out[out.length - 1] = merged;
+    else out.push({ start: w.start, end: w.end });
+  }
+  return out;
+}

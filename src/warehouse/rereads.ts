@@ -40,6 +40,8 @@ export interface ChangeColumns {
   dayColumn: string;
   keyColumn: string;
   deleted: { column: string; value: string };
+  /** When the change happened, by the service's stamp. */
+  eventColumn: string;
 }
 
 /**
@@ -51,6 +53,8 @@ export async function changesArrivedSince(
   c: ChangeColumns,
   companyKey: string,
   after: Date,
+  /** Changes stamped before this instant are left out: a complete read made after them holds what they changed. */
+  eventsFrom?: Date,
 ): Promise<{ starts: Date[]; deletedKeys: string[] }> {
   const { sql, schema } = wh;
   const t = tableInfo(c.table);
@@ -61,9 +65,55 @@ export async function changesArrivedSince(
   const rows = await sql<{ start: Date | null; deleted: boolean; key: string }[]>`
     select ${col(c.dayColumn)} as start, ${col(c.deleted.column)} = ${c.deleted.value} as deleted, ${col(c.keyColumn)}::text as key
     from ${sql(schema)}.${sql(t.name)}
-    where company_key = ${companyKey} and _synced_at >= ${after}`;
+    where company_key = ${companyKey} and _synced_at >= ${after}
+      ${eventsFrom ? sql`and ${col(c.eventColumn)} >= ${eventsFrom}` : sql``}`;
   return {
     starts: rows.flatMap((r) => (r.start ? [new Date(r.start)] : [])),
     deletedKeys: rows.filter((r) => r.deleted).map((r) => r.key),
   };
+}
+
+export interface StartsOptions {
+  table: string;
+  column: string;
+  companyKey: string;
+  from: Date;
+  to: Date;
+  /** Only rows whose `column` holds one of the values. */
+  whereIn?: { column: string; values: readonly string[] };
+}
+
+/**
+ * The instants (epoch ms, ascending) in `column` of the live rows between `from` and `to`, both included: how
+ * many records a read of a span returns, to plan the fewest requests that cover what must be read again.
+ */
+export async function startsBetween(wh: Warehouse, o: StartsOptions): Promise<number[]> {
+  const { sql, schema } = wh;
+  const t = tableInfo(o.table);
+  const col = (name: string) => {
+    if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
+    return sql(name);
+  };
+  const filter = o.whereIn ? sql`and ${col(o.whereIn.column)}::text = any(${[...o.whereIn.values]})` : sql``;
+  const rows = await sql<{ ms: string }[]>`
+    select (extract(epoch from ${col(o.column)}) * 1000)::bigint::text as ms from ${sql(schema)}.${sql(t.name)}
+    where company_key = ${o.companyKey} and _deleted_at is null and ${col(o.column)} between ${o.from} and ${o.to} ${filter}`;
+  return rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
+}
+
+/** Holders of credentials written (changed, added) or marked deleted at or after `after`. */
+export async function credentialHoldersChangedSince(wh: Warehouse, companyKey: string, after: Date): Promise<number[]> {
+  const rows = await wh.sql<{ service_id: number }[]>`
+    select distinct service_id from ${wh.sql(wh.schema)}.individual_certifications
+    where company_key = ${companyKey} and service_id is not null and (_synced_at >= ${after} or _deleted_at >= ${after})`;
+  return rows.map((r) => Number(r.service_id));
+}
+
+/** Holders of live credentials whose expiration day lies in [fromDay, toDay] (yyyy-MM-dd): their status turns Expired. */
+export async function credentialHoldersExpiring(wh: Warehouse, companyKey: string, fromDay: string, toDay: string): Promise<number[]> {
+  const rows = await wh.sql<{ service_id: number }[]>`
+    select distinct service_id from ${wh.sql(wh.schema)}.individual_certifications
+    where company_key = ${companyKey} and service_id is not null and _deleted_at is null
+      and expiration_date between ${fromDay}::date and ${toDay}::date`;
+  return rows.map((r) => Number(r.service_id));
 }

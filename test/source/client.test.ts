@@ -148,8 +148,8 @@ describe('paging', () => {
     const { service, client } = await setup(paged);
     const offsets: number[] = [];
     for await (const page of client.pages(endpoints.pendingCertifications, {}, { pageSize: 3 })) {
-      // A page arrives before the next one is asked for.
-      expect(service.seen).toHaveLength(offsets.length + 1);
+      // The next page is on its way while this one is handed out; none is asked for past the end.
+      expect(service.seen.length).toBeLessThanOrEqual(offsets.length + 2);
       offsets.push(page.offset);
     }
     expect(offsets).toEqual([0, 3, 6]);
@@ -176,6 +176,78 @@ describe('paging', () => {
     const all = await client.all(endpoints.pendingCertifications, {}, { startOffset: 2, pageSize: 5 });
     expect(all.items.map((i) => i.IndividualCertificationId)).toEqual([3, 4, 5, 6, 7]);
     expect(service.seen.map((s) => s.query.get('Offset'))).toEqual(['2', '4', '6']);
+  });
+
+  describe('read ahead', () => {
+    const many = Array.from({ length: 161 }, (_, i) => pending(i + 1));
+    const pagedMany: Handler = (req, res) => {
+      const offset = Number(req.query.get('Offset'));
+      const limit = Number(req.query.get('Limit'));
+      json(res, 200, envelope(many.slice(offset, offset + limit), offset + limit < many.length, offset));
+    };
+
+    it('reads a long list several pages at once, hands pages out in order, and asks for at most a few past its end', async () => {
+      const { service, client } = await setup(pagedMany);
+      const offsets: number[] = [];
+      let most = 0;
+      for await (const page of client.pages(endpoints.pendingCertifications, {}, { pageSize: 2, readAhead: 4 })) {
+        offsets.push(page.offset);
+        // The page is written meanwhile.
+        await new Promise((r) => setTimeout(r, 5));
+        // Pages asked for but not handed out yet.
+        most = Math.max(most, service.seen.length - offsets.length);
+      }
+      expect(offsets).toEqual(Array.from({ length: 81 }, (_, i) => i * 2));
+      expect(most).toBeGreaterThan(1);
+      expect(most).toBeLessThanOrEqual(4);
+      // Pages past the end (161 records: offsets 162 and on) are at most readAhead - 1.
+      const past = service.seen.filter((s) => Number(s.query.get('Offset')) >= 162);
+      expect(past.length).toBeLessThanOrEqual(3);
+      expect(service.seen.length).toBe(81 + past.length);
+    });
+
+    it('asks for nothing past the end of a list of up to 64 pages', async () => {
+      const { service, client } = await setup(pagedMany);
+      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 3, readAhead: 4 });
+      expect(all.items).toHaveLength(161);
+      expect(service.seen.map((s) => Number(s.query.get('Offset')))).toEqual(Array.from({ length: 54 }, (_, i) => i * 3));
+    });
+
+    it('never sends a page asked for ahead that still waits for the limiter when the list ends', async () => {
+      const { service } = await setup(pagedMany);
+      await client!.close();
+      // A limiter that lets one request start at a time, 5 ms apart, in the order asked.
+      let last = Promise.resolve();
+      const acquired: string[] = [];
+      const slow = new RecordingLimiter();
+      slow.acquire = (key, lane, signal) => {
+        const mine = last.then(async () => {
+          signal?.throwIfAborted();
+          await new Promise((r) => setTimeout(r, 5));
+          signal?.throwIfAborted();
+          acquired.push(key);
+        });
+        last = mine.catch(() => undefined);
+        return mine;
+      };
+      client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter: slow, backoff: fast, logger: capturingLogger().logger });
+      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 1, readAhead: 8 });
+      expect(all.items).toHaveLength(161);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(service.seen.length).toBe(acquired.length);
+      expect(service.seen.length - 161).toBeLessThanOrEqual(1);
+    });
+
+    it('goes on from where a short page ended, dropping the pages it asked for ahead', async () => {
+      const { service, client } = await setup((req, res) => {
+        const offset = Number(req.query.get('Offset'));
+        // Full pages of 2 up to offset 100, then the service hands out 1 per page.
+        const n = offset < 100 ? 2 : 1;
+        json(res, 200, envelope(many.slice(offset, offset + n), offset + n < many.length, offset));
+      });
+      const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 2, readAhead: 4 });
+      expect(all.items.map((i) => i.IndividualCertificationId)).toEqual(many.map((i) => i.IndividualCertificationId));
+    });
   });
 
   it('reads the Results count variant and passes FormId and FormTitle through as extras', async () => {

@@ -3,6 +3,7 @@ import type { RunningSandbox } from '../../src/sandbox/index.ts';
 import { SourceClient, type SourceClientOptions } from '../../src/source/client.ts';
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
+import type { RateLimit } from '../../src/config.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import type { SyncContext } from '../../src/sync/engine.ts';
 import { freshDatabase } from './db.ts';
@@ -21,13 +22,15 @@ export interface TestSyncOptions {
   client?: Partial<Omit<SourceClientOptions, 'baseUrl' | 'apiKey' | 'limiter'>>;
   log?: Logger;
   companyKey?: string;
+  /** The client's limit; default 100 a second (the compressed limit of the tests). */
+  rateLimit?: RateLimit;
 }
 
 /** A fresh warehouse database and a client of the sandbox (or of a proxy in front of it), ready for runStreams. */
 export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOptions = {}): Promise<TestSync> {
   const warehouse = await openWarehouse({ databaseUrl: await freshDatabase() });
   await warehouse.migrate();
-  const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 } });
+  const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, windowMs: 1000 } });
   const log = opts.log ?? pino({ level: 'silent' });
   const client = new SourceClient({
     baseUrl: opts.baseUrl ?? sandbox.url,

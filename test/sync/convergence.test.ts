@@ -8,7 +8,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import type { SyncContext } from '../../src/sync/engine.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';
-import { divergence, summarizeDivergence, withinBounds } from '../support/convergence.ts';
+import { divergence, spansWithinBound, summarizeDivergence, withinBounds } from '../support/convergence.ts';
 
 const rateLimit = { limit: 100, windowMs: 1000 };
 let sandbox: RunningSandbox;
@@ -79,15 +79,23 @@ describe('sync converges on the service', () => {
     expect(incremental.streams.filter((s) => s.outcome !== 'ok')).toEqual([]);
     // A snapshot row is gone once two complete reads miss it: its bound is the next read.
     await runStreams(ctx, selectStreams(['pending-certifications', 'required-certification-status']));
-    // Changes only a weekly re-read brings (an assignment moved to an old day) are compared by the thirty-day test.
-    expect(summarizeDivergence(withinBounds(await divergence(wh, sandbox.data, 'acme'), 24, incremental.streams))).toEqual({});
+    // Shift assignments and time off are compared within the span their daily re-read keeps (14 days back to 90
+    // ahead; 120 back to 400 ahead); what only a weekly re-read brings is compared by the thirty-day test.
+    const spans = spansWithinBound(24, incremental.streams, sandbox.data.now());
+    expect(Object.keys(spans).sort()).toEqual(['shift-assignments', 'time-off-requests']);
+    const d = withinBounds(await divergence(wh, sandbox.data, 'acme', spans), 24, incremental.streams, spans);
+    expect(d['shift-assignments']!.expected).toBeGreaterThan(1000);
+    expect(summarizeDivergence(d)).toEqual({});
 
     const perStream = Object.fromEntries(incremental.streams.map((s) => [s.stream, s.requests]));
     console.info(JSON.stringify({ incrementalRequests: incremental.requests, fullRequests: first.requests, perStream, changes: changes.counts }));
     const full = Object.fromEntries(first.streams.map((s) => [s.stream, s.requests]));
     // A day later the daily complete re-read of 14 days back to 90 ahead is due: about a fifth of the backfill's span.
+    // The first run after a backfill also reads the days named by the changes of the hour before the backfill
+    // began once more: the backfill ran beside the changes' own, and those changes may have been saved after it
+    // read their days.
     expect(incremental.streams.find((s) => s.stream === 'shift-assignments')!.rereads).toEqual(['recent-and-ahead']);
-    expect(perStream['shift-assignments']).toBeLessThan(full['shift-assignments']! / 2);
+    expect(perStream['shift-assignments']).toBeLessThan(full['shift-assignments']! * 0.6);
     expect(perStream['individual-certifications']).toBeLessThan(full['individual-certifications']!);
     expect(perStream['form-audit']).toBeLessThan(full['form-audit']! / 3);
     expect(incremental.requests).toBeLessThan(first.requests / 2);

@@ -11,7 +11,7 @@ import { openTestSync, type TestSync } from '../support/sync-context.ts';
  * bump the credentials' UpdateDate, so `updatedSince` never returns them. The credentials follow the individual.
  */
 
-let renamed: number | undefined;
+const renamed = new Set<number>();
 let sandbox: RunningSandbox;
 let sync: TestSync;
 
@@ -20,10 +20,10 @@ function renaming(data: SandboxData): SandboxData {
     ...data,
     read(endpoint, query, page) {
       const r = data.read(endpoint, query, page);
-      if (!r.ok || renamed === undefined || (endpoint !== 'individuals' && endpoint !== 'individualCertifications')) return r;
+      if (!r.ok || renamed.size === 0 || (endpoint !== 'individuals' && endpoint !== 'individualCertifications')) return r;
       const items = r.value.items.map((it) => {
         const x = it as Record<string, unknown>;
-        return x.ServiceId === renamed ? { ...x, LastName: 'Renamed' } : x;
+        return renamed.has(x.ServiceId as number) ? { ...x, LastName: `Renamed ${renamed.size}` } : x;
       });
       return { ok: true, value: { ...r.value, items } };
     },
@@ -45,13 +45,28 @@ describe('credentials follow their individual', () => {
   it('a rename reaches the credentials in the same cycle, by one request for that individual', async () => {
     const creds = await readRows(sync.warehouse, targets.individualCertifications, 'acme');
     const holder = creds.find((c) => c._deleted_at === null)!.service_id as number;
-    renamed = holder;
+    expect(creds.filter((c) => c._deleted_at === null).length).toBeGreaterThan(200);
+    renamed.add(holder);
     const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
     expect(r.failed).toBe(0);
     const after = (await readRows(sync.warehouse, targets.individualCertifications, 'acme')).filter((c) => c.service_id === holder);
     expect(after.length).toBeGreaterThan(0);
-    expect(after.every((c) => c.last_name === 'Renamed')).toBe(true);
+    expect(after.every((c) => c.last_name === 'Renamed 1')).toBe(true);
     // The updatedSince read and the one read for the renamed individual.
     expect(r.streams.find((s) => s.stream === 'individual-certifications')!.requests).toBe(2);
+  });
+
+  it('when more individuals changed than the list has pages, the whole list is read instead, and nothing is lost', async () => {
+    const before = (await readRows(sync.warehouse, targets.individualCertifications, 'acme')).filter((c) => c._deleted_at === null);
+    const pages = Math.ceil(before.length / 200);
+    const holders = [...new Set(before.map((c) => c.service_id as number))].slice(0, pages + 1);
+    for (const h of holders) renamed.add(h);
+    const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
+    expect(r.failed).toBe(0);
+    const after = await readRows(sync.warehouse, targets.individualCertifications, 'acme');
+    const live = after.filter((c) => c._deleted_at === null);
+    expect(live.length).toBe(before.length);
+    expect(live.filter((c) => renamed.has(c.service_id as number)).every((c) => c.last_name === `Renamed ${renamed.size}`)).toBe(true);
+    expect(r.streams.find((s) => s.stream === 'individual-certifications')!.requests).toBe(pages);
   });
 });
