@@ -1,4 +1,5 @@
 import type { Logger } from '../log.ts';
+import { isConnectionError } from './outage.ts';
 
 /**
  * postgres.js 3.4.x (up to 3.4.9, the newest) may write to a connection's socket after it closed, from a
@@ -15,6 +16,18 @@ export function isDriverClosedSocketWrite(err: unknown): boolean {
   return /\bnextWrite\b/.test(frames) && /[\\/]postgres[\\/](cjs[\\/])?src[\\/]connection\.js/.test(frames);
 }
 
+/**
+ * postgres.js reads the server's array types on each new connection (`fetchArrayTypes`) without awaiting it:
+ * when that connection fails (a Postgres restart while it was being set up), the rejection of its query is
+ * unhandled, and ends the process. Nothing of ours waited for that query; the statements that did fail with
+ * the same error, or go out on the next connection. Recognized by the connection error and the query it failed.
+ */
+export function isDriverTypesQueryFailure(err: unknown): boolean {
+  if (!isConnectionError(err)) return false;
+  const query = (err as { query?: unknown }).query;
+  return typeof query === 'string' && /\btyparray\b/.test(query) && /pg_catalog\.pg_type\b/.test(query);
+}
+
 let installed = false;
 
 /** Installs the guard once for this process (the CLI's processes; tests run without it). */
@@ -26,6 +39,10 @@ export function guardDriverSocketBug(log: Logger): void {
     if (isDriverClosedSocketWrite(err)) {
       seen++;
       log.warn({ occurrences: seen }, 'postgres.js wrote to a closed warehouse connection (porsager/postgres#1154); the process goes on');
+      return;
+    }
+    if (origin === 'unhandledRejection' && isDriverTypesQueryFailure(err)) {
+      log.warn({ reason: (err as Error).message }, 'a new warehouse connection failed while postgres.js read its array types; the process goes on');
       return;
     }
     // What Node does with an uncaught exception when no one listens: print it and exit.

@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from 'postgres';
-import { ConnectionLostError } from './outage.ts';
+import { ConnectionLostError, isConnectionError } from './outage.ts';
 
 export type Tx = Sql | TransactionSql;
 export type ResultRows = Record<string, unknown>[];
@@ -57,6 +57,8 @@ export interface Session {
   readonly sql: Sql;
   /** Bumped each time the client's connection closes. */
   readonly generation: () => number;
+  /** Calls `listener` each time the client's connection closes, until the returned function is called. */
+  readonly onClose: (listener: () => void) => () => void;
 }
 
 export interface Sessions {
@@ -75,8 +77,16 @@ export function sessionPool(open: (onclose: () => void) => Sql, size: number): S
   const waiting: ((s: Session) => void)[] = [];
   const make = (): Session => {
     let generation = 0;
-    const sql = open(() => generation++);
-    const s = { sql, generation: () => generation };
+    const listeners = new Set<() => void>();
+    const sql = open(() => {
+      generation++;
+      for (const l of [...listeners]) l();
+    });
+    const onClose = (listener: () => void) => {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    };
+    const s = { sql, generation: () => generation, onClose };
     all.push(s);
     return s;
   };
@@ -119,28 +129,56 @@ function guarded(session: Session, begunOn: number): Sql {
 }
 
 /**
+ * Fails once the session's connection closes after `begunOn`: what the transaction still waits for then may
+ * never be answered. postgres.js settles a COPY's writable only on the server's CommandComplete: when the
+ * connection closes after the COPY's end went out (a Postgres restart), its 'finish' never comes and no error
+ * is raised (the COPY query resolved already, with the writable), so the page would wait for good and keep its
+ * session.
+ */
+function lostSession(session: Session, begunOn: number): { lost: Promise<never>; stop: () => void } {
+  let stop = () => {};
+  const lost = new Promise<never>((_, reject) => {
+    const fail = () => reject(new ConnectionLostError('the warehouse connection closed during the transaction'));
+    if (session.generation() !== begunOn) return fail();
+    stop = session.onClose(fail);
+  });
+  // Settled by the race in `transaction`; after the transaction ended no one waits for it.
+  lost.catch(() => {});
+  return { lost, stop };
+}
+
+/**
  * Runs `fn` in one transaction on a session of its own. BEGIN goes out with the first statement and COMMIT
  * with the last (`fn` flushes what it must read), so a transaction costs no round trip of its own. Any failure
  * rolls back before the session returns to the pool; a session whose connection closed needs none (Postgres
- * rolled it back), and `fn`'s statements fail with a ConnectionLostError or the driver's connection error.
+ * rolled it back), and the transaction fails with a ConnectionLostError or the driver's connection error as
+ * soon as the connection closes, whatever statement it waited for.
  */
 export async function transaction<T>(sessions: Sessions, fn: (pipe: Pipeline) => Promise<T>): Promise<T> {
   const session = await sessions.lease();
   const begunOn = session.generation();
+  const { lost, stop } = lostSession(session, begunOn);
   try {
     const pipe = new Pipeline(guarded(session, begunOn));
     pipe.send('begin', []);
-    try {
+    const run = async () => {
       const result = await fn(pipe);
       pipe.send('commit', []);
       await pipe.flush();
       return result;
+    };
+    try {
+      return await Promise.race([run(), lost]);
     } catch (e) {
       // Outside a transaction (COMMIT failed) ROLLBACK only warns; on a new connection there is nothing to undo.
-      if (session.generation() === begunOn) await session.sql.unsafe('rollback').catch(() => {});
+      // A connection that failed (reset, closed) took its transaction with it: a ROLLBACK sent after it is never
+      // answered when postgres.js connects again without telling `onclose` (a reset while it was still setting
+      // the connection up), and would hold the page and its session for good.
+      if (session.generation() === begunOn && !isConnectionError(e)) await session.sql.unsafe('rollback').catch(() => {});
       throw e;
     }
   } finally {
+    stop();
     sessions.release(session);
   }
 }
