@@ -12,7 +12,8 @@ export async function untilSignal(app: App): Promise<number> {
   let step = '';
   const watchdog = setTimeout(() => {
     log.error({ step, limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown is stuck; exiting anyway');
-    process.exit(1);
+    // A log transport writes from another thread: give it a moment to write this line before the process ends.
+    setTimeout(() => process.exit(1), 200);
   }, SHUTDOWN_LIMIT_MS);
   watchdog.unref();
   await app.stop((name) => (step = name));
