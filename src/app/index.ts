@@ -28,6 +28,9 @@ export interface Runner {
   stop(): Promise<void> | void;
 }
 
+/** How long one step may take to stop before the next one goes (the whole shutdown has 15 s: lifecycle.ts). */
+const STEP_LIMIT_MS = 8_000;
+
 /** A part of the process to stop, named for the shutdown log. */
 interface Stop {
   name: string;
@@ -284,9 +287,19 @@ export class App {
     for (const { name, stop } of this.#stops.reverse()) {
       onStep(name);
       this.log.debug({ step: name }, 'stopping');
-      await Promise.resolve()
+      const stopped = Promise.resolve()
         .then(stop)
-        .catch((err: unknown) => this.log.error({ err, step: name }, 'error while stopping'));
+        .then(() => true)
+        .catch((err: unknown) => {
+          this.log.error({ err, step: name }, 'error while stopping');
+          return true;
+        });
+      // A step that never settles must not hold the rest back (nor, with nothing else pending, end the process
+      // silently before the steps after it ran): after its limit, the next step stops.
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STEP_LIMIT_MS)));
+      if (!(await Promise.race([stopped, limit]))) this.log.warn({ step: name, limitMs: STEP_LIMIT_MS }, 'a step did not stop in time; going on');
+      clearTimeout(timer);
     }
     this.#stops.length = 0;
   }
