@@ -4,6 +4,7 @@ import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { readRows, targets } from '../../src/warehouse/index.ts';
+import { mappingItems } from '../support/sandbox-data.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
@@ -15,20 +16,10 @@ const renamed = new Set<number>();
 let sandbox: RunningSandbox;
 let sync: TestSync;
 
-function renaming(data: SandboxData): SandboxData {
-  return {
-    ...data,
-    read(endpoint, query, page) {
-      const r = data.read(endpoint, query, page);
-      if (!r.ok || renamed.size === 0 || (endpoint !== 'individuals' && endpoint !== 'individualCertifications')) return r;
-      const items = r.value.items.map((it) => {
-        const x = it as Record<string, unknown>;
-        return renamed.has(x.ServiceId as number) ? { ...x, LastName: `Renamed ${renamed.size}` } : x;
-      });
-      return { ok: true, value: { ...r.value, items } };
-    },
-  };
-}
+const renaming = (data: SandboxData) =>
+  mappingItems(data, (endpoint, x) =>
+    (endpoint === 'individuals' || endpoint === 'individualCertifications') && renamed.has(x.ServiceId as number) ? { ...x, LastName: `Renamed ${renamed.size}` } : x,
+  );
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: null, data: renaming(createSandboxData({ seed: 8, size: 'tiny' })) });

@@ -4,6 +4,7 @@ import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { readRows, targets } from '../../src/warehouse/index.ts';
+import { mappingItems } from '../support/sandbox-data.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
@@ -16,23 +17,14 @@ let renamed: number | undefined;
 let sandbox: RunningSandbox;
 let sync: TestSync;
 
-function renaming(data: SandboxData): SandboxData {
-  return {
-    ...data,
-    read(endpoint, query, page) {
-      const r = data.read(endpoint, query, page);
-      if (!r.ok || renamed === undefined) return r;
-      const items = r.value.items.map((it) => {
-        const x = it as Record<string, unknown>;
-        if (endpoint === 'individuals' && x.ServiceId === renamed) return { ...x, LastName: 'Renamed' };
-        const who = x.Employment as Record<string, unknown> | undefined;
-        if (endpoint === 'requiredCertificationStatus' && who?.ServiceId === renamed) return { ...x, Employment: { ...who, LastName: 'Renamed' } };
-        return x;
-      });
-      return { ok: true, value: { ...r.value, items } };
-    },
-  };
-}
+const renaming = (data: SandboxData) =>
+  mappingItems(data, (endpoint, x) => {
+    if (renamed === undefined) return x;
+    if (endpoint === 'individuals' && x.ServiceId === renamed) return { ...x, LastName: 'Renamed' };
+    const who = x.Employment as Record<string, unknown> | undefined;
+    if (endpoint === 'requiredCertificationStatus' && who?.ServiceId === renamed) return { ...x, Employment: { ...who, LastName: 'Renamed' } };
+    return x;
+  });
 
 const statusStream = () => selectStreams(['required-certification-status']);
 const statusOf = (r: Awaited<ReturnType<typeof runStreams>>) => r.streams.find((s) => s.stream === 'required-certification-status')!;
