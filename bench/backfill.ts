@@ -15,7 +15,7 @@ import { runSyncProcess, startSandboxProcess } from './sync-process.ts';
  *   the budget alone needs. Goal ≤ 1.05.
  * - peak RSS of the same command at other sizes, with the limit out of the way (bench/memory.ts). Goal ≤ 250 MB.
  *
- *   npx tsx bench/backfill.ts
+ *   node --import tsx bench/backfill.ts
  *
  * Knobs (environment): BENCH_SIZE (medium), BENCH_RATE_LIMIT (100/2s), BENCH_LATENCY_MS (50),
  * BENCH_MEMORY_SIZES (small,large; empty to skip), BENCH_MEMORY_RATE_LIMIT (100000/1s).

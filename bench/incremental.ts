@@ -36,7 +36,7 @@ import { startPostgres } from '../test/support/services.ts';
  * The daily no-change cost adds up each job's cycles a day (its cron) at the steady no-change cost of its streams,
  * and each periodic complete re-read at the requests it sent when it ran (one that did not run in the day cycle,
  * a weekly re-read of everything: the backfill's).
- * `SIZE=small npx tsx bench/incremental.ts` for a quick run.
+ * `SIZE=small node --import tsx bench/incremental.ts` for a quick run.
  */
 
 const SIZE = (process.env.SIZE ?? 'medium') as SandboxSize;

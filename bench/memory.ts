@@ -9,7 +9,7 @@ import { runSyncProcess, startSandboxProcess } from './sync-process.ts';
  * resident set), read from /proc while it runs and last just before it exits. Prints one JSON object.
  * bench/backfill.ts runs the same measure beside its speed figures.
  *
- *   npx tsx bench/memory.ts [--sizes small,large] [--rate-limit 100000/1s]
+ *   node --import tsx bench/memory.ts [--sizes small,large] [--rate-limit 100000/1s]
  */
 
 export interface Measured {

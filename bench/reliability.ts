@@ -16,7 +16,7 @@ import { startRestartableRedis } from '../test/support/restartable-redis.ts';
  * For each: rows missing, extra or stale against the sandbox's truth (goal 0), and the requests the sandbox
  * served against the clean run's (goal ≤ 1.05×). Prints one JSON object.
  *
- *   SIZE=medium|small KILLS=10 RATE=100/1s SEED=7 npx tsx bench/reliability.ts
+ *   SIZE=medium|small KILLS=10 RATE=100/1s SEED=7 node --import tsx bench/reliability.ts
  */
 
 const SIZE = (process.env.SIZE ?? 'medium') as SandboxSize;

@@ -16,7 +16,7 @@ import { startSandboxProcess } from './sync-process.ts';
  * the share of each key's budget used per window by the keys that still had work at its end (goal ≥ 95% for
  * every one), 429s (goal 0), rows written per second, and the CPU left on the machine. Prints one JSON object.
  *
- *   COMPANIES=100 WINDOWS=3 SIZE=small WORKERS=1,2 [CONCURRENCY=n] npx tsx bench/tenants.ts
+ *   COMPANIES=100 WINDOWS=3 SIZE=small WORKERS=1,2 [CONCURRENCY=n] node --import tsx bench/tenants.ts
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 100);

@@ -15,7 +15,7 @@ import { startPostgres } from '../test/support/services.ts';
  * mapped and encoded before its clock starts. `copyPerPage200` is that raw COPY again in 200-row pages of one
  * transaction each: the cost of a transaction per page alone. Prints JSON with the load average at start and
  * end (the bench shares the machine's cores with Postgres and anything else running).
- * `ROWS=50000 npx tsx bench/upsert.ts` for less.
+ * `ROWS=50000 node --import tsx bench/upsert.ts` for less.
  */
 
 const ROWS = Number(process.env.ROWS ?? 200_000);

@@ -1,5 +1,7 @@
 #!/usr/bin/env -S node --max-old-space-size=1024
-// Loads the TypeScript CLI through tsx so a clone runs without a build step.
+// Loads the TypeScript CLI through tsx's loader so a clone runs without a build step. The loader runs in this
+// process: the `tsx` command would run the CLI as a child and SIGKILL it when it has not acknowledged a Ctrl-C
+// within 60 ms, which a process busy writing a page cannot promise, and the shutdown would be cut short.
 //
 // The heap limit is given here because V8 grows its heap by a factor of the live set that depends on the limit:
 // with the default limit (a quarter of the machine's memory, several GB) it lets garbage grow to four times the

@@ -1,6 +1,6 @@
 /**
  * Resolves on the first Ctrl-C or SIGTERM, and keeps handling the ones that follow: a terminal signals the whole
- * process group and npm and tsx relay the signal to their child as well, so one Ctrl-C arrives two or three times.
+ * process group and npm relays the signal to its child as well, so one Ctrl-C arrives twice.
  * A later signal with no handler would end the process halfway through its shutdown.
  */
 export function shutdownSignal(onRepeat?: (signal: NodeJS.Signals) => void): Promise<NodeJS.Signals> {

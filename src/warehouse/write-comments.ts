@@ -7,7 +7,7 @@ import { DEFAULT_SCHEMA } from './schema.ts';
 
 /**
  * Regenerates the COMMENT statements at the end of a custom migration from descriptions.ts:
- * `npx tsx src/warehouse/write-comments.ts <migration tag> <postgres url of an empty database>`.
+ * `node --import tsx src/warehouse/write-comments.ts <migration tag> <postgres url of an empty database>`.
  * The database is used to learn the views' columns after applying the migrations without comments.
  */
 
