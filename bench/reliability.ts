@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { parseRateLimit } from '../src/config.ts';
 import { startSandbox, type RunningSandbox, type SandboxSize } from '../src/sandbox/index.ts';
+import { Rng } from '../src/sandbox/rng.ts';
 import { openWarehouse } from '../src/warehouse/index.ts';
 import { divergence } from '../test/support/convergence.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
@@ -23,18 +24,6 @@ const SIZE = (process.env.SIZE ?? 'medium') as SandboxSize;
 const KILLS = Number(process.env.KILLS ?? 10);
 const RATE = process.env.RATE ?? '100/1s';
 const SEED = Number(process.env.SEED ?? 7);
-
-/** A seeded random in [0, 1), so a run's kill moments can be had again. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Scenario {
   seconds: number;
@@ -126,7 +115,9 @@ async function measure(
 
 async function main(): Promise<void> {
   const pg = await startRestartablePostgres();
-  const random = rng(SEED);
+  // Seeded, so a run's kill moments can be had again.
+  const rng = new Rng(SEED);
+  const random = () => rng.next();
   try {
     const clean = await measure('clean', pg, async (sandbox, databaseUrl) => {
       const sync = spawnWfsync(['sync', '--once'], settings(sandbox, databaseUrl));
@@ -153,32 +144,29 @@ async function main(): Promise<void> {
       return { exitCode: (await last.exited()).code, kills: at.length, killedAfterSeconds: at };
     });
 
-    const postgresRestart = await measure('pgrestart', pg, async (sandbox, databaseUrl) => {
+    /** A sync that loses a service it needs while it writes: `down` for `downMs`, then `up`. */
+    const outageMidSync = async (env: Record<string, string>, databaseUrl: string, down: () => Promise<void>, downMs: number, up: () => Promise<void>) => {
       const since = new Date();
-      const sync = spawnWfsync(['sync', '--once'], settings(sandbox, databaseUrl));
+      const sync = spawnWfsync(['sync', '--once'], env);
       await writing(sync, databaseUrl, since, 3);
       await sleep(Math.round(cleanMs * (0.1 + 0.3 * random())));
-      await pg.stop();
-      await sleep(2000);
-      await pg.start();
+      await down();
+      await sleep(downMs);
+      await up();
       const { code } = await sync.exited();
       return { exitCode: code, ...(code === 0 ? {} : { output: sync.output().slice(-1000) }) };
-    });
+    };
+
+    const postgresRestart = await measure('pgrestart', pg, (sandbox, databaseUrl) =>
+      outageMidSync(settings(sandbox, databaseUrl), databaseUrl, () => pg.stop(), 2000, () => pg.start()),
+    );
 
     const redis = await startRestartableRedis();
     let redisRestart: Scenario;
     try {
-      redisRestart = await measure('redisrestart', pg, async (sandbox, databaseUrl) => {
-        const since = new Date();
-        const sync = spawnWfsync(['sync', '--once'], settings(sandbox, databaseUrl, { REDIS_URL: redis.url }));
-        await writing(sync, databaseUrl, since, 3);
-        await sleep(Math.round(cleanMs * (0.1 + 0.3 * random())));
-        await redis.kill();
-        await sleep(5000);
-        await redis.start();
-        const { code } = await sync.exited();
-        return { exitCode: code, ...(code === 0 ? {} : { output: sync.output().slice(-1000) }) };
-      });
+      redisRestart = await measure('redisrestart', pg, (sandbox, databaseUrl) =>
+        outageMidSync(settings(sandbox, databaseUrl, { REDIS_URL: redis.url }), databaseUrl, () => redis.kill(), 5000, () => redis.start()),
+      );
     } finally {
       await redis.destroy();
     }

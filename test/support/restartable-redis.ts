@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/warehouse/ports.ts';
+import { spawnRedisServer } from './services.ts';
 
 export interface RestartableRedis {
   url: string;
@@ -23,22 +24,9 @@ export async function startRestartableRedis(): Promise<RestartableRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-redis-'));
   let proc: ChildProcess | undefined;
   const start = async () => {
-    const p = spawn(
-      'redis-server',
+    proc = await spawnRedisServer(
       ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    proc = p;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
-      p.once('error', (e) => reject(new Error(`redis-server could not start: ${e.message}`)));
-      p.stdout!.on('data', (d: Buffer) => {
-        if (d.toString().includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
   };
   const stop = async (signal: NodeJS.Signals) => {
     const p = proc;

@@ -13,14 +13,9 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** A private redis-server on a free port (or the given one), no persistence, gone when stopped. */
-export async function startRedis(port?: number): Promise<Running> {
-  port ??= await freePort();
-  const proc: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+/** Starts redis-server with `args` and resolves once it accepts connections (within 10 s). */
+export async function spawnRedisServer(args: readonly string[]): Promise<ChildProcess> {
+  const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
     proc.once('error', (e) => reject(new Error(`redis-server could not start: ${e.message}`)));
@@ -31,6 +26,13 @@ export async function startRedis(port?: number): Promise<Running> {
       }
     });
   });
+  return proc;
+}
+
+/** A private redis-server on a free port (or the given one), no persistence, gone when stopped. */
+export async function startRedis(port?: number): Promise<Running> {
+  port ??= await freePort();
+  const proc = await spawnRedisServer(['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction']);
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: async () => {
