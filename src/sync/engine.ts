@@ -8,6 +8,7 @@ import {
   changesArrivedSince,
   credentialHoldersChangedSince,
   credentialHoldersExpiring,
+  holdersOutOfStep,
   individualsChangedSince,
   individualsOutside,
   liveKeys,
@@ -461,7 +462,7 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
     range[s.range.end] = addDays(signpost, s.range.forwardDays);
   }
   const reread = previous ? dueReread(s.rereads, previous.rereads, signpost) : undefined;
-  const followed = previous && !reread && s.followIndividuals ? await individualsToFollow(run, previous.individualsAfter) : [];
+  const followed = previous && !reread && s.followIndividuals ? await individualsToFollow(run, s.followIndividuals, previous.individualsAfter) : [];
   // One request per changed individual, or the whole list when that takes fewer pages: both are sound.
   const wholeIsCheaper = followed.length > 0 && followed.length >= (await pagesHeld(run));
   const complete = !previous || reread !== undefined || wholeIsCheaper;
@@ -510,8 +511,11 @@ async function followIndividuals(
   if (outside.length > 0) await markGone(run, seen, { where: { [f.column]: outside }, label: `individuals not ${f.statuses.join('/')}` });
 }
 
-async function individualsToFollow(run: StreamRun, after: string | undefined): Promise<number[]> {
-  return after ? individualsChangedSince(run.ctx.warehouse, run.ctx.companyKey, new Date(after)) : [];
+async function individualsToFollow(run: StreamRun, f: NonNullable<UpdatedSince['followIndividuals']>, after: string | undefined): Promise<number[]> {
+  if (!after) return [];
+  const { column, statuses: listed, copies: columns, jobTitles, derivedFrom } = f;
+  const holders = { table: targetOf(run.stream).table, column, listed, columns, jobTitles, derivedFrom };
+  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), holders);
 }
 
 /** The pages a complete read of the stream takes, judged by the rows the warehouse holds for it. */

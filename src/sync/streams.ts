@@ -85,7 +85,17 @@ export interface UpdatedSince {
    * last run has its records read again by `param`, since the service does not bump their update stamp; records
    * of individuals outside `statuses` are gone from the list.
    */
-  followIndividuals?: { param: string; column: string; statuses: readonly string[] };
+  followIndividuals?: {
+    param: string;
+    column: string;
+    statuses: readonly string[];
+    /** Record column → the individual's column it repeats: only a change to these (or `derivedFrom`) is followed. */
+    copies: Readonly<Record<string, string>>;
+    /** Record column repeating the individual's additional job titles. */
+    jobTitles?: string;
+    /** Individual columns the records derive values from without repeating them. */
+    derivedFrom: readonly string[];
+  };
   rereads?: readonly Reread[];
 }
 
@@ -232,7 +242,25 @@ export const streams: readonly StreamDef[] = [
       param: 'updatedSince',
       precision: 'date',
       overlapMs: DAY,
-      followIndividuals: { param: 'ServiceId', column: 'service_id', statuses: ['Active', 'LOA'] },
+      followIndividuals: {
+        param: 'ServiceId',
+        column: 'service_id',
+        statuses: ['Active', 'LOA'],
+        copies: {
+          first_name: 'first_name',
+          last_name: 'last_name',
+          legal_first_name: 'legal_first_name',
+          legal_middle_name: 'legal_middle_name',
+          legal_last_name: 'legal_last_name',
+          unique_identifier: 'unique_number',
+          job_title_id: 'job_title_id',
+          job_title: 'job_title',
+        },
+        jobTitles: 'additional_job_titles',
+        // A credential's business unit comes from its holder's locale, and whether it is primary from the
+        // requirements of the holder's job title and locale.
+        derivedFrom: ['locale', 'job_title_id'],
+      },
       // The weekly full read is its own job (credentials-full-refresh).
     },
     fixed: { IncludeDeleted: true },

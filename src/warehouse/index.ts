@@ -15,5 +15,5 @@ export {
 } from './state.ts';
 export { mapItem, snake } from './rows.ts';
 export { liveKeys, liveRows, type LiveRowsOptions } from './deletions.ts';
-export { settledBefore, individualsChangedSince, individualsOutside, changesArrivedSince, startsBetween, credentialHoldersChangedSince, credentialHoldersExpiring, type ChangeColumns, type StartsOptions } from './rereads.ts';
+export { settledBefore, individualsChangedSince, holdersOutOfStep, type HolderCopies, individualsOutside, changesArrivedSince, startsBetween, credentialHoldersChangedSince, credentialHoldersExpiring, type ChangeColumns, type StartsOptions } from './rereads.ts';
 export { takeFence, fenced, isFencedOff, type Fence } from './fencing.ts';

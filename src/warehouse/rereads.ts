@@ -26,6 +26,74 @@ export async function individualsChangedSince(wh: Warehouse, companyKey: string,
   return rows.map((r) => Number(r.service_id));
 }
 
+/** What a stream's records repeat of their individual, and what else of the individual shapes them. */
+export interface HolderCopies {
+  /** The records' table and its column naming the individual's ServiceId. */
+  table: string;
+  column: string;
+  /** Record column → the individual's column it repeats. */
+  columns: Readonly<Record<string, string>>;
+  /** Record column (jsonb array of { JobTitleId }) repeating the individual's additional job titles. */
+  jobTitles?: string;
+  /** Individual columns the records do not repeat but derive values from (a locale gives a business unit). */
+  derivedFrom: readonly string[];
+  /** The statuses whose individuals' records are listed. */
+  listed: readonly string[];
+}
+
+/**
+ * Listed individuals with a new version at or after `after` whose records may no longer show them: a record's
+ * copy of a field differs from the individual's, or a field the records derive from was different at `after` or
+ * at any version since, or the individual was unlisted or gone at `after` or at any point since (its records may
+ * have been marked gone meanwhile). A change to nothing the records show (a supervisor's name, a phone, a move
+ * between listed statuses) is left out.
+ */
+export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after: Date, h: HolderCopies): Promise<number[]> {
+  const records = tableInfo(h.table);
+  const people = tableInfo('individuals');
+  const check = (t: typeof records, name: string) => {
+    if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
+    return `"${name}"`;
+  };
+  const copied = Object.entries(h.columns);
+  const mine = copied.map(([r]) => `r.${check(records, r)}`).join(', ');
+  const theirs = copied.map(([, i]) => `i.${check(people, i)}`).join(', ');
+  const derived = h.derivedFrom.map((c) => `v.${check(people, c)} is distinct from i.${check(people, c)}`);
+  const titleIds = (expr: string) => `coalesce((select array_agg((e->>'JobTitleId')::int order by (e->>'JobTitleId')::int)
+      from jsonb_array_elements(case when jsonb_typeof(${expr}) = 'array' then ${expr} else '[]'::jsonb end) e), '{}')`;
+  const titles = h.jobTitles
+    ? `or ${titleIds(`r.${check(records, h.jobTitles)}`)} is distinct from coalesce((select array_agg(t.job_title_id order by t.job_title_id)
+        from "${wh.schema}".individual_job_titles t where t.company_key = i.company_key and t.service_id = i.service_id), '{}')`
+    : '';
+  const rows = await wh.sql.unsafe<{ service_id: number }[]>(
+    `with changed as (
+       select distinct service_id from "${wh.schema}".individuals_history where company_key = $1 and valid_from >= $2
+     )
+     select i.service_id from changed c
+     join "${wh.schema}".individuals i on i.company_key = $1 and i.service_id = c.service_id
+     where i._deleted_at is null and i.status = any($3::text[]) and (
+       -- at "after" the individual was unknown, gone or between versions
+       not exists (select 1 from "${wh.schema}".individuals_history v
+                   where v.company_key = $1 and v.service_id = i.service_id and v.valid_from < $2 and (v.valid_to is null or v.valid_to >= $2))
+       -- a version in force at or since "after" was unlisted, or differs in what the records derive from
+       or exists (select 1 from "${wh.schema}".individuals_history v
+                  where v.company_key = $1 and v.service_id = i.service_id and (v.valid_to is null or v.valid_to >= $2)
+                    and (v.status <> all($3::text[])${derived.map((d) => ` or ${d}`).join('')}))
+       -- a version ended since "after" without a successor: the individual was gone for a while
+       or exists (select 1 from "${wh.schema}".individuals_history v
+                  where v.company_key = $1 and v.service_id = i.service_id and v.valid_to >= $2
+                    and not exists (select 1 from "${wh.schema}".individuals_history n
+                                    where n.company_key = $1 and n.service_id = v.service_id and n.valid_from = v.valid_to))
+       -- a live record's copy of the individual differs from the individual
+       or exists (select 1 from "${wh.schema}"."${records.name}" r
+                  where r.company_key = $1 and r.${check(records, h.column)} = i.service_id and r._deleted_at is null
+                    and ((${mine}) is distinct from (${theirs}) ${titles}))
+     )`,
+    [companyKey, after, [...h.listed]],
+  );
+  return rows.map((r) => Number(r.service_id));
+}
+
 /** Live individuals in none of `statuses`. */
 export async function individualsOutside(wh: Warehouse, companyKey: string, statuses: readonly string[]): Promise<number[]> {
   const rows = await wh.sql<{ service_id: number }[]>`

@@ -13,12 +13,18 @@ import { openTestSync, type TestSync } from '../support/sync-context.ts';
  */
 
 const renamed = new Set<number>();
+/** Individuals given a new phone number: nothing their credentials show. */
+const rephoned = new Set<number>();
 let sandbox: RunningSandbox;
 let sync: TestSync;
 
 const renaming = (data: SandboxData) =>
   mappingItems(data, (endpoint, x) =>
-    (endpoint === 'individuals' || endpoint === 'individualCertifications') && renamed.has(x.ServiceId as number) ? { ...x, LastName: `Renamed ${renamed.size}` } : x,
+    (endpoint === 'individuals' || endpoint === 'individualCertifications') && renamed.has(x.ServiceId as number)
+      ? { ...x, LastName: `Renamed ${renamed.size}` }
+      : endpoint === 'individuals' && rephoned.has(x.ServiceId as number)
+        ? { ...x, MobilePhoneNumber: `555-${rephoned.size}` }
+        : x,
   );
 
 beforeAll(async () => {
@@ -45,6 +51,17 @@ describe('credentials follow their individual', () => {
     expect(after.every((c) => c.last_name === 'Renamed 1')).toBe(true);
     // The updatedSince read and the one read for the renamed individual.
     expect(r.streams.find((s) => s.stream === 'individual-certifications')!.requests).toBe(2);
+  });
+
+  it('a change to nothing the credentials show costs no request for that individual', async () => {
+    const creds = (await readRows(sync.warehouse, targets.individualCertifications, 'acme')).filter((c) => c._deleted_at === null);
+    const holders = [...new Set(creds.map((c) => c.service_id as number))].filter((h) => !renamed.has(h)).slice(0, 3);
+    for (const h of holders) rephoned.add(h);
+    const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
+    expect(r.failed).toBe(0);
+    const people = await readRows(sync.warehouse, targets.individuals, 'acme');
+    expect(people.filter((p) => rephoned.has(p.service_id as number)).every((p) => p.mobile_phone_number === '555-3')).toBe(true);
+    expect(r.streams.find((s) => s.stream === 'individual-certifications')!.requests).toBe(1);
   });
 
   it('when more individuals changed than the list has pages, the whole list is read instead, and nothing is lost', async () => {
