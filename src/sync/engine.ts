@@ -131,6 +131,8 @@ interface StreamRun {
   stream: StreamDef;
   partition: Partition;
   counters: StreamCounters;
+  /** This partition's own requests and rows: partitions run side by side and share `counters`. */
+  tally: { requests: number; rows: number };
   syncedAt: Date;
   opts: RunOptions;
   /** Writes that carry a checkpoint go one at a time, so each cursor holds every slice committed before it. */
@@ -151,7 +153,7 @@ export async function runStream(
   Object.assign(counters, { ...emptyCounters(), ...counters });
   // Partitions keep checkpoints of their own: they are read side by side, like windows.
   await forEachLimited(partitionsOf(stream, ctx), ctx.windowConcurrency ?? 4, async (partition) => {
-    const run: StreamRun = { ctx, stream, partition, counters, syncedAt: new Date(), opts, checkpoints: Promise.resolve() };
+    const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts, checkpoints: Promise.resolve() };
     const s = stream.strategy;
     if (s.kind === 'full') await runFull(run);
     else if (s.kind === 'snapshot') await runSnapshot(run, s);
@@ -196,6 +198,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
   let rows = 0;
   for await (const page of pages) {
     counters.requests++;
+    run.tally.requests++;
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
     const write = (checkpoint?: unknown) =>
       writePage(ctx.warehouse, {
@@ -220,6 +223,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
       : await write();
     rows += page.items.length;
     counters.rows += page.items.length;
+    run.tally.rows += page.items.length;
     counters.rejects += page.rejects.length;
     counters.deleted += result.deleted;
     if (o.countDuplicates) counters.duplicates += result.updated + result.unchanged;
@@ -423,11 +427,10 @@ async function rereading(run: StreamRun, name: string, read: () => Promise<unkno
 
 async function rereadingValue<T>(run: StreamRun, name: string, read: () => Promise<T>): Promise<T> {
   run.counters.rereads.push(name);
-  const rows = run.counters.rows;
-  const requests = run.counters.requests;
+  const { rows, requests } = run.tally;
   const value = await read();
-  run.counters.rereadRows.push(run.counters.rows - rows);
-  run.counters.rereadRequests.push(run.counters.requests - requests);
+  run.counters.rereadRows.push(run.tally.rows - rows);
+  run.counters.rereadRequests.push(run.tally.requests - requests);
   return value;
 }
 
