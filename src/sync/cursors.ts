@@ -14,6 +14,11 @@ export const Pass = z.object({
   to: instant,
   /** Starts of the slices read completely. */
   done: z.array(instant),
+  /**
+   * Slices read in part, by start: the offset of the last page written of each. Every page before it is
+   * written too: a slice's pages are written one after another, in order.
+   */
+  at: z.record(instant, z.number().int().nonnegative()).optional(),
 });
 export type Pass = z.infer<typeof Pass>;
 

@@ -173,10 +173,26 @@ interface Seen {
 
 const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
 
+/** Where a page stands in its read: its offset, and whether it completes the read. */
+interface PageAt {
+  offset: number;
+  last: boolean;
+}
+
+/**
+ * The cursor written with a page (in its transaction): with the last page, and with every page of a list the
+ * service pages by offset, which a read can resume from. `committed` runs once it is stored.
+ */
+interface Checkpoint {
+  cursor: (page: PageAt) => unknown;
+  committed: (page: PageAt) => void;
+}
+
 interface ReadOptions {
   seen?: Seen;
-  /** The cursor written with the last page (in its transaction); `committed` runs once it is stored. */
-  checkpoint?: { cursor: () => unknown; committed: () => void };
+  checkpoint?: Checkpoint;
+  /** Offset of the first page read (an envelope list resumed part way); default 0. */
+  startOffset?: number;
   /** Count rows that were stored already (an append stream's overlap). */
   countDuplicates?: boolean;
 }
@@ -194,8 +210,13 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
     lane: stream.lane ?? lane,
     signal: ctx.signal,
     readAhead: ctx.readAhead ?? READ_AHEAD,
+    ...(o.startOffset ? { startOffset: o.startOffset } : {}),
   });
+  // Only an envelope list can be asked for from an offset: others are read again whole, so their progress is not kept.
+  const resumable = stream.endpoint.response.kind === 'envelope';
   let rows = 0;
+  // Pages come in page order and each is written before the next is taken, so a page's checkpoint never names
+  // a position with an earlier page unwritten (read-ahead fetches pages early, never writes them early).
   for await (const page of pages) {
     counters.requests++;
     run.tally.requests++;
@@ -213,11 +234,12 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
         seen: o.seen?.keys,
         checkpoint: checkpoint === undefined ? undefined : { partition: partition.key, cursor: checkpoint },
       });
-    const cp = !page.hasMore ? o.checkpoint : undefined;
+    const at: PageAt = { offset: page.offset, last: !page.hasMore };
+    const cp = at.last || resumable ? o.checkpoint : undefined;
     const result = cp
       ? await serially(run, async () => {
-          const r = await write(cp.cursor());
-          cp.committed();
+          const r = await write(cp.cursor(at));
+          cp.committed(at);
           return r;
         })
       : await write();
@@ -287,9 +309,7 @@ interface Scope {
 async function markGone(run: StreamRun, seen: Seen, scope: Scope): Promise<void> {
   const { ctx, stream } = run;
   if (seen.unkeyed > 0) {
-    const why = `${scope.label}: ${seen.unkeyed} refused record(s) without a readable key; nothing marked gone`;
-    run.counters.inferenceSkipped.push(why);
-    ctx.log.warn({ stream: stream.name, partition: run.partition.key }, why);
+    skipInference(run, `${scope.label}: ${seen.unkeyed} refused record(s) without a readable key; nothing marked gone`);
     return;
   }
   run.counters.deleted += await markMissingDeleted(ctx.warehouse, {
@@ -300,6 +320,12 @@ async function markGone(run: StreamRun, seen: Seen, scope: Scope): Promise<void>
     where: scope.where,
     partition: partitionFilter(run),
   });
+}
+
+/** A complete read whose deletion inference is skipped: said in the run's record (sync_runs) and the log. */
+function skipInference(run: StreamRun, why: string): void {
+  run.counters.inferenceSkipped.push(why);
+  run.ctx.log.warn({ stream: run.stream.name, partition: run.partition.key }, why);
 }
 
 /** Rows of a partitioned stream belong to their partition; a complete read of one says nothing of the others. */
@@ -554,12 +580,15 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
   return { ...spec.query, [spec.start]: w.start, [spec.end]: end };
 }
 
-/** Reads one window completely (halving it when refused) and marks what it did not return gone. */
-async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: ReadOptions['checkpoint']): Promise<'whole' | 'split'> {
+/**
+ * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
+ * resumed at `from` (a page offset) is read from there: its records before it were not seen by this read.
+ */
+async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: Checkpoint, from = 0): Promise<'whole' | 'split'> {
   const seen = newSeen();
   let rows: number;
   try {
-    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, countDuplicates: spec.countDuplicates });
+    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, startOffset: from, countDuplicates: spec.countDuplicates });
   } catch (e) {
     if (!splittable(e)) throw e;
     const minimum = minSplitMs(run.stream, spec.start);
@@ -573,6 +602,12 @@ async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpe
     spec.collect.unkeyed += seen.unkeyed;
   }
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
+  const label = `window ${w.start.toISOString()} – ${w.end.toISOString()}`;
+  if (from > 0) {
+    // What this read returned is only the end of the window: a row it missed may be among the records before.
+    if (range) skipInference(run, `${label}: resumed at offset ${from}; nothing marked gone`);
+    return 'whole';
+  }
   if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
     const held = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey, range, where: spec.where });
     if (held.length > 0) {
@@ -585,7 +620,7 @@ async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpe
       return 'split';
     }
   }
-  if (range) await markGone(run, seen, { range, where: spec.where, label: `window ${w.start.toISOString()} – ${w.end.toISOString()}` });
+  if (range) await markGone(run, seen, { range, where: spec.where, label });
   return 'whole';
 }
 
@@ -597,21 +632,49 @@ async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: 
 }
 
 /**
- * Reads a long pass (a backfill, a complete re-read) slice by slice; each slice's completion is stored in the
- * cursor with its last page, so an interrupted pass resumes with the slices left.
+ * Reads a long pass (a backfill, a complete re-read) slice by slice. Each slice's completion is stored in the
+ * cursor with its last page, and the offset of each page written with that page, so an interrupted pass
+ * resumes with the slices left, each from where it was.
  */
 async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
   const done = new Set(pass.done);
-  const current = (extra?: string): Pass => ({ ...pass, done: [...done, ...(extra ? [extra] : [])] });
+  const at = new Map(Object.entries(pass.at ?? {}));
+  const note = (id: string, page: PageAt, d: Set<string>, a: Map<string, number>) => {
+    if (page.last) {
+      d.add(id);
+      a.delete(id);
+    } else a.set(id, page.offset);
+  };
+  const current = (d: Set<string>, a: Map<string, number>): Pass => ({
+    name: pass.name,
+    from: pass.from,
+    to: pass.to,
+    done: [...d],
+    ...(a.size > 0 ? { at: Object.fromEntries(a) } : {}),
+  });
   const windows = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs).filter((w) => !done.has(w.start.toISOString()));
-  if (windows.length > 0 && pass.done.length > 0) run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length }, 'resuming a pass');
+  if (windows.length > 0 && (done.size > 0 || at.size > 0)) {
+    run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: at.size }, 'resuming a pass');
+  }
   await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
     const id = w.start.toISOString();
-    const checkpoint = { cursor: () => cursorWith(current(id)), committed: () => done.add(id) };
-    if ((await readWindow(run, w, lane, spec, checkpoint)) === 'split') {
+    const checkpoint: Checkpoint = {
+      cursor: (page) => {
+        const [d, a] = [new Set(done), new Map(at)];
+        note(id, page, d, a);
+        return cursorWith(current(d, a));
+      },
+      committed: (page) => note(id, page, done, at),
+    };
+    // The offset stored is the start of the last page written, which is read again rather than the one after
+    // it: offset paging shifts when records before it are deleted meanwhile, and starting past the written page
+    // would skip as many unchanged records as were deleted. Reading that page again absorbs up to a page of them.
+    if ((await readWindow(run, w, lane, spec, checkpoint, at.get(id))) === 'split') {
       await serially(run, async () => {
-        await saveCursor(run, cursorWith(current(id)));
-        done.add(id);
+        const [d, a] = [new Set(done), new Map(at)];
+        note(id, { offset: 0, last: true }, d, a);
+        await saveCursor(run, cursorWith(current(d, a)));
+        note(id, { offset: 0, last: true }, done, at);
       });
     }
   });
