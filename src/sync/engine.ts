@@ -180,12 +180,13 @@ interface PageAt {
 }
 
 /**
- * The cursor written with a page (in its transaction): with the last page, and with every page of a list the
- * service pages by offset, which a read can resume from. `committed` runs once it is stored.
+ * The cursor written with a page (in its transaction): with the last page and, when `everyPage`, with every page
+ * of a list the service pages by offset, which a read can resume from. `committed` runs once it is stored.
  */
 interface Checkpoint {
   cursor: (page: PageAt) => unknown;
   committed: (page: PageAt) => void;
+  everyPage: boolean;
 }
 
 interface ReadOptions {
@@ -235,7 +236,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
         checkpoint: checkpoint === undefined ? undefined : { partition: partition.key, cursor: checkpoint },
       });
     const at: PageAt = { offset: page.offset, last: !page.hasMore };
-    const cp = at.last || resumable ? o.checkpoint : undefined;
+    const cp = at.last || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
     const result = cp
       ? await serially(run, async () => {
           const r = await write(cp.cursor(at));
@@ -633,8 +634,9 @@ async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: 
 
 /**
  * Reads a long pass (a backfill, a complete re-read) slice by slice. Each slice's completion is stored in the
- * cursor with its last page, and the offset of each page written with that page, so an interrupted pass
- * resumes with the slices left, each from where it was.
+ * cursor with its last page, so an interrupted pass resumes with the slices left. A backfill also stores the
+ * offset of each page written with that page, and resumes each slice under way from there. A re-read pass does
+ * not: it exists to find what is gone, which a slice read in part cannot tell, so its slices start over.
  */
 async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
   const done = new Set(pass.done);
@@ -665,11 +667,12 @@ async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane,
         return cursorWith(current(d, a));
       },
       committed: (page) => note(id, page, done, at),
+      everyPage: lane === 'backfill',
     };
     // The offset stored is the start of the last page written, which is read again rather than the one after
     // it: offset paging shifts when records before it are deleted meanwhile, and starting past the written page
     // would skip as many unchanged records as were deleted. Reading that page again absorbs up to a page of them.
-    if ((await readWindow(run, w, lane, spec, checkpoint, at.get(id))) === 'split') {
+    if ((await readWindow(run, w, lane, spec, checkpoint, checkpoint.everyPage ? at.get(id) : undefined)) === 'split') {
       await serially(run, async () => {
         const [d, a] = [new Set(done), new Map(at)];
         note(id, { offset: 0, last: true }, d, a);

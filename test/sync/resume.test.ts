@@ -6,7 +6,7 @@ import { endpoints } from '../../src/source/endpoints.ts';
 import { runStream } from '../../src/sync/engine.ts';
 import { runStreams } from '../../src/sync/runner.ts';
 import { streamByName } from '../../src/sync/streams.ts';
-import { readCheckpoint, readRows, targets } from '../../src/warehouse/index.ts';
+import { readCheckpoint, readRows, saveCheckpoint, targets } from '../../src/warehouse/index.ts';
 import { ChangeCursor, WindowCursor } from '../../src/sync/cursors.ts';
 import { divergence } from '../support/convergence.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
@@ -116,10 +116,17 @@ describe('a slice interrupted part way', () => {
 
   const sliceOf = (start: unknown) => new Date(start instanceof Date ? start : String(start)).toISOString();
 
-  /** A backfill stopped once `pages` pages are written: the offsets of the pages written, by slice, and the pass stored. */
-  async function interrupted(pages: number) {
+  const opening = async () => {
     const s = await openTestSync(small, { baseUrl: proxy.url });
     opened.push(s);
+    return s;
+  };
+
+  /** A backfill stopped once `pages` pages are written: the offsets of the pages written, by slice, and the pass stored. */
+  const interrupted = async (pages: number) => stopped(await opening(), pages);
+
+  /** A run of `s` stopped once `pages` pages are written, or once `until` holds of the pages written. */
+  async function stopped(s: TestSync, until: number | ((written: ReadonlyMap<string, number[]>) => boolean)) {
     const written = new Map<string, number[]>();
     const original = s.client.pages.bind(s.client);
     s.client.pages = ((e, q, o) => {
@@ -136,7 +143,8 @@ describe('a slice interrupted part way', () => {
     }) as typeof s.client.pages;
     const controller = new AbortController();
     let n = 0;
-    const ctx = { ...s.ctx, signal: controller.signal, onProgress: () => void (++n === pages && controller.abort()) };
+    const enough = typeof until === 'number' ? () => ++n === until : () => until(written);
+    const ctx = { ...s.ctx, signal: controller.signal, onProgress: () => void (enough() && controller.abort()) };
     await expect(runStream(ctx, assignments)).rejects.toThrow();
     s.client.pages = original;
     const pass = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name)).pass!;
@@ -178,6 +186,34 @@ describe('a slice interrupted part way', () => {
     expect(d.expected).toBeGreaterThan(1000);
     const finished = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name));
     expect(finished.pass).toBeUndefined();
+  });
+
+  it('starts a slice of a re-read over, so what is gone from it is marked gone', async () => {
+    const s = await opening();
+    await runStream(s.ctx, assignments);
+    // Every periodic re-read falls due.
+    const after = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name));
+    await saveCheckpoint(s.warehouse, 'acme', assignments.name, '-', { ...after, rereads: {} });
+    const { written, pass } = await stopped(s, (w) => [...w.values()].some((offsets) => offsets.length >= 2));
+    expect(pass.name).not.toBe('backfill');
+    expect(pass.at).toBeUndefined();
+    const id = [...written.keys()].find((k) => !pass.done.includes(k) && written.get(k)!.some((o) => o > 0))!;
+    expect(id).toBeDefined();
+    const start = Date.parse(id);
+    const victim = (await readRows(s.warehouse, targets.shiftAssignments, 'acme')).find((r) => {
+      const t = new Date(r.start_date_time as string | Date).getTime();
+      return r._deleted_at === null && t >= start && t < start + 7 * DAY;
+    })!;
+    drop = (item) => item.ShiftAssignmentId === victim.shift_assignment_id;
+    const mark = proxy.seen.length;
+    try {
+      expect((await runStreams(s.ctx, [assignments])).failed).toBe(0);
+    } finally {
+      drop = undefined;
+    }
+    expect(asked(mark).filter((r) => r.slice === id).map((r) => r.offset)).toContain(0);
+    const gone = (await readRows(s.warehouse, targets.shiftAssignments, 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
+    expect(gone?._deleted_at).not.toBeNull();
   });
 
   it('marks nothing gone from a slice resumed part way, and its run says so', async () => {
