@@ -31,6 +31,11 @@ export const SinceCursor = z.strictObject({
   rereads: Rereads,
   /** Individuals whose warehouse row changed after this local instant have their records read again. */
   individualsAfter: instant.optional(),
+  /**
+   * A first read under way (`since` is when it began): the offset of its last written page, written with that
+   * page. Every page before it is written too: a read's pages are written in order.
+   */
+  firstReadAt: z.number().int().nonnegative().optional(),
 });
 export type SinceCursor = z.infer<typeof SinceCursor>;
 

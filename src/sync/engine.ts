@@ -483,9 +483,13 @@ function rereadsAfter(rereads: readonly Reread[] | undefined, last: Record<strin
 
 async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
   const { ctx } = run;
-  const signpost = ctx.now();
-  const previous = await cursorOf(run, SinceCursor);
-  const individualsAfter = s.followIndividuals ? (await settledBefore(ctx.warehouse, ctx.companyKey, 'individuals')).toISOString() : undefined;
+  const stored = await cursorOf(run, SinceCursor);
+  // A first read cut short goes on from its last written page, as of when it began.
+  const partial = stored?.firstReadAt !== undefined ? stored : undefined;
+  const previous = partial ? undefined : stored;
+  const signpost = partial ? new Date(partial.since) : ctx.now();
+  const individualsAfter =
+    partial?.individualsAfter ?? (s.followIndividuals ? (await settledBefore(ctx.warehouse, ctx.companyKey, 'individuals')).toISOString() : undefined);
   const range: Record<string, unknown> = {};
   if (s.range) {
     range[s.range.start] = addDays(signpost, -s.range.backDays);
@@ -498,10 +502,18 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
   const complete = !previous || reread !== undefined || wholeIsCheaper;
   const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
   const seen = newSeen();
-  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen });
+  const firstRead: SinceCursor = { version: 2, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
+  const checkpoint: Checkpoint | undefined = previous
+    ? undefined
+    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.offset }) satisfies SinceCursor, committed: () => {} };
+  const startOffset = partial?.firstReadAt;
+  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, startOffset });
   await (reread ? rereading(run, reread.name, read) : read());
+  const label = reread ? `re-read ${reread.name}` : 'complete read';
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
-  if (complete) await markGone(run, seen, { label: reread ? `re-read ${reread.name}` : 'complete read' });
+  // One resumed part way did not see the records before its offset.
+  if (complete && startOffset) skipInference(run, `${label}: resumed at offset ${startOffset}; nothing marked gone`);
+  else if (complete) await markGone(run, seen, { label });
   else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
     version: 2,

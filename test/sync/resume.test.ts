@@ -7,7 +7,7 @@ import { runStream } from '../../src/sync/engine.ts';
 import { runStreams } from '../../src/sync/runner.ts';
 import { streamByName } from '../../src/sync/streams.ts';
 import { readCheckpoint, readRows, saveCheckpoint, targets } from '../../src/warehouse/index.ts';
-import { ChangeCursor, WindowCursor } from '../../src/sync/cursors.ts';
+import { ChangeCursor, SinceCursor, WindowCursor } from '../../src/sync/cursors.ts';
 import { divergence } from '../support/convergence.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
@@ -214,6 +214,37 @@ describe('a slice interrupted part way', () => {
     expect(asked(mark).filter((r) => r.slice === id).map((r) => r.offset)).toContain(0);
     const gone = (await readRows(s.warehouse, targets.shiftAssignments, 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
     expect(gone?._deleted_at).not.toBeNull();
+  });
+
+  it('a first read of credentials cut short goes on from its last written page, and converges', async () => {
+    const credentials = streamByName('individual-certifications')!;
+    const s = await opening();
+    await runStream(s.ctx, streamByName('individuals')!);
+    const controller = new AbortController();
+    let n = 0;
+    const ctx = { ...s.ctx, signal: controller.signal, onProgress: () => void (++n === 5 && controller.abort()) };
+    await expect(runStream(ctx, credentials)).rejects.toThrow();
+    const cut = SinceCursor.parse(await readCheckpoint(s.warehouse, 'acme', credentials.name));
+    expect(cut.firstReadAt).toBeGreaterThan(0);
+
+    const mark = proxy.seen.length;
+    const r = await runStreams(s.ctx, [credentials]);
+    expect(r.failed).toBe(0);
+    const offsets = proxy.seen
+      .slice(mark)
+      .filter((q) => q.url.pathname === endpoints.individualCertifications.path && q.outcome === 'forwarded')
+      .map((q) => Number(q.url.searchParams.get('Offset') ?? 0));
+    // Only the last written page is read again.
+    expect(Math.min(...offsets)).toBe(cut.firstReadAt);
+    expect(new Set(offsets).size).toBe(offsets.length);
+    const [run] = await s.warehouse.sql<{ details: { inferenceSkipped?: string[] } }[]>`
+      select details from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs
+      where company_key = 'acme' and stream = ${credentials.name} order by id desc limit 1`;
+    expect(run!.details.inferenceSkipped).toEqual([`complete read: resumed at offset ${cut.firstReadAt}; nothing marked gone`]);
+    const done = SinceCursor.parse(await readCheckpoint(s.warehouse, 'acme', credentials.name));
+    expect({ since: done.since, firstReadAt: done.firstReadAt }).toEqual({ since: cut.since, firstReadAt: undefined });
+    const d = (await divergence(s.warehouse, small.data, 'acme'))[credentials.name]!;
+    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({ missing: 0, extra: 0, stale: 0 });
   });
 
   it('marks nothing gone from a slice resumed part way, and its run says so', async () => {
