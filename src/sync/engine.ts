@@ -555,9 +555,7 @@ async function followIndividuals(
 
 async function individualsToFollow(run: StreamRun, f: NonNullable<UpdatedSince['followIndividuals']>, after: string | undefined): Promise<number[]> {
   if (!after) return [];
-  const { column, statuses: listed, copies: columns, jobTitles, derivedFrom } = f;
-  const holders = { table: targetOf(run.stream).table, column, listed, columns, jobTitles, derivedFrom };
-  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), holders);
+  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), { ...f, table: targetOf(run.stream).table });
 }
 
 /** The pages a complete read of the stream takes, judged by the rows the warehouse holds for it. */

@@ -32,13 +32,13 @@ export interface HolderCopies {
   table: string;
   column: string;
   /** Record column → the individual's column it repeats. */
-  columns: Readonly<Record<string, string>>;
+  copies: Readonly<Record<string, string>>;
   /** Record column (jsonb array of { JobTitleId }) repeating the individual's additional job titles. */
   jobTitles?: string;
   /** Individual columns the records do not repeat but derive values from (a locale gives a business unit). */
   derivedFrom: readonly string[];
   /** The statuses whose individuals' records are listed. */
-  listed: readonly string[];
+  statuses: readonly string[];
 }
 
 /**
@@ -55,7 +55,7 @@ export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after:
     if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
     return `"${name}"`;
   };
-  const copied = Object.entries(h.columns);
+  const copied = Object.entries(h.copies);
   const mine = copied.map(([r]) => `r.${check(records, r)}`).join(', ');
   const theirs = copied.map(([, i]) => `i.${check(people, i)}`).join(', ');
   const derived = h.derivedFrom.map((c) => `v.${check(people, c)} is distinct from i.${check(people, c)}`);
@@ -89,7 +89,7 @@ export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after:
                   where r.company_key = $1 and r.${check(records, h.column)} = i.service_id and r._deleted_at is null
                     and ((${mine}) is distinct from (${theirs}) ${titles}))
      )`,
-    [companyKey, after, [...h.listed]],
+    [companyKey, after, [...h.statuses]],
   );
   return rows.map((r) => Number(r.service_id));
 }
