@@ -150,9 +150,13 @@ describe.each(impls)('$name limiter', (impl) => {
     }
     stop = true;
     await Promise.all(backfill);
-    // Without pacing the backfill's burst holds every slot for a whole window (1000 ms here); the 100 ms over one
-    // slot is for a loaded two-core machine's stalls.
-    expect(Math.max(...waits), waits.map(Math.round).join(' ')).toBeLessThanOrEqual(spacing + 100);
+    // Without pacing the backfill's burst holds every slot for a whole window (1000 ms here), and nearly every push
+    // waits for most of one. The 100 ms over one slot, and one wait let off up to half a window, are for a loaded
+    // two-core machine's stalls.
+    const sorted = [...waits].sort((x, y) => x - y);
+    const shown = waits.map(Math.round).join(' ');
+    expect(sorted.at(-2)!, shown).toBeLessThanOrEqual(spacing + 100);
+    expect(sorted.at(-1)!, shown).toBeLessThan(rl.windowMs / 2);
     starts.sort((x, y) => x - y);
     expect(maxInWindow(starts, rl.windowMs)).toBeLessThanOrEqual(rl.limit);
   });
