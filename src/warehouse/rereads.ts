@@ -1,5 +1,5 @@
 import type { Warehouse } from './connection.ts';
-import { tableInfo } from './rows.ts';
+import { tableInfo, type TableInfo } from './rows.ts';
 
 /**
  * What the warehouse knows that tells a sync what to read again: rows that changed since an instant, change
@@ -16,6 +16,12 @@ export async function settledBefore(wh: Warehouse, companyKey: string, stream: s
     where company_key = ${companyKey} and stream = ${stream} and finished_at is null and started_at > now() - interval '1 day'`;
   const now = new Date();
   return row?.at && row.at < now ? row.at : now;
+}
+
+/** `name`, once `t` is known to have that column: names given in stream definitions fail loudly when wrong. */
+function columnOf(t: TableInfo, name: string): string {
+  if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
+  return name;
 }
 
 /** Individuals whose row got a new version (changed, hired, back from gone) at or after `after`. */
@@ -51,10 +57,7 @@ export interface HolderCopies {
 export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after: Date, h: HolderCopies): Promise<number[]> {
   const records = tableInfo(h.table);
   const people = tableInfo('individuals');
-  const check = (t: typeof records, name: string) => {
-    if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
-    return `"${name}"`;
-  };
+  const check = (t: TableInfo, name: string) => `"${columnOf(t, name)}"`;
   const copied = Object.entries(h.copies);
   const mine = copied.map(([r]) => `r.${check(records, r)}`).join(', ');
   const theirs = copied.map(([, i]) => `i.${check(people, i)}`).join(', ');
@@ -126,10 +129,7 @@ export async function changesArrivedSince(
 ): Promise<{ starts: Date[]; deletedKeys: string[] }> {
   const { sql, schema } = wh;
   const t = tableInfo(c.table);
-  const col = (name: string) => {
-    if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
-    return sql(name);
-  };
+  const col = (name: string) => sql(columnOf(t, name));
   const rows = await sql<{ start: Date | null; deleted: boolean; key: string }[]>`
     select ${col(c.dayColumn)} as start, ${col(c.deleted.column)} = ${c.deleted.value} as deleted, ${col(c.keyColumn)}::text as key
     from ${sql(schema)}.${sql(t.name)}
@@ -158,10 +158,7 @@ export interface StartsOptions {
 export async function startsBetween(wh: Warehouse, o: StartsOptions): Promise<number[]> {
   const { sql, schema } = wh;
   const t = tableInfo(o.table);
-  const col = (name: string) => {
-    if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
-    return sql(name);
-  };
+  const col = (name: string) => sql(columnOf(t, name));
   const filter = o.whereIn ? sql`and ${col(o.whereIn.column)}::text = any(${[...o.whereIn.values]})` : sql``;
   const rows = await sql<{ ms: string }[]>`
     select (extract(epoch from ${col(o.column)}) * 1000)::bigint::text as ms from ${sql(schema)}.${sql(t.name)}
