@@ -36,6 +36,8 @@ export interface MarkByKeyOptions {
   /** Key column values (after company_key), e.g. `{ shift_assignment_id: 12 }`. */
   keys: readonly Record<string, unknown>[];
   deletedAt?: Date;
+  /** Only rows still in this scope when marked (a complete read's: see markMissingDeleted). */
+  stillIn?: Omit<LiveRowsOptions, 'target' | 'companyKey'>;
 }
 
 type Tx = Sql | TransactionSql;
@@ -55,11 +57,15 @@ function partitionFilters(target: Target, partition: Record<string, unknown> | u
   return out;
 }
 
-/** Sets `_deleted_at` on the target's live rows in the read's scope that a complete read did not return. Returns how many. */
+/**
+ * Sets `_deleted_at` on the target's live rows in the read's scope that a complete read did not return. Returns how
+ * many. A row is marked only if it is still in the scope when marked: a read of another window running beside this
+ * one may meanwhile have written it with a start that moved out of this window.
+ */
 export async function markMissingDeleted(wh: Warehouse, o: MarkMissingOptions): Promise<number> {
   const live = await liveKeys(wh, o);
   const gone = live.filter((k) => !o.seen.has(keyText(k, o.target.key)));
-  return markDeletedByKey(wh, { target: o.target, companyKey: o.companyKey, keys: gone });
+  return markDeletedByKey(wh, { target: o.target, companyKey: o.companyKey, keys: gone, stillIn: o });
 }
 
 /** Key values (as text) of the target's live rows in a read's scope. */
@@ -69,47 +75,57 @@ export function liveKeys(wh: Warehouse, o: LiveRowsOptions): Promise<Row[]> {
 
 export type LiveRowsOptions = Omit<MarkMissingOptions, 'seen'>;
 
+/** The conditions of a scope on a table's columns, as SQL text with parameters from `$first` on. */
+function scopeConditions(table: TableInfo, o: LiveRowsOptions, first: number): { conds: string[]; params: unknown[] } {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${first + params.push(value) - 1}`;
+  const col = (name: string) => `"${column(table, name)}"`;
+  const conds = [`company_key = ${param(o.companyKey)}`, '_deleted_at is null'];
+  for (const [name, value] of Object.entries({ ...partitionFilters(o.target, o.partition), ...o.where })) {
+    if (value === null) conds.push(`${col(name)} is null`);
+    else if (Array.isArray(value)) conds.push(`${col(name)}::text = any(${param(value.map(String))}::text[])`);
+    else conds.push(`${col(name)}::text = ${param(String(value))}`);
+  }
+  for (const name of o.notNull ?? []) conds.push(`${col(name)} is not null`);
+  if (o.since) conds.push(`${col(o.since.column)} >= ${param(o.since.from.toISOString())}::timestamptz`);
+  if (o.range) {
+    const start = col(o.range.startColumn);
+    conds.push(`${start} >= ${param(o.range.from.toISOString())}::timestamptz`, `${start} < ${param(o.range.to.toISOString())}::timestamptz`);
+    if (o.range.endColumn) conds.push(`${col(o.range.endColumn)} <= ${param(o.range.to.toISOString())}::timestamptz`);
+  }
+  return { conds, params };
+}
+
 /** Columns (as text; timestamps as ISO text) of the target's live rows in a scope. */
 export async function liveRows(wh: Warehouse, o: LiveRowsOptions, columns: readonly string[]): Promise<Row[]> {
-  const { sql, schema } = wh;
   const table = tableInfo(o.target.table);
-  const filters = { ...partitionFilters(o.target, o.partition), ...o.where };
-  const conds = [sql`company_key = ${o.companyKey}`, sql`_deleted_at is null`];
-  for (const [col, value] of Object.entries(filters)) {
-    const c = sql(column(table, col));
-    if (value === null) conds.push(sql`${c} is null`);
-    else if (Array.isArray(value)) conds.push(sql`${c}::text = any(${value.map(String)})`);
-    else conds.push(sql`${c}::text = ${String(value)}`);
-  }
-  for (const col of o.notNull ?? []) conds.push(sql`${sql(column(table, col))} is not null`);
-  if (o.since) conds.push(sql`${sql(column(table, o.since.column))} >= ${o.since.from}`);
-  if (o.range) {
-    const start = sql(column(table, o.range.startColumn));
-    conds.push(sql`${start} >= ${o.range.from}`, sql`${start} < ${o.range.to}`);
-    if (o.range.endColumn) conds.push(sql`${sql(column(table, o.range.endColumn))} <= ${o.range.to}`);
-  }
-  const where = conds.reduce((a, c) => sql`${a} and ${c}`);
+  const { conds, params } = scopeConditions(table, o, 1);
   const asText = (c: string) =>
-    table.byName.get(c)?.sqlType.startsWith('timestamp') ? sql`to_json(${sql(column(table, c))})#>>'{}'` : sql`${sql(column(table, c))}::text`;
-  const select = columns.map((k) => sql`${asText(k)} as ${sql(k)}`).reduce((a, c) => sql`${a}, ${c}`);
-  return sql<Row[]>`select ${select} from ${sql(schema)}.${sql(table.name)} where ${where}`;
+    `${table.byName.get(c)?.sqlType.startsWith('timestamp') ? `to_json("${column(table, c)}")#>>'{}'` : `"${column(table, c)}"::text`} as "${c}"`;
+  return (await wh.sql.unsafe(
+    `select ${columns.map(asText).join(', ')} from "${wh.schema}"."${table.name}" where ${conds.join(' and ')}`,
+    params as never[],
+  )) as unknown as Row[];
 }
 
 /** Marks the given rows deleted (e.g. shift assignments named by `Deleted` change records). Returns how many. */
 export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Promise<number> {
   if (o.keys.length === 0) return 0;
-  const { sql, schema } = wh;
+  const { schema } = wh;
   const table = tableInfo(o.target.table);
   const key = o.target.key;
   const at = o.deletedAt ?? new Date();
   const arrays = key.map((k) => o.keys.map((r) => (r[k] == null ? null : String(r[k]))));
   const on = key.map((k, i) => `x."${column(table, k)}"::text = k.c${i}`).join(' and ');
   const unnest = key.map((_, i) => `$${i + 3}::text[]`).join(', ');
+  // Unqualified columns of the scope are the table's: the unnested keys are named c0, c1, ...
+  const scope = o.stillIn ? scopeConditions(table, { ...o.stillIn, target: o.target, companyKey: o.companyKey }, key.length + 3) : undefined;
   return inTransaction(wh, async (tx) => {
     const gone = await tx.unsafe(
       `update "${schema}"."${table.name}" x set _deleted_at = $2 from unnest(${unnest}) as k(${key.map((_, i) => `c${i}`).join(', ')})
-       where x.company_key = $1 and x._deleted_at is null and ${on} returning ${key.map((k) => `x."${k}"`).join(', ')}`,
-      [o.companyKey, at, ...arrays] as never[],
+       where x.company_key = $1 and x._deleted_at is null and ${on}${scope ? ` and ${scope.conds.join(' and ')}` : ''}
+       returning ${key.map((k) => `x."${k}"`).join(', ')}`,
+      [o.companyKey, at, ...arrays, ...(scope?.params ?? [])] as never[],
     );
     await afterDelete(tx, schema, o.target, o.companyKey, gone, at);
     return gone.length;

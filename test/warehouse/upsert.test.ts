@@ -4,6 +4,7 @@ import { markDeletedByKey, markMissingDeleted } from '../../src/warehouse/deleti
 import { finishRun, listCheckpoints, readCheckpoint, readRows, startRun } from '../../src/warehouse/state.ts';
 import { targets } from '../../src/warehouse/targets.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
+import { waitFor } from '../support/processes.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
 
 let wh: Warehouse;
@@ -187,6 +188,30 @@ describe('deletions', () => {
       [2, true],
       [3, false],
     ]);
+  });
+
+  it('leaves a row that a write beside the read moved out of the window while it was being marked', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, stream: 's', syncedAt: t0 };
+    await writePage(wh, { ...page, items: [assignment(2, { StartDateTime: '2024-06-02T10:00:00+00:00' })] });
+    let marking: Promise<number> | undefined;
+    // The move (a read of another window writing the row's new start) holds the row until it commits.
+    await wh.sql.begin(async (tx) => {
+      await tx.unsafe(`update "${wh.schema}".shift_assignments set start_date_time = '2024-06-05T10:00:00Z' where company_key = $1`, [company]);
+      marking = markMissingDeleted(wh, {
+        target: targets.shiftAssignments,
+        companyKey: company,
+        seen: new Set(),
+        range: { startColumn: 'start_date_time', from: new Date('2024-06-02T00:00:00Z'), to: new Date('2024-06-03T00:00:00Z') },
+      });
+      await waitFor('the marking to wait for the moved row', async () => {
+        const [r] = await tx.unsafe<{ n: number }[]>(
+          `select pg_stat_clear_snapshot(), count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update%shift_assignments%'`,
+        );
+        return r!.n > 0;
+      }, 10_000, 20);
+    });
+    expect(await marking).toBe(0);
+    expect((await readRows(wh, targets.shiftAssignments, company)).map((r) => [r.shift_assignment_id, r._deleted_at])).toEqual([[2, null]]);
   });
 
   it('marks by partition and closes history and child rows', async () => {
