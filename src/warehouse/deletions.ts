@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Warehouse } from './connection.ts';
-import { keyText, tableInfo, type Row, type TableInfo } from './rows.ts';
+import { columnOf, keyText, tableInfo, type Row, type TableInfo } from './rows.ts';
 import { retryThroughOutage } from './outage.ts';
 import { transaction } from './pipeline.ts';
 import { sendFenceCheck } from './fencing.ts';
@@ -42,11 +42,6 @@ export interface MarkByKeyOptions {
 
 type Tx = Sql | TransactionSql;
 
-function column(table: TableInfo, name: string): string {
-  if (!table.byName.has(name)) throw new Error(`table ${table.name} has no column "${name}"`);
-  return name;
-}
-
 function partitionFilters(target: Target, partition: Record<string, unknown> | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [param, value] of Object.entries(partition ?? {})) {
@@ -79,7 +74,7 @@ export type LiveRowsOptions = Omit<MarkMissingOptions, 'seen'>;
 function scopeConditions(table: TableInfo, o: LiveRowsOptions, first: number): { conds: string[]; params: unknown[] } {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${first + params.push(value) - 1}`;
-  const col = (name: string) => `"${column(table, name)}"`;
+  const col = (name: string) => `"${columnOf(table, name)}"`;
   const conds = [`company_key = ${param(o.companyKey)}`, '_deleted_at is null'];
   for (const [name, value] of Object.entries({ ...partitionFilters(o.target, o.partition), ...o.where })) {
     if (value === null) conds.push(`${col(name)} is null`);
@@ -101,7 +96,7 @@ export async function liveRows(wh: Warehouse, o: LiveRowsOptions, columns: reado
   const table = tableInfo(o.target.table);
   const { conds, params } = scopeConditions(table, o, 1);
   const asText = (c: string) =>
-    `${table.byName.get(c)?.sqlType.startsWith('timestamp') ? `to_json("${column(table, c)}")#>>'{}'` : `"${column(table, c)}"::text`} as "${c}"`;
+    `${table.byName.get(c)?.sqlType.startsWith('timestamp') ? `to_json("${columnOf(table, c)}")#>>'{}'` : `"${columnOf(table, c)}"::text`} as "${c}"`;
   return (await wh.sql.unsafe(
     `select ${columns.map(asText).join(', ')} from "${wh.schema}"."${table.name}" where ${conds.join(' and ')}`,
     params as never[],
@@ -116,7 +111,7 @@ export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Prom
   const key = o.target.key;
   const at = o.deletedAt ?? new Date();
   const arrays = key.map((k) => o.keys.map((r) => (r[k] == null ? null : String(r[k]))));
-  const on = key.map((k, i) => `x."${column(table, k)}"::text = k.c${i}`).join(' and ');
+  const on = key.map((k, i) => `x."${columnOf(table, k)}"::text = k.c${i}`).join(' and ');
   const unnest = key.map((_, i) => `$${i + 3}::text[]`).join(', ');
   // Unqualified columns of the scope are the table's: the unnested keys are named c0, c1, ...
   const scope = o.stillIn ? scopeConditions(table, { ...o.stillIn, target: o.target, companyKey: o.companyKey }, key.length + 3) : undefined;

@@ -1,5 +1,5 @@
 import type { Warehouse } from './connection.ts';
-import { tableInfo, type TableInfo } from './rows.ts';
+import { columnOf, tableInfo, type TableInfo } from './rows.ts';
 
 /**
  * What the warehouse knows that tells a sync what to read again: rows that changed since an instant, change
@@ -16,12 +16,6 @@ export async function settledBefore(wh: Warehouse, companyKey: string, stream: s
     where company_key = ${companyKey} and stream = ${stream} and finished_at is null and started_at > now() - interval '1 day'`;
   const now = new Date();
   return row?.at && row.at < now ? row.at : now;
-}
-
-/** `name`, once `t` is known to have that column: names given in stream definitions fail loudly when wrong. */
-function columnOf(t: TableInfo, name: string): string {
-  if (!t.byName.has(name)) throw new Error(`table ${t.name} has no column "${name}"`);
-  return name;
 }
 
 /** Individuals whose row got a new version (changed, hired, back from gone) at or after `after`. */

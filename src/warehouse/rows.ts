@@ -123,6 +123,12 @@ export function tableInfo(name: string): TableInfo {
   return info;
 }
 
+/** `name`, once `table` is known to have that column: names given in stream definitions fail loudly when wrong. */
+export function columnOf(table: TableInfo, name: string): string {
+  if (!table.byName.has(name)) throw new Error(`table ${table.name} has no column "${name}"`);
+  return name;
+}
+
 export function allTableInfos(): readonly TableInfo[] {
   return [...tableInfos.values()];
 }
