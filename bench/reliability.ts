@@ -15,15 +15,27 @@ import { startRestartableRedis } from '../test/support/restartable-redis.ts';
  *   postgresRestart: the warehouse restarted mid-sync (a fast shutdown, as `pg_ctl -m fast restart`);
  *   redisRestart:    the limiter's Redis killed mid-sync and started again a few seconds later.
  * For each: rows missing, extra or stale against the sandbox's truth (goal 0), and the requests the sandbox
- * served against the clean run's (goal ≤ 1.05×). Prints one JSON object.
+ * served against the clean run's (goal ≤ 1.05×), with the endpoints the extra requests went to. Prints one JSON
+ * object.
  *
- *   SIZE=medium|small KILLS=10 RATE=100/1s SEED=7 node --import tsx bench/reliability.ts
+ *   SIZE=medium|small KILLS=10 RATE=100/1s SEED=7 SCENARIOS=kills,postgresRestart,redisRestart \
+ *     node --import tsx bench/reliability.ts
  */
 
 const SIZE = (process.env.SIZE ?? 'medium') as SandboxSize;
 const KILLS = Number(process.env.KILLS ?? 10);
 const RATE = process.env.RATE ?? '100/1s';
 const SEED = Number(process.env.SEED ?? 7);
+const SCENARIO_NAMES = ['kills', 'postgresRestart', 'redisRestart'] as const;
+type ScenarioName = (typeof SCENARIO_NAMES)[number];
+const SCENARIOS = (process.env.SCENARIOS ?? SCENARIO_NAMES.join(','))
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
+  .map((s) => {
+    if (!(SCENARIO_NAMES as readonly string[]).includes(s)) throw new Error(`SCENARIOS: unknown scenario "${s}"; known: ${SCENARIO_NAMES.join(', ')}`);
+    return s as ScenarioName;
+  });
 
 interface Scenario {
   seconds: number;
@@ -34,6 +46,10 @@ interface Scenario {
   extra: number;
   stale: number;
   exitCode: number | null;
+  /** Requests the sandbox served, by endpoint. */
+  byEndpoint: Record<string, number>;
+  /** Requests beyond the clean run's, by endpoint (only those that differ). */
+  overCleanByEndpoint?: Record<string, number>;
   [more: string]: unknown;
 }
 
@@ -100,6 +116,7 @@ async function measure(
         ...driven,
         seconds: Math.round(seconds * 10) / 10,
         requests: stats.requests,
+        byEndpoint: stats.byEndpoint as Record<string, number>,
         rateLimited: stats.rateLimited,
         missing: d.reduce((n, x) => n + x.missing.length, 0),
         extra: d.reduce((n, x) => n + x.extra.length, 0),
@@ -125,24 +142,25 @@ async function main(): Promise<void> {
     });
     const cleanMs = clean.seconds * 1000;
 
-    const kills = await measure('kills', pg, async (sandbox, databaseUrl) => {
-      const env = settings(sandbox, databaseUrl);
-      const at: number[] = [];
-      for (let i = 0; i < KILLS; i++) {
-        const since = new Date();
-        const sync = spawnWfsync(['sync', '--once'], env);
-        await writing(sync, databaseUrl, since);
-        // Somewhere in the next tenth of a clean run: ten kills land before the backfill is done.
-        const wait = Math.round(random() * cleanMs * 0.1);
-        await Promise.race([sleep(wait), sync.exited()]);
-        if (sync.proc.exitCode !== null) break;
-        sync.proc.kill('SIGKILL');
-        await sync.exited();
-        at.push(Math.round((Date.now() - since.getTime()) / 100) / 10);
-      }
-      const last = spawnWfsync(['sync', '--once'], env);
-      return { exitCode: (await last.exited()).code, kills: at.length, killedAfterSeconds: at };
-    });
+    const kills = () =>
+      measure('kills', pg, async (sandbox, databaseUrl) => {
+        const env = settings(sandbox, databaseUrl);
+        const at: number[] = [];
+        for (let i = 0; i < KILLS; i++) {
+          const since = new Date();
+          const sync = spawnWfsync(['sync', '--once'], env);
+          await writing(sync, databaseUrl, since);
+          // Somewhere in the next tenth of a clean run: ten kills land before the backfill is done.
+          const wait = Math.round(random() * cleanMs * 0.1);
+          await Promise.race([sleep(wait), sync.exited()]);
+          if (sync.proc.exitCode !== null) break;
+          sync.proc.kill('SIGKILL');
+          await sync.exited();
+          at.push(Math.round((Date.now() - since.getTime()) / 100) / 10);
+        }
+        const last = spawnWfsync(['sync', '--once'], env);
+        return { exitCode: (await last.exited()).code, kills: at.length, killedAfterSeconds: at };
+      });
 
     /** A sync that loses a service it needs while it writes: `down` for `downMs`, then `up`. */
     const outageMidSync = async (env: Record<string, string>, databaseUrl: string, down: () => Promise<void>, downMs: number, up: () => Promise<void>) => {
@@ -157,21 +175,37 @@ async function main(): Promise<void> {
       return { exitCode: code, ...(code === 0 ? {} : { output: sync.output().slice(-1000) }) };
     };
 
-    const postgresRestart = await measure('pgrestart', pg, (sandbox, databaseUrl) =>
-      outageMidSync(settings(sandbox, databaseUrl), databaseUrl, () => pg.stop(), 2000, () => pg.start()),
-    );
-
-    const redis = await startRestartableRedis();
-    let redisRestart: Scenario;
-    try {
-      redisRestart = await measure('redisrestart', pg, (sandbox, databaseUrl) =>
-        outageMidSync(settings(sandbox, databaseUrl, { REDIS_URL: redis.url }), databaseUrl, () => redis.kill(), 5000, () => redis.start()),
+    const postgresRestart = () =>
+      measure('pgrestart', pg, (sandbox, databaseUrl) =>
+        outageMidSync(settings(sandbox, databaseUrl), databaseUrl, () => pg.stop(), 2000, () => pg.start()),
       );
-    } finally {
-      await redis.destroy();
-    }
 
-    const vsClean = (s: Scenario): Scenario => ({ ...s, requestsVsClean: Math.round((s.requests / clean.requests) * 1000) / 1000 });
+    const redisRestart = async () => {
+      const redis = await startRestartableRedis();
+      try {
+        return await measure('redisrestart', pg, (sandbox, databaseUrl) =>
+          outageMidSync(settings(sandbox, databaseUrl, { REDIS_URL: redis.url }), databaseUrl, () => redis.kill(), 5000, () => redis.start()),
+        );
+      } finally {
+        await redis.destroy();
+      }
+    };
+
+    const scenarios: Record<ScenarioName, () => Promise<Scenario>> = { kills, postgresRestart, redisRestart };
+    const measured: Partial<Record<ScenarioName, Scenario>> = {};
+    for (const name of SCENARIOS) measured[name] = await scenarios[name]();
+
+    const overClean = (s: Scenario): Record<string, number> =>
+      Object.fromEntries(
+        Object.keys({ ...clean.byEndpoint, ...s.byEndpoint })
+          .map((e) => [e, (s.byEndpoint[e] ?? 0) - (clean.byEndpoint[e] ?? 0)] as const)
+          .filter(([, n]) => n !== 0),
+      );
+    const vsClean = (s: Scenario): Scenario => ({
+      ...s,
+      requestsVsClean: Math.round((s.requests / clean.requests) * 1000) / 1000,
+      overCleanByEndpoint: overClean(s),
+    });
     const result = {
       size: SIZE,
       rateLimit: RATE,
@@ -179,9 +213,7 @@ async function main(): Promise<void> {
       cpus: 2,
       note: 'CPU shared with other work on the machine',
       clean,
-      kills: vsClean(kills),
-      postgresRestart: vsClean(postgresRestart),
-      redisRestart: vsClean(redisRestart),
+      ...Object.fromEntries(Object.entries(measured).map(([name, m]) => [name, vsClean(m)])),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

@@ -24,6 +24,8 @@ export interface SandboxStats {
   /** 429s answered, from the budget or from a storm. */
   rateLimited: number;
   byKey: Record<string, KeyStats>;
+  /** Requests to an endpoint of the catalog that passed the key and budget checks, by endpoint name (faulted ones too). */
+  byEndpoint: Partial<Record<EndpointName, number>>;
   /** Requests each fault was applied to. */
   faults: Record<FaultKind, number>;
   /** Writes the data applied, per write endpoint, and verification results skipped as resent RequestIds. */
@@ -107,13 +109,13 @@ export class SandboxApi {
   constructor(deps: ApiDeps) {
     this.#deps = deps;
     this.#codecs = new Codecs(deps.data, deps.quirks);
-    this.#stats = { requests: 0, rateLimited: 0, byKey: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 } };
+    this.#stats = { requests: 0, rateLimited: 0, byKey: {}, byEndpoint: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 } };
     for (const key of deps.keys.keys()) this.#stats.byKey[key] = { requests: 0, rateLimited: 0 };
   }
 
   stats(): SandboxStats {
     const byKey = Object.fromEntries(Object.entries(this.#stats.byKey).map(([k, v]) => [k, { ...v }]));
-    return { requests: this.#stats.requests, rateLimited: this.#stats.rateLimited, byKey, faults: { ...this.#stats.faults }, writes: this.#deps.data.writeStats() };
+    return { requests: this.#stats.requests, rateLimited: this.#stats.rateLimited, byKey, byEndpoint: { ...this.#stats.byEndpoint }, faults: { ...this.#stats.faults }, writes: this.#deps.data.writeStats() };
   }
 
   handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): void {
@@ -138,6 +140,8 @@ export class SandboxApi {
     if (this.#limited(ctx, token, keyStats)) return;
     if (!format) return this.#error(ctx, 406, 'not_acceptable', `unknown response format: ${req.headers.accept}`);
 
+    const endpoint = suffix && this.#route(req.method ?? 'GET', suffix.path);
+    if (endpoint) this.#counted(endpoint.name as EndpointName);
     // Writes are the POSTs (the catalog's reads are all GETs).
     ctx.plan = faults.plan(req.method !== 'GET');
     if (ctx.plan.error500) {
@@ -145,7 +149,6 @@ export class SandboxApi {
       return this.#error(ctx, 500, 'internal_server_error', 'unexpected error while processing');
     }
 
-    const endpoint = suffix && this.#route(req.method ?? 'GET', suffix.path);
     if (!endpoint) return this.#error(ctx, 404, 'not_found', `no resource at ${req.method} ${rawPath}`);
     if (!keys.allows(token, endpoint)) {
       return this.#error(ctx, 403, 'insufficient_scope', `the API key lacks the "${endpoint.scope}" scope`);
@@ -163,6 +166,10 @@ export class SandboxApi {
       return this.#read(ctx, endpoint, parsed, earlier);
     }
     return this.#write(req, ctx, endpoint, earlier);
+  }
+
+  #counted(name: EndpointName): void {
+    this.#stats.byEndpoint[name] = (this.#stats.byEndpoint[name] ?? 0) + 1;
   }
 
   /** A reset before the request is processed: nothing is read or written, and no answer is sent. */

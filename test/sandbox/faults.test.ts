@@ -157,6 +157,8 @@ describe('latency and admin routes', () => {
         requests: 2,
         rateLimited: 1,
         byKey: { [sb.apiKey]: { requests: 2, rateLimited: 1 } },
+        // The second was refused by the budget before it reached an endpoint.
+        byEndpoint: { schedules: 1 },
         faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 },
         writes: {
           applied: { individualInsert: 0, individualUpdate: 0, certificationInsert: 0, certificationUpdate: 0, validateSubmission: 0 },
