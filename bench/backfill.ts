@@ -3,7 +3,8 @@ import { endpointByPath, endpoints, isPaged, PAGE_LIMIT_MAX, type EndpointName }
 import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
 import { startPostgres } from '../test/support/services.ts';
 import { measureMemory, MEMORY_GOAL_MB, type Measured } from './memory.ts';
-import { runSyncProcess, startSandboxProcess } from './sync-process.ts';
+import { availableParallelism } from 'node:os';
+import { cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
 
 /**
  * A first sync (`wfsync sync --once` into an empty warehouse), measured three ways. Prints one JSON object.
@@ -72,6 +73,16 @@ interface Speed {
   processSeconds: number;
   /** CPU the sync process used, and the machine's load: a floor needs the CPU to write L pages per W. */
   cpuSeconds: number;
+  /** CPU the sandbox and Postgres (its backends included) used during the run. */
+  sandboxCpuSeconds: number;
+  postgresCpuSeconds: number;
+  /**
+   * The three processes' CPU against what the machine's cores give in the floor's time: above 1, this machine cannot
+   * give the floor the CPU they used. `syncCpuOverFloor` above 1: the sync's one JavaScript thread cannot either.
+   */
+  cpuOverMachineAtFloor: number;
+  syncCpuOverFloor: number;
+  cpus: number;
   loadAverage: number;
   peakRssMb: number;
   failedStreams: string[];
@@ -85,7 +96,11 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
   const sandbox = await startSandboxProcess({ size, rateLimit, latencyMs });
   const proxy = await startProxy(sandbox.url);
   try {
+    const sandboxCpu0 = cpuSeconds(sandbox.proc.pid!) ?? 0;
+    const postgresCpu0 = postgresCpuSeconds(pg.dataDir) ?? 0;
     const run = await runSyncProcess({ baseUrl: proxy.url, databaseUrl: pg.url, rateLimit, sandbox });
+    const sandboxCpu = (cpuSeconds(sandbox.proc.pid!) ?? 0) - sandboxCpu0;
+    const postgresCpu = (postgresCpuSeconds(pg.dataDir) ?? 0) - postgresCpu0;
     const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
     const reads = [...readsOf(proxy.seen).values()];
     const byEndpoint: Speed['byEndpoint'] = {};
@@ -115,6 +130,11 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
       wallOverFloor: round(runSeconds / floorSeconds),
       processSeconds: run.processSeconds,
       cpuSeconds: run.cpuSeconds,
+      sandboxCpuSeconds: round(sandboxCpu, 1),
+      postgresCpuSeconds: round(postgresCpu, 1),
+      cpuOverMachineAtFloor: round((run.cpuSeconds + sandboxCpu + postgresCpu) / (floorSeconds * availableParallelism())),
+      syncCpuOverFloor: round(run.cpuSeconds / floorSeconds),
+      cpus: availableParallelism(),
       loadAverage: run.loadAverage,
       peakRssMb: run.peakRssMb,
       failedStreams: run.summary.streams.filter((s) => s.outcome !== 'ok').map((s) => s.stream),

@@ -30,15 +30,31 @@ export function peakKb(pid: number): number | undefined {
   }
 }
 
-/** CPU time a process has used so far (user + system), in seconds, or undefined once it is gone. */
-export function cpuSeconds(pid: number): number | undefined {
+/**
+ * CPU time a process has used so far (user + system), in seconds, or undefined once it is gone. With `children`,
+ * that of its children that have ended as well (a Postgres server's finished backends).
+ */
+export function cpuSeconds(pid: number, o: { children?: boolean } = {}): number | undefined {
   try {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    // Fields after the command's closing parenthesis: utime, stime, cutime and cstime are the 12th to 15th.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (o.children ? own + Number(fields[13]) + Number(fields[14]) : own) / 100;
   } catch {
     return undefined;
   }
+}
+
+/** CPU time of a Postgres server and its backends, those still running and those ended, in seconds. */
+export function postgresCpuSeconds(dataDir: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return undefined;
+  }
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return children.reduce((sum, c) => sum + (cpuSeconds(c) ?? 0), cpuSeconds(pid, { children: true }) ?? 0);
 }
 
 /** `keys`: the API keys the sandbox accepts (default: BENCH_KEY alone). */

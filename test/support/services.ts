@@ -83,15 +83,22 @@ export async function embeddedCluster(databaseDir: string, port: number, flags: 
 export const FAST_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
 
 /** A private Postgres on a free port in a temporary directory. */
-export async function startPostgres(): Promise<Running> {
+/** A test cluster, with where its data lives (its postmaster.pid names the server's process). */
+export interface RunningPostgres extends Running {
+  dataDir: string;
+}
+
+export async function startPostgres(): Promise<RunningPostgres> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-pg-'));
   // Postgres refuses to run as root, so it runs as another user who must reach the data directory.
   chmodSync(dir, 0o755);
-  const cluster = await embeddedCluster(join(dir, 'data'), port, [...FAST_FLAGS, '-c', 'max_connections=200']);
+  const dataDir = join(dir, 'data');
+  const cluster = await embeddedCluster(dataDir, port, [...FAST_FLAGS, '-c', 'max_connections=200']);
   await cluster.start();
   return {
     url: `postgres://wfsync:wfsync@127.0.0.1:${port}/postgres`,
+    dataDir,
     stop: async () => {
       await cluster.stop();
       rmSync(dir, { recursive: true, force: true });
