@@ -7,6 +7,17 @@ import { z } from 'zod';
 
 const instant = z.iso.datetime({ offset: true });
 
+/**
+ * Where a list read in part stands: its last written page's offset, the offset after that page, and the key of
+ * that page's last record (keyText of rows.ts). Every page before it is written too: a read's pages are written
+ * one after another, in order. A bare offset is what earlier versions stored: such a read goes on from that page.
+ */
+export const ReadPoint = z.union([
+  z.number().int().nonnegative(),
+  z.strictObject({ offset: z.number().int().nonnegative(), next: z.number().int().nonnegative(), lastKey: z.string() }),
+]);
+export type ReadPoint = z.infer<typeof ReadPoint>;
+
 /** A long read in progress (a backfill, a complete re-read): the slices done so far, so a resumed run skips them. */
 export const Pass = z.object({
   name: z.string(),
@@ -14,11 +25,8 @@ export const Pass = z.object({
   to: instant,
   /** Starts of the slices read completely. */
   done: z.array(instant),
-  /**
-   * Slices read in part, by start: the offset of the last page written of each. Every page before it is
-   * written too: a slice's pages are written one after another, in order.
-   */
-  at: z.record(instant, z.number().int().nonnegative()).optional(),
+  /** Slices read in part, by start: where each stands. */
+  at: z.record(instant, ReadPoint).optional(),
 });
 export type Pass = z.infer<typeof Pass>;
 
@@ -31,11 +39,8 @@ export const SinceCursor = z.strictObject({
   rereads: Rereads,
   /** Individuals whose warehouse row changed after this local instant have their records read again. */
   individualsAfter: instant.optional(),
-  /**
-   * A first read under way (`since` is when it began): the offset of its last written page, written with that
-   * page. Every page before it is written too: a read's pages are written in order.
-   */
-  firstReadAt: z.number().int().nonnegative().optional(),
+  /** A first read under way (`since` is when it began): where it stands, written with each page. */
+  firstReadAt: ReadPoint.optional(),
 });
 export type SinceCursor = z.infer<typeof SinceCursor>;
 

@@ -32,6 +32,7 @@ import {
   WindowCursor,
   parseCursor,
   type Pass,
+  type ReadPoint,
 } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { Observers } from '../observers.ts';
@@ -173,10 +174,27 @@ interface Seen {
 
 const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
 
-/** Where a page stands in its read: its offset, and whether it completes the read. */
+/** Where a page stands in its read: its offset, whether it completes the read, and where the read goes on after it. */
 interface PageAt {
   offset: number;
   last: boolean;
+  /** Set on a page with records: the point a read resumed after this page goes on from. */
+  point?: ReadPoint;
+}
+
+/**
+ * Records before the offset after its last written page that a resumed read asks for again. Offset paging shifts
+ * when records before that offset are deleted meanwhile; asking from a little before it lets the read find its
+ * last written record among the first ones returned, which proves no unread record slid behind the new offset.
+ * When it is not there (more deletions than this, or that record itself gone), the read goes on from the start of
+ * its last written page instead, which absorbs up to a page of deletions. A page's worth would cost a request
+ * per resumed read; this many cost one in every PAGE_LIMIT_MAX / RESUME_OVERLAP.
+ */
+export const RESUME_OVERLAP = 20;
+
+/** The offset a read resumed at `point` asks for first. */
+function resumeFrom(point: ReadPoint): number {
+  return typeof point === 'number' ? point : Math.max(point.offset, point.next - RESUME_OVERLAP);
 }
 
 /**
@@ -192,8 +210,8 @@ interface Checkpoint {
 interface ReadOptions {
   seen?: Seen;
   checkpoint?: Checkpoint;
-  /** Offset of the first page read (an envelope list resumed part way); default 0. */
-  startOffset?: number;
+  /** Where an envelope list read in part stands: the read goes on from there (see RESUME_OVERLAP). */
+  resume?: ReadPoint;
   /** Count rows that were stored already (an append stream's overlap). */
   countDuplicates?: boolean;
 }
@@ -207,20 +225,28 @@ export const READ_AHEAD = 4;
 /** Reads every page of one query and writes each page; returns how many records it returned. */
 async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
   const { ctx, stream, partition, counters } = run;
+  const from = o.resume === undefined ? 0 : resumeFrom(o.resume);
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
     lane: stream.lane ?? lane,
     signal: ctx.signal,
     readAhead: ctx.readAhead ?? READ_AHEAD,
-    ...(o.startOffset ? { startOffset: o.startOffset } : {}),
+    ...(from > 0 ? { startOffset: from } : {}),
   });
   // Only an envelope list can be asked for from an offset: others are read again whole, so their progress is not kept.
   const resumable = stream.endpoint.response.kind === 'envelope';
+  let lookFor = typeof o.resume === 'object' ? o.resume.lastKey : undefined;
   let rows = 0;
   // Pages come in page order and each is written before the next is taken, so a page's checkpoint never names
   // a position with an earlier page unwritten (read-ahead fetches pages early, never writes them early).
   for await (const page of pages) {
     counters.requests++;
     run.tally.requests++;
+    if (lookFor !== undefined) {
+      const found = page.items.some((item) => keyOf(run, item, page.extras) === lookFor);
+      lookFor = undefined;
+      // Leaving the loop cancels the pages asked for ahead.
+      if (!found) return readAll(run, query, lane, { ...o, resume: (o.resume as Exclude<ReadPoint, number>).offset });
+    }
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
     const write = (checkpoint?: unknown) =>
       writePage(ctx.warehouse, {
@@ -235,8 +261,8 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
         seen: o.seen?.keys,
         checkpoint: checkpoint === undefined ? undefined : { partition: partition.key, cursor: checkpoint },
       });
-    const at: PageAt = { offset: page.offset, last: !page.hasMore };
-    const cp = at.last || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
+    const cp = !page.hasMore || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
+    const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
     const result = cp
       ? await serially(run, async () => {
           const r = await write(cp.cursor(at));
@@ -261,6 +287,19 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
     ctx.onProgress?.({ stream: stream.name, partition: partition.key, ...counters });
   }
   return rows;
+}
+
+/** The key text of a record as its row is written (rows.ts keyText). */
+function keyOf(run: StreamRun, item: unknown, extras: Record<string, unknown>): string {
+  return mapItem(targetOf(run.stream), run.ctx.companyKey, item as Record<string, unknown>, extras).keyText;
+}
+
+/** Where a read goes on after `page`: past its records (refused ones too), looking for its last record. */
+function pointAfter(run: StreamRun, page: { offset: number; items: readonly unknown[]; rejects: readonly unknown[]; extras: Record<string, unknown> }): ReadPoint {
+  const next = page.offset + page.items.length + page.rejects.length;
+  const last = page.items.at(-1);
+  // A page of refused records alone names no record to look for: the read goes on from that page.
+  return last === undefined ? page.offset : { offset: page.offset, next, lastKey: keyOf(run, last, page.extras) };
 }
 
 function serially<T>(run: StreamRun, fn: () => Promise<T>): Promise<T> {
@@ -505,14 +544,15 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
   const firstRead: SinceCursor = { version: 2, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
   const checkpoint: Checkpoint | undefined = previous
     ? undefined
-    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.offset }) satisfies SinceCursor, committed: () => {} };
-  const startOffset = partial?.firstReadAt;
-  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, startOffset });
+    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? page.offset }) satisfies SinceCursor, committed: () => {} };
+  const resume = partial?.firstReadAt;
+  const resumed = resume !== undefined && resumeFrom(resume) > 0;
+  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, resume });
   await (reread ? rereading(run, reread.name, read) : read());
   const label = reread ? `re-read ${reread.name}` : 'complete read';
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
   // One resumed part way did not see the records before its offset.
-  if (complete && startOffset) skipInference(run, `${label}: resumed at offset ${startOffset}; nothing marked gone`);
+  if (complete && resumed) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
   else if (complete) await markGone(run, seen, { label });
   else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
@@ -593,13 +633,13 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
 
 /**
  * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
- * resumed at `from` (a page offset) is read from there: its records before it were not seen by this read.
+ * resumed part way goes on from where it stands: its records before that were not seen by this read.
  */
-async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: Checkpoint, from = 0): Promise<'whole' | 'split'> {
+async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: Checkpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
   const seen = newSeen();
   let rows: number;
   try {
-    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, startOffset: from, countDuplicates: spec.countDuplicates });
+    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, resume, countDuplicates: spec.countDuplicates });
   } catch (e) {
     if (!splittable(e)) throw e;
     const minimum = minSplitMs(run.stream, spec.start);
@@ -614,9 +654,9 @@ async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpe
   }
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   const label = `window ${w.start.toISOString()} – ${w.end.toISOString()}`;
-  if (from > 0) {
+  if (resume !== undefined && resumeFrom(resume) > 0) {
     // What this read returned is only the end of the window: a row it missed may be among the records before.
-    if (range) skipInference(run, `${label}: resumed at offset ${from}; nothing marked gone`);
+    if (range) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
     return 'whole';
   }
   if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
@@ -644,20 +684,20 @@ async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: 
 
 /**
  * Reads a long pass (a backfill, a complete re-read) slice by slice. Each slice's completion is stored in the
- * cursor with its last page, so an interrupted pass resumes with the slices left. A backfill also stores the
- * offset of each page written with that page, and resumes each slice under way from there. A re-read pass does
+ * cursor with its last page, so an interrupted pass resumes with the slices left. A backfill also stores where
+ * each slice stands with each page written, and resumes each slice under way from there. A re-read pass does
  * not: it exists to find what is gone, which a slice read in part cannot tell, so its slices start over.
  */
 async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
   const done = new Set(pass.done);
   const at = new Map(Object.entries(pass.at ?? {}));
-  const note = (id: string, page: PageAt, d: Set<string>, a: Map<string, number>) => {
+  const note = (id: string, page: PageAt, d: Set<string>, a: Map<string, ReadPoint>) => {
     if (page.last) {
       d.add(id);
       a.delete(id);
-    } else a.set(id, page.offset);
+    } else a.set(id, page.point ?? page.offset);
   };
-  const current = (d: Set<string>, a: Map<string, number>): Pass => ({
+  const current = (d: Set<string>, a: Map<string, ReadPoint>): Pass => ({
     name: pass.name,
     from: pass.from,
     to: pass.to,
@@ -679,9 +719,8 @@ async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane,
       committed: (page) => note(id, page, done, at),
       everyPage: lane === 'backfill',
     };
-    // The offset stored is the start of the last page written, which is read again rather than the one after
-    // it: offset paging shifts when records before it are deleted meanwhile, and starting past the written page
-    // would skip as many unchanged records as were deleted. Reading that page again absorbs up to a page of them.
+    // A resumed slice does not simply go on after its last written page: offset paging shifts when records
+    // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
     if ((await readWindow(run, w, lane, spec, checkpoint, checkpoint.everyPage ? at.get(id) : undefined)) === 'split') {
       await serially(run, async () => {
         const [d, a] = [new Set(done), new Map(at)];

@@ -3,11 +3,12 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { endpoints } from '../../src/source/endpoints.ts';
-import { runStream } from '../../src/sync/engine.ts';
+import { RESUME_OVERLAP, runStream } from '../../src/sync/engine.ts';
 import { runStreams } from '../../src/sync/runner.ts';
 import { streamByName } from '../../src/sync/streams.ts';
 import { readCheckpoint, readRows, saveCheckpoint, targets } from '../../src/warehouse/index.ts';
-import { ChangeCursor, SinceCursor, WindowCursor } from '../../src/sync/cursors.ts';
+import { ChangeCursor, SinceCursor, WindowCursor, type ReadPoint } from '../../src/sync/cursors.ts';
+import { AUTH_HEADER, PAGE_LIMIT_MAX } from '../../src/source/endpoints.ts';
 import { divergence } from '../support/convergence.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
@@ -91,13 +92,16 @@ describe('a slice interrupted part way', () => {
   let proxy: RunningProxy;
   const opened: TestSync[] = [];
 
+  /** Deleted records leave the list before it is paged, so every record after them moves up, as in the service. */
   function droppable(data: SandboxData): SandboxData {
     return {
       ...data,
       read(endpoint, query, page) {
-        const r = data.read(endpoint, query, page);
-        if (!r.ok || !drop || endpoint !== 'shiftAssignments') return r;
-        return { ok: true, value: { ...r.value, items: r.value.items.filter((it) => !drop!(it as Record<string, unknown>)) } };
+        if (!drop || endpoint !== 'shiftAssignments') return data.read(endpoint, query, page);
+        const r = data.read(endpoint, query, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
+        if (!r.ok) return r;
+        const left = r.value.items.filter((it) => !drop!(it as Record<string, unknown>));
+        return { ok: true, value: { ...r.value, items: left.slice(page.offset, page.offset + page.limit), hasMore: page.offset + page.limit < left.length } };
       },
     };
   }
@@ -158,25 +162,42 @@ describe('a slice interrupted part way', () => {
       .filter((r) => r.url.pathname === path && r.outcome === 'forwarded')
       .map((r) => ({ slice: sliceOf(r.url.searchParams.get('StartDate')), offset: Number(r.url.searchParams.get('Offset') ?? 0) }));
 
-  it('resumes each slice at its last written page, reading again at most that page, and converges', async () => {
+  /** A stored position of a slice read in part, as this version writes it. */
+  const pointOf = (p: ReadPoint | undefined): Exclude<ReadPoint, number> => {
+    if (typeof p !== 'object') throw new Error(`expected a read point with a key, got ${JSON.stringify(p)}`);
+    return p;
+  };
+
+  /** The shift assignments of a slice's list from `offset`, as the service lists them (the first run's query). */
+  async function listed(sliceId: string, offset: number, limit: number): Promise<number[]> {
+    const first = proxy.seen.find((r) => r.url.pathname === path && sliceOf(r.url.searchParams.get('StartDate')) === sliceId)!;
+    const url = new URL(first.url.pathname + first.url.search, small.url);
+    url.searchParams.set('Offset', String(offset));
+    url.searchParams.set('Limit', String(limit));
+    const res = await fetch(url, { headers: { [AUTH_HEADER]: small.apiKey } });
+    return ((await res.json()) as { Data: { ShiftAssignmentId: number }[] }).Data.map((a) => a.ShiftAssignmentId);
+  }
+
+  it('resumes each slice a few records before the end of its last written page, reading no written page again, and converges', async () => {
     const { s, written, pass } = await interrupted(14);
     const at = pass.at ?? {};
     expect(Object.keys(at).length).toBeGreaterThan(0);
-    // The position stored is the last page written of the slice, never one past a page not written.
-    for (const [id, offset] of Object.entries(at)) expect(offset).toBe(Math.max(...written.get(id)!));
+    // The position stored is after the last page written of the slice, never after a page not written.
+    for (const [id, p] of Object.entries(at)) {
+      const point = pointOf(p);
+      expect(point.offset).toBe(Math.max(...written.get(id)!));
+      expect(point.next).toBe(point.offset + PAGE_LIMIT_MAX);
+      const [last] = await listed(id, point.next - 1, 1);
+      expect(point.lastKey).toBe(JSON.stringify([String(last)]));
+    }
 
     const mark = proxy.seen.length;
     await runStream(s.ctx, assignments);
     const second = asked(mark);
-    const again = second.filter((r) => written.get(r.slice)?.includes(r.offset));
-    // One page per slice in flight, and only the one its position names.
-    expect(again.length).toBeLessThanOrEqual(4);
-    expect(again.sort((a, b) => a.slice.localeCompare(b.slice))).toEqual(
-      Object.entries(at)
-        .map(([slice, offset]) => ({ slice, offset }))
-        .sort((a, b) => a.slice.localeCompare(b.slice)),
-    );
-    for (const [id, offset] of Object.entries(at)) expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(offset);
+    expect(second.filter((r) => written.get(r.slice)?.includes(r.offset))).toEqual([]);
+    for (const [id, p] of Object.entries(at)) {
+      expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(pointOf(p).next - RESUME_OVERLAP);
+    }
     expect(second.some((r) => pass.done.includes(r.slice))).toBe(false);
 
     // The sandbox holds assignments from before the backfill's span too: the span is what a backfill promises.
@@ -186,6 +207,39 @@ describe('a slice interrupted part way', () => {
     expect(d.expected).toBeGreaterThan(1000);
     const finished = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name));
     expect(finished.pass).toBeUndefined();
+  });
+
+  it('goes on from its last written page when more records than the overlap were deleted before it, skipping none', async () => {
+    const { s, pass } = await interrupted(14);
+    const [id, p] = Object.entries(pass.at ?? {})[0]!;
+    const point = pointOf(p);
+    // Records the first run wrote, deleted before the resumed read: every later record moves that many places up.
+    const deleted = new Set(await listed(id, 0, RESUME_OVERLAP + 5));
+    drop = (item) => deleted.has(item.ShiftAssignmentId as number);
+    const mark = proxy.seen.length;
+    try {
+      expect((await runStreams(s.ctx, [assignments])).failed).toBe(0);
+    } finally {
+      drop = undefined;
+    }
+    const offsets = asked(mark).filter((r) => r.slice === id).map((r) => r.offset);
+    // The record it wrote last was not among the first ones returned: the read began again at its last page.
+    expect(offsets[0]).toBe(point.next - RESUME_OVERLAP);
+    expect(offsets).toContain(point.offset);
+    const span = { startColumn: 'start_date_time', from: new Date(pass.from), to: new Date(pass.to) };
+    const d = (await divergence(s.warehouse, small.data, 'acme', { [assignments.name]: span }))[assignments.name]!;
+    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({ missing: 0, extra: 0, stale: 0 });
+  });
+
+  it('goes on from the last written page a cursor of an earlier version names by its offset alone', async () => {
+    const { s, pass } = await interrupted(14);
+    const offsets = Object.fromEntries(Object.entries(pass.at ?? {}).map(([id, p]) => [id, pointOf(p).offset]));
+    const cursor = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name));
+    await saveCheckpoint(s.warehouse, 'acme', assignments.name, '-', { ...cursor, pass: { ...pass, at: offsets } });
+    const mark = proxy.seen.length;
+    await runStream(s.ctx, assignments);
+    const second = asked(mark);
+    for (const [id, offset] of Object.entries(offsets)) expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(offset);
   });
 
   it('starts a slice of a re-read over, so what is gone from it is marked gone', async () => {
@@ -225,7 +279,8 @@ describe('a slice interrupted part way', () => {
     const ctx = { ...s.ctx, signal: controller.signal, onProgress: () => void (++n === 5 && controller.abort()) };
     await expect(runStream(ctx, credentials)).rejects.toThrow();
     const cut = SinceCursor.parse(await readCheckpoint(s.warehouse, 'acme', credentials.name));
-    expect(cut.firstReadAt).toBeGreaterThan(0);
+    const point = pointOf(cut.firstReadAt);
+    expect(point.offset).toBeGreaterThan(0);
 
     const mark = proxy.seen.length;
     const r = await runStreams(s.ctx, [credentials]);
@@ -234,13 +289,13 @@ describe('a slice interrupted part way', () => {
       .slice(mark)
       .filter((q) => q.url.pathname === endpoints.individualCertifications.path && q.outcome === 'forwarded')
       .map((q) => Number(q.url.searchParams.get('Offset') ?? 0));
-    // Only the last written page is read again.
-    expect(Math.min(...offsets)).toBe(cut.firstReadAt);
+    // No written page is read again: the read goes on a few records before the end of the last one.
+    expect(Math.min(...offsets)).toBe(point.next - RESUME_OVERLAP);
     expect(new Set(offsets).size).toBe(offsets.length);
     const [run] = await s.warehouse.sql<{ details: { inferenceSkipped?: string[] } }[]>`
       select details from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs
       where company_key = 'acme' and stream = ${credentials.name} order by id desc limit 1`;
-    expect(run!.details.inferenceSkipped).toEqual([`complete read: resumed at offset ${cut.firstReadAt}; nothing marked gone`]);
+    expect(run!.details.inferenceSkipped).toEqual([`complete read: resumed at offset ${point.next - RESUME_OVERLAP}; nothing marked gone`]);
     const done = SinceCursor.parse(await readCheckpoint(s.warehouse, 'acme', credentials.name));
     expect({ since: done.since, firstReadAt: done.firstReadAt }).toEqual({ since: cut.since, firstReadAt: undefined });
     const d = (await divergence(s.warehouse, small.data, 'acme'))[credentials.name]!;
@@ -249,7 +304,7 @@ describe('a slice interrupted part way', () => {
 
   it('marks nothing gone from a slice resumed part way, and its run says so', async () => {
     const { s, pass } = await interrupted(14);
-    const [id] = Object.entries(pass.at ?? {}).find(([, offset]) => offset > 0) ?? [];
+    const [id, p] = Object.entries(pass.at ?? {}).find(([, point]) => pointOf(point).offset > 0) ?? [];
     expect(id).toBeDefined();
     const start = Date.parse(id!);
     const rows = await readRows(s.warehouse, targets.shiftAssignments, 'acme');
@@ -270,6 +325,6 @@ describe('a slice interrupted part way', () => {
     const [run] = await s.warehouse.sql<{ details: { inferenceSkipped?: string[] } }[]>`
       select details from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs
       where company_key = 'acme' and stream = ${assignments.name} order by id desc limit 1`;
-    expect(run!.details.inferenceSkipped).toContainEqual(expect.stringMatching(new RegExp(`^window ${id}.*resumed at offset ${pass.at![id!]}; nothing marked gone$`)));
+    expect(run!.details.inferenceSkipped).toContainEqual(expect.stringMatching(new RegExp(`^window ${id}.*resumed at offset ${pointOf(p).next - RESUME_OVERLAP}; nothing marked gone$`)));
   });
 });
