@@ -244,8 +244,12 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
     if (lookFor !== undefined) {
       const found = page.items.some((item) => keyOf(run, item, page.extras) === lookFor);
       lookFor = undefined;
-      // Leaving the loop cancels the pages asked for ahead.
-      if (!found) return readAll(run, query, lane, { ...o, resume: (o.resume as Exclude<ReadPoint, number>).offset });
+      if (!found) {
+        const offset = (o.resume as Exclude<ReadPoint, number>).offset;
+        ctx.log.info({ stream: stream.name, partition: partition.key, offset }, 'resumed read did not find its last written record; going on from its last written page');
+        // Leaving the loop cancels the pages asked for ahead.
+        return readAll(run, query, lane, { ...o, resume: offset });
+      }
     }
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
     const write = (checkpoint?: unknown) =>
