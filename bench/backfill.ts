@@ -1,9 +1,9 @@
+import { availableParallelism } from 'node:os';
 import { parseRateLimit } from '../src/config.ts';
 import { endpointByPath, endpoints, isPaged, PAGE_LIMIT_MAX, type EndpointName } from '../src/source/endpoints.ts';
 import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
 import { startPostgres } from '../test/support/services.ts';
 import { measureMemory, MEMORY_GOAL_MB, type Measured } from './memory.ts';
-import { availableParallelism } from 'node:os';
 import { cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
 
 /**

@@ -45,16 +45,16 @@ export function cpuSeconds(pid: number, o: { children?: boolean } = {}): number 
   }
 }
 
-/** CPU time of a Postgres server and its backends, those still running and those ended, in seconds. */
+/** CPU time of a Postgres server and its backends, those still running and those ended, in seconds; undefined once it is gone. */
 export function postgresCpuSeconds(dataDir: string): number | undefined {
-  let pid: number;
   try {
-    pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const own = cpuSeconds(pid, { children: true });
+    return own === undefined ? undefined : children.reduce((sum, c) => sum + (cpuSeconds(c) ?? 0), own);
   } catch {
     return undefined;
   }
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  return children.reduce((sum, c) => sum + (cpuSeconds(c) ?? 0), cpuSeconds(pid, { children: true }) ?? 0);
 }
 
 /** `keys`: the API keys the sandbox accepts (default: BENCH_KEY alone). */

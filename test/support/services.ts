@@ -82,12 +82,12 @@ export async function embeddedCluster(databaseDir: string, port: number, flags: 
 /** Flags for a test cluster: durability off, for speed. */
 export const FAST_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
 
-/** A private Postgres on a free port in a temporary directory. */
 /** A test cluster, with where its data lives (its postmaster.pid names the server's process). */
 export interface RunningPostgres extends Running {
   dataDir: string;
 }
 
+/** A private Postgres on a free port in a temporary directory. */
 export async function startPostgres(): Promise<RunningPostgres> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-pg-'));
