@@ -186,9 +186,9 @@ interface PageAt {
  * Records before the offset after its last written page that a resumed read asks for again. Offset paging shifts
  * when records before that offset are deleted meanwhile; asking from a little before it lets the read find its
  * last written record among the first ones returned, which proves no unread record slid behind the new offset.
- * When it is not there (more deletions than this, or that record itself gone), the read goes on from the start of
- * its last written page instead, which absorbs up to a page of deletions. A page's worth would cost a request
- * per resumed read; this many cost one in every PAGE_LIMIT_MAX / RESUME_OVERLAP.
+ * When it is not there (this many deletions or more, or that record itself gone), the read goes on from the
+ * start of its last written page instead, which absorbs up to a page of deletions. A page's worth would cost a
+ * request per resumed read; this many cost one in every PAGE_LIMIT_MAX / RESUME_OVERLAP.
  */
 export const RESUME_OVERLAP = 20;
 
