@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync } from '../support/processes.ts';
 
@@ -16,6 +16,7 @@ async function run(args: string[], env: Record<string, string>) {
 describe('wfsync push', () => {
   it('queues a file of changes, shows one and lists them; refuses a bad file naming the field', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wfsync-push-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const env = { DATABASE_URL: await freshDatabase(), WFS_SECRET_KEY: 'cli-secret-0123456789', LOG_LEVEL: 'silent', WFS_DATA_DIR: dir };
     const good = join(dir, 'people.ndjson');
     const person = { FirstName: 'A', LastName: 'B', Status: 'Active', PrimaryEmailAddress: 'a@example.org', LogonId: 'ab1', EmployeeNumber: 'E-1' };
