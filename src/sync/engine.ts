@@ -192,8 +192,9 @@ interface PageAt {
  */
 export const RESUME_OVERLAP = 20;
 
-/** The offset a read resumed at `point` asks for first. */
-function resumeFrom(point: ReadPoint): number {
+/** The offset a read resumed at `point` asks for first; 0 for a read from the start. */
+function resumeFrom(point: ReadPoint | undefined): number {
+  if (point === undefined) return 0;
   return typeof point === 'number' ? point : Math.max(point.offset, point.next - RESUME_OVERLAP);
 }
 
@@ -225,7 +226,7 @@ export const READ_AHEAD = 4;
 /** Reads every page of one query and writes each page; returns how many records it returned. */
 async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
   const { ctx, stream, partition, counters } = run;
-  const from = o.resume === undefined ? 0 : resumeFrom(o.resume);
+  const from = resumeFrom(o.resume);
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
     lane: stream.lane ?? lane,
     signal: ctx.signal,
@@ -234,7 +235,8 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
   });
   // Only an envelope list can be asked for from an offset: others are read again whole, so their progress is not kept.
   const resumable = stream.endpoint.response.kind === 'envelope';
-  let lookFor = typeof o.resume === 'object' ? o.resume.lastKey : undefined;
+  const point = typeof o.resume === 'object' ? o.resume : undefined;
+  let lookFor = point?.lastKey;
   let rows = 0;
   // Pages come in page order and each is written before the next is taken, so a page's checkpoint never names
   // a position with an earlier page unwritten (read-ahead fetches pages early, never writes them early).
@@ -245,7 +247,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
       const found = page.items.some((item) => keyOf(run, item, page.extras) === lookFor);
       lookFor = undefined;
       if (!found) {
-        const offset = (o.resume as Exclude<ReadPoint, number>).offset;
+        const offset = point!.offset;
         ctx.log.info({ stream: stream.name, partition: partition.key, offset }, 'resumed read did not find its last written record; going on from its last written page');
         // Leaving the loop cancels the pages asked for ahead.
         return readAll(run, query, lane, { ...o, resume: offset });
@@ -550,13 +552,12 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
     ? undefined
     : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? page.offset }) satisfies SinceCursor, committed: () => {} };
   const resume = partial?.firstReadAt;
-  const resumed = resume !== undefined && resumeFrom(resume) > 0;
   const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, resume });
   await (reread ? rereading(run, reread.name, read) : read());
   const label = reread ? `re-read ${reread.name}` : 'complete read';
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
   // One resumed part way did not see the records before its offset.
-  if (complete && resumed) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
+  if (complete && resumeFrom(resume) > 0) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
   else if (complete) await markGone(run, seen, { label });
   else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
@@ -658,7 +659,7 @@ async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpe
   }
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   const label = `window ${w.start.toISOString()} – ${w.end.toISOString()}`;
-  if (resume !== undefined && resumeFrom(resume) > 0) {
+  if (resumeFrom(resume) > 0) {
     // What this read returned is only the end of the window: a row it missed may be among the records before.
     if (range) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
     return 'whole';
