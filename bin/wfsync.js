@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-old-space-size=1024 --max-semi-space-size=4
-// Loads the TypeScript CLI through tsx's loader so a clone runs without a build step. The loader runs in this
-// process: the `tsx` command would run the CLI as a child and SIGKILL it when it has not acknowledged a Ctrl-C
-// within 60 ms, which a process busy writing a page cannot promise, and the shutdown would be cut short.
+// The CLI runs in this process (bin/load.js): the `tsx` command would run it as a child and SIGKILL it when it has
+// not acknowledged a Ctrl-C within 60 ms, which a process busy writing a page cannot promise, and the shutdown
+// would be cut short.
 //
 // The heap limit is given here because V8 grows its heap by a factor of the live set that depends on the limit:
 // with the default limit (a quarter of the machine's memory, several GB) it lets garbage grow to four times the
@@ -9,7 +9,6 @@
 // peak RSS 298 MB without it, 204 MB with it, for 4% more CPU (bench/backfill.ts, bench/memory.ts).
 // The young generation's semispaces are held to 4 MB (16 by default): a page's garbage dies young either way, and
 // `sync --once` at `large` peaks at 247 MB instead of 278, for CPU within the runs' noise (bench/memory.ts).
-import { register } from 'tsx/esm/api';
+import { loadCli } from './load.js';
 
-register();
-await import('../src/cli.ts');
+await loadCli();

@@ -58,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   loadDotEnv();
+  // Stacks name source lines (through the bundle's source maps) only when asked for: maps cost memory in every process.
+  if (process.env.LOG_LEVEL === 'debug') process.setSourceMapsEnabled(true);
   // After .env: the logger reads LOG_LEVEL when it is made.
   const { guardDriverSocketBug } = await import('./warehouse/guard.ts');
   guardDriverSocketBug((await import('./log.ts')).log);

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -34,6 +34,17 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The source files behind the loaded files: a bundle's output files say which sources each holds. */
+function sourcesOf(urls: string[]): string[] {
+  return urls.flatMap((url) => {
+    const path = fileURLToPath(url);
+    const inBuild = /^(.*\/\.build\/[^/]+)\/([^/]+\.js)$/.exec(path);
+    if (!inBuild) return [path];
+    const chunks = JSON.parse(readFileSync(join(inBuild[1]!, 'chunks.json'), 'utf8')) as Record<string, string[]>;
+    return (chunks[inBuild[2]!] ?? []).map((source) => join(inBuild[1]!, '../..', source));
+  });
+}
+
 describe('the sandbox module', () => {
   it('is not loaded by a sync against a real service', async () => {
     const run = spawnWfsync(['sync', '--once', '--streams', 'departments'], {
@@ -46,7 +57,7 @@ describe('the sandbox module', () => {
     });
     const { code } = await run.exited();
     expect(code, run.output()).toBe(0);
-    const loaded = readFileSync(join(dir, 'loaded.txt'), 'utf8').split('\n');
+    const loaded = sourcesOf(readFileSync(join(dir, 'loaded.txt'), 'utf8').split('\n').filter(Boolean));
     // The hook saw the process's own modules, so its silence about the sandbox means something.
     expect(loaded.some((u) => u.endsWith('/src/app/environment.ts'))).toBe(true);
     expect(loaded.some((u) => u.endsWith('/src/sync/engine.ts'))).toBe(true);
