@@ -47,6 +47,10 @@ export type SinceCursor = z.infer<typeof SinceCursor>;
 /** What every cursor that walks windows keeps: its version, its periodic re-reads, and the pass under way. */
 const passing = { version: z.literal(2), rereads: Rereads, pass: Pass.optional() };
 
+/** Where in such a cursor a pass keeps its slices read in part, and its slices done (edited in SQL by pages). */
+export const PASS_AT = ['pass', 'at'] as const;
+export const PASS_DONE = ['pass', 'done'] as const;
+
 export const WindowCursor = z.strictObject({
   ...passing,
   /** Everything before this instant has been read (append) or backfilled (reread). */

@@ -20,6 +20,7 @@ import {
   settledBefore,
   startsBetween,
   writePage,
+  type CursorEdit,
   type RangeFilter,
 } from '../warehouse/index.ts';
 import { keyText } from '../warehouse/rows.ts';
@@ -30,6 +31,8 @@ import {
   SnapshotCursor,
   StatusCursor,
   WindowCursor,
+  PASS_AT,
+  PASS_DONE,
   parseCursor,
   type Pass,
   type ReadPoint,
@@ -199,14 +202,14 @@ function resumeFrom(point: ReadPoint | undefined): number {
 }
 
 /**
- * The cursor written with a page (in its transaction): with the last page and, when `everyPage`, with every page
- * of a list the service pages by offset, which a read can resume from. `committed` runs once it is stored.
+ * What a page stores with it (in its transaction): with the last page and, when `everyPage`, with every page of a
+ * list the service pages by offset, which a read can resume from. Either a whole cursor, which writes carrying one
+ * store in turn (`committed` runs once it is stored), or an edit of the stored cursor, which pages make side by side.
  */
-interface Checkpoint {
-  cursor: (page: PageAt) => unknown;
-  committed: (page: PageAt) => void;
-  everyPage: boolean;
-}
+type Checkpoint = { everyPage: boolean } & (
+  | { cursor: (page: PageAt) => unknown; committed: (page: PageAt) => void }
+  | { edit: (page: PageAt) => CursorEdit }
+);
 
 interface ReadOptions {
   seen?: Seen;
@@ -254,7 +257,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
       }
     }
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
-    const write = (checkpoint?: unknown) =>
+    const write = (checkpoint?: { cursor: unknown } | { edit: CursorEdit }) =>
       writePage(ctx.warehouse, {
         target: targetOf(stream),
         stream: stream.name,
@@ -265,17 +268,19 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
         syncedAt: run.syncedAt,
         runId: run.opts.runId,
         seen: o.seen?.keys,
-        checkpoint: checkpoint === undefined ? undefined : { partition: partition.key, cursor: checkpoint },
+        checkpoint: checkpoint && { partition: partition.key, ...checkpoint },
       });
     const cp = !page.hasMore || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
     const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
-    const result = cp
-      ? await serially(run, async () => {
-          const r = await write(cp.cursor(at));
-          cp.committed(at);
-          return r;
-        })
-      : await write();
+    const result = !cp
+      ? await write()
+      : 'edit' in cp
+        ? await write({ edit: cp.edit(at) })
+        : await serially(run, async () => {
+            const r = await write({ cursor: cp.cursor(at) });
+            cp.committed(at);
+            return r;
+          });
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;
@@ -695,46 +700,30 @@ async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: 
  */
 async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
   const done = new Set(pass.done);
-  const at = new Map(Object.entries(pass.at ?? {}));
-  const note = (id: string, page: PageAt, d: Set<string>, a: Map<string, ReadPoint>) => {
-    if (page.last) {
-      d.add(id);
-      a.delete(id);
-    } else a.set(id, page.point ?? page.offset);
-  };
-  const current = (d: Set<string>, a: Map<string, ReadPoint>): Pass => ({
-    name: pass.name,
-    from: pass.from,
-    to: pass.to,
-    done: [...d],
-    ...(a.size > 0 ? { at: Object.fromEntries(a) } : {}),
-  });
+  const at = pass.at ?? {};
   const windows = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs).filter((w) => !done.has(w.start.toISOString()));
-  if (windows.length > 0 && (done.size > 0 || at.size > 0)) {
-    run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: at.size }, 'resuming a pass');
+  if (windows.length > 0 && (done.size > 0 || Object.keys(at).length > 0)) {
+    run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: Object.keys(at).length }, 'resuming a pass');
   }
+  // Slices are read side by side and each page edits the stored pass with its slice's progress, so the pass must
+  // be stored first.
+  await saveCursor(run, cursorWith(pass));
   await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
     const id = w.start.toISOString();
-    const checkpoint: Checkpoint = {
-      cursor: (page) => {
-        const [d, a] = [new Set(done), new Map(at)];
-        note(id, page, d, a);
-        return cursorWith(current(d, a));
-      },
-      committed: (page) => note(id, page, done, at),
-      everyPage: lane === 'backfill',
-    };
+    const checkpoint: Checkpoint = { edit: (page) => sliceProgress(id, page), everyPage: lane === 'backfill' };
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
     // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
-    if ((await readWindow(run, w, lane, spec, checkpoint, checkpoint.everyPage ? at.get(id) : undefined)) === 'split') {
-      await serially(run, async () => {
-        const [d, a] = [new Set(done), new Map(at)];
-        note(id, { offset: 0, last: true }, d, a);
-        await saveCursor(run, cursorWith(current(d, a)));
-        note(id, { offset: 0, last: true }, done, at);
-      });
+    if ((await readWindow(run, w, lane, spec, checkpoint, checkpoint.everyPage ? at[id] : undefined)) === 'split') {
+      await editCursor(run, sliceProgress(id, { offset: 0, last: true }));
     }
   });
+}
+
+/** A slice's progress after `page`: done with its last page, else where it stands. */
+function sliceProgress(slice: string, page: PageAt): CursorEdit {
+  return page.last
+    ? { kind: 'settle', object: PASS_AT, key: slice, list: PASS_DONE }
+    : { kind: 'put', object: PASS_AT, key: slice, value: page.point ?? page.offset };
 }
 
 const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });
@@ -785,15 +774,18 @@ function spanOf(span: { from: Date; to: Date }, align: (d: Date, up?: boolean) =
   return [align(span.from), align(span.to, true)];
 }
 
+const saveCursor = (run: StreamRun, cursor: unknown) => storeCheckpoint(run, { cursor });
+const editCursor = (run: StreamRun, edit: CursorEdit) => storeCheckpoint(run, { edit });
+
 /** A checkpoint with no rows of its own. */
-async function saveCursor(run: StreamRun, cursor: unknown): Promise<void> {
+async function storeCheckpoint(run: StreamRun, checkpoint: { cursor: unknown } | { edit: CursorEdit }): Promise<void> {
   await writePage(run.ctx.warehouse, {
     target: targetOf(run.stream),
     stream: run.stream.name,
     companyKey: run.ctx.companyKey,
     items: [],
     syncedAt: run.syncedAt,
-    checkpoint: { partition: run.partition.key, cursor },
+    checkpoint: { partition: run.partition.key, ...checkpoint },
   });
 }
 

@@ -21,12 +21,23 @@ export interface WritePageOptions {
   stream: string;
   runId?: number;
   rejects?: readonly { raw: unknown; reason: string }[];
-  checkpoint?: { partition: string; cursor: unknown };
+  /** Stored with the page: a whole cursor, or an edit of the stored one. */
+  checkpoint?: { partition: string; cursor: unknown } | { partition: string; edit: CursorEdit };
   /** Collects the key text (rows.ts keyText) of every row of the page: what a complete read has seen. */
   seen?: Set<string>;
   /** Envelope fields of the page (FormId, FormTitle, RunLogTypeId, ...). */
   extras?: Record<string, unknown>;
 }
+
+/**
+ * A change to the cursor as stored when the page commits, made in SQL: pages written side by side (the slices of
+ * one pass) each add their own progress, and none overwrites another's. The stored cursor must exist.
+ *   put     sets `key` to `value` in the object at `object` (made when missing);
+ *   settle  removes `key` from the object at `object` and adds it to the list at `list` (once).
+ */
+export type CursorEdit =
+  | { kind: 'put'; object: readonly string[]; key: string; value: unknown }
+  | { kind: 'settle'; object: readonly string[]; key: string; list: readonly string[] };
 
 export interface WriteResult {
   inserted: number;
@@ -268,6 +279,25 @@ on conflict (company_key, stream, partition) do update set cursor = excluded.cur
   );
 }
 
+const EDITS: Record<CursorEdit['kind'], string> = {
+  put: `jsonb_set(cursor, $4::text[], coalesce(cursor #> $4::text[], '{}'::jsonb) || jsonb_build_object($5::text, $6::text::jsonb))`,
+  settle: `case when coalesce(cursor #> $6::text[], '[]'::jsonb) ? $5::text then cursor #- ($4::text[] || $5::text)
+  else jsonb_set(cursor #- ($4::text[] || $5::text), $6::text[], coalesce(cursor #> $6::text[], '[]'::jsonb) || to_jsonb($5::text)) end`,
+};
+
+async function editCursor(pipe: Pipeline, schema: string, companyKey: string, stream: string, partition: string, edit: CursorEdit): Promise<void> {
+  const last = edit.kind === 'put' ? JSON.stringify(edit.value) : edit.list;
+  const updated = await pipe.alone(() =>
+    exec(
+      pipe.tx,
+      `update ${qt(schema, 'sync_state')} set cursor = ${EDITS[edit.kind]}, updated_at = now()
+where company_key = $1 and stream = $2 and partition = $3 returning 1`,
+      [companyKey, stream, partition, textArray(edit.object), edit.key, typeof last === 'string' ? last : textArray(last)],
+    ),
+  );
+  if (updated.length !== 1) throw new Error(`${stream} (${partition}): no stored cursor to edit`);
+}
+
 /**
  * How new rows (keys the page's lock-and-read did not find) are written. A plain INSERT costs Postgres a third
  * less than INSERT … ON CONFLICT; it fails only when another writer inserted one of those keys since the read,
@@ -364,7 +394,8 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
       if (envelope) await writeMapped(pipe, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt, newRows);
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
       writeRejects(pipe, wh.schema, { ...o, rejects });
-      if (o.checkpoint) sendCheckpoint(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
+      if (o.checkpoint && 'edit' in o.checkpoint) await editCursor(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.edit);
+      else if (o.checkpoint) sendCheckpoint(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
       return result;
     });
   const attempt = async () => {

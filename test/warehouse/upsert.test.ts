@@ -103,6 +103,36 @@ describe('writePage', () => {
     expect((await listCheckpoints(wh, company)).map((c) => [c.stream, c.partition, c.cursor])).toEqual([['s', '-', { until: 'a' }]]);
   });
 
+  it('keeps the progress of every page that edits the stored cursor, pages written side by side', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, syncedAt: t0, stream: 's' };
+    const pass = { name: 'backfill', from: 'a', to: 'z', done: ['x'] };
+    await writePage(wh, { ...page, items: [], checkpoint: { partition: '-', cursor: { version: 2, pass } } });
+    const at = (slice: string, value: unknown) => ({ kind: 'put', object: ['pass', 'at'], key: slice, value }) as const;
+    const settle = (slice: string) => ({ kind: 'settle', object: ['pass', 'at'], key: slice, list: ['pass', 'done'] }) as const;
+    // Ten slices at once, each with a page of rows; each slice settles after two pages, the odd ones stop at one.
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const slice = `s${i}`;
+        await writePage(wh, { ...page, items: [assignment(100 + i)], checkpoint: { partition: '-', edit: at(slice, { offset: 0, next: 200, lastKey: `k${i}` }) } });
+        if (i % 2 === 0) await writePage(wh, { ...page, items: [assignment(200 + i)], checkpoint: { partition: '-', edit: settle(slice) } });
+      }),
+    );
+    // A slice settled again (a split window, a page written twice) is listed once.
+    await writePage(wh, { ...page, items: [], checkpoint: { partition: '-', edit: settle('s0') } });
+    const stored = (await readCheckpoint(wh, company, 's', '-')) as { pass: { done: string[]; at: Record<string, unknown> } };
+    expect(stored.pass.done.sort()).toEqual(['s0', 's2', 's4', 's6', 's8', 'x']);
+    expect(Object.keys(stored.pass.at).sort()).toEqual(['s1', 's3', 's5', 's7', 's9']);
+    expect(stored.pass.at.s3).toEqual({ offset: 0, next: 200, lastKey: 'k3' });
+    expect(await readRows(wh, targets.shiftAssignments, company)).toHaveLength(15);
+  });
+
+  it('refuses to edit a cursor that is not stored, and writes none of the page', async () => {
+    const page = { target: targets.shiftAssignments, companyKey: company, syncedAt: t0, stream: 's' };
+    const edit = { kind: 'put', object: ['pass', 'at'], key: 's0', value: 0 } as const;
+    await expect(writePage(wh, { ...page, items: [assignment(1)], checkpoint: { partition: '-', edit } })).rejects.toThrow(/no stored cursor/);
+    expect(await readRows(wh, targets.shiftAssignments, company)).toEqual([]);
+  });
+
   it('keeps text that array literals quote and escape exactly as sent', async () => {
     const names = ['a "quoted", {braced} name', 'back\\slash \\"', 'NULL', '', ' padded ', 'tab\there', 'Zoë 🚑'];
     const items = names.map((name, i) => assignment(i + 1, { ShiftName: name, VehicleName: null }));
