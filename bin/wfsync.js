@@ -5,10 +5,10 @@
 //
 // The heap limit is given here because V8 grows its heap by a factor of the live set that depends on the limit:
 // with the default limit (a quarter of the machine's memory, several GB) it lets garbage grow to four times the
-// live set before collecting it; with 1 GB, to about 1.6 times. `sync --once` at `small` (about 50 MB live):
-// peak RSS 298 MB without it, 204 MB with it, for 4% more CPU (bench/backfill.ts, bench/memory.ts).
-// The young generation's semispaces are held to 4 MB (16 by default): a page's garbage dies young either way, and
-// `sync --once` at `large` peaks at 247 MB instead of 278, for CPU within the runs' noise (bench/memory.ts).
+// live set before collecting it; with 1 GB, to about 1.6 times.
+// The young generation's semispaces are held to 4 MB (16 by default): a page's garbage dies young either way.
+// This trades CPU for memory: `sync --once` at `large` peaks at 227 MB with 4 MB, 246 MB with 8 and 261 MB with 16,
+// and uses a third more CPU than with 16 (bench/memory.ts): the memory bound is the one kept.
 import { loadCli } from './load.js';
 
 await loadCli();
