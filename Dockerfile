@@ -15,6 +15,9 @@ COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs
 COPY drizzle ./drizzle
+# The CLI bundled once here (bin/load.js): the service user cannot write /app, and would otherwise run the sources
+# through tsx's loader in every process.
+RUN bin/wfsync.js --help > /dev/null && test -f .build/manifest.json
 RUN mkdir -p /app/.wfsync && chown node:node /app/.wfsync
 USER node
 EXPOSE 8080 9464
