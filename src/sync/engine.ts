@@ -139,7 +139,7 @@ interface StreamRun {
   tally: { requests: number; rows: number };
   syncedAt: Date;
   opts: RunOptions;
-  /** Writes that carry a checkpoint go one at a time, so each cursor holds every slice committed before it. */
+  /** Writes that carry a whole cursor go one at a time, so none stores an older cursor over a newer one. */
   checkpoints: Promise<unknown>;
 }
 
