@@ -52,7 +52,8 @@ function writeWhole(path, data) {
 async function bundle() {
   const esbuild = await import('esbuild');
   mkdirSync(BUILD, { recursive: true });
-  const tmp = join(BUILD, `tmp-${process.pid}-${Date.now()}`);
+  const started = Date.now();
+  const tmp = join(BUILD, `tmp-${process.pid}-${started}`);
   try {
     const result = await esbuild.build({
       absWorkingDir: ROOT,
@@ -84,7 +85,10 @@ async function bundle() {
       // Another process made the same bundle first.
       if (!existsSync(join(target, 'cli.js'))) throw err;
     }
-    writeWhole(MANIFEST, JSON.stringify({ dir, inputs }));
+    // A source saved while it was bundled may differ from what was bundled: this process runs the bundle, and the
+    // next one bundles again.
+    const settled = Object.values(inputs).every((stamp) => stamp !== undefined && Number(stamp.split(':')[1]) < started);
+    if (settled) writeWhole(MANIFEST, JSON.stringify({ dir, inputs }));
     removeOldBundles(dir);
     return join(target, 'cli.js');
   } finally {
