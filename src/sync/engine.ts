@@ -20,6 +20,7 @@ import {
   settledBefore,
   startsBetween,
   writePage,
+  type CheckpointWrite,
   type CursorEdit,
   type RangeFilter,
 } from '../warehouse/index.ts';
@@ -139,8 +140,6 @@ interface StreamRun {
   tally: { requests: number; rows: number };
   syncedAt: Date;
   opts: RunOptions;
-  /** Writes that carry a whole cursor go one at a time, so none stores an older cursor over a newer one. */
-  checkpoints: Promise<unknown>;
 }
 
 export function emptyCounters(): StreamCounters {
@@ -157,7 +156,7 @@ export async function runStream(
   Object.assign(counters, { ...emptyCounters(), ...counters });
   // Partitions keep checkpoints of their own: they are read side by side, like windows.
   await forEachLimited(partitionsOf(stream, ctx), ctx.windowConcurrency ?? 4, async (partition) => {
-    const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts, checkpoints: Promise.resolve() };
+    const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts };
     const s = stream.strategy;
     if (s.kind === 'full') await runFull(run);
     else if (s.kind === 'snapshot') await runSnapshot(run, s);
@@ -203,13 +202,11 @@ function resumeFrom(point: ReadPoint | undefined): number {
 
 /**
  * What a page stores with it (in its transaction): with the last page and, when `everyPage`, with every page of a
- * list the service pages by offset, which a read can resume from. Either a whole cursor, which writes carrying one
- * store in turn (`committed` runs once it is stored), or an edit of the stored cursor, which pages make side by side.
+ * list the service pages by offset, which a read can resume from. Either a whole cursor (one read's pages are
+ * written in order, so a later one never stores an older cursor), or an edit of the stored cursor, which the pages
+ * of slices read side by side make without overwriting each other's.
  */
-type Checkpoint = { everyPage: boolean } & (
-  | { cursor: (page: PageAt) => unknown; committed: (page: PageAt) => void }
-  | { edit: (page: PageAt) => CursorEdit }
-);
+type Checkpoint = { everyPage: boolean } & ({ cursor: (page: PageAt) => unknown } | { edit: (page: PageAt) => CursorEdit });
 
 interface ReadOptions {
   seen?: Seen;
@@ -257,7 +254,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
       }
     }
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
-    const write = (checkpoint?: { cursor: unknown } | { edit: CursorEdit }) =>
+    const write = (checkpoint?: CheckpointWrite) =>
       writePage(ctx.warehouse, {
         target: targetOf(stream),
         stream: stream.name,
@@ -272,15 +269,7 @@ async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lan
       });
     const cp = !page.hasMore || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
     const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
-    const result = !cp
-      ? await write()
-      : 'edit' in cp
-        ? await write({ edit: cp.edit(at) })
-        : await serially(run, async () => {
-            const r = await write({ cursor: cp.cursor(at) });
-            cp.committed(at);
-            return r;
-          });
+    const result = await write(cp && ('edit' in cp ? { edit: cp.edit(at) } : { cursor: cp.cursor(at) }));
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;
@@ -311,12 +300,6 @@ function pointAfter(run: StreamRun, page: { offset: number; items: readonly unkn
   const last = page.items.at(-1);
   // A page of refused records alone names no record to look for: the read goes on from that page.
   return last === undefined ? page.offset : { offset: page.offset, next, lastKey: keyOf(run, last, page.extras) };
-}
-
-function serially<T>(run: StreamRun, fn: () => Promise<T>): Promise<T> {
-  const next = run.checkpoints.then(fn, fn);
-  run.checkpoints = next.catch(() => undefined);
-  return next;
 }
 
 /** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
@@ -555,7 +538,7 @@ async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
   const firstRead: SinceCursor = { version: 2, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
   const checkpoint: Checkpoint | undefined = previous
     ? undefined
-    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? page.offset }) satisfies SinceCursor, committed: () => {} };
+    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? page.offset }) satisfies SinceCursor };
   const resume = partial?.firstReadAt;
   const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, resume });
   await (reread ? rereading(run, reread.name, read) : read());
@@ -778,7 +761,7 @@ const saveCursor = (run: StreamRun, cursor: unknown) => storeCheckpoint(run, { c
 const editCursor = (run: StreamRun, edit: CursorEdit) => storeCheckpoint(run, { edit });
 
 /** A checkpoint with no rows of its own. */
-async function storeCheckpoint(run: StreamRun, checkpoint: { cursor: unknown } | { edit: CursorEdit }): Promise<void> {
+async function storeCheckpoint(run: StreamRun, checkpoint: CheckpointWrite): Promise<void> {
   await writePage(run.ctx.warehouse, {
     target: targetOf(run.stream),
     stream: run.stream.name,

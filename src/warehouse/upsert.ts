@@ -21,8 +21,7 @@ export interface WritePageOptions {
   stream: string;
   runId?: number;
   rejects?: readonly { raw: unknown; reason: string }[];
-  /** Stored with the page: a whole cursor, or an edit of the stored one. */
-  checkpoint?: { partition: string; cursor: unknown } | { partition: string; edit: CursorEdit };
+  checkpoint?: { partition: string } & CheckpointWrite;
   /** Collects the key text (rows.ts keyText) of every row of the page: what a complete read has seen. */
   seen?: Set<string>;
   /** Envelope fields of the page (FormId, FormTitle, RunLogTypeId, ...). */
@@ -38,6 +37,9 @@ export interface WritePageOptions {
 export type CursorEdit =
   | { kind: 'put'; object: readonly string[]; key: string; value: unknown }
   | { kind: 'settle'; object: readonly string[]; key: string; list: readonly string[] };
+
+/** What a page stores of its stream's cursor: the whole cursor, or an edit of the stored one. */
+export type CheckpointWrite = { cursor: unknown } | { edit: CursorEdit };
 
 export interface WriteResult {
   inserted: number;
