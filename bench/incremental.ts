@@ -5,7 +5,7 @@ import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
 import { SourceClient } from '../src/source/client.ts';
 import { createRateLimiter } from '../src/ratelimit/index.ts';
 import { openWarehouse, targets } from '../src/warehouse/index.ts';
-import type { SyncContext } from '../src/sync/engine.ts';
+import type { SyncContext } from '../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../src/sync/runner.ts';
 import { partitionsOf, streams, type StreamName } from '../src/sync/streams.ts';
 import { divergence } from '../test/support/convergence.ts';

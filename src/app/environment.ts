@@ -5,7 +5,7 @@ import { createRateLimiter } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import type { SyncContext } from '../sync/engine.ts';
+import type { SyncContext } from '../sync/context.ts';
 import { Observers } from '../observers.ts';
 
 /** What a process needs to run streams: the warehouse, one limiter, and a client per company. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
-import type { Progress } from '../sync/engine.ts';
+import type { Progress } from '../sync/context.ts';
 import type { JobDef } from './job.ts';
 import type { ScheduledRun } from './scheduler.ts';
 

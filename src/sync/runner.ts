@@ -4,7 +4,9 @@ import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { streamRun, type RequestEvent, type RequestOutcome } from '../observers.ts';
-import { emptyCounters, readsDependencies, runStream, type RunOptions, type StreamCounters, type SyncContext } from './engine.ts';
+import { runStream } from './engine.ts';
+import { emptyCounters, type RunOptions, type StreamCounters, type SyncContext } from './context.ts';
+import { readsDependencies } from './strategies/change-driven.ts';
 import { partitionsOf, streamByName, streams, type StreamDef } from './streams.ts';
 
 export interface StreamOutcome extends StreamCounters {

@@ -5,7 +5,7 @@ import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import type { RateLimit } from '../../src/config.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import type { SyncContext } from '../../src/sync/engine.ts';
+import type { SyncContext } from '../../src/sync/context.ts';
 import { freshDatabase } from './db.ts';
 
 export interface TestSync {

@@ -5,7 +5,7 @@ import { SourceClient } from '../../src/source/client.ts';
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import type { SyncContext } from '../../src/sync/engine.ts';
+import type { SyncContext } from '../../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';
 import { divergence, spansWithinBound, summarizeDivergence, withinBounds } from '../support/convergence.ts';

@@ -1,0 +1,82 @@
+/** What the run of one stream is given, and what it counts. */
+import type { Logger } from 'pino';
+import type { SourceClient } from '../source/client.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { targets, type Target } from '../warehouse/targets.ts';
+import type { Observers } from '../observers.ts';
+import type { Partition, StreamDef } from './streams.ts';
+
+/** What a stream run needs from the outside world. */
+export interface SyncContext {
+  companyKey: string;
+  client: SourceClient;
+  warehouse: Warehouse;
+  log: Logger;
+  /** The service's clock: checkpoints and windows are in its time, not ours. */
+  now: () => Date;
+  /** Asks the service for its time when what we know of it may be stale; runs once at the start of a run. */
+  refreshClock?: () => Promise<unknown>;
+  formIds: number[];
+  runTypeIds: number[];
+  /** Sub-windows read at once per stream. */
+  windowConcurrency?: number;
+  /** Pages of one list asked for at once, at most (client.ts `readAhead`); default READ_AHEAD. */
+  readAhead?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  /** Told of every page written and every stream that ends. */
+  observers?: Observers;
+}
+
+export interface Progress {
+  stream: string;
+  partition: string;
+  requests: number;
+  rows: number;
+  rejects: number;
+}
+
+export interface StreamCounters {
+  requests: number;
+  rows: number;
+  rejects: number;
+  deleted: number;
+  /** Rows an append stream's overlap read again that were stored already: what the overlap absorbed. */
+  duplicates: number;
+  /** Complete reads whose deletion inference was skipped, each with why. */
+  inferenceSkipped: string[];
+  /** Periodic complete re-reads this run did (or resumed). */
+  rereads: string[];
+  /** Rows each re-read of `rereads` returned, in its order: the pages a re-read cannot do without. */
+  rereadRows: number[];
+  /** Requests each re-read of `rereads` sent, in its order. */
+  rereadRequests: number[];
+  /** Windows answered empty whose halves were not: a refusal that did not say so. */
+  silentRefusals: number;
+}
+
+export interface RunOptions {
+  /** Ignore checkpoints: read everything again (and mark what is gone). */
+  fullRefresh?: boolean;
+  runId?: number;
+}
+
+/** One partition of one stream, as one run reads it. */
+export interface StreamRun {
+  ctx: SyncContext;
+  stream: StreamDef;
+  partition: Partition;
+  counters: StreamCounters;
+  /** This partition's own requests and rows: partitions run side by side and share `counters`. */
+  tally: { requests: number; rows: number };
+  syncedAt: Date;
+  opts: RunOptions;
+}
+
+export function emptyCounters(): StreamCounters {
+  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], rereadRows: [], rereadRequests: [], silentRefusals: 0 };
+}
+
+export function targetOf(stream: StreamDef): Target {
+  return targets[stream.target];
+}

@@ -1,0 +1,78 @@
+/** What a complete read saw, and marking gone the rows it did not. */
+import type { Target } from '../warehouse/targets.ts';
+import { mapItem, markMissingDeleted, type RangeFilter } from '../warehouse/index.ts';
+import type { Reject } from '../source/paging.ts';
+import { type StreamRun, targetOf } from './context.ts';
+
+/** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
+export interface Seen {
+  keys: Set<string>;
+  unkeyed: number;
+}
+
+export const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
+
+/** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
+export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly Reject[], extras: Record<string, unknown>): void {
+  const target = targetOf(run.stream);
+  for (const r of rejects) {
+    const key = rawKey(target, run.ctx.companyKey, r.raw, extras);
+    if (key === undefined) seen.unkeyed++;
+    else seen.keys.add(key);
+  }
+}
+
+function rawKey(target: Target, companyKey: string, raw: unknown, extras: Record<string, unknown>): string | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  try {
+    const m = mapItem(target, companyKey, raw as Record<string, unknown>, extras);
+    if (target.keyFields) {
+      const fields = target.keyFields.flatMap((f) => (typeof f === 'string' ? [f] : f));
+      if (!fields.some((f) => getField(raw, f) != null)) return undefined;
+    } else if (target.key.some((k) => m.row[k] == null)) return undefined;
+    return m.keyText;
+  } catch {
+    return undefined;
+  }
+}
+
+function getField(item: unknown, path: string): unknown {
+  let v: unknown = item;
+  for (const part of path.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  return v;
+}
+
+interface Scope {
+  range?: RangeFilter;
+  where?: Record<string, unknown>;
+  /** Names the read in sync_runs when its inference is skipped. */
+  label: string;
+}
+
+/** Rows in the scope of a complete read that it did not return are gone, unless a refused record had no key. */
+export async function markGone(run: StreamRun, seen: Seen, scope: Scope): Promise<void> {
+  const { ctx, stream } = run;
+  if (seen.unkeyed > 0) {
+    skipInference(run, `${scope.label}: ${seen.unkeyed} refused record(s) without a readable key; nothing marked gone`);
+    return;
+  }
+  run.counters.deleted += await markMissingDeleted(ctx.warehouse, {
+    target: targetOf(stream),
+    companyKey: ctx.companyKey,
+    seen: seen.keys,
+    range: scope.range,
+    where: scope.where,
+    partition: partitionFilter(run),
+  });
+}
+
+/** A complete read whose deletion inference is skipped: said in the run's record (sync_runs) and the log. */
+export function skipInference(run: StreamRun, why: string): void {
+  run.counters.inferenceSkipped.push(why);
+  run.ctx.log.warn({ stream: run.stream.name, partition: run.partition.key }, why);
+}
+
+/** Rows of a partitioned stream belong to their partition; a complete read of one says nothing of the others. */
+export function partitionFilter(run: StreamRun): Record<string, unknown> | undefined {
+  return run.stream.partitions ? run.partition.query : undefined;
+}

@@ -1,0 +1,10 @@
+/** A list read whole every run: what it does not return is gone. */
+import type { StreamRun } from '../context.ts';
+import { readAll } from '../read.ts';
+import { newSeen, markGone } from '../seen.ts';
+
+export async function runFull(run: StreamRun): Promise<void> {
+  const seen = newSeen();
+  await readAll(run, {}, 'incremental', { seen });
+  await markGone(run, seen, { label: 'complete read' });
+}

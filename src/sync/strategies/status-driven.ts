@@ -1,0 +1,116 @@
+/** A list whose open records are followed by status until each is decided. */
+import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
+import { liveRows, markDeletedByKey, startsBetween } from '../../warehouse/index.ts';
+import { keyText } from '../../warehouse/rows.ts';
+import { StatusCursor } from '../cursors.ts';
+import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
+import type { Reread, StatusDriven } from '../streams.ts';
+import { type StreamRun, targetOf } from '../context.ts';
+import { readAll, cursorOf, saveCursor } from '../read.ts';
+import { type Seen, newSeen } from '../seen.ts';
+import { rereading, dueReread, rereadsAfter, rereadSpan } from '../rereads.ts';
+import { type WindowSpec, readWindow, readPass, newPass, spanOf } from '../window-reads.ts';
+
+export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
+  const { ctx } = run;
+  const signpost = ctx.now();
+  const previous = await cursorOf(run, StatusCursor);
+  const horizon = addDays(signpost, s.forwardDays);
+  const from = previous?.from ? new Date(previous.from) : addDays(signpost, -s.backfillDays);
+  const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: s.deleteMissing };
+  // Requests are filtered by start and by end, so a slice would lose requests that straddle it: one slice.
+  const whole = 100_000 * DAY_MS;
+  const base = { version: 2 as const, from: from.toISOString(), rereads: previous?.rereads ?? {} };
+  let rereadsDone: Reread | 'all' | undefined;
+  const pass = previous?.pass ?? (!previous?.from ? newPass('backfill', from, horizon) : undefined);
+  const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
+  if (pass || reread) {
+    const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, from, horizon), (d) => d));
+    const read = () => readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
+    await (p.name === 'backfill' ? read() : rereading(run, p.name, read));
+    rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
+  }
+  // A re-read just read its span whole: only open records outside it that the open list misses are looked for.
+  const covered = reread ? rereadSpan(reread, signpost, from, horizon) : undefined;
+  if (previous?.from && !pass) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
+  const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost) };
+  await saveCursor(run, cursor);
+}
+
+/**
+ * The open records (Pending) are read with the status filter; those the warehouse holds as open that it no
+ * longer returns were decided (or deleted). They are read with the decided statuses over their own periods,
+ * merged into the fewest paged reads the records between them allow; one that no read returns is gone.
+ */
+async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, covered?: Window): Promise<void> {
+  const { ctx, stream } = run;
+  const target = targetOf(stream);
+  const endColumn = s.deleteMissing.endColumn ?? s.deleteMissing.startColumn;
+  const seen = newSeen();
+  await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
+  const held = await liveRows(
+    ctx.warehouse,
+    { target, companyKey: ctx.companyKey, where: { [s.statusColumn]: s.open } },
+    [...target.key, s.deleteMissing.startColumn, endColumn],
+  );
+  const decided = held
+    .filter((r) => !seen.keys.has(keyText(r, target.key)))
+    .map((r) => ({ key: r, start: new Date(String(r[s.deleteMissing.startColumn])), end: new Date(String(r[endColumn])) }))
+    .filter((r) => !(covered && r.start >= covered.start && r.end <= covered.end));
+  if (decided.length === 0) return;
+  // The service's end filter takes requests ending at or before it: a second past the end holds the request.
+  const own = decided.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
+  const starts = await startsBetween(ctx.warehouse, {
+    table: target.table,
+    column: s.deleteMissing.startColumn,
+    companyKey: ctx.companyKey,
+    from: new Date(Math.min(...own.map((w) => w.start.getTime()))),
+    to: new Date(Math.max(...own.map((w) => w.end.getTime()))),
+    whereIn: { column: s.statusColumn, values: s.decided },
+  });
+  const ownStarts = own.map((w) => w.start.getTime()).sort((a, b) => a - b);
+  const windows = mergeByCost(own, (w) => countIn(starts, w) + countIn(ownStarts, w), PAGE_LIMIT_MAX);
+  const found = newSeen();
+  await forEachLimited(windows, ctx.windowConcurrency ?? 4, async (w) => {
+    await readWindow(run, w, 'incremental', {
+      start: s.start,
+      end: s.end,
+      deleteMissing: s.deleteMissing,
+      query: { [s.statusParam]: s.decided },
+      where: { [s.statusColumn]: s.decided },
+      collect: found,
+    });
+  });
+  const unseen = decided.filter((r) => !found.keys.has(keyText(r.key, target.key)));
+  // Offset paging over an open list that moved can skip a record: one no decided read returned is looked for
+  // among the open ones over its own period before it counts as gone.
+  const open = unseen.length > 0 ? await readOpen(run, s, unseen) : newSeen();
+  const gone = unseen.filter((r) => !open.keys.has(keyText(r.key, target.key)));
+  const unkeyed = found.unkeyed + open.unkeyed;
+  if (unkeyed > 0) {
+    const why = `decisions: ${unkeyed} refused record(s) without a readable key; nothing marked gone`;
+    run.counters.inferenceSkipped.push(why);
+    ctx.log.warn({ stream: stream.name }, why);
+    return;
+  }
+  run.counters.deleted += await markDeletedByKey(ctx.warehouse, { target, companyKey: ctx.companyKey, keys: gone.map((r) => r.key) });
+}
+
+/** Reads the open records over the periods of `records`, merged as decisions are; returns the keys it found. */
+async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { start: Date; end: Date }[]): Promise<Seen> {
+  const { ctx } = run;
+  const own = records.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
+  const starts = await startsBetween(ctx.warehouse, {
+    table: targetOf(run.stream).table,
+    column: s.deleteMissing.startColumn,
+    companyKey: ctx.companyKey,
+    from: new Date(Math.min(...own.map((w) => w.start.getTime()))),
+    to: new Date(Math.max(...own.map((w) => w.end.getTime()))),
+    whereIn: { column: s.statusColumn, values: [s.open] },
+  });
+  const found = newSeen();
+  await forEachLimited(mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX), ctx.windowConcurrency ?? 4, async (w) => {
+    await readWindow(run, w, 'incremental', { start: s.start, end: s.end, query: { [s.statusParam]: [s.open] }, collect: found });
+  });
+  return found;
+}

@@ -1,0 +1,152 @@
+/** Reading a span of time in windows: halved when refused, checked when empty, sliced into passes that resume. */
+import { isSourceError, SourceError } from '../source/errors.ts';
+import { liveKeys, type CursorEdit } from '../warehouse/index.ts';
+import { PASS_AT, PASS_DONE, type Pass, type ReadPoint } from './cursors.ts';
+import type { Lane } from '../ratelimit/types.ts';
+import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HOUR_MS, DAY_MS, type Window } from './windows.ts';
+import type { StreamDef } from './streams.ts';
+import { type StreamRun, targetOf } from './context.ts';
+import { type PageAt, resumeFrom, type Checkpoint, readAll, saveCursor, editCursor } from './read.ts';
+import { type Seen, newSeen, markGone, skipInference } from './seen.ts';
+
+/**
+ * The smallest span a refused window is split to before the refusal is final: an hour, or a day where the
+ * endpoint takes dates only (a shorter window would send the same dates again).
+ */
+function minSplitMs(stream: StreamDef, startParam: string): number {
+  const type = stream.endpoint.query.find((q) => q.name === startParam)?.type;
+  return type === 'date' ? DAY_MS : HOUR_MS;
+}
+
+/** How a windowed read sends its windows and which rows a complete window accounts for. */
+export interface WindowSpec {
+  start: string;
+  end: string;
+  deleteMissing?: { startColumn: string; endColumn?: string };
+  confirmEmpty?: boolean;
+  countDuplicates?: boolean;
+  /** Sent with every window (an employee, a status). */
+  query?: Record<string, unknown>;
+  where?: Record<string, unknown>;
+  /** Gathers the keys every window returned. */
+  collect?: Seen;
+}
+
+const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
+
+/** Date-only ranges name whole days, both ends included: [D, D+31) is sent as D .. D+30. */
+function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string, unknown> {
+  const end = isDateOnly(run.stream, spec.end) ? addMs(w.end, -1) : w.end;
+  return { ...spec.query, [spec.start]: w.start, [spec.end]: end };
+}
+
+/**
+ * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
+ * resumed part way goes on from where it stands: its records before that were not seen by this read.
+ */
+export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: Checkpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
+  const seen = newSeen();
+  let rows: number;
+  try {
+    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, resume, countDuplicates: spec.countDuplicates });
+  } catch (e) {
+    if (!splittable(e)) throw e;
+    const minimum = minSplitMs(run.stream, spec.start);
+    if (spanMs(w) <= minimum) throw refusedAtMinimum(run, w, e, minimum);
+    run.ctx.log.warn({ stream: run.stream.name, window: w, err: describe(e) }, 'window refused; splitting it');
+    for (const half of halve(w)) await readWindow(run, half, lane, spec);
+    return 'split';
+  }
+  if (spec.collect) {
+    for (const k of seen.keys) spec.collect.keys.add(k);
+    spec.collect.unkeyed += seen.unkeyed;
+  }
+  const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
+  const label = `window ${w.start.toISOString()} – ${w.end.toISOString()}`;
+  if (resumeFrom(resume) > 0) {
+    // What this read returned is only the end of the window: a row it missed may be among the records before.
+    if (range) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
+    return 'whole';
+  }
+  if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
+    const held = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey, range, where: spec.where });
+    if (held.length > 0) {
+      const before = run.counters.rows;
+      for (const half of halve(w)) await readWindow(run, half, lane, { ...spec, confirmEmpty: false });
+      if (run.counters.rows > before) {
+        run.counters.silentRefusals++;
+        run.ctx.log.warn({ stream: run.stream.name, window: w }, 'window answered empty while its halves were not: the service did not fulfil it');
+      }
+      return 'split';
+    }
+  }
+  if (range) await markGone(run, seen, { range, where: spec.where, label });
+  return 'whole';
+}
+
+/** Reads windows concurrently. */
+export async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: WindowSpec): Promise<void> {
+  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+    await readWindow(run, w, lane, spec);
+  });
+}
+
+/**
+ * Reads a long pass (a backfill, a complete re-read) slice by slice. Each slice's completion is stored in the
+ * cursor with its last page, so an interrupted pass resumes with the slices left. A backfill also stores where
+ * each slice stands with each page written, and resumes each slice under way from there. A re-read pass does
+ * not: it exists to find what is gone, which a slice read in part cannot tell, so its slices start over.
+ */
+export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
+  const done = new Set(pass.done);
+  const at = pass.at ?? {};
+  const windows = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs).filter((w) => !done.has(w.start.toISOString()));
+  if (windows.length > 0 && (done.size > 0 || Object.keys(at).length > 0)) {
+    run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: Object.keys(at).length }, 'resuming a pass');
+  }
+  // Slices are read side by side and each page edits the stored pass with its slice's progress, so the pass must
+  // be stored first.
+  await saveCursor(run, cursorWith(pass));
+  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+    const id = w.start.toISOString();
+    const checkpoint: Checkpoint = { edit: (page) => sliceProgress(id, page), everyPage: lane === 'backfill' };
+    // A resumed slice does not simply go on after its last written page: offset paging shifts when records
+    // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
+    if ((await readWindow(run, w, lane, spec, checkpoint, checkpoint.everyPage ? at[id] : undefined)) === 'split') {
+      await editCursor(run, sliceProgress(id, { offset: 0, last: true }));
+    }
+  });
+}
+
+/** A slice's progress after `page`: done with its last page, else where it stands. */
+function sliceProgress(slice: string, page: PageAt): CursorEdit {
+  return page.last
+    ? { kind: 'settle', object: PASS_AT, key: slice, list: PASS_DONE }
+    : { kind: 'put', object: PASS_AT, key: slice, value: page.point ?? page.offset };
+}
+
+export const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });
+
+export const dayAligned = (run: StreamRun, param: string, d: Date, up = false) =>
+  isDateOnly(run.stream, param) ? (up ? addDays(startOfDayUtc(addMs(d, -1)), 1) : startOfDayUtc(d)) : d;
+
+export function spanOf(span: { from: Date; to: Date }, align: (d: Date, up?: boolean) => Date): [Date, Date] {
+  return [align(span.from), align(span.to, true)];
+}
+
+function splittable(e: unknown): e is SourceError {
+  return isSourceError(e) && (e.kind === 'bad_request' || e.kind === 'server' || e.kind === 'timeout');
+}
+
+/** A refusal of a window too small to split again: names the window, so an operator can find it, and what the service said. */
+function refusedAtMinimum(run: StreamRun, w: Window, e: SourceError, minimum: number): SourceError {
+  const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
+  const message =
+    `${run.stream.name}: window ${w.start.toISOString()} – ${w.end.toISOString()} (${minutes(spanMs(w))}) refused, ` +
+    `and windows are not split below ${minutes(minimum)}: ${e.message}`;
+  return new SourceError(e.kind, message, { status: e.status, code: e.code, endpoint: e.endpoint, fields: e.fields, cause: e });
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
