@@ -4,10 +4,11 @@ import { liveKeys, type CursorEdit } from '../warehouse/index.ts';
 import { PASS_AT, PASS_DONE, type Pass, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HOUR_MS, DAY_MS, type Window } from './windows.ts';
-import type { StreamDef } from './streams.ts';
+import type { Reread, StreamDef } from './streams.ts';
 import { type StreamRun, targetOf } from './context.ts';
 import { type PageAt, resumeFrom, type Checkpoint, readAll, saveCursor, editCursor } from './read.ts';
 import { type Seen, newSeen, markGone, skipInference } from './seen.ts';
+import { dueReread, rereading, rereadSpan } from './rereads.ts';
 
 /**
  * The smallest span a refused window is split to before the refusal is final: an hour, or a day where the
@@ -125,12 +126,12 @@ function sliceProgress(slice: string, page: PageAt): CursorEdit {
     : { kind: 'put', object: PASS_AT, key: slice, value: page.point ?? page.offset };
 }
 
-export const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });
+const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });
 
 export const dayAligned = (run: StreamRun, param: string, d: Date, up = false) =>
   isDateOnly(run.stream, param) ? (up ? addDays(startOfDayUtc(addMs(d, -1)), 1) : startOfDayUtc(d)) : d;
 
-export function spanOf(span: { from: Date; to: Date }, align: (d: Date, up?: boolean) => Date): [Date, Date] {
+function spanOf(span: { from: Date; to: Date }, align: (d: Date, up?: boolean) => Date): [Date, Date] {
   return [align(span.from), align(span.to, true)];
 }
 
@@ -149,4 +150,48 @@ function refusedAtMinimum(run: StreamRun, w: Window, e: SourceError, minimum: nu
 
 function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** What a windowed kind of stream knows when it asks which pass it owes (see `readOwedPass`). */
+export interface PassOwed {
+  /** The pass its cursor holds under way, if any. */
+  stored: Pass | undefined;
+  /** Whether its backfill ever completed. */
+  backfilled: boolean;
+  backfillFrom: Date;
+  horizon: Date;
+  /** The re-reads it takes, and when each last ran. */
+  rereads: readonly Reread[] | undefined;
+  lastRereads: Record<string, string> | undefined;
+  signpost: Date;
+  /** Moves a re-read's span onto the days the endpoint can be asked for (as it is, without). */
+  align?: (d: Date, up?: boolean) => Date;
+  sliceMs: number;
+  spec: WindowSpec;
+  /** The stream's cursor holding a pass. */
+  cursorWith: (p: Pass | undefined) => unknown;
+}
+
+/** What `readOwedPass` read, and which re-reads it counts as done. */
+export interface PassRead {
+  /** A backfill, or a pass an earlier run left under way. */
+  backfillOrResumed: boolean;
+  /** A re-read that fell due now. */
+  reread: Reread | undefined;
+  done: Reread | 'all' | undefined;
+}
+
+/**
+ * Reads the pass a run owes, if any: the one stored under way, else a backfill where none completed, else the
+ * widest re-read due. A backfill counts as every re-read.
+ */
+export async function readOwedPass(run: StreamRun, o: PassOwed): Promise<PassRead> {
+  const begun = o.stored ?? (!o.backfilled ? newPass('backfill', o.backfillFrom, o.horizon) : undefined);
+  const reread = begun ? undefined : dueReread(o.rereads, o.lastRereads, o.signpost);
+  if (!begun && !reread) return { backfillOrResumed: false, reread: undefined, done: undefined };
+  const pass = begun ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, o.signpost, o.backfillFrom, o.horizon), o.align ?? ((d) => d)));
+  const backfill = pass.name === 'backfill';
+  const read = () => readPass(run, pass, o.sliceMs, backfill ? 'backfill' : 'incremental', o.spec, o.cursorWith);
+  await (backfill ? read() : rereading(run, pass.name, read));
+  return { backfillOrResumed: begun !== undefined, reread, done: backfill ? 'all' : (o.rereads ?? []).find((r) => r.name === pass.name) };
 }

@@ -4,12 +4,12 @@ import { changesArrivedSince, liveRows, markDeletedByKey, readCheckpoint, settle
 import { keyText } from '../../warehouse/rows.ts';
 import { ChangeCursor, parseCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, mergeByCost, slice, startOfDayUtc, DAY_MS, type Window } from '../windows.ts';
-import { partitionsOf, streamByName, type ChangeDriven, type Reread, type StreamDef } from '../streams.ts';
+import { partitionsOf, streamByName, type ChangeDriven, type StreamDef } from '../streams.ts';
 import { type SyncContext, type RunOptions, type StreamRun, targetOf } from '../context.ts';
 import { readAll, cursorOf, saveCursor } from '../read.ts';
 import { newSeen } from '../seen.ts';
-import { rereading, dueReread, rereadsAfter, rereadSpan } from '../rereads.ts';
-import { type WindowSpec, readWindows, readPass, newPass, spanOf } from '../window-reads.ts';
+import { rereadsAfter } from '../rereads.ts';
+import { type WindowSpec, readWindows, readOwedPass } from '../window-reads.ts';
 
 /** Assignments starting within a minute of a named start are read again: a start instant names few of them. */
 const INSTANT_MS = 60_000;
@@ -33,16 +33,19 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<
     horizon: previous?.horizon,
     rereads: previous?.rereads ?? {},
   };
-  let rereadsDone: Reread | 'all' | undefined;
-  const pass = previous?.pass ?? (!previous?.horizon ? newPass('backfill', backfillFrom, horizon) : undefined);
-  const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
-  if (pass || reread) {
-    const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, backfillFrom, horizon), (d) => d));
-    const read = () => readPass(run, p, sliceMs, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies ChangeCursor);
-    await (p.name === 'backfill' ? read() : rereading(run, p.name, read));
-    rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
-  }
-  if (previous?.horizon && !pass) {
+  const owed = await readOwedPass(run, {
+    stored: previous?.pass,
+    backfilled: Boolean(previous?.horizon),
+    backfillFrom,
+    horizon,
+    rereads: s.rereads,
+    lastRereads: previous?.rereads,
+    signpost,
+    sliceMs,
+    spec,
+    cursorWith: (x) => ({ ...base, pass: x }) satisfies ChangeCursor,
+  });
+  if (previous?.horizon && !owed.backfillOrResumed) {
     const target = targetOf(stream);
     const changes = previous.changesAfter
       ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter), previous.changesFrom ? new Date(previous.changesFrom) : undefined)
@@ -62,7 +65,7 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<
     ...base,
     changesAfter,
     horizon: horizon.toISOString(),
-    rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost),
+    rereads: rereadsAfter(s.rereads, previous?.rereads, owed.done, signpost),
   };
   await saveCursor(run, cursor);
 }

@@ -4,12 +4,12 @@ import { liveRows, markDeletedByKey, startsBetween } from '../../warehouse/index
 import { keyText } from '../../warehouse/rows.ts';
 import { StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
-import type { Reread, StatusDriven } from '../streams.ts';
+import type { StatusDriven } from '../streams.ts';
 import { type StreamRun, targetOf } from '../context.ts';
 import { readAll, cursorOf, saveCursor } from '../read.ts';
 import { type Seen, newSeen } from '../seen.ts';
-import { rereading, dueReread, rereadsAfter, rereadSpan } from '../rereads.ts';
-import { type WindowSpec, readWindow, readPass, newPass, spanOf } from '../window-reads.ts';
+import { rereadsAfter, rereadSpan } from '../rereads.ts';
+import { type WindowSpec, readWindow, readOwedPass } from '../window-reads.ts';
 
 export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
   const { ctx } = run;
@@ -21,19 +21,22 @@ export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<
   // Requests are filtered by start and by end, so a slice would lose requests that straddle it: one slice.
   const whole = 100_000 * DAY_MS;
   const base = { version: 2 as const, from: from.toISOString(), rereads: previous?.rereads ?? {} };
-  let rereadsDone: Reread | 'all' | undefined;
-  const pass = previous?.pass ?? (!previous?.from ? newPass('backfill', from, horizon) : undefined);
-  const reread = pass ? undefined : dueReread(s.rereads, previous?.rereads, signpost);
-  if (pass || reread) {
-    const p = pass ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, signpost, from, horizon), (d) => d));
-    const read = () => readPass(run, p, whole, p.name === 'backfill' ? 'backfill' : 'incremental', spec, (x) => ({ ...base, pass: x }) satisfies StatusCursor);
-    await (p.name === 'backfill' ? read() : rereading(run, p.name, read));
-    rereadsDone = p.name === 'backfill' ? 'all' : (s.rereads ?? []).find((r) => r.name === p.name);
-  }
+  const owed = await readOwedPass(run, {
+    stored: previous?.pass,
+    backfilled: Boolean(previous?.from),
+    backfillFrom: from,
+    horizon,
+    rereads: s.rereads,
+    lastRereads: previous?.rereads,
+    signpost,
+    sliceMs: whole,
+    spec,
+    cursorWith: (x) => ({ ...base, pass: x }) satisfies StatusCursor,
+  });
   // A re-read just read its span whole: only open records outside it that the open list misses are looked for.
-  const covered = reread ? rereadSpan(reread, signpost, from, horizon) : undefined;
-  if (previous?.from && !pass) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
-  const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, rereadsDone, signpost) };
+  const covered = owed.reread ? rereadSpan(owed.reread, signpost, from, horizon) : undefined;
+  if (previous?.from && !owed.backfillOrResumed) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
+  const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, owed.done, signpost) };
   await saveCursor(run, cursor);
 }
 
