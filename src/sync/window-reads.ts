@@ -26,6 +26,12 @@ export interface WindowSpec {
   deleteMissing?: { startColumn: string; endColumn?: string };
   confirmEmpty?: boolean;
   countDuplicates?: boolean;
+  /**
+   * Both bounds filter one stamp, so windows side by side tile the span, each holding its start and not its end
+   * (as deletions are inferred). The service includes both bounds: the end is sent a millisecond short, or a
+   * record stamped on the bound between two windows would be read by both.
+   */
+  tiles?: boolean;
   /** Sent with every window (an employee, a status). */
   query?: Record<string, unknown>;
   where?: Record<string, unknown>;
@@ -37,7 +43,7 @@ const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.f
 
 /** Date-only ranges name whole days, both ends included: [D, D+31) is sent as D .. D+30. */
 function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string, unknown> {
-  const end = isDateOnly(run.stream, spec.end) ? addMs(w.end, -1) : w.end;
+  const end = spec.tiles || isDateOnly(run.stream, spec.end) ? addMs(w.end, -1) : w.end;
   return { ...spec.query, [spec.start]: w.start, [spec.end]: end };
 }
 

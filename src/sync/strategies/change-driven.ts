@@ -21,7 +21,7 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<
   // The horizon moves a whole day at a time: one read a day brings the next day in, not a sliver each run.
   const horizon = startOfDayUtc(addDays(signpost, s.forwardDays + 1));
   const backfillFrom = addDays(signpost, -s.backfillDays);
-  const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: { startColumn: s.startColumn } };
+  const spec: WindowSpec = { start: s.start, end: s.end, tiles: true, deleteMissing: { startColumn: s.startColumn } };
   const sliceMs = s.sliceDays * DAY_MS;
   const changesAfter = (await settledBefore(ctx.warehouse, ctx.companyKey, s.changes.stream)).toISOString();
   // A backfill reads every day after the changes stamped before it began (give or take how late a stamp can be).

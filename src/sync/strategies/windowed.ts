@@ -14,7 +14,7 @@ export async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
   const align = (d: Date, up = false) => dayAligned(run, s.start, d, up);
   const horizon = align(addDays(signpost, s.forwardDays), true);
   const backfillFrom = previous?.backfilledFrom ? new Date(previous.backfilledFrom) : align(addDays(signpost, -s.backfillDays));
-  const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: s.deleteMissing, confirmEmpty: s.confirmEmpty };
+  const spec: WindowSpec = { start: s.start, end: s.end, tiles: true, deleteMissing: s.deleteMissing, confirmEmpty: s.confirmEmpty };
   const sliceMs = s.sliceDays * DAY_MS;
   const base = { version: 2 as const, until: previous?.until, backfilledFrom: backfillFrom.toISOString(), rereads: previous?.rereads ?? {} };
   const owed = await readOwedPass(run, {
