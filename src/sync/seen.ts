@@ -1,6 +1,7 @@
 /** What a complete read saw, and marking gone the rows it did not. */
 import type { Target } from '../warehouse/targets.ts';
 import { mapItem, markMissingDeleted, type RangeFilter } from '../warehouse/index.ts';
+import { getPath } from '../warehouse/rows.ts';
 import type { Reject } from '../source/paging.ts';
 import { type StreamRun, targetOf } from './context.ts';
 
@@ -22,24 +23,19 @@ export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly Reject
   }
 }
 
+/** The key of a refused record where its raw payload gives one (its key columns, or an identifying field); else undefined. */
 function rawKey(target: Target, companyKey: string, raw: unknown, extras: Record<string, unknown>): string | undefined {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   try {
     const m = mapItem(target, companyKey, raw as Record<string, unknown>, extras);
     if (target.keyFields) {
       const fields = target.keyFields.flatMap((f) => (typeof f === 'string' ? [f] : f));
-      if (!fields.some((f) => getField(raw, f) != null)) return undefined;
+      if (!fields.some((f) => getPath(raw, f) != null)) return undefined;
     } else if (target.key.some((k) => m.row[k] == null)) return undefined;
     return m.keyText;
   } catch {
     return undefined;
   }
-}
-
-function getField(item: unknown, path: string): unknown {
-  let v: unknown = item;
-  for (const part of path.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
-  return v;
 }
 
 interface Scope {

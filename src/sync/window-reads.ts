@@ -10,13 +10,14 @@ import { type PageAt, resumeFrom, type Checkpoint, readAll, saveCursor, editCurs
 import { type Seen, newSeen, markGone, skipInference } from './seen.ts';
 import { dueReread, rereading, rereadSpan } from './rereads.ts';
 
+const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
+
 /**
  * The smallest span a refused window is split to before the refusal is final: an hour, or a day where the
  * endpoint takes dates only (a shorter window would send the same dates again).
  */
 function minSplitMs(stream: StreamDef, startParam: string): number {
-  const type = stream.endpoint.query.find((q) => q.name === startParam)?.type;
-  return type === 'date' ? DAY_MS : HOUR_MS;
+  return isDateOnly(stream, startParam) ? DAY_MS : HOUR_MS;
 }
 
 /** How a windowed read sends its windows and which rows a complete window accounts for. */
@@ -39,9 +40,10 @@ export interface WindowSpec {
   collect?: Seen;
 }
 
-const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
-
-/** Date-only ranges name whole days, both ends included: [D, D+31) is sent as D .. D+30. */
+/**
+ * The service includes both bounds. Date-only ranges name whole days: [D, D+31) is sent as D .. D+30; windows that
+ * tile (`tiles`) are sent a millisecond short of their end.
+ */
 function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string, unknown> {
   const end = spec.tiles || isDateOnly(run.stream, spec.end) ? addMs(w.end, -1) : w.end;
   return { ...spec.query, [spec.start]: w.start, [spec.end]: end };
