@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Queue } from 'bullmq';
-import { Hono, type Env, type Schema } from 'hono';
+import { Hono, type Context, type Env, type Schema } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
+import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
@@ -10,9 +13,14 @@ import type { ScheduleOptions } from './freshness.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
 import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type Viewer } from './page.ts';
+import { idParam, nameParam } from './input.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readRejects, readRetryablePushes, readStatus } from './status.ts';
+import { streams as catalog } from '../sync/streams.ts';
+
+/** The dashboard's forms hold a token or a company and stream: nothing near this size. */
+const FORM_MAX_BYTES = 16 * 1024;
 
 /** An HTTP app another module serves under a path of this server (the push API under /push). */
 export interface MountedApp {
@@ -68,10 +76,15 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   };
 
   app.onError((err, c) => {
-    opts.log.error({ err, path: c.req.path }, 'ops request failed');
-    return c.json({ ok: false, error: err.message }, 503);
+    if (err instanceof HTTPException && err.status < 500) return err.getResponse();
+    // The detail (a Postgres or library message) stays in the log: the caller gets an id to quote.
+    const requestId = randomUUID();
+    opts.log.error({ err, requestId, method: c.req.method, path: c.req.path }, 'ops request failed');
+    return c.json({ error: 'internal error: the server log has the detail under this request id', requestId }, 500, { 'x-request-id': requestId });
   });
   app.use('*', noStore);
+  const forms = bodyLimit({ maxSize: FORM_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413) });
+  for (const path of ['/signin', '/signout', '/actions/*', '/queues/*']) app.use(path, forms);
 
   app.get('/health', (c) => c.json({ ok: true }));
   app.get('/ready', async (c) => {
@@ -98,8 +111,13 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   });
 
   app.get('/rejects', async (c) => {
-    const filter = { company: c.req.query('company') || undefined, stream: c.req.query('stream') || undefined };
-    const before = Number(c.req.query('before')) || undefined;
+    const company = nameParam('company', c.req.query('company'));
+    const stream = nameParam('stream', c.req.query('stream'));
+    const beforeText = c.req.query('before');
+    const beforeId = beforeText === undefined || beforeText === '' ? undefined : idParam('before', beforeText);
+    for (const p of [company, stream, beforeId]) if (p && !p.ok) return c.json({ error: p.error }, 400);
+    const filter = { company: company.ok ? company.value : undefined, stream: stream.ok ? stream.value : undefined };
+    const before = beforeId?.ok ? beforeId.value : undefined;
     const limit = 50;
     const rejects = await readRejects(wh, { ...filter, before, limit });
     return c.html(rejectsPage(rejects, filter, viewer(c), rejects.length === limit ? rejects.at(-1)!.id : undefined));
@@ -107,7 +125,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 
   app.get('/signin', (c) => c.html(signInPage(viewer(c))));
   app.post('/signin', async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
+    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
     const session = auth.signIn(String(form.token ?? ''));
     if (!session) return c.html(signInPage(viewer(c), auth.enabled ? 'That is not the dashboard token.' : undefined), 403);
     setCookie(c, SESSION_COOKIE, session, { httpOnly: true, sameSite: 'Strict', path: '/' });
@@ -124,10 +143,12 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   actions.post('/run', async (c) => {
     const run = opts.actions?.runStream;
     if (!run) return c.json({ error: 'no runner in this process' }, 404);
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
+    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
     const company = String(form.company ?? '');
     const stream = String(form.stream ?? '');
-    if (!opts.companies.includes(company)) return c.json({ error: `company "${company}" is not configured` }, 400);
+    if (!opts.companies.includes(company)) return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
+    if (!catalog.some((s) => s.name === stream)) return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
     const said = await run(company, stream);
     opts.log.info({ company, stream }, 'stream run requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
@@ -135,11 +156,12 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   actions.post('/retry-push', async (c) => {
     const retry = opts.actions?.retryPush;
     if (!retry) return c.json({ error: 'push is not configured' }, 404);
-    const form = await c.req.parseBody();
-    const id = Number(form.id);
-    if (!Number.isInteger(id) || id <= 0) return c.json({ error: 'id: expected a change id' }, 400);
-    const said = await retry(id);
-    opts.log.info({ changeId: id }, 'push retry requested from the dashboard');
+    const form = await readForm(c);
+    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
+    const id = idParam('id', typeof form.id === 'string' ? form.id : undefined);
+    if (!id.ok) return c.json({ error: id.error }, 400);
+    const said = await retry(id.value);
+    opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
   app.route('/actions', actions);
@@ -153,6 +175,17 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 
   for (const mounted of opts.apps ?? []) app.route(mounted.path, mounted.app);
   return app;
+}
+
+const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
+
+/** The form's fields, or undefined for a body that is not a well-formed form. */
+async function readForm(c: Context): Promise<Record<string, string | File | (string | File)[]> | undefined> {
+  try {
+    return await c.req.parseBody();
+  } catch {
+    return undefined;
+  }
 }
 
 async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {

@@ -1,8 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { PUSH_KINDS, PUSH_STATES, type PushKind } from '../warehouse/tables/push.ts';
+import { MAX_CHANGES } from './bounds.ts';
 import { intake, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
@@ -50,6 +52,9 @@ const KINDS: Record<string, { kind: PushKind; schema: z.ZodType; summary: string
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
 
+/** Room for MAX_CHANGES changes of well over a kilobyte each; a larger body is refused before it is read whole. */
+const PUSH_MAX_BYTES = 16 * 1024 * 1024;
+
 function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
@@ -73,6 +78,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
     return next();
   });
+  app.post('/push/*', bodyLimit({ maxSize: PUSH_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${PUSH_MAX_BYTES} bytes (at most ${MAX_CHANGES} changes at once)` }, 413) }));
 
   for (const [path, k] of Object.entries(KINDS)) {
     app.openAPIRegistry.registerPath({
@@ -118,7 +124,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
   const ListQuery = z.object({
     status: z.enum(PUSH_STATES).optional(),
     since: z.iso.datetime({ offset: true }).optional().describe('Changes updated at or after this instant'),
-    company: z.string().optional(),
+    company: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected a company key').optional(),
     limit: z.coerce.number().int().min(1).max(10_000).optional(),
   });
   app.openAPIRegistry.registerPath({
@@ -139,7 +145,12 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     ),
   );
   app.get('/push/:id{[0-9]+}', async (c) => {
-    const found = await getChange(o.intake.warehouse.sql, o.intake.warehouse, Number(c.req.param('id')));
+    const id = Number(c.req.param('id'));
+    // Change ids are bigints: past the largest exact JS integer no id can be named, nor reach Postgres.
+    if (!/^\d{1,16}$/.test(c.req.param('id')) || id < 1 || id > Number.MAX_SAFE_INTEGER) {
+      return c.json({ error: `id: expected a change id from 1 to ${Number.MAX_SAFE_INTEGER}` }, 400);
+    }
+    const found = await getChange(o.intake.warehouse.sql, o.intake.warehouse, id);
     return found ? c.json(found) : c.json({ error: `no change ${c.req.param('id')}` }, 404);
   });
   app.get('/push', async (c) => list(c, o, ListQuery));

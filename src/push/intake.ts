@@ -1,5 +1,6 @@
 import type { Warehouse } from '../warehouse/index.ts';
 import type { PushKind } from '../warehouse/tables/push.ts';
+import { checkBounds } from './bounds.ts';
 import { store, type Stored } from './outbox.ts';
 import type { Sealer } from './secret.ts';
 import { checkers, type Accepted, type Fields } from './validate.ts';
@@ -39,6 +40,8 @@ export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly
   const refused: RefusedItem[] = [];
   const accepted: { company: string; change: Accepted }[] = [];
   if (items.length === 0) return { ok: false, refused: [{ index: 0, fields: { body: 'no change was sent' } }] };
+  const outOfBounds = checkBounds(items);
+  if (outOfBounds) return { ok: false, refused: [outOfBounds.kind === 'too-many' ? { index: 0, fields: { body: outOfBounds.message } } : { index: outOfBounds.index, fields: { [outOfBounds.field]: outOfBounds.message } }] };
   items.forEach((raw, index) => {
     const named = raw && typeof raw === 'object' && typeof (raw as { company?: unknown }).company === 'string' ? (raw as { company: string }).company : undefined;
     const company = companyOf(ctx, named);
