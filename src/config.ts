@@ -122,6 +122,9 @@ export const Env = z.object({
   WFS_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   WFS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   WFS_DASHBOARD_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  WFS_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  WFS_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(12),
+  WFS_COOKIE_SECURE: z.enum(['0', '1', 'false', 'true'], { message: 'expected 1 or 0' }).transform((v) => v === '1' || v === 'true').default(false),
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
@@ -155,6 +158,8 @@ export interface Config {
   metricsPort?: number;
   /** Signs an operator in to the dashboard's actions (retry, run now); unset: the dashboard is read-only. */
   dashboardToken?: string;
+  /** Dashboard sessions: idle time and absolute cap, and whether the cookie goes over HTTPS only. */
+  sessions: { idleMs: number; maxAgeMs: number; secure: boolean };
   dataDir: string;
   timezone: string;
   workerConcurrency: number;
@@ -209,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpHost: e.WFS_HTTP_HOST,
     metricsPort: e.WFS_METRICS_PORT,
     dashboardToken: e.WFS_DASHBOARD_TOKEN,
+    sessions: { idleMs: e.WFS_SESSION_IDLE_MINUTES * 60_000, maxAgeMs: e.WFS_SESSION_MAX_HOURS * 3600_000, secure: e.WFS_COOKIE_SECURE },
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),

@@ -47,6 +47,16 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
     meaning: 'lets an operator sign in to the dashboard (`/signin`) to run a stream now, retry pushes and act on queued jobs (at least 16 characters)',
     default: 'the dashboard is read-only',
   },
+  {
+    names: ['WFS_SESSION_IDLE_MINUTES', 'WFS_SESSION_MAX_HOURS'],
+    meaning: 'a dashboard session ends after this long unused, and this long after sign-in however busy (sessions live in memory: a restart ends them)',
+    default: '`30`, `12`',
+  },
+  {
+    names: ['WFS_COOKIE_SECURE'],
+    meaning: '`1` when the ops server is reached over HTTPS (TLS at a proxy): the session cookie is then sent over HTTPS only',
+    default: '`0`',
+  },
   { names: ['WFS_DATA_DIR'], meaning: 'where the embedded Postgres lives', default: '`.wfsync`' },
   { names: ['LOG_LEVEL'], meaning: 'pino level (`debug` also prints stacks for errors)', default: '`info`' },
   { names: ['LOG_FORMAT'], meaning: '`json` or `pretty`', default: '`pretty` when stderr is a terminal, else `json`' },

@@ -247,6 +247,7 @@ export class App {
       queues,
       redis: this.config.redisUrl ? this.redis() : undefined,
       dashboardToken: this.config.dashboardToken,
+      sessions: this.config.sessions,
       actions: this.actions,
       apps: this.apps,
     });

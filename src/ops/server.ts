@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Queue } from 'bullmq';
 import { Hono, type Context, type Env, type Schema } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -8,7 +9,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { DashboardAuth, SESSION_COOKIE } from './auth.ts';
+import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
 import type { ScheduleOptions } from './freshness.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
@@ -52,6 +53,8 @@ export interface OpsServerOptions {
   redis?: Redis;
   /** WFS_DASHBOARD_TOKEN: without it the dashboard is read-only. */
   dashboardToken?: string;
+  /** How long a dashboard session lasts, and whether its cookie is HTTPS-only. */
+  sessions?: SessionOptions;
   actions?: OpsActions;
   apps?: readonly MountedApp[];
   /** Extra facts for /status (the schedule, queue counts). */
@@ -66,7 +69,7 @@ export interface OpsServer {
 /** The operator's HTTP side: status page, rejects, queues, metrics, health and readiness, and mounted apps. */
 export function createOpsApp(opts: OpsServerOptions): Hono {
   const app = new Hono();
-  const auth = new DashboardAuth(opts.dashboardToken);
+  const auth = new DashboardAuth(opts.dashboardToken, opts.sessions);
   const { warehouse: wh } = opts;
   const viewer = (c: Parameters<DashboardAuth['signedIn']>[0]): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
   const status = () => readStatus(wh, { companies: opts.companies, schedule: opts.schedule });
@@ -127,14 +130,23 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   app.post('/signin', async (c) => {
     const form = await readForm(c);
     if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-    const session = auth.signIn(String(form.token ?? ''));
-    if (!session) return c.html(signInPage(viewer(c), auth.enabled ? 'That is not the dashboard token.' : undefined), 403);
-    setCookie(c, SESSION_COOKIE, session, { httpOnly: true, sameSite: 'Strict', path: '/' });
-    opts.log.info('dashboard sign-in');
+    const client = clientOf(c);
+    const tried = auth.signIn(typeof form.token === 'string' ? form.token : '', client);
+    if (tried.kind === 'throttled') {
+      c.header('retry-after', String(tried.retryAfterS));
+      return c.html(signInPage(viewer(c), `Too many failed sign-ins: try again in ${tried.retryAfterS} s.`), 429);
+    }
+    if (tried.kind !== 'ok') {
+      if (tried.kind === 'wrong') opts.log.warn({ client }, 'dashboard sign-in with a wrong token');
+      return c.html(signInPage(viewer(c), auth.enabled ? 'That is not the dashboard token.' : undefined), 403);
+    }
+    setCookie(c, SESSION_COOKIE, tried.session, auth.cookie);
+    opts.log.info({ client }, 'dashboard sign-in');
     return c.redirect('/', 303);
   });
   app.post('/signout', (c) => {
-    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    auth.signOut(c);
+    deleteCookie(c, SESSION_COOKIE, { path: '/', secure: auth.cookie.secure });
     return c.redirect('/', 303);
   });
 
@@ -185,6 +197,15 @@ async function readForm(c: Context): Promise<Record<string, string | File | (str
     return await c.req.parseBody();
   } catch {
     return undefined;
+  }
+}
+
+/** The peer's address (a proxy's, behind one); unknown when the app is called without a socket. */
+function clientOf(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
   }
 }
 

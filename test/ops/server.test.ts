@@ -137,5 +137,37 @@ describe('signed in', () => {
     expect(decodeURIComponent(retry.headers.get('location')!)).toBe('/?done=change 42 is queued again');
     expect(calls).toEqual([42]);
   });
+
+  it('ends the session at sign-out: the copied cookie no longer acts', async () => {
+    const signin = await signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }) });
+    const cookie = signin.headers.get('set-cookie')!.split(';')[0]!;
+    const other = (await signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }) })).headers.get('set-cookie')!.split(';')[0]!;
+    expect(other).not.toBe(cookie);
+    expect(await (await signed.get('/', { headers: { cookie } })).text()).toContain('action="/actions/run"');
+    const out = await signed.get('/signout', { method: 'POST', headers: { cookie } });
+    expect(out.status).toBe(303);
+    const page = await (await signed.get('/', { headers: { cookie } })).text();
+    expect(page).not.toContain('action="/actions/run"');
+    expect(page).toContain('href="/signin"');
+    const retry = await signed.get('/actions/retry-push', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ id: '43' }) });
+    expect(retry.status).toBe(403);
+    expect(calls).not.toContain(43);
+    // Another sign-in's session is its own.
+    expect(await (await signed.get('/', { headers: { cookie: other } })).text()).toContain('action="/actions/run"');
+  });
+
+  it('answers 429 with Retry-After once a client has failed too often, even with the right token', async () => {
+    const attempt = (token: string) => signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token }) });
+    let last: globalThis.Response | undefined;
+    for (let i = 0; i < 10; i++) {
+      last = await attempt(`wrong-token-guess-${i}`);
+      expect(last.status).toBe(403);
+    }
+    const held = await attempt('a-token-of-sixteen-or-more');
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(held.headers.get('set-cookie')).toBeNull();
+    expect(await held.text()).toMatch(/Too many failed sign-ins: try again in \d+ s/);
+  });
 });
 
