@@ -44,10 +44,10 @@ const Status = z.object({
   appliedAt: z.string().nullable(),
 });
 
-const KINDS: Record<string, { kind: PushKind; schema: z.ZodType; summary: string }> = {
-  individuals: { kind: 'individual', schema: IndividualChange, summary: 'Insert or update individuals (upsert by EmployeeNumber, UniqueNumber or ServiceId)' },
-  certifications: { kind: 'certification', schema: CertificationChange, summary: 'Insert or update credentials' },
-  verifications: { kind: 'verification', schema: VerificationChange, summary: 'Send verification results (ValidateSubmission)' },
+const KINDS: Record<string, { kind: PushKind; schema: z.ZodType; operationId: string; summary: string }> = {
+  individuals: { kind: 'individual', schema: IndividualChange, operationId: 'pushIndividuals', summary: 'Insert or update individuals (upsert by EmployeeNumber, UniqueNumber or ServiceId)' },
+  certifications: { kind: 'certification', schema: CertificationChange, operationId: 'pushCertifications', summary: 'Insert or update credentials' },
+  verifications: { kind: 'verification', schema: VerificationChange, operationId: 'pushVerifications', summary: 'Send verification results (ValidateSubmission)' },
 };
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -84,6 +84,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     app.openAPIRegistry.registerPath({
       method: 'post',
       path: `/push/${path}`,
+      operationId: k.operationId,
       summary: k.summary,
       security,
       request: {
@@ -116,6 +117,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/push/{id}',
+    operationId: 'getChange',
     summary: 'What became of one change',
     security,
     request: { params: z.object({ id: z.string().regex(/^\d+$/) }) },
@@ -130,6 +132,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/push',
+    operationId: 'listChanges',
     summary: 'Changes, newest first',
     security,
     request: { query: ListQuery },
@@ -140,7 +143,14 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     c.json(
       app.getOpenAPIDocument({
         openapi: '3.0.0',
-        info: { title: 'workforce-sync push API', version: '1' },
+        info: {
+          title: 'workforce-sync push API',
+          version: '1',
+          // The package is private and grants no licence; the url says what UNLICENSED means.
+          license: { name: 'UNLICENSED', url: 'https://docs.npmjs.com/cli/v11/configuring-npm/package-json#license' },
+        },
+        // Relative: the push API is served by the same ops server as this document, wherever that is reached.
+        servers: [{ url: '/', description: 'The ops server serving this document' }],
       }),
     ),
   );

@@ -13,7 +13,9 @@ const date = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/, 'must be a date, yyyy-MM-dd')
   .refine((v) => !Number.isNaN(Date.parse(v.slice(0, 10))) && new Date(v.slice(0, 10)).toISOString().startsWith(v.slice(0, 10)), 'is not a calendar date');
-const flag = z.union([z.literal(0), z.literal(1)], { message: 'must be 0 or 1' });
+// An enum, not a union of literals: the OpenAPI document then says `type: integer, enum: [0, 1]`, and a nullable
+// flag stays typed (a union gains a bare `nullable` member that generated clients read as unknown).
+const flag = z.enum({ no: 0, yes: 1 }, { message: 'must be 0 or 1' });
 
 const common = {
   changeId: z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').optional()
