@@ -44,8 +44,9 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   },
   {
     names: ['WFS_DASHBOARD_TOKEN'],
-    meaning: 'lets an operator sign in to the dashboard (`/signin`) to run a stream now, retry pushes and act on queued jobs (at least 16 characters)',
-    default: 'the dashboard is read-only',
+    meaning:
+      "lets an operator sign in to the dashboard (`/signin`) to see rejects' raw payloads, run a stream now, retry pushes and act on queued jobs (at least 16 characters)",
+    default: 'the dashboard is read-only; payloads show only on loopback',
   },
   {
     names: ['WFS_SESSION_IDLE_MINUTES', 'WFS_SESSION_MAX_HOURS'],

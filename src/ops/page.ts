@@ -30,6 +30,9 @@ export interface Viewer {
   canSignIn: boolean;
 }
 
+/** Whether this viewer may see record contents (rejects' raw payloads, the service's messages about pushed records). */
+export type RecordView = { shown: true } | { shown: false; why: string };
+
 export function layout(title: string, viewer: Viewer, body: string, refreshS?: number): string {
   const who = viewer.signedIn
     ? '<form class="inline" method="post" action="/signout"><button>sign out</button></form>'
@@ -81,6 +84,8 @@ export interface StatusPageInput {
   keys: KeyFigures[];
   viewer: Viewer;
   canRun: boolean;
+  /** The service's messages on pushed changes may quote their fields: shown only with record contents. */
+  records: RecordView;
   /** Changes an operator may retry, when the push module offers retries. */
   retryable?: { id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[];
   flash?: string;
@@ -110,7 +115,7 @@ export function statusPage(p: StatusPageInput): string {
     ? `<table id="retryable"><thead><tr><th>change</th><th>company</th><th>kind</th><th>status</th><th>error</th><th>updated</th><th></th></tr></thead><tbody>${p.retryable
         .map(
           (r) =>
-            `<tr><td>${r.id}</td><td>${esc(r.company)}</td><td>${esc(r.kind)}</td><td class="failed">${esc(r.status)}</td><td class="error">${esc(r.error)}</td><td>${when(r.updatedAt)}</td><td>${
+            `<tr><td>${r.id}</td><td>${esc(r.company)}</td><td>${esc(r.kind)}</td><td class="failed">${esc(r.status)}</td><td class="error">${p.records.shown ? esc(r.error) : '<span class="muted">hidden</span>'}</td><td>${when(r.updatedAt)}</td><td>${
               p.viewer.signedIn ? `<form class="inline" method="post" action="/actions/retry-push"><input type="hidden" name="id" value="${r.id}"><button>retry</button></form>` : ''
             }</td></tr>`,
         )
@@ -131,11 +136,12 @@ ${retry}`,
   );
 }
 
-export function rejectsPage(rejects: Reject[], filter: { company?: string; stream?: string }, viewer: Viewer, next?: number): string {
+export function rejectsPage(rejects: Reject[], filter: { company?: string; stream?: string }, viewer: Viewer, records: RecordView, next?: number): string {
+  const payload = (r: Reject) => (records.shown ? `<td><pre>${esc(JSON.stringify(r.raw, null, 2))}</pre></td>` : '');
   const rows = rejects
     .map(
       (r) =>
-        `<tr class="reject" data-id="${r.id}"><td>${when(r.seenAt)}</td><td>${esc(r.company)}</td><td>${esc(r.stream)}</td><td class="error">${esc(r.reason)}</td><td><pre>${esc(JSON.stringify(r.raw, null, 2))}</pre></td></tr>`,
+        `<tr class="reject" data-id="${r.id}"><td>${when(r.seenAt)}</td><td>${esc(r.company)}</td><td>${esc(r.stream)}</td><td class="error">${esc(r.reason)}</td>${payload(r)}</tr>`,
     )
     .join('');
   const scope = [filter.company && `company ${filter.company}`, filter.stream && `stream ${filter.stream}`].filter(Boolean).join(', ');
@@ -145,7 +151,8 @@ export function rejectsPage(rejects: Reject[], filter: { company?: string; strea
     viewer,
     `<h2>Rejected records${scope ? ` of ${esc(scope)}` : ''}, newest first</h2>
 <p class="muted">Records that failed their schema: the rest of their page was written. Each keeps the service's raw payload and the reason.</p>
-${rows ? `<table id="rejects"><thead><tr><th>seen</th><th>company</th><th>stream</th><th>reason</th><th>raw payload</th></tr></thead><tbody>${rows}</tbody></table>` : '<p>No rejected records.</p>'}
+${records.shown ? '' : `<p class="flash" id="payloads-hidden">${esc(records.why)}</p>`}
+${rows ? `<table id="rejects"><thead><tr><th>seen</th><th>company</th><th>stream</th><th>reason</th>${records.shown ? '<th>raw payload</th>' : ''}</tr></thead><tbody>${rows}</tbody></table>` : '<p>No rejected records.</p>'}
 ${next ? `<p><a href="/rejects?${esc(q({ before: String(next) }))}">older</a></p>` : ''}`,
   );
 }

@@ -13,7 +13,7 @@ import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
 import type { ScheduleOptions } from './freshness.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
-import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type Viewer } from './page.ts';
+import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
 import { idParam, nameParam } from './input.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
@@ -71,7 +71,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const app = new Hono();
   const auth = new DashboardAuth(opts.dashboardToken, opts.sessions);
   const { warehouse: wh } = opts;
-  const viewer = (c: Parameters<DashboardAuth['signedIn']>[0]): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
+  const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
+  const records = recordView(auth, opts.host ?? '127.0.0.1');
   const status = () => readStatus(wh, { companies: opts.companies, schedule: opts.schedule });
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
@@ -105,6 +106,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         status: await status(),
         keys: opts.live.keys(),
         viewer: v,
+        records: records(c),
         canRun: !!opts.actions?.runStream,
         retryable,
         flash: c.req.query('done'),
@@ -123,7 +125,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     const before = beforeId?.ok ? beforeId.value : undefined;
     const limit = 50;
     const rejects = await readRejects(wh, { ...filter, before, limit });
-    return c.html(rejectsPage(rejects, filter, viewer(c), rejects.length === limit ? rejects.at(-1)!.id : undefined));
+    return c.html(rejectsPage(rejects, filter, viewer(c), records(c), rejects.length === limit ? rejects.at(-1)!.id : undefined));
   });
 
   app.get('/signin', (c) => c.html(signInPage(viewer(c))));
@@ -187,6 +189,26 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 
   for (const mounted of opts.apps ?? []) app.route(mounted.path, mounted.app);
   return app;
+}
+
+/**
+ * Record contents (rejects' payloads: names, e-mail addresses, dates of birth) need sign-in when a dashboard token
+ * is set; without one they show only to a server on loopback, which nobody else can reach.
+ */
+function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordView {
+  const loopback = isLoopback(host);
+  return (c) => {
+    if (auth.enabled) return auth.signedIn(c) ? { shown: true } : { shown: false, why: 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.' };
+    if (loopback) return { shown: true };
+    return {
+      shown: false,
+      why: `Raw payloads hold personal data and are hidden: this server listens on ${host}, beyond this machine, and WFS_DASHBOARD_TOKEN is not set. Set it and sign in to see them. Reasons and counts show to everyone.`,
+    };
+  };
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';

@@ -8,6 +8,7 @@ import { DEFAULT_API_KEY, SCOPES } from '../../src/sandbox/keys.ts';
 import { enqueueRun } from '../../src/queue/sync-queue.ts';
 import { streams } from '../../src/sync/streams.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { insertReject } from '../support/rejects.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
 /** The dashboard in headless Chromium, over a real warehouse, Redis and the sandbox. */
@@ -97,12 +98,10 @@ describe('the status page', () => {
     expect(await row('north', 'individuals').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(217, 245, 225)');
   });
 
-  it('links a stream to its rejects, which show the reason and the raw payload, newest first', async () => {
+  it('links a stream to its rejects, which show the reason to all and the raw payload signed in, newest first', async () => {
     const wh = await t.app.warehouse();
-    const s = wh.sql(wh.schema);
-    await wh.sql`insert into ${s}.sync_rejects (company_key, stream, raw, reason, seen_at) values
-      ('north', 'individuals', ${wh.sql.json({ ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' })}, 'Birthdate: expected a date', now() - interval '1 hour'),
-      ('north', 'individuals', ${wh.sql.json({ ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 })}, 'WorkStatus: expected an object', now())`;
+    await insertReject(wh, { company: 'north', stream: 'individuals', raw: { ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' }, reason: 'Birthdate: expected a date', secondsAgo: 3600 });
+    await insertReject(wh, { company: 'north', stream: 'individuals', raw: { ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 }, reason: 'WorkStatus: expected an object' });
     await page.goto(`${t.server.url}/`);
     const link = row('north', 'individuals').locator('a[href*="/rejects"]');
     expect(await link.textContent()).toBe('2');
@@ -111,9 +110,23 @@ describe('the status page', () => {
     const rejects = page.locator('tr.reject');
     expect(await rejects.count()).toBe(2);
     expect(await rejects.nth(0).locator('td.error').textContent()).toBe('WorkStatus: expected an object');
+    // Payloads hold personal data: not shown until signed in.
+    expect(await page.locator('#rejects pre').count()).toBe(0);
+    expect(await page.content()).not.toContain('Grace');
+    expect(await page.locator('#payloads-hidden').textContent()).toMatch(/sign in to see them/);
+    const rejectsUrl = page.url();
+    await page.goto(`${t.server.url}/signin`);
+    await page.fill('input[name="token"]', TOKEN);
+    await page.click('button:has-text("sign in")');
+    await page.waitForURL(`${t.server.url}/`);
+    await page.goto(rejectsUrl);
+    expect(await page.locator('#payloads-hidden').count()).toBe(0);
     expect(JSON.parse((await rejects.nth(0).locator('pre').textContent())!)).toEqual({ ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 });
     expect(JSON.parse((await rejects.nth(1).locator('pre').textContent())!)).toEqual({ ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' });
     await page.screenshot({ path: `${SHOTS}rejects.png`, fullPage: true });
+    await page.click('button:has-text("sign out")');
+    await page.goto(rejectsUrl);
+    expect(await page.locator('#rejects pre').count()).toBe(0);
   });
 });
 

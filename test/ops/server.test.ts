@@ -7,6 +7,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';
+import { insertReject } from '../support/rejects.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
 /** The ops server without Redis (as `npm start` runs it), and with the hooks other modules plug in. */
@@ -74,6 +75,39 @@ describe('without Redis', () => {
     const signin = await t.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'anything-at-all-123' }) });
     expect(signin.status).toBe(403);
     expect(signin.headers.get('set-cookie')).toBeNull();
+  });
+});
+
+describe('record contents', () => {
+  const hedy = async (app: TestApp) =>
+    insertReject(await app.app.warehouse(), {
+      company: 'north',
+      stream: 'individuals',
+      raw: { ServiceId: 903, FirstName: 'Hedy', PrimaryEmailAddress: 'hedy@example.org' },
+      reason: 'DateOfBirth: expected a date',
+    });
+
+  it('on loopback without a dashboard token, /rejects shows raw payloads', async () => {
+    await hedy(t);
+    const html = await (await t.get('/rejects')).text();
+    expect(html).toContain('hedy@example.org');
+    expect(html).toContain('DateOfBirth: expected a date');
+  });
+
+  it('listening beyond loopback without a dashboard token, /rejects shows reasons only and says why', async () => {
+    const open = await startTestApp(sandbox, { WFS_HTTP_HOST: '0.0.0.0' });
+    try {
+      await hedy(open);
+      const html = await (await open.get('/rejects')).text();
+      expect(html).toContain('DateOfBirth: expected a date');
+      expect(html).not.toContain('hedy@example.org');
+      expect(html).not.toContain('Hedy');
+      expect(html).toMatch(/listens on 0\.0\.0\.0, beyond this machine, and WFS_DASHBOARD_TOKEN is not set/);
+      const status = await (await open.get('/')).text();
+      expect(status).toMatch(/<b><a href="\/rejects">1<\/a><\/b>rejects kept/);
+    } finally {
+      await open.close();
+    }
   });
 });
 
