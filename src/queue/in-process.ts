@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import type { Environment } from '../app/environment.ts';
-import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
+import { runStreams, selectStreams, type Freshness, type SyncSummary } from '../sync/runner.ts';
 import type { Progress } from '../sync/context.ts';
 import type { JobDef } from './job.ts';
 import type { ScheduledRun } from './scheduler.ts';
 
 /**
- * Runs jobs in this process (no Redis): the same jobs on the same schedule, a job never overlapping itself.
+ * Runs jobs in this process (no Redis): the same jobs on the same schedule, a job never overlapping itself, and a
+ * stream read by one run at a time (runner.ts waits on this process's stream locks).
  */
 export interface InProcessRunner {
   dispatch(run: ScheduledRun): Promise<void>;
@@ -19,7 +20,7 @@ export function createInProcessRunner(env: Environment, log: Logger): InProcessR
   const running = new Map<string, Promise<SyncSummary>>();
   const shutdown = new AbortController();
 
-  const runNow = async (company: string, job: JobDef, onProgress?: (p: Progress) => void) => {
+  const run = async (company: string, job: JobDef, o: { onProgress?: (p: Progress) => void; freshness?: Freshness } = {}) => {
     const key = `${company}/${job.name}`;
     if (running.has(key) || shutdown.signal.aborted) {
       log.info({ job: job.name, company }, 'previous run of this job is still going; this run is skipped');
@@ -28,22 +29,25 @@ export function createInProcessRunner(env: Environment, log: Logger): InProcessR
     const ctx = env.contexts.find((c) => c.companyKey === company);
     if (!ctx) throw new Error(`company "${company}" is not configured`);
     const jobLog = log.child({ jobId: `${key}@${new Date().toISOString()}`, job: job.name, company });
-    const run = runStreams({ ...ctx, log: jobLog, signal: shutdown.signal, onProgress }, selectStreams(job.streams), {
+    const going = job.run
+      ? job.run({ ...ctx, log: jobLog, signal: shutdown.signal })
+      : runStreams({ ...ctx, log: jobLog, signal: shutdown.signal, onProgress: o.onProgress }, selectStreams(job.streams), {
       fullRefresh: job.fullRefresh,
+      freshness: o.freshness,
     });
-    running.set(key, run);
+    running.set(key, going);
     try {
-      return await run;
+      return await going;
     } finally {
       running.delete(key);
     }
   };
 
   return {
-    dispatch: async (run) => {
-      await runNow(run.company, run.job);
+    dispatch: async (scheduled) => {
+      await run(scheduled.company, scheduled.job, { freshness: { firedAt: scheduled.firedAt, dependencyBoundsMs: scheduled.dependencyBoundsMs } });
     },
-    runNow,
+    runNow: (company, job, onProgress) => run(company, job, { onProgress }),
     close: async () => {
       shutdown.abort();
       await Promise.allSettled(running.values());

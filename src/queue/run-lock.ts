@@ -22,7 +22,11 @@ function lockKey(company: string, job: string): string {
 }
 
 export async function tryRunLock(redis: Redis, company: string, job: string, owner: string, ttlMs: number): Promise<LockOutcome> {
-  const key = lockKey(company, job);
+  return tryLock(redis, lockKey(company, job), owner, ttlMs);
+}
+
+/** Takes `key` for `owner` unless someone holds it; kept alive while held, and gone `ttlMs` after its holder died. */
+export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: number): Promise<LockOutcome> {
   const value = `${owner}|${randomUUID()}`;
   const ok = await redis.set(key, value, 'PX', ttlMs, 'NX');
   if (ok !== 'OK') return { heldBy: ((await redis.get(key)) ?? '').split('|')[0]! };
@@ -33,7 +37,7 @@ export async function tryRunLock(redis: Redis, company: string, job: string, own
       .then((renewed) => {
         if (renewed === 0 && !lost.signal.aborted) {
           clearInterval(renew);
-          lost.abort(new Error('the run lock expired while Redis was out of reach'));
+          lost.abort(new Error('the lock expired while Redis was out of reach'));
         }
       })
       .catch(() => undefined);

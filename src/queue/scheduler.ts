@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import type { Logger } from 'pino';
 import { cronOf, type JobDef } from './job.ts';
+import { dependencyBounds } from './dependencies.ts';
 
 /** One firing of a job for one company. */
 export interface ScheduledRun {
@@ -8,6 +9,8 @@ export interface ScheduledRun {
   job: JobDef;
   /** The scheduled time (the same in every scheduler replica, which makes it a dedupe key). */
   firedAt: Date;
+  /** How old each stream the job reads only as a dependency may be and not be read again (runner.ts `Freshness`). */
+  dependencyBoundsMs?: Readonly<Record<string, number>>;
 }
 
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
@@ -29,12 +32,13 @@ export interface Scheduler {
 
 /** croner fires every job on its cron; `dispatch` decides whether it runs here or is enqueued. */
 export function startScheduler(opts: SchedulerOptions): Scheduler {
+  const bounds = dependencyBounds(opts);
   const crons = opts.jobs.map((job) => {
     const pattern = cronOf(job, opts.cronOverrides);
     return new Cron(pattern, { timezone: opts.timezone, catch: true }, async (self) => {
       const firedAt = self.currentRun() ?? new Date();
       for (const company of opts.companies) {
-        await opts.dispatch({ company, job, firedAt }).catch((err: unknown) => {
+        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name) }).catch((err: unknown) => {
           opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
         });
       }

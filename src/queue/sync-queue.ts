@@ -11,6 +11,8 @@ export interface SyncJobData {
   streams: string[];
   fullRefresh?: boolean;
   firedAt: string;
+  /** ScheduledRun `dependencyBoundsMs`. */
+  dependencyBoundsMs?: Record<string, number>;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun): 
     streams: [...run.job.streams],
     fullRefresh: run.job.fullRefresh,
     firedAt: run.firedAt.toISOString(),
+    ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
   };
   await queue.add(run.job.name, data, { jobId: syncJobId(run) });
 }

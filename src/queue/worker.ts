@@ -1,10 +1,12 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { jobByName } from '../../jobs/index.ts';
 import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 import { fenced, takeFence } from '../warehouse/fencing.ts';
 import { acquireRunLock } from './run-lock.ts';
+import { redisStreamLocks } from './stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import type { RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
@@ -79,8 +81,12 @@ async function processSyncJob(
     const fence = await takeFence(ctx.warehouse, job.data.company, job.data.job, String(job.id));
     const warehouse = fenced(ctx.warehouse, fence);
     const runSignal = AbortSignal.any([signal, lock.lost]);
-    const summary = await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
+    const own = jobByName(job.data.job)?.run;
+    const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,
+      // Another job's run of one of its streams is waited for (the credentials job reads `individuals` first).
+      locks: redisStreamLocks(opts.connection, { holder: String(job.id), ttlMs: lockDuration }),
+      freshness: { firedAt: new Date(job.data.firedAt), dependencyBoundsMs: job.data.dependencyBoundsMs },
     });
     if (lock.lost.aborted || summary.streams.some((s) => s.fencedOff)) {
       log.warn({ fence: fence.token }, 'this run lost its lock and stopped writing; the run that holds it now goes on');

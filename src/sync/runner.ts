@@ -1,5 +1,7 @@
 import { finishRun } from '../warehouse/index.ts';
-import { beat, findResumption, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
+import { beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
+import { localStreamLocks, type StreamLocks } from '../queue/stream-lock.ts';
+import type { RunLock } from '../queue/run-lock.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
@@ -17,6 +19,8 @@ export interface StreamOutcome extends StreamCounters {
   durationMs: number;
   /** Its pages were refused: its run lost the job's lock to a later run (fencing.ts). */
   fencedOff?: boolean;
+  /** Not read: the run of it that started then is fresh enough for this one (see `Freshness`); no run is recorded. */
+  freshFrom?: string;
   /** Every HTTP attempt the stream sent, retries included, by how it ended (`requests` is their sum). */
   requestsByOutcome?: Partial<Record<RequestOutcome, number>>;
 }
@@ -66,16 +70,36 @@ function readsOf(ctx: SyncContext, s: StreamDef): number {
 }
 
 /**
+ * Which reads a scheduled run may take from another run instead of reading again. A run of one of its streams
+ * that started after the job fell due read what this one would. A stream the job reads only because one of its
+ * streams depends on it is fresh enough within that stream's own bound (its own job's interval): what the job's
+ * stream derives from it is then as fresh as between two runs of that job, the bound the README states.
+ */
+export interface Freshness {
+  firedAt: Date;
+  /** The bound of each stream the job reads only as a dependency. */
+  dependencyBoundsMs?: Readonly<Record<string, number>>;
+}
+
+export interface RunStreamsOptions extends RunOptions {
+  reads?: number;
+  /** Who holds each stream of each company while a run reads it; default this process's own. */
+  locks?: StreamLocks;
+  /** Without it, every stream is read (a command run by hand, a first sync). */
+  freshness?: Freshness;
+}
+
+/** The streams of runs in this process without other locks, shared by every run so they queue behind each other. */
+const processLocks = localStreamLocks();
+
+/**
  * Runs streams concurrently (so the request budget is used while the service is slow), starting streams in
  * catalog order while the reads they keep going stay under `reads` (READS_AT_ONCE), a stream only after the
  * streams it depends on. One failing stream does not stop the others; once the context's signal is aborted
- * (shutdown), no stream starts.
+ * (shutdown), no stream starts. A stream is read once this run holds it for the company (`locks`: a run of it by
+ * another job is waited for, and its result taken when it is fresh enough, see `Freshness`).
  */
-export async function runStreams(
-  ctx: SyncContext,
-  selected: readonly StreamDef[],
-  opts: RunOptions & { reads?: number } = {},
-): Promise<SyncSummary> {
+export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[], opts: RunStreamsOptions = {}): Promise<SyncSummary> {
   const started = Date.now();
   await ctx.refreshClock?.();
   await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse)).catch((err: unknown) =>
@@ -86,9 +110,10 @@ export async function runStreams(
   const done = new Map<string, StreamOutcome>();
   const pending = selected.filter((s) => !resumed?.done.has(s.name));
   const running = new Map<string, Promise<void>>();
-  const limit = opts.reads ?? READS_AT_ONCE;
+  const { reads: readsAtOnce, locks = processLocks, freshness, ...runOpts } = opts;
+  const limit = readsAtOnce ?? READS_AT_ONCE;
   let reads = 0;
-  const waits = await streamsThatWait(ctx, selected, opts);
+  const waits = await streamsThatWait(ctx, selected, runOpts);
   const ready = (s: StreamDef) =>
     !waits.has(s.name) || (s.dependsOn ?? []).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
 
@@ -102,7 +127,7 @@ export async function runStreams(
       reads += width;
       running.set(
         s.name,
-        runOne(ctx, s, opts, syncStartedAt).then((o) => {
+        claimAndRun(ctx, s, runOpts, syncStartedAt, { locks, freshness }).then((o) => {
           done.set(s.name, o);
           running.delete(s.name);
           reads -= width;
@@ -153,10 +178,64 @@ async function resumptionOf(ctx: SyncContext, selected: readonly StreamDef[]) {
   return found;
 }
 
-async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syncStartedAt: Date): Promise<StreamOutcome> {
+/** The logger of one stream's run. pino repeats a key bound twice: company is added only where it is not bound yet. */
+function streamLog(ctx: SyncContext, stream: StreamDef): SyncContext['log'] {
+  return ctx.log.child(ctx.log.bindings().company === undefined ? { stream: stream.name, company: ctx.companyKey } : { stream: stream.name });
+}
+
+/**
+ * Reads the stream once this run holds it for the company (waiting for a run of another job that holds it),
+ * unless a run that finished meanwhile, or earlier within its bound, is fresh enough (`Freshness`).
+ */
+async function claimAndRun(
+  ctx: SyncContext,
+  stream: StreamDef,
+  opts: RunOptions,
+  syncStartedAt: Date,
+  claim: { locks: StreamLocks; freshness?: Freshness },
+): Promise<StreamOutcome> {
   const started = Date.now();
-  // pino repeats a key bound twice: add company only where the context's logger does not carry it yet.
-  const log = ctx.log.child(ctx.log.bindings().company === undefined ? { stream: stream.name, company: ctx.companyKey } : { stream: stream.name });
+  const log = streamLog(ctx, stream);
+  let lock: RunLock;
+  try {
+    lock = await claim.locks.take(ctx.companyKey, stream.name, {
+      signal: ctx.signal,
+      onWait: (heldBy) => log.info({ heldBy }, 'another run is reading this stream; this one waits for it'),
+    });
+  } catch (e) {
+    if (!ctx.signal?.aborted) throw e;
+    return { stream: stream.name, outcome: 'interrupted', error: 'shutdown began before the stream started', ...emptyCounters(), durationMs: Date.now() - started };
+  }
+  try {
+    const from = await freshRead(ctx, stream, opts, claim.freshness);
+    if (from) {
+      log.info({ freshFrom: from.toISOString() }, 'stream not read: its run that started then is fresh enough');
+      return { stream: stream.name, outcome: 'ok', ...emptyCounters(), durationMs: Date.now() - started, freshFrom: from.toISOString() };
+    }
+    return await runOne(ctx, stream, opts, syncStartedAt, lock.lost);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** When the run this one takes the result of started, if there is one (see `Freshness`). */
+async function freshRead(ctx: SyncContext, stream: StreamDef, opts: RunOptions, freshness?: Freshness): Promise<Date | undefined> {
+  if (!freshness) return undefined;
+  const bound = freshness.dependencyBoundsMs?.[stream.name];
+  // A full refresh re-reads its own streams whatever ran since.
+  if (opts.fullRefresh && bound === undefined) return undefined;
+  const query = { companyKey: ctx.companyKey, stream: stream.name, since: freshness.firedAt, withinMs: bound ?? 0 };
+  return freshRunStart(ctx.warehouse, query).catch((err: unknown) => {
+    ctx.log.warn({ err, stream: stream.name }, 'could not look for a fresh run of the stream; it is read');
+    return undefined;
+  });
+}
+
+/** Reads one stream and records its run; it stops when `lost` says another run may hold the stream now. */
+async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syncStartedAt: Date, lost: AbortSignal): Promise<StreamOutcome> {
+  const started = Date.now();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, lost]) : lost;
+  const log = streamLog(ctx, stream);
   const wh = ctx.warehouse;
   const runId = await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name, syncStartedAt }), wh.outage);
   const release = holdRun(wh, runId);
@@ -175,10 +254,10 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
   try {
     for (let rerun = 0; ; rerun++) {
       try {
-        await requests.within(() => runStream({ ...ctx, log }, stream, { ...opts, runId }, counters));
+        await requests.within(() => runStream({ ...ctx, log, signal }, stream, { ...opts, runId }, counters));
         break;
       } catch (e) {
-        if (!isConnectionError(e) || rerun >= OUTAGE_RERUNS || ctx.signal?.aborted) throw e;
+        if (!isConnectionError(e) || rerun >= OUTAGE_RERUNS || signal.aborted) throw e;
         log.warn({ err: { message: (e as Error).message } }, 'the warehouse went away during the stream; it runs again from its checkpoint');
         await retryThroughOutage(() => wh.sql`select 1`, wh.outage);
       }
@@ -188,9 +267,10 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
     log.info(fields, 'stream finished');
     return outcome;
   } catch (e) {
-    const error = e instanceof Error ? e.message : String(e);
     const fencedOff = isFencedOff(e);
     const interrupted = !!ctx.signal?.aborted || fencedOff;
+    const lockLost = !interrupted && lost.aborted;
+    const error = lockLost ? 'its lock on the stream expired while Redis was out of reach' : e instanceof Error ? e.message : String(e);
     const outcome = await finish({
       stream: stream.name,
       outcome: interrupted ? 'interrupted' : 'failed',
@@ -201,6 +281,7 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
     });
     if (fencedOff) log.warn({ runId }, 'stream stopped: its run lost the lock to a later run, and Postgres refused its page');
     else if (interrupted) log.info({ runId }, 'stream interrupted by shutdown; it goes on from its checkpoint next time');
+    else if (lockLost) log.warn({ runId }, 'stream stopped: its lock expired while Redis was out of reach, and another run may read it now');
     else log.error({ err: e }, 'stream failed');
     return outcome;
   }

@@ -106,3 +106,18 @@ export async function findResumption(wh: Warehouse, companyKey: string, streams:
   const done = new Set(latest.filter((r) => r.outcome === 'ok' && r.started_at >= since).map((r) => r.stream));
   return { since, done };
 }
+
+/**
+ * When the latest successful run of a stream started, if that was at or after `since` or within `withinMs` of
+ * now: a read that recent is as fresh as the one a caller would make.
+ */
+export async function freshRunStart(
+  wh: Warehouse,
+  o: { companyKey: string; stream: string; since: Date; withinMs: number },
+): Promise<Date | undefined> {
+  const [row] = await wh.sql<{ at: Date | null }[]>`
+    select max(started_at) as at from ${t(wh)}
+    where company_key = ${o.companyKey} and stream = ${o.stream} and outcome = 'ok'
+      and started_at >= least(${o.since}::timestamptz, now() - ${`${Math.max(0, Math.round(o.withinMs))} milliseconds`}::interval)`;
+  return row?.at ? new Date(row.at) : undefined;
+}

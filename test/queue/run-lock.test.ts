@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { acquireRunLock, tryRunLock } from '../../src/queue/run-lock.ts';
+import { localStreamLocks, redisStreamLocks, type StreamLocks } from '../../src/queue/stream-lock.ts';
 
 const redis = new Redis(`${inject('redisUrl')}/5`, { maxRetriesPerRequest: null });
 afterAll(() => redis.quit());
@@ -37,5 +38,62 @@ describe('run lock: a job never overlaps itself', () => {
     const started = Date.now();
     expect(await acquireRunLock(redis, 'west', 'courses', 'job-9', 5000)).toEqual({ heldBy: 'job-8' });
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+/** Takes the stream for a run that holds it `holdMs`; resolves with when it held it. */
+async function hold(locks: StreamLocks, company: string, stream: string, holdMs: number, waited: string[] = []) {
+  const lock = await locks.take(company, stream, { onWait: (by) => waited.push(by ?? 'another run') });
+  const from = Date.now();
+  await new Promise((r) => setTimeout(r, holdMs));
+  const to = Date.now();
+  await lock.release();
+  return { from, to };
+}
+
+describe('stream lock: one run of a stream per company, whichever job asks', () => {
+  it('across processes (Redis): the second run waits for the first, then reads; other companies do not wait', async () => {
+    const credentials = redisStreamLocks(redis, { holder: 'north.credentials.1', ttlMs: 3000 });
+    const individuals = redisStreamLocks(redis.duplicate(), { holder: 'north.individuals.1', ttlMs: 3000 });
+    const waited: string[] = [];
+    const first = hold(credentials, 'north', 'individuals', 600);
+    await new Promise((r) => setTimeout(r, 50));
+    const [a, b, other] = await Promise.all([first, hold(individuals, 'north', 'individuals', 100, waited), hold(individuals, 'south', 'individuals', 100)]);
+    expect(b.from).toBeGreaterThanOrEqual(a.to);
+    expect(waited).toEqual(['north.credentials.1']);
+    expect(other.from).toBeLessThan(a.to);
+  });
+
+  it('a run whose worker died holds its stream only until the lock expires', async () => {
+    await redis.set('wfsync:stream:east:individuals', 'east.credentials.9|dead', 'PX', 800);
+    const started = Date.now();
+    const lock = await redisStreamLocks(redis, { holder: 'east.individuals.2', ttlMs: 800 }).take('east', 'individuals');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    await lock.release();
+  });
+
+  it('a run shutting down stops waiting', async () => {
+    const locks = redisStreamLocks(redis, { holder: 'west.individuals.3', ttlMs: 5000 });
+    const held = await locks.take('west', 'individuals');
+    const shutdown = new AbortController();
+    const waiting = locks.take('west', 'individuals', { signal: shutdown.signal });
+    setTimeout(() => shutdown.abort(new Error('shutdown')), 200);
+    await expect(waiting).rejects.toThrow('shutdown');
+    await held.release();
+  });
+
+  it('in one process (no Redis): runs of a stream queue behind one another', async () => {
+    const locks = localStreamLocks();
+    const waited: string[] = [];
+    const runs = await Promise.all([0, 1, 2].map(() => hold(locks, 'north', 'individuals', 100, waited)));
+    const ordered = runs.sort((x, y) => x.from - y.from);
+    for (let i = 1; i < ordered.length; i++) expect(ordered[i]!.from).toBeGreaterThanOrEqual(ordered[i - 1]!.to);
+    expect(waited).toHaveLength(2);
+    const shutdown = new AbortController();
+    const held = await locks.take('north', 'individuals');
+    const waiting = locks.take('north', 'individuals', { signal: shutdown.signal });
+    shutdown.abort(new Error('shutdown'));
+    await expect(waiting).rejects.toThrow('shutdown');
+    await held.release();
   });
 });
