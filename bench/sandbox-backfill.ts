@@ -31,7 +31,7 @@ function windows(from: number, to: number, days: number): [string, string][] {
   return out;
 }
 
-async function reads(info: { now: string; formIds: number[]; runTypeIds: number[] }): Promise<[EndpointName, Query][]> {
+export async function reads(info: { now: string; formIds: number[]; runTypeIds: number[] }): Promise<[EndpointName, Query][]> {
   const now = Date.parse(info.now);
   const from = now - 560 * DAY;
   const to = now + 120 * DAY;

@@ -1,5 +1,5 @@
 /** Reading one list page by page, each page written with the checkpoint it completes. */
-import { mapItem, readCheckpoint, writePage, type CheckpointWrite, type CursorEdit } from '../warehouse/index.ts';
+import { readCheckpoint, recordKey, writePage, type CheckpointWrite, type CursorEdit } from '../warehouse/index.ts';
 import { parseCursor, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import { type StreamRun, targetOf } from './context.ts';
@@ -93,12 +93,12 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
         rejects: page.rejects,
         syncedAt: run.syncedAt,
         runId: run.opts.runId,
-        seen: o.seen?.keys,
         checkpoint: checkpoint && { partition: partition.key, ...checkpoint },
       });
     const cp = !page.hasMore || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
     const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
     const result = await write(cp && ('edit' in cp ? { edit: cp.edit(at) } : { cursor: cp.cursor(at) }));
+    if (o.seen) for (const k of result.keys) o.seen.keys.add(k);
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;
@@ -118,9 +118,9 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
   return rows;
 }
 
-/** The key text of a record as its row is written (rows.ts keyText). */
+/** The key text of a record as its row is written, as the warehouse names it. */
 function keyOf(run: StreamRun, item: unknown, extras: Record<string, unknown>): string {
-  return mapItem(targetOf(run.stream), run.ctx.companyKey, item as Record<string, unknown>, extras).keyText;
+  return recordKey(targetOf(run.stream), run.ctx.companyKey, item as Record<string, unknown>, extras);
 }
 
 /** Where a read goes on after `page`: past its records (refused ones too), looking for its last record. */

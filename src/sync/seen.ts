@@ -1,7 +1,5 @@
 /** What a complete read saw, and marking gone the rows it did not. */
-import type { Target } from '../warehouse/targets.ts';
-import { mapItem, markMissingDeleted, type RangeFilter } from '../warehouse/index.ts';
-import { getPath } from '../warehouse/rows.ts';
+import { markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
 import type { Reject } from '../source/paging.ts';
 import { type StreamRun, targetOf } from './context.ts';
 
@@ -17,24 +15,9 @@ export const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
 export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly Reject[], extras: Record<string, unknown>): void {
   const target = targetOf(run.stream);
   for (const r of rejects) {
-    const key = rawKey(target, run.ctx.companyKey, r.raw, extras);
+    const key = refusedRecordKey(target, run.ctx.companyKey, r.raw, extras);
     if (key === undefined) seen.unkeyed++;
     else seen.keys.add(key);
-  }
-}
-
-/** The key of a refused record where its raw payload gives one (its key columns, or an identifying field); else undefined. */
-function rawKey(target: Target, companyKey: string, raw: unknown, extras: Record<string, unknown>): string | undefined {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
-  try {
-    const m = mapItem(target, companyKey, raw as Record<string, unknown>, extras);
-    if (target.keyFields) {
-      const fields = target.keyFields.flatMap((f) => (typeof f === 'string' ? [f] : f));
-      if (!fields.some((f) => getPath(raw, f) != null)) return undefined;
-    } else if (target.key.some((k) => m.row[k] == null)) return undefined;
-    return m.keyText;
-  } catch {
-    return undefined;
   }
 }
 

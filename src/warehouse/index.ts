@@ -1,6 +1,7 @@
 export { openWarehouse, type Warehouse, type OpenOptions } from './connection.ts';
 export { targets, targetByName, type Target, type TargetName, type ChildTarget } from './targets.ts';
-export { writePage, type CheckpointWrite, type CursorEdit, type WritePageOptions, type WriteResult } from './upsert.ts';
+export { recordKey, refusedRecordKey } from './record-keys.ts';
+export { writePage, type CheckpointWrite, type CursorEdit, type WritePageOptions, type WriteResult, type PageWritten } from './upsert.ts';
 export { markMissingDeleted, markDeletedByKey, type RangeFilter, type MarkMissingOptions, type MarkByKeyOptions } from './deletions.ts';
 export {
   readCheckpoint,

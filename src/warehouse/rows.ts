@@ -156,12 +156,23 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }
 
-/** A deep copy without the never-stored fields. */
+/** `value` without the never-stored fields: a deep copy where it holds one, else `value` itself (rows only read it). */
 export function scrub(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(scrub);
+  return holdsNeverStored(value) ? scrubbed(value) : value;
+}
+
+function holdsNeverStored(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsNeverStored);
+  if (!isPlainObject(value)) return false;
+  for (const k in value) if (NEVER_STORED.test(k) || holdsNeverStored(value[k])) return true;
+  return false;
+}
+
+function scrubbed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(scrubbed);
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!NEVER_STORED.test(k)) out[k] = scrub(v);
+  for (const [k, v] of Object.entries(value)) if (!NEVER_STORED.test(k)) out[k] = scrubbed(v);
   return out;
 }
 
@@ -385,7 +396,21 @@ export function dedupe<T>(items: readonly T[], key: (t: T) => string): T[] {
   return [...byKey.values()];
 }
 
+/** A record mapped to its rows with their content fingerprint (`_hash`): mapRecord, then fingerprint. */
 export function mapItem(target: Target, companyKey: string, input: Record<string, unknown>, envelope?: Record<string, unknown>): MappedItem {
+  const m = mapRecord(target, companyKey, input, envelope);
+  fingerprint(target, m);
+  return m;
+}
+
+/** Sets `_hash` of a mapped record's row: what decides whether its stored row changed. */
+export function fingerprint(target: Target, m: MappedItem): void {
+  const plan = planFor(target);
+  m.row._hash = contentHash(plan.table, m.row, m.children, plan.childTables);
+}
+
+/** A record mapped to its rows, without the fingerprint. */
+export function mapRecord(target: Target, companyKey: string, input: Record<string, unknown>, envelope?: Record<string, unknown>): MappedItem {
   const plan = planFor(target);
   let item = target.prepare ? target.prepare(input) : input;
   if (envelope && target.envelopeFields) {
@@ -400,7 +425,6 @@ export function mapItem(target: Target, companyKey: string, input: Record<string
   const rejects: Rejects = [];
   const children = plan.children.map((c) => mapChild(c, item, row, target.key, rejects));
   const deleted = target.deletedFlag ? item[target.deletedFlag] === true : false;
-  row._hash = contentHash(plan.table, row, children, plan.childTables);
   return { row, rejects, children, keyText: keyText(row, target.key), deleted };
 }
 
@@ -415,18 +439,20 @@ export function encode(value: unknown, sqlType: string): string | null {
 
 const ARRAY_ESCAPED = /["\\]/;
 
-/**
- * A `text[]` literal of values already encoded: Postgres parses it for a `$n::text[]` parameter. Built here
- * rather than by postgres.js, whose array serializer runs two regular expressions over every element.
- */
-export function textArray(values: readonly (string | null)[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
-    if (i > 0) out += ',';
-    if (v === null) out += 'NULL';
-    else out += ARRAY_ESCAPED.test(v) ? `"${v.replace(/["\\]/g, '\\$&')}"` : `"${v}"`;
-  }
-  return out + '}';
+/** One element of a `text[]` literal: NULL, or the value quoted with its quotes and backslashes escaped. */
+export function arrayElement(v: string | null): string {
+  if (v === null) return 'NULL';
+  return ARRAY_ESCAPED.test(v) ? `"${v.replace(/["\\]/g, '\\$&')}"` : `"${v}"`;
 }
 
+/**
+ * A `text[]` literal of values already encoded: Postgres parses it for a `$n::text[]` parameter. Built here
+ * rather than by postgres.js, whose array serializer runs two regular expressions over every element; joined
+ * once from its elements rather than appended to, which leaves one flat string instead of a chain of pieces the
+ * garbage collector walks and flattens.
+ */
+export function textArray(values: readonly (string | null)[]): string {
+  const parts = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i++) parts[i] = arrayElement(values[i]!);
+  return `{${parts.join(',')}}`;
+}

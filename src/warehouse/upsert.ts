@@ -2,7 +2,7 @@ import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
-import { dedupe, encode, mapItem, scrub, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { arrayElement, dedupe, encode, fingerprint, mapRecord, scrub, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { targetByName, type Target } from './targets.ts';
 
@@ -22,8 +22,6 @@ export interface WritePageOptions {
   runId?: number;
   rejects?: readonly { raw: unknown; reason: string }[];
   checkpoint?: { partition: string } & CheckpointWrite;
-  /** Collects the key text (rows.ts keyText) of every row of the page: what a complete read has seen. */
-  seen?: Set<string>;
   /** Envelope fields of the page (FormId, FormTitle, RunLogTypeId, ...). */
   extras?: Record<string, unknown>;
 }
@@ -49,6 +47,11 @@ export interface WriteResult {
   deleted: number;
 }
 
+/** What writePage answers: the counts, and the key text of each record of the page in page order. */
+export interface PageWritten extends WriteResult {
+  keys: string[];
+}
+
 /** Rows per statement: bounds the size of one message, not a parameter count. */
 export const CHUNK_ROWS = 5000;
 
@@ -62,9 +65,13 @@ export const COPY_MIN_ROWS = 1000;
 const q = (name: string) => `"${name}"`;
 const qt = (schema: string, table: string) => `${q(schema)}.${q(table)}`;
 
-/** `$n::text[]` columns of an unnest, and the parameters: one array of text per column. */
+/** `$n::text[]` columns of an unnest, and the parameters: one array of text per column, each value encoded once. */
 function columnsAsArrays(rows: readonly Row[], columns: readonly { name: string; sqlType: string }[]): string[] {
-  return columns.map((c) => textArray(rows.map((r) => encode(r[c.name], c.sqlType))));
+  const parts = new Array<string>(rows.length);
+  return columns.map((c) => {
+    for (let i = 0; i < rows.length; i++) parts[i] = arrayElement(encode(rows[i]![c.name], c.sqlType));
+    return `{${parts.join(',')}}`;
+  });
 }
 
 const statements = new Map<string, string>();
@@ -179,33 +186,68 @@ select ${table.columns.map((c) => cast('i', c)).join(', ')} from ${source.from}`
 
 type Statement = (schema: string, table: TableInfo, source: Source) => string;
 
-/**
- * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
- * by COPY), else unnested from array parameters, a chunk at a time.
- */
-async function insertFrom(pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], statement: Statement): Promise<void> {
-  const s = staging(schema, table);
-  if (rows.length >= COPY_MIN_ROWS && claimStaging(pipe.tx, s) && (await pipe.alone(() => stageRows(pipe.tx, s, rows)))) {
-    pipe.send(statement(schema, table, { id: 'staged', from: `${q(s.name)} i` }), []);
-    return;
-  }
-  for (const chunk of chunks(rows)) pipe.send(statement(schema, table, unnested(table)), columnsAsArrays(chunk, table.columns));
+/** Where the rows written open their new history version: the history table and the time it is valid from. */
+interface Opens {
+  readonly history: TableInfo;
+  readonly at: Date;
 }
 
-const upsertRows = (pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[]) => insertFrom(pipe, schema, table, rows, upsertStatement);
-const insertRows = (pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[]) => insertFrom(pipe, schema, table, rows, insertStatement);
+/**
+ * `write` (an INSERT … SELECT) with its rows that are not deleted opening their history version in the same
+ * statement: RETURNING hands the rows as written to the history insert, so the page's rows are neither sent nor
+ * looked up a second time. `at` is the parameter holding the version's start.
+ */
+function openingHistory(schema: string, table: TableInfo, history: TableInfo, source: Source, write: string, at: string): string {
+  return cached(`opening:${history.name}:${write}`, () => {
+    const content = history.columns.filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to').map((c) => q(c.name));
+    return `with w as (${write}
+returning ${content.join(', ')}, "_deleted_at" is null as wfsync_opens)
+insert into ${qt(schema, history.name)} (${content.join(', ')}, valid_from, valid_to)
+select ${content.join(', ')}, ${at}::timestamptz, null from w where wfsync_opens
+on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content.map((c) => `${c} = excluded.${c}`).join(', ')}, valid_to = null`;
+  });
+}
+
+/**
+ * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
+ * by COPY), else unnested from array parameters, a chunk at a time. With `opens`, the rows open their history.
+ */
+async function insertFrom(pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], statement: Statement, opens?: Opens): Promise<void> {
+  if (rows.length === 0) return;
+  const send = (source: Source, params: string[]) => {
+    const write = statement(schema, table, source);
+    if (!opens) return pipe.send(write, params);
+    const at = `$${params.length + 1}`;
+    pipe.send(openingHistory(schema, table, opens.history, source, write, at), [...params, opens.at.toISOString()]);
+  };
+  const s = staging(schema, table);
+  if (rows.length >= COPY_MIN_ROWS && claimStaging(pipe.tx, s) && (await pipe.alone(() => stageRows(pipe.tx, s, rows)))) {
+    send({ id: 'staged', from: `${q(s.name)} i` }, []);
+    return;
+  }
+  for (const chunk of chunks(rows)) send(unnested(table), columnsAsArrays(chunk, table.columns));
+}
+
+const upsertRows = (pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], opens?: Opens) =>
+  insertFrom(pipe, schema, table, rows, upsertStatement, opens);
+const insertRows = (pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], opens?: Opens) =>
+  insertFrom(pipe, schema, table, rows, insertStatement, opens);
 
 /** Key values (after company_key) of mapped parents, one text array per key column. */
 function keyArrays(rows: readonly Row[], key: readonly string[]): string[] {
   return key.map((k) => textArray(rows.map((r) => (r[k] == null ? null : String(r[k])))));
 }
 
-/** Child rows of the given parents are replaced by the ones in this page. */
-async function replaceChildren(pipe: Pipeline, schema: string, target: Target, parents: readonly MappedItem[]): Promise<void> {
+/**
+ * Child rows of the given parents are replaced by the ones in this page. Only parents in `stored` can have child
+ * rows to delete: a parent the page inserts has none (had another writer inserted it meanwhile, the parent's
+ * INSERT fails and the page is written again as an upsert, which passes every parent as stored).
+ */
+async function replaceChildren(pipe: Pipeline, schema: string, target: Target, parents: readonly MappedItem[], stored: readonly MappedItem[]): Promise<void> {
   for (const [i, child] of (target.children ?? []).entries()) {
     const table = tableInfo(child.table);
     const parentColumns = child.parentColumns ?? target.key;
-    for (const chunk of chunks(parents)) {
+    for (const chunk of chunks(stored)) {
       const { from, on } = keyJoin(schema, table, parentColumns, 2);
       const del = cached(
         `children:${schema}.${table.name}`,
@@ -221,34 +263,16 @@ function renameKey(row: Row, from: readonly string[], to: readonly string[]): Ro
   return Object.fromEntries(to.map((c, i) => [c, row[from[i]!]]));
 }
 
-/** Closes the open version of each key; opens a new version (copied from the table) for `open`. */
-function writeHistory(pipe: Pipeline, schema: string, target: Target, companyKey: string, close: readonly Row[], open: readonly Row[], at: Date): void {
-  if (!target.history) return;
+/** Closes the open history version of each key (the rows written then open their next one: openingHistory). */
+function closeHistory(pipe: Pipeline, schema: string, target: Target, companyKey: string, close: readonly Row[], at: Date): void {
+  if (!target.history || close.length === 0) return;
   const history = tableInfo(target.history);
-  const table = tableInfo(target.table);
-  const key = target.key;
-  if (close.length > 0) {
-    const { from, on } = keyJoin(schema, history, key, 3);
-    const sql = cached(
-      `history-close:${schema}.${history.name}`,
-      () => `update ${qt(schema, history.name)} x set valid_to = $2 from ${from} where x.company_key = $1 and x.valid_to is null and ${on}`,
-    );
-    pipe.send(sql, [companyKey, at, ...keyArrays(close, key)]);
-  }
-  if (open.length > 0) {
-    const content = history.columns.filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to').map((c) => q(c.name));
-    const { from, on } = keyJoin(schema, table, key, 3);
-    const sql = cached(
-      `history-open:${schema}.${history.name}`,
-      () => `insert into ${qt(schema, history.name)} (${content.join(', ')}, valid_from, valid_to)
-select ${content.map((c) => `x.${c}`).join(', ')}, $2, null from ${qt(schema, table.name)} x join ${from} on ${on}
-where x.company_key = $1
-on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content
-        .map((c) => `${c} = excluded.${c}`)
-        .join(', ')}, valid_to = null`,
-    );
-    pipe.send(sql, [companyKey, at, ...keyArrays(open, key)]);
-  }
+  const { from, on } = keyJoin(schema, history, target.key, 3);
+  const sql = cached(
+    `history-close:${schema}.${history.name}`,
+    () => `update ${qt(schema, history.name)} x set valid_to = $2 from ${from} where x.company_key = $1 and x.valid_to is null and ${on}`,
+  );
+  pipe.send(sql, [companyKey, at, ...keyArrays(close, target.key)]);
 }
 
 function writeRejects(pipe: Pipeline, schema: string, o: WritePageOptions): void {
@@ -327,10 +351,10 @@ async function writeMapped(
   const table = tableInfo(target.table);
   const previous = await pipe.alone(() => lockAndRead(pipe.tx, schema, table, mapped));
   const changed: MappedItem[] = [];
+  const stored: MappedItem[] = [];
   const fresh: Row[] = [];
   const rewrite: Row[] = [];
   const close: Row[] = [];
-  const open: Row[] = [];
   for (const m of mapped) {
     const before = previous.get(m.keyText);
     const differs = !before || before.hash !== m.row._hash || before.wasDeleted !== m.deleted;
@@ -342,15 +366,16 @@ async function writeMapped(
     if (!differs) continue;
     (before || newRows === 'upsert' ? rewrite : fresh).push(m.row);
     changed.push(m);
+    if (before || newRows === 'upsert') stored.push(m);
     if (before && !before.wasDeleted) close.push(m.row);
-    if (!m.deleted) open.push(m.row);
   }
-  await insertRows(pipe, schema, table, fresh);
+  closeHistory(pipe, schema, target, companyKey, close, syncedAt);
+  const opens = target.history ? { history: tableInfo(target.history), at: syncedAt } : undefined;
+  await insertRows(pipe, schema, table, fresh, opens);
   // Rows read before are locked until commit, so their upsert always finds them.
-  await upsertRows(pipe, schema, table, rewrite);
+  await upsertRows(pipe, schema, table, rewrite, opens);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
-  if (changed.length > 0) await replaceChildren(pipe, schema, target, changed);
-  writeHistory(pipe, schema, target, companyKey, close, open, syncedAt);
+  if (changed.length > 0) await replaceChildren(pipe, schema, target, changed, stored);
   return result;
 }
 
@@ -375,25 +400,67 @@ function compareKeys(a: Row, b: Row, key: readonly string[]): number {
 /** Postgres's unique_violation. */
 const UNIQUE_VIOLATION = '23505';
 
+/** A page's records mapped to rows: last of each key wins, in key order (see compareKeys). */
+export interface MappedPage {
+  readonly target: Target;
+  readonly companyKey: string;
+  readonly mapped: MappedItem[];
+  /** The key text of each record as given, in page order: what the page says is there. */
+  readonly keys: string[];
+  readonly envelope?: { target: Target; mapped: MappedItem[] };
+  /** Child elements that could not be rows. */
+  readonly rejects: { raw: unknown; reason: string }[];
+}
+
+function mapAll(t: Target, companyKey: string, items: readonly object[], extras: Record<string, unknown> | undefined): { mapped: MappedItem[]; keys: string[] } {
+  const all = items.map((it) => mapRecord(t, companyKey, it as Record<string, unknown>, extras));
+  return { mapped: dedupe(all, (m) => m.keyText), keys: all.map((m) => m.keyText) };
+}
+
+/** Maps a page's records (and its envelope's) to rows, without fingerprints. */
+export function mapPage(target: Target, companyKey: string, items: readonly object[], extras?: Record<string, unknown>): MappedPage {
+  const { mapped, keys } = mapAll(target, companyKey, items, extras);
+  mapped.sort((a, b) => compareKeys(a.row, b.row, target.key));
+  const e = envelopeItems(target, extras);
+  return {
+    target,
+    companyKey,
+    mapped,
+    keys,
+    rejects: mapped.flatMap((m) => m.rejects),
+    ...(e ? { envelope: { target: e.target, mapped: mapAll(e.target, companyKey, e.items, extras).mapped } } : {}),
+  };
+}
+
+export function fingerprintPage(page: MappedPage): void {
+  for (const m of page.mapped) fingerprint(page.target, m);
+  for (const m of page.envelope?.mapped ?? []) fingerprint(page.envelope!.target, m);
+}
+
+/** The text parameters a page's rows travel as when all of them are new (a first sync). */
+export function encodePage(page: MappedPage): string[][] {
+  const table = tableInfo(page.target.table);
+  const out = [columnsAsArrays(page.mapped.map((m) => m.row), table.columns)];
+  for (const [i, child] of (page.target.children ?? []).entries()) {
+    out.push(columnsAsArrays(page.mapped.flatMap((m) => m.children[i]!), tableInfo(child.table).columns));
+  }
+  return out;
+}
+
 /**
  * Writes one page in one transaction: its rows (deduplicated by key, last wins), their child rows and history,
  * the records that failed their schema, and the checkpoint the page completes. Either all of it or none.
  */
-export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<WriteResult> {
-  const map = (t: Target, items: readonly object[]) =>
-    dedupe(
-      items.map((it) => mapItem(t, o.companyKey, it as Record<string, unknown>, o.extras)),
-      (m) => m.keyText,
-    );
-  const mapped = map(o.target, o.items).sort((a, b) => compareKeys(a.row, b.row, o.target.key));
-  for (const m of mapped) o.seen?.add(m.keyText);
-  const envelope = envelopeItems(o.target, o.extras);
+export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<PageWritten> {
+  const page = mapPage(o.target, o.companyKey, o.items, o.extras);
+  fingerprintPage(page);
+  const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
-  const rejects = [...(o.rejects ?? []), ...mapped.flatMap((m) => m.rejects)];
+  const rejects = [...(o.rejects ?? []), ...page.rejects];
   const write = async (newRows: NewRows) =>
     transaction(wh.sessions, async (pipe) => {
       sendFenceCheck(pipe, wh);
-      if (envelope) await writeMapped(pipe, wh.schema, envelope.target, o.companyKey, map(envelope.target, envelope.items), o.syncedAt, newRows);
+      if (page.envelope) await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows);
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
       writeRejects(pipe, wh.schema, { ...o, rejects });
       if (o.checkpoint && 'edit' in o.checkpoint) await editCursor(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.edit);
@@ -409,5 +476,5 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Wri
     }
   };
   // A page whose connection was lost rolled back: it is written again once the warehouse is back.
-  return retryThroughOutage(attempt, wh.outage);
+  return { ...(await retryThroughOutage(attempt, wh.outage)), keys: page.keys };
 }

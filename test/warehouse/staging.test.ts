@@ -91,6 +91,7 @@ describe('pages written through COPY staging', () => {
       updated: 1,
       unchanged: 0,
       deleted: 0,
+      keys: [`[${JSON.stringify(String(parsed('schedules').ScheduleId))}]`],
     });
     const children = await readRows(wh, 'schedule_shifts', company);
     expect(children).toHaveLength(MANY);
@@ -100,7 +101,13 @@ describe('pages written through COPY staging', () => {
     const creds = { target: targets.individualCertifications, companyKey: company, stream: 'certs' };
     await writePage(wh, { ...creds, items: credentials, syncedAt: t0 });
     const changed = credentials.map((c, i) => (i < 10 ? { ...c, ExpirationDate: '2027-01-01' } : c));
-    expect(await writePage(wh, { ...creds, items: changed, syncedAt: t1 })).toEqual({ inserted: 0, updated: 10, unchanged: MANY - 10, deleted: 0 });
+    expect(await writePage(wh, { ...creds, items: changed, syncedAt: t1 })).toEqual({
+      inserted: 0,
+      updated: 10,
+      unchanged: MANY - 10,
+      deleted: 0,
+      keys: credentials.map((_, i) => `["${i + 1}"]`),
+    });
     const history = await readRows(wh, 'individual_certifications_history', company);
     expect(history).toHaveLength(MANY + 10);
     expect(history.filter((h) => h.valid_to !== null).map((h) => h.valid_to)).toEqual(Array(10).fill(t1));

@@ -30,10 +30,10 @@ const credential = (o: Record<string, unknown> = {}) => parsed('individualCertif
 describe('writePage', () => {
   it('a second identical write changes nothing and writes no history', async () => {
     const page = { target: targets.individuals, companyKey: company, items: [parsed('individuals')], stream: 'individuals' };
-    expect(await writePage(wh, { ...page, syncedAt: t0 })).toEqual({ inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
+    expect(await writePage(wh, { ...page, syncedAt: t0 })).toEqual({ inserted: 1, updated: 0, unchanged: 0, deleted: 0, keys: ['["9001"]'] });
     const before = await readRows(wh, 'individuals', company);
     const childrenBefore = await readRows(wh, 'individual_job_titles', company);
-    expect(await writePage(wh, { ...page, syncedAt: t1 })).toEqual({ inserted: 0, updated: 0, unchanged: 1, deleted: 0 });
+    expect(await writePage(wh, { ...page, syncedAt: t1 })).toEqual({ inserted: 0, updated: 0, unchanged: 1, deleted: 0, keys: ['["9001"]'] });
     const after = await readRows(wh, 'individuals', company);
     expect(after).toEqual(before);
     expect(await readRows(wh, 'individual_job_titles', company)).toEqual(childrenBefore);
@@ -44,7 +44,7 @@ describe('writePage', () => {
     const page = { target: targets.individualCertifications, companyKey: company, stream: 'certs' };
     await writePage(wh, { ...page, items: [credential()], syncedAt: t0 });
     const r = await writePage(wh, { ...page, items: [credential({ ExpirationDate: '2027-01-01' })], syncedAt: t1 });
-    expect(r).toEqual({ inserted: 0, updated: 1, unchanged: 0, deleted: 0 });
+    expect(r).toEqual({ inserted: 0, updated: 1, unchanged: 0, deleted: 0, keys: ['["7001"]'] });
     const history = await readRows(wh, 'individual_certifications_history', company);
     expect(history.map((h) => [h.expiration_date, h.valid_from, h.valid_to])).toEqual([
       ['2025-01-01', t0, t1],
@@ -154,7 +154,7 @@ describe('writePage', () => {
       const written = writePage(wh, { ...page, items: [assignment(1), assignment(2)] });
       await new Promise((r) => setTimeout(r, 300));
       await other`commit`;
-      expect(await written).toEqual({ inserted: 1, updated: 1, unchanged: 0, deleted: 0 });
+      expect(await written).toEqual({ inserted: 1, updated: 1, unchanged: 0, deleted: 0, keys: ['["1"]', '["2"]'] });
     } finally {
       other.release();
     }
@@ -203,8 +203,8 @@ describe('deletions', () => {
     const page = { target: targets.shiftAssignments, companyKey: company, stream: 's' };
     const june = (day: number) => `2024-06-${String(day).padStart(2, '0')}T10:00:00+00:00`;
     await writePage(wh, { ...page, items: [1, 2, 3].map((d) => assignment(d, { StartDateTime: june(d) })), syncedAt: t0 });
-    const seen = new Set<string>();
-    await writePage(wh, { ...page, items: [assignment(1, { StartDateTime: june(1) })], syncedAt: t1, seen });
+    const { keys } = await writePage(wh, { ...page, items: [assignment(1, { StartDateTime: june(1) })], syncedAt: t1 });
+    const seen = new Set(keys);
     const gone = await markMissingDeleted(wh, {
       target: targets.shiftAssignments,
       companyKey: company,
