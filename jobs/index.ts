@@ -10,8 +10,9 @@ import courses from './courses.ts';
 import forms from './forms.ts';
 import runLogForms from './run-log-forms.ts';
 import formAudit from './form-audit.ts';
+import housekeeping from './housekeeping.ts';
 
-/** Every scheduled job, in the order a first sync runs them. */
+/** Every scheduled job, in the order a first sync runs them; housekeeping reads no stream. */
 export const jobs: readonly JobDef[] = [
   referenceLists,
   individuals,
@@ -24,6 +25,7 @@ export const jobs: readonly JobDef[] = [
   runLogForms,
   formAudit,
   credentialsFullRefresh,
+  housekeeping,
 ];
 
 export function jobByName(name: string): JobDef | undefined {

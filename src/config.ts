@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { DEFAULT_RETENTION, type Retention } from './warehouse/retention.ts';
 
 /** `L/Ws` (or `L/Wms`, `L/Wm`): at most L request starts in any W-long window. */
 export interface RateLimit {
@@ -104,6 +105,9 @@ const companies = z.string().transform((s, ctx) => {
   }
 });
 
+/** A retention horizon in days; a fraction of a day is allowed. */
+const days = z.coerce.number().positive('expected a number of days above 0').max(36_500);
+
 export const Env = z.object({
   WFS_BASE_URL: url.optional(),
   WFS_API_KEY: z.string().min(1).optional(),
@@ -125,6 +129,9 @@ export const Env = z.object({
   WFS_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
   WFS_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(12),
   WFS_COOKIE_SECURE: z.enum(['0', '1', 'false', 'true'], { message: 'expected 1 or 0' }).transform((v) => v === '1' || v === 'true').default(false),
+  WFS_KEEP_RUNS_DAYS: days.default(DEFAULT_RETENTION.runsDays),
+  WFS_KEEP_RESOLVED_REJECTS_DAYS: days.default(DEFAULT_RETENTION.resolvedRejectsDays),
+  WFS_KEEP_PUSH_PAYLOADS_DAYS: days.default(DEFAULT_RETENTION.pushPayloadsDays),
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
@@ -160,6 +167,8 @@ export interface Config {
   dashboardToken?: string;
   /** Dashboard sessions: idle time and absolute cap, and whether the cookie goes over HTTPS only. */
   sessions: { idleMs: number; maxAgeMs: number; secure: boolean };
+  /** How long housekeeping keeps finished runs, resolved rejects and final pushed changes' payloads. */
+  retention: Retention;
   dataDir: string;
   timezone: string;
   workerConcurrency: number;
@@ -215,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: e.WFS_METRICS_PORT,
     dashboardToken: e.WFS_DASHBOARD_TOKEN,
     sessions: { idleMs: e.WFS_SESSION_IDLE_MINUTES * 60_000, maxAgeMs: e.WFS_SESSION_MAX_HOURS * 3600_000, secure: e.WFS_COOKIE_SECURE },
+    retention: { runsDays: e.WFS_KEEP_RUNS_DAYS, resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS, pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS },
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),

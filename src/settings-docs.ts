@@ -58,6 +58,12 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
     meaning: '`1` when the ops server is reached over HTTPS (TLS at a proxy): the session cookie is then sent over HTTPS only',
     default: '`0`',
   },
+  {
+    names: ['WFS_KEEP_RUNS_DAYS', 'WFS_KEEP_RESOLVED_REJECTS_DAYS', 'WFS_KEEP_PUSH_PAYLOADS_DAYS'],
+    meaning:
+      "how long the daily `housekeeping` job keeps finished runs (each stream's latest and latest successful run stay), rejects once resolved, and the payload and sealed SSN of pushed changes once final (the row and its outcome stay); days, fractions allowed",
+    default: '`30`, `30`, `30`',
+  },
   { names: ['WFS_DATA_DIR'], meaning: 'where the embedded Postgres lives', default: '`.wfsync`' },
   { names: ['LOG_LEVEL'], meaning: 'pino level (`debug` also prints stacks for errors)', default: '`info`' },
   { names: ['LOG_FORMAT'], meaning: '`json` or `pretty`', default: '`pretty` when stderr is a terminal, else `json`' },

@@ -62,6 +62,7 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
       formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
       runTypeIds:
         company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
+      retention: config.retention,
     };
   });
   return {

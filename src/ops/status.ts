@@ -150,7 +150,7 @@ export async function outboxCounts(wh: Warehouse): Promise<Record<string, number
 export async function readRetryablePushes(wh: Warehouse, limit = 20): Promise<{ id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[]> {
   return wh.sql`
     select id::int as id, company_key as company, kind, status, error, updated_at as "updatedAt"
-    from ${wh.sql(wh.schema)}.push_outbox where status in ('failed', 'refused')
+    from ${wh.sql(wh.schema)}.push_outbox where status in ('failed', 'refused') and payload <> '{}'::jsonb
     order by updated_at desc limit ${limit}`;
 }
 

@@ -142,12 +142,15 @@ export async function listChanges(sql: Sql, wh: { schema: string }, o: ListOptio
   return rows.map(statusOf);
 }
 
-/** Sends a failed (or refused) change again; the worker treats it as in doubt, so nothing is applied twice. */
+/**
+ * Sends a failed (or refused) change again; the worker treats it as in doubt, so nothing is applied twice. A change
+ * whose payload housekeeping emptied (prune.ts) has nothing left to send and stays as it is.
+ */
 export async function retryChange(sql: Sql, wh: { schema: string }, id: number): Promise<PushStatus | undefined> {
   const rows = await sql.unsafe<OutboxRow[]>(
     `update ${table(wh)} set status = case when attempts > 0 then 'in_doubt' else 'queued' end, next_attempt_at = now(),
        updated_at = now(), notified_at = null, notify_next_at = null, coalesced_into = null
-     where id = $1 and status in ('failed', 'refused') returning *`,
+     where id = $1 and status in ('failed', 'refused') and payload <> '{}'::jsonb returning *`,
     [id],
   );
   if (rows[0]) await sql.unsafe(`select pg_notify($1, $2)`, [PUSH_CHANNEL, rows[0].company_key]);

@@ -1,3 +1,6 @@
+import type { SyncContext } from '../sync/context.ts';
+import type { SyncSummary } from '../sync/runner.ts';
+
 /** A scheduled job: a name, a default cron (overridable by `WFS_CRON_<NAME>`), and the streams it runs. */
 export interface JobDef {
   name: string;
@@ -5,6 +8,8 @@ export interface JobDef {
   streams: readonly string[];
   /** Ignore checkpoints (a periodic full re-read catches what offset paging can miss while data moves). */
   fullRefresh?: boolean;
+  /** A job that reads no stream (housekeeping): what it does for one company instead. */
+  run?: (ctx: SyncContext) => Promise<SyncSummary>;
   description: string;
 }
 

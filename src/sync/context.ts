@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { SourceClient } from '../source/client.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import type { Retention } from '../warehouse/retention.ts';
 import { targets, type Target } from '../warehouse/targets.ts';
 import type { Observers } from '../observers.ts';
 import type { Partition, StreamDef } from './streams.ts';
@@ -26,6 +27,8 @@ export interface SyncContext {
   onProgress?: (p: Progress) => void;
   /** Told of every page written and every stream that ends. */
   observers?: Observers;
+  /** How long housekeeping keeps the bookkeeping; default DEFAULT_RETENTION. */
+  retention?: Retention;
 }
 
 export interface Progress {

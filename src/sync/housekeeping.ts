@@ -1,0 +1,54 @@
+import { prunePushPayloads } from '../push/prune.ts';
+import { finishRun, type RunOutcome } from '../warehouse/index.ts';
+import { DEFAULT_RETENTION, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
+import { openRun } from '../warehouse/runs.ts';
+import { emptyCounters, type SyncContext } from './context.ts';
+import type { SyncSummary } from './runner.ts';
+
+/** The name housekeeping's runs have in sync_runs. */
+export const HOUSEKEEPING = 'housekeeping';
+
+/** What one housekeeping run pruned, per kind. */
+export interface Pruned {
+  runs: number;
+  resolvedRejects: number;
+  pushPayloads: number;
+}
+
+/**
+ * Prunes one company's bookkeeping by the retention settings, recorded as a run of its own whose details count
+ * what was pruned. Answers like a sync of one stream, so the job runners treat it as any other job.
+ */
+export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
+  const started = Date.now();
+  const wh = ctx.warehouse;
+  const keep = ctx.retention ?? DEFAULT_RETENTION;
+  const runId = await openRun(wh, { companyKey: ctx.companyKey, stream: HOUSEKEEPING });
+  let outcome: 'ok' | 'failed' = 'ok';
+  let error: string | undefined;
+  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0 };
+  try {
+    pruned.runs = await pruneRuns(wh, ctx.companyKey, keep.runsDays);
+    pruned.resolvedRejects = await pruneResolvedRejects(wh, ctx.companyKey, keep.resolvedRejectsDays);
+    pruned.pushPayloads = await prunePushPayloads(wh, ctx.companyKey, keep.pushPayloadsDays);
+  } catch (e) {
+    outcome = 'failed';
+    error = (e as Error).message;
+    ctx.log.error({ err: e, pruned }, 'housekeeping failed');
+  }
+  const durationMs = Date.now() - started;
+  // finishRun keeps what is not a column in the run's details.
+  const record: RunOutcome & { pruned: Pruned; durationMs: number } = { outcome, ...(error ? { error } : {}), pruned, durationMs };
+  await finishRun(wh, runId, record);
+  ctx.log.info({ pruned, durationMs }, 'housekeeping done');
+  return {
+    companyKey: ctx.companyKey,
+    streams: [{ stream: HOUSEKEEPING, outcome, ...(error ? { error } : {}), ...emptyCounters(), durationMs }],
+    requests: 0,
+    rows: 0,
+    rejects: 0,
+    failed: outcome === 'failed' ? 1 : 0,
+    interrupted: 0,
+    durationMs,
+  };
+}
