@@ -56,6 +56,8 @@ export interface StreamCounters {
   rereadRequests: number[];
   /** Windows answered empty whose halves were not: a refusal that did not say so. */
   silentRefusals: number;
+  /** Partitions whose stored cursor could not be used, each with why: they read everything again. */
+  cursorsRestarted: string[];
 }
 
 export interface RunOptions {
@@ -77,7 +79,7 @@ export interface StreamRun {
 }
 
 export function emptyCounters(): StreamCounters {
-  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], rereadRows: [], rereadRequests: [], silentRefusals: 0 };
+  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], rereadRows: [], rereadRequests: [], silentRefusals: 0, cursorsRestarted: [] };
 }
 
 export function targetOf(stream: StreamDef): Target {

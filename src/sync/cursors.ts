@@ -1,21 +1,25 @@
 import { z } from 'zod';
 
 /**
- * What each strategy keeps in `sync_state.cursor`, parsed on every read: a cursor written by another version
- * of the engine fails with a message naming the stream instead of steering a read by fields that mean nothing.
+ * What each strategy keeps in `sync_state.cursor`, parsed on every read. Every cursor names the version of its
+ * format; one stored by an earlier version is migrated forward, one step per version, before it is parsed, so an
+ * upgrade goes on from where the stream stood instead of reading everything again.
  */
 
+/** The format cursors are written in. A change to any cursor's shape or meaning moves it, with a step below. */
+export const CURSOR_VERSION = 3 as const;
+
 const instant = z.iso.datetime({ offset: true });
+
+const offset = z.number().int().nonnegative();
 
 /**
  * Where a list read in part stands: its last written page's offset, the offset after that page, and the key of
  * that page's last record (keyText of rows.ts). Every page before it is written too: a read's pages are written
- * one after another, in order. A bare offset is what earlier versions stored: such a read goes on from that page.
+ * one after another, in order. A page of refused records alone names no record: its point is its offset alone,
+ * and the read goes on from that page.
  */
-export const ReadPoint = z.union([
-  z.number().int().nonnegative(),
-  z.strictObject({ offset: z.number().int().nonnegative(), next: z.number().int().nonnegative(), lastKey: z.string() }),
-]);
+export const ReadPoint = z.union([z.strictObject({ offset, next: offset, lastKey: z.string() }), z.strictObject({ offset })]);
 export type ReadPoint = z.infer<typeof ReadPoint>;
 
 /** A long read in progress (a backfill, a complete re-read): the slices done so far, so a resumed run skips them. */
@@ -34,7 +38,7 @@ export type Pass = z.infer<typeof Pass>;
 const Rereads = z.record(z.string(), instant);
 
 export const SinceCursor = z.strictObject({
-  version: z.literal(2),
+  version: z.literal(CURSOR_VERSION),
   since: instant,
   rereads: Rereads,
   /** Individuals whose warehouse row changed after this local instant have their records read again. */
@@ -45,7 +49,7 @@ export const SinceCursor = z.strictObject({
 export type SinceCursor = z.infer<typeof SinceCursor>;
 
 /** What every cursor that walks windows keeps: its version, its periodic re-reads, and the pass under way. */
-const passing = { version: z.literal(2), rereads: Rereads, pass: Pass.optional() };
+const passing = { version: z.literal(CURSOR_VERSION), rereads: Rereads, pass: Pass.optional() };
 
 /** Where in such a cursor a pass keeps its slices read in part, and its slices done (edited in SQL by pages). */
 export const PASS_AT = ['pass', 'at'] as const;
@@ -81,7 +85,7 @@ export const StatusCursor = z.strictObject({
 export type StatusCursor = z.infer<typeof StatusCursor>;
 
 export const SnapshotCursor = z.strictObject({
-  version: z.literal(2),
+  version: z.literal(CURSOR_VERSION),
   /** Keys the last complete read missed: gone when this read misses them too. */
   suspects: z.array(z.string()),
   /** A snapshot that follows employees: signals (individual and credential rows) written after this local instant are read next. */
@@ -92,19 +96,57 @@ export const SnapshotCursor = z.strictObject({
 });
 export type SnapshotCursor = z.infer<typeof SnapshotCursor>;
 
-export class CursorError extends Error {
-  override readonly name = 'CursorError';
-  readonly kind = 'cursor';
+/** A stored cursor as JSON, before it is parsed. */
+type Stored = Record<string, unknown>;
+
+/** Each step turns a cursor of version N (the key) into one of version N + 1, whatever its stream's kind. */
+export const MIGRATIONS: Readonly<Record<number, (cursor: Stored) => Stored>> = {
+  // Version 2 (release 0.1.0) stored a point of a read in part as a bare offset where its page named no record
+  // (and, before points named records, always); version 3 stores every point as an object.
+  2: (c) => ({
+    ...c,
+    version: 3,
+    ...(c.firstReadAt !== undefined ? { firstReadAt: pointOf(c.firstReadAt) } : {}),
+    ...(isObject(c.pass) && isObject(c.pass.at) ? { pass: { ...c.pass, at: mapValues(c.pass.at, pointOf) } } : {}),
+  }),
+};
+
+/** The oldest version a step starts from: a cursor without a version, or older, predates every release. */
+const OLDEST = Math.min(...Object.keys(MIGRATIONS).map(Number));
+
+const isObject = (x: unknown): x is Stored => typeof x === 'object' && x !== null && !Array.isArray(x);
+const pointOf = (p: unknown) => (typeof p === 'number' ? { offset: p } : p);
+const mapValues = (o: Stored, f: (v: unknown) => unknown): Stored => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+
+/** Why a stored cursor cannot steer a read: its stream reads everything again instead. */
+export interface UnusableCursor {
+  kind: 'cursor';
+  reason: string;
 }
 
-/** Parses a stored cursor; one that does not match fails loudly, naming the stream and what to do. */
-export function parseCursor<T>(schema: z.ZodType<T>, stored: unknown, where: { stream: string; partition: string }): T | undefined {
-  if (stored === undefined || stored === null) return undefined;
-  const r = schema.safeParse(stored);
-  if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => `${i.path.join('.') || '(cursor)'}: ${i.message}`).join('; ');
-  throw new CursorError(
-    `${where.stream} (${where.partition}): the stored cursor was written by another version (${issues}); ` +
-      `run this stream once with a full refresh to replace it`,
-  );
+export type StoredCursor<T> = { ok: true; cursor: T | undefined; migratedFrom?: number } | { ok: false; error: UnusableCursor };
+
+/** Migrates a stored cursor forward to CURSOR_VERSION and parses it; none stored is `cursor: undefined`. */
+export function readStoredCursor<T>(schema: z.ZodType<T>, stored: unknown): StoredCursor<T> {
+  if (stored === undefined || stored === null) return { ok: true, cursor: undefined };
+  const version = isObject(stored) ? stored.version : undefined;
+  if (typeof version !== 'number' || !Number.isInteger(version)) return unusable('it names no version');
+  if (version > CURSOR_VERSION) return unusable(`it is of version ${version}, newer than this one (${CURSOR_VERSION})`);
+  if (version < OLDEST) return unusable(`its version ${version} predates every release (the oldest migrated is ${OLDEST})`);
+  let cursor = stored as Stored;
+  for (let v = version; v < CURSOR_VERSION; v++) cursor = MIGRATIONS[v]!(cursor);
+  const r = schema.safeParse(cursor);
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => `${i.path.join('.') || '(cursor)'}: ${i.message}`).join('; ');
+    return unusable(`it does not match its format (${issues})`);
+  }
+  return { ok: true, cursor: r.data, ...(version < CURSOR_VERSION ? { migratedFrom: version } : {}) };
+}
+
+const unusable = (reason: string): { ok: false; error: UnusableCursor } => ({ ok: false, error: { kind: 'cursor', reason } });
+
+/** The cursor a read goes on from: a stored one that cannot be used counts as none (everything is read again). */
+export function parseCursor<T>(schema: z.ZodType<T>, stored: unknown): T | undefined {
+  const r = readStoredCursor(schema, stored);
+  return r.ok ? r.cursor : undefined;
 }

@@ -1,6 +1,6 @@
 /** Reading one list page by page, each page written with the checkpoint it completes. */
 import { readCheckpoint, recordKey, writePage, type CheckpointWrite, type CursorEdit } from '../warehouse/index.ts';
-import { parseCursor, type ReadPoint } from './cursors.ts';
+import { readStoredCursor, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import { type StreamRun, targetOf } from './context.ts';
 import { type Seen, noteRejects } from './seen.ts';
@@ -26,7 +26,7 @@ export const RESUME_OVERLAP = 20;
 /** The offset a read resumed at `point` asks for first; 0 for a read from the start. */
 export function resumeFrom(point: ReadPoint | undefined): number {
   if (point === undefined) return 0;
-  return typeof point === 'number' ? point : Math.max(point.offset, point.next - RESUME_OVERLAP);
+  return 'next' in point ? Math.max(point.offset, point.next - RESUME_OVERLAP) : point.offset;
 }
 
 /**
@@ -64,7 +64,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
   });
   // Only an envelope list can be asked for from an offset: others are read again whole, so their progress is not kept.
   const resumable = stream.endpoint.response.kind === 'envelope';
-  const point = typeof o.resume === 'object' ? o.resume : undefined;
+  const point = o.resume && 'lastKey' in o.resume ? o.resume : undefined;
   let lookFor = point?.lastKey;
   let rows = 0;
   // Pages come in page order and each is written before the next is taken, so a page's checkpoint never names
@@ -79,7 +79,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
         const offset = point!.offset;
         ctx.log.info({ stream: stream.name, partition: partition.key, offset }, 'resumed read did not find its last written record; going on from its last written page');
         // Leaving the loop cancels the pages asked for ahead.
-        return readAll(run, query, lane, { ...o, resume: offset });
+        return readAll(run, query, lane, { ...o, resume: { offset } });
       }
     }
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
@@ -128,14 +128,23 @@ function pointAfter(run: StreamRun, page: { offset: number; items: readonly unkn
   const next = page.offset + page.items.length + page.rejects.length;
   const last = page.items.at(-1);
   // A page of refused records alone names no record to look for: the read goes on from that page.
-  return last === undefined ? page.offset : { offset: page.offset, next, lastKey: keyOf(run, last, page.extras) };
+  return last === undefined ? { offset: page.offset } : { offset: page.offset, next, lastKey: keyOf(run, last, page.extras) };
 }
 
-export function cursorOf<T>(run: StreamRun, schema: import('zod').ZodType<T>): Promise<T | undefined> {
-  if (run.opts.fullRefresh) return Promise.resolve(undefined);
-  return readCheckpoint(run.ctx.warehouse, run.ctx.companyKey, run.stream.name, run.partition.key).then((c) =>
-    parseCursor(schema, c, { stream: run.stream.name, partition: run.partition.key }),
-  );
+/**
+ * The cursor a run goes on from (migrated from an earlier version's format). One that cannot be used (not a
+ * cursor, or of a newer version) counts as none: this partition reads everything again, which the run's log and
+ * record say, rather than failing every run until someone asks for a full refresh.
+ */
+export async function cursorOf<T>(run: StreamRun, schema: import('zod').ZodType<T>): Promise<T | undefined> {
+  if (run.opts.fullRefresh) return undefined;
+  const stored = await readCheckpoint(run.ctx.warehouse, run.ctx.companyKey, run.stream.name, run.partition.key);
+  const r = readStoredCursor(schema, stored);
+  if (r.ok) return r.cursor;
+  const where = { stream: run.stream.name, partition: run.partition.key };
+  run.ctx.log.warn({ ...where, reason: r.error.reason }, 'the stored cursor cannot be used; this partition reads everything again');
+  run.counters.cursorsRestarted.push(`${where.partition}: ${r.error.reason}`);
+  return undefined;
 }
 
 export const saveCursor = (run: StreamRun, cursor: unknown) => storeCheckpoint(run, { cursor });

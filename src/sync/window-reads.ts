@@ -131,7 +131,7 @@ export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane
 function sliceProgress(slice: string, page: PageAt): CursorEdit {
   return page.last
     ? { kind: 'settle', object: PASS_AT, key: slice, list: PASS_DONE }
-    : { kind: 'put', object: PASS_AT, key: slice, value: page.point ?? page.offset };
+    : { kind: 'put', object: PASS_AT, key: slice, value: page.point ?? { offset: page.offset } };
 }
 
 const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });

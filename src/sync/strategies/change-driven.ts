@@ -2,7 +2,7 @@
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { changesArrivedSince, liveRows, markDeletedByKey, readCheckpoint, settledBefore, startsBetween } from '../../warehouse/index.ts';
 import { keyText } from '../../warehouse/rows.ts';
-import { ChangeCursor, parseCursor } from '../cursors.ts';
+import { ChangeCursor, CURSOR_VERSION, parseCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, mergeByCost, slice, startOfDayUtc, DAY_MS, type Window } from '../windows.ts';
 import { partitionsOf, streamByName, type ChangeDriven, type StreamDef } from '../streams.ts';
 import { type SyncContext, type RunOptions, type StreamRun, targetOf } from '../context.ts';
@@ -27,7 +27,7 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<
   // A backfill reads every day after the changes stamped before it began (give or take how late a stamp can be).
   const changesFrom = previous?.changesFrom ?? (!previous?.horizon ? addMs(signpost, -changeLateMs(s)).toISOString() : undefined);
   const base = {
-    version: 2 as const,
+    version: CURSOR_VERSION,
     changesAfter: previous?.changesAfter,
     ...(changesFrom ? { changesFrom } : {}),
     horizon: previous?.horizon,
@@ -86,7 +86,7 @@ export async function readsDependencies(ctx: SyncContext, stream: StreamDef, opt
   if (opts.fullRefresh) return false;
   for (const partition of partitionsOf(stream, ctx)) {
     const stored = await readCheckpoint(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
-    if (parseCursor(ChangeCursor, stored, { stream: stream.name, partition: partition.key })?.horizon) return true;
+    if (parseCursor(ChangeCursor, stored)?.horizon) return true;
   }
   return false;
 }

@@ -3,7 +3,7 @@ import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsChangedSince, liveKeys, markDeletedByKey, settledBefore } from '../../warehouse/index.ts';
 import { keyText } from '../../warehouse/rows.ts';
-import { SnapshotCursor } from '../cursors.ts';
+import { CURSOR_VERSION, SnapshotCursor } from '../cursors.ts';
 import { addDays, forEachLimited } from '../windows.ts';
 import type { Snapshot } from '../streams.ts';
 import { type StreamRun, targetOf } from '../context.ts';
@@ -35,7 +35,7 @@ export async function runSnapshot(run: StreamRun, s: Snapshot): Promise<void> {
     suspects = f && previous ? await rereadingValue(run, 'all', read) : await read();
   }
   const cursor: SnapshotCursor = {
-    version: 2,
+    version: CURSOR_VERSION,
     suspects,
     ...(f ? { signalsAfter: signalsAfter!.toISOString(), signpost: signpost.toISOString(), rereads: rereadsAfter(s.rereads, previous?.rereads, followed ? undefined : 'all', signpost) } : {}),
   };

@@ -2,7 +2,7 @@
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { liveRows, markDeletedByKey, startsBetween } from '../../warehouse/index.ts';
 import { keyText } from '../../warehouse/rows.ts';
-import { StatusCursor } from '../cursors.ts';
+import { CURSOR_VERSION, StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
 import type { StatusDriven } from '../streams.ts';
 import { type StreamRun, targetOf } from '../context.ts';
@@ -20,7 +20,7 @@ export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<
   const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: s.deleteMissing };
   // Requests are filtered by start and by end, so a slice would lose requests that straddle it: one slice.
   const whole = 100_000 * DAY_MS;
-  const base = { version: 2 as const, from: from.toISOString(), rereads: previous?.rereads ?? {} };
+  const base = { version: CURSOR_VERSION, from: from.toISOString(), rereads: previous?.rereads ?? {} };
   const owed = await readOwedPass(run, {
     stored: previous?.pass,
     backfilled: Boolean(previous?.from),

@@ -2,7 +2,7 @@
 import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { holdersOutOfStep, individualsOutside, liveKeys, settledBefore } from '../../warehouse/index.ts';
-import { SinceCursor } from '../cursors.ts';
+import { CURSOR_VERSION, SinceCursor } from '../cursors.ts';
 import { addDays, addMs, startOfDayUtc } from '../windows.ts';
 import type { UpdatedSince } from '../streams.ts';
 import { type StreamRun, targetOf } from '../context.ts';
@@ -31,10 +31,10 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<
   const complete = !previous || reread !== undefined || wholeIsCheaper;
   const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
   const seen = newSeen();
-  const firstRead: SinceCursor = { version: 2, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
+  const firstRead: SinceCursor = { version: CURSOR_VERSION, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
   const checkpoint: Checkpoint | undefined = previous
     ? undefined
-    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? page.offset }) satisfies SinceCursor };
+    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor };
   const resume = partial?.firstReadAt;
   const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, resume });
   await (reread ? rereading(run, reread.name, read) : read());
@@ -45,7 +45,7 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<
   else if (complete) await markGone(run, seen, { label });
   else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
-    version: 2,
+    version: CURSOR_VERSION,
     since: signpost.toISOString(),
     rereads: rereadsAfter(s.rereads, previous?.rereads, complete ? 'all' : undefined, signpost),
     ...(individualsAfter ? { individualsAfter } : {}),

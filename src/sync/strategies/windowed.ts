@@ -1,5 +1,5 @@
 /** A list read by time windows: backfilled in slices, then a rolling window (or appended after the last one). */
-import { WindowCursor } from '../cursors.ts';
+import { CURSOR_VERSION, WindowCursor } from '../cursors.ts';
 import { addDays, addMs, slice, DAY_MS } from '../windows.ts';
 import type { Windowed } from '../streams.ts';
 import type { StreamRun } from '../context.ts';
@@ -16,7 +16,7 @@ export async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
   const backfillFrom = previous?.backfilledFrom ? new Date(previous.backfilledFrom) : align(addDays(signpost, -s.backfillDays));
   const spec: WindowSpec = { start: s.start, end: s.end, tiles: true, deleteMissing: s.deleteMissing, confirmEmpty: s.confirmEmpty };
   const sliceMs = s.sliceDays * DAY_MS;
-  const base = { version: 2 as const, until: previous?.until, backfilledFrom: backfillFrom.toISOString(), rereads: previous?.rereads ?? {} };
+  const base = { version: CURSOR_VERSION, until: previous?.until, backfilledFrom: backfillFrom.toISOString(), rereads: previous?.rereads ?? {} };
   const owed = await readOwedPass(run, {
     stored: previous?.pass,
     backfilled: Boolean(previous?.until),
