@@ -18,7 +18,7 @@ export interface StreamStatus {
   requests: number;
   rows: number;
   rejects: number;
-  /** Rejects of this stream kept in sync_rejects. */
+  /** Records of this stream still refused (open rows of sync_rejects). */
   rejectsKept: number;
   error: string | null;
   freshness: Freshness;
@@ -90,7 +90,7 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promi
     order by r.company_key, r.stream, r.started_at desc
   `;
   const kept = await sql<{ company: string; stream: string; n: number }[]>`
-    select company_key as company, stream, count(*)::int as n from ${s}.sync_rejects group by company_key, stream`;
+    select company_key as company, stream, count(*)::int as n from ${s}.sync_rejects where resolved_at is null group by company_key, stream`;
   const keptOf = new Map(kept.map((k) => [`${k.company}/${k.stream}`, k.n]));
   const schedules = streamSchedules(opts.schedule ?? { jobs, cronOverrides: {}, timezone: 'UTC' }, now);
   const byKey = new Map(runs.map((r) => [`${r.company}/${r.stream}`, r]));
@@ -126,7 +126,7 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promi
       });
     }
   }
-  const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects`;
+  const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects where resolved_at is null`;
   return { streams, rejectsTotal: rejects?.n ?? 0, push: await readPushStatus(wh) };
 }
 

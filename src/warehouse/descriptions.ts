@@ -40,7 +40,7 @@ export const TABLE_DOCS: Record<string, string> = {
   locales: 'Reference list of locales (business units).',
   sync_state: 'Checkpoint of each stream partition, written in the same transaction as the page it completes.',
   sync_runs: 'One row per stream run: when, outcome, counts and error.',
-  sync_rejects: 'Records that failed their schema, with the raw payload (SSN removed) and the reason; the stream went on.',
+  sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -200,7 +200,11 @@ const FIELD_DOCS: Record<string, string> = {
   details: 'Other figures of the run (JSON).',
   raw: 'Raw record as received (JSON, SSN removed).',
   reason: 'Why the record was rejected.',
-  seen_at: 'When the record was rejected.',
+  seen_at: 'When a read last refused the record.',
+  record_key: "The refused record's key as its row has it (a JSON list of the key values), or payload: and a hash of the payload when it gives no key.",
+  first_seen_at: 'When a read first refused the record.',
+  times_seen: 'How many pages refused the record for this reason.',
+  resolved_at: 'When the record was next written (it passed); null while it is still refused.',
   kind: 'Kind of change: individual, certification (credential insert or update) or verification (result).',
   payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',
   sealed: 'Sensitive fields of the change (such as SSN), encrypted with the secret key; never plain text.',

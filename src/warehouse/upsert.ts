@@ -2,7 +2,8 @@ import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
-import { arrayElement, dedupe, encode, fingerprint, mapRecord, scrub, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { arrayElement, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { sendRejects } from './rejects.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { targetByName, type Target } from './targets.ts';
 
@@ -275,21 +276,6 @@ function closeHistory(pipe: Pipeline, schema: string, target: Target, companyKey
   pipe.send(sql, [companyKey, at, ...keyArrays(close, target.key)]);
 }
 
-function writeRejects(pipe: Pipeline, schema: string, o: WritePageOptions): void {
-  if (!o.rejects?.length) return;
-  pipe.send(
-    `insert into ${qt(schema, 'sync_rejects')} (company_key, stream, raw, reason, run_id)
-select $1, $2, r.raw::jsonb, r.reason, $3 from unnest($4::text[], $5::text[]) as r(raw, reason)`,
-    [
-      o.companyKey,
-      o.stream,
-      o.runId ?? null,
-      o.rejects.map((r) => JSON.stringify(scrub(r.raw) ?? null)),
-      o.rejects.map((r) => r.reason),
-    ],
-  );
-}
-
 export async function writeCheckpoint(tx: Tx, schema: string, companyKey: string, stream: string, partition: string, cursor: unknown): Promise<void> {
   const pipe = new Pipeline(tx);
   sendCheckpoint(pipe, schema, companyKey, stream, partition, cursor);
@@ -462,7 +448,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
       sendFenceCheck(pipe, wh);
       if (page.envelope) await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows);
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
-      writeRejects(pipe, wh.schema, { ...o, rejects });
+      sendRejects(pipe, wh.schema, { ...o, rejects, written: mapped.map((m) => m.keyText) });
       if (o.checkpoint && 'edit' in o.checkpoint) await editCursor(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.edit);
       else if (o.checkpoint) sendCheckpoint(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
       return result;

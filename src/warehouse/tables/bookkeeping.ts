@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, primaryKey, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, tz } from './columns.ts';
 
 /** The sync's own state: cursors, runs and rejected items (the push outbox: ./push.ts). */
@@ -37,11 +37,20 @@ export const bookkeepingTables = (s: PgSchema) => ({
       id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       stream: text().notNull(),
+      /** The record's key as its row has it (rows.ts keyText), or `payload:` and a hash when its payload gives none. */
+      record_key: text().notNull(),
       raw: jsonb(),
       reason: text().notNull(),
+      first_seen_at: tz().notNull().defaultNow(),
+      /** When a read last refused it. */
       seen_at: tz().notNull().defaultNow(),
+      times_seen: integer().notNull().default(1),
+      /** When a page wrote the record (it passed); a later refusal opens it again. */
+      resolved_at: tz(),
+      /** The run that last refused it. */
       run_id: bigint({ mode: 'number' }),
     },
-    (t) => [index().on(t.company_key, t.stream, t.seen_at)],
+    // One row per record and reason, however often it is read.
+    (t) => [uniqueIndex().on(t.company_key, t.stream, t.record_key, t.reason), index().on(t.company_key, t.stream, t.seen_at)],
   ),
 });
