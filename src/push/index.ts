@@ -7,7 +7,9 @@ import { createSealer, secretKeyOf } from './secret.ts';
 
 export { pushIndividuals, pushCertifications, pushVerifications, intake, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
 export { getChange, listChanges, retryChange, type PushStatus, type ListOptions } from './outbox.ts';
-export { createPushRunner, PUSH_QUEUE, type PushRunner, type PushRunnerOptions } from './runner.ts';
+export { createPushRunner, type PushRunner } from './runner.ts';
+export { PUSH_QUEUE } from './dispatch.ts';
+export type { PushRunnerOptions } from './options.ts';
 export { createPushApi, type PushApiOptions } from './http.ts';
 export { createSealer, secretKeyOf, type Sealer } from './secret.ts';
 
