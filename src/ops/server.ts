@@ -2,14 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Queue } from 'bullmq';
-import { Hono, type Context, type Env, type Schema } from 'hono';
+import { Hono, type Context, type Env, type MiddlewareHandler, type Schema } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RateLimit } from '../config.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
+import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from './freshness.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
@@ -46,6 +48,8 @@ export interface OpsServerOptions {
   live: LiveFigures;
   /** Configured companies: every catalog stream of each shows, run or not. */
   companies: readonly string[];
+  /** Each key's budget, drawn against its requests per minute on the status page. */
+  budget?: RateLimit;
   schedule: ScheduleOptions;
   /** BullMQ queues for /queues; absent when jobs run in-process. */
   queues?: readonly Queue[];
@@ -63,6 +67,8 @@ export interface OpsServerOptions {
 
 export interface OpsServer {
   url: string;
+  /** The app served: its routes are what the server answers. */
+  app: Hono;
   close(): Promise<void>;
 }
 
@@ -81,12 +87,10 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 
   app.onError((err, c) => {
     if (err instanceof HTTPException && err.status < 500) return err.getResponse();
-    // The detail (a Postgres or library message) stays in the log: the caller gets an id to quote.
-    const requestId = randomUUID();
-    opts.log.error({ err, requestId, method: c.req.method, path: c.req.path }, 'ops request failed');
-    return c.json({ error: 'internal error: the server log has the detail under this request id', requestId }, 500, { 'x-request-id': requestId });
+    return internalError(c, opts.log, { err });
   });
   app.use('*', noStore);
+  app.use('*', plainText);
   const forms = bodyLimit({ maxSize: FORM_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413) });
   for (const path of ['/signin', '/signout', '/actions/*', '/queues/*']) app.use(path, forms);
 
@@ -110,6 +114,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         canRun: !!opts.actions?.runStream,
         retryable,
         flash: c.req.query('done'),
+        charts: await statusCharts(wh, { companies: opts.companies, live: opts.live, budget: opts.budget }),
         now: Date.now(),
       }),
     );
@@ -181,6 +186,11 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   app.route('/actions', actions);
 
   if (opts.queues) {
+    // bull-board answers its own faults with their message: the caller gets the generic answer instead.
+    app.use('/queues/*', async (c, next) => {
+      await next();
+      if (c.res.status >= 500) c.res = internalError(c, opts.log, { status: c.res.status, answer: (await c.res.clone().text()).slice(0, 2000) });
+    });
     app.use('/queues/*', auth.guardWrites());
     app.route('/queues', queueBoard(opts.queues, '/queues', !auth.enabled));
   } else {
@@ -210,6 +220,33 @@ function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordVi
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
+
+/** An unexpected fault: the detail (a Postgres or library message) stays in the log, the caller gets an id to quote. */
+function internalError(c: Context, log: Logger, detail: Record<string, unknown>): Response {
+  const requestId = randomUUID();
+  log.error({ ...detail, requestId, method: c.req.method, path: c.req.path }, 'ops request failed');
+  return c.json({ error: 'internal error: the server log has the detail under this request id', requestId }, 500, { 'x-request-id': requestId });
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * No route takes control characters in its path or query; bull-board, which reads its own, breaks on a NUL (it
+ * separates its messages' parts with one). Refused up front, naming the parameter.
+ */
+const plainText: MiddlewareHandler = async (c, next) => {
+  let path = c.req.path;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    return c.json({ error: 'path: not valid percent-encoded UTF-8' }, 400);
+  }
+  if (CONTROL.test(path)) return c.json({ error: 'path: control characters are not allowed' }, 400);
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (CONTROL.test(name) || values.some((v) => CONTROL.test(v))) return c.json({ error: `${name.replace(CONTROL, '?').slice(0, 64)}: control characters are not allowed` }, 400);
+  }
+  return next();
+};
 
 const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
 
@@ -248,6 +285,7 @@ export async function listen(app: Hono, port: number, host = '127.0.0.1'): Promi
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     url: `http://${shown}:${info.port}`,
+    app,
     close: () =>
       new Promise<void>((resolve) => {
         const s = server as ServerType & { closeAllConnections?: () => void };

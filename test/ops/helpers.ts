@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { App } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { OpsServer } from '../../src/ops/server.ts';
@@ -18,6 +18,7 @@ export async function startTestApp(
   sandbox: RunningSandbox,
   settings: Record<string, string> = {},
   plugIn: (app: App) => Promise<void> | void = () => {},
+  log: Logger = pino({ level: 'silent' }),
 ): Promise<TestApp> {
   const databaseUrl = await freshDatabase();
   const config = loadConfig({
@@ -28,7 +29,7 @@ export async function startTestApp(
     ...settings,
   });
   const quiet = { live: false, write: () => {}, setLive: () => {} };
-  const app = new App(config, pino({ level: 'silent' }), quiet);
+  const app = new App(config, log, quiet);
   await app.environment();
   await plugIn(app);
   const server = await app.serve();
