@@ -168,6 +168,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
 }
 
 async function list(c: Context, o: PushApiOptions, schema: z.ZodType<{ status?: (typeof PUSH_STATES)[number]; since?: string; company?: string; limit?: number }>) {
+  // The schema coerces limit, which would take 1e3 or 0x10; a limit is written in digits.
+  const limitText = c.req.query('limit');
+  if (limitText !== undefined && !/^\d{1,5}$/.test(limitText)) return c.json({ error: 'limit: expected a whole number from 1 to 10000' }, 400);
   const q = schema.safeParse(c.req.query());
   if (!q.success) {
     const issue = q.error.issues[0]!;

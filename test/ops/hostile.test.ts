@@ -159,6 +159,15 @@ describe('the known faults', () => {
     expect(((await res.json()) as { error: string }).error).toMatch(/^id: /);
   });
 
+  it('limits and ids are digits only: GET /push?limit=1e3 is a 400 naming limit', async () => {
+    for (const limit of ['1e3', '0x10', '-1', '1.5', '99999999999999999999', '']) {
+      const res = await t.get(`/push?limit=${limit}`, { headers: bearer });
+      expect(res.status, limit).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/^limit: /);
+    }
+    expect((await t.get('/push?limit=10', { headers: bearer })).status).toBe(200);
+  });
+
   it('/rejects?before=1e400 is a 400 naming before', async () => {
     const res = await t.get('/rejects?before=1e400');
     expect(res.status).toBe(400);
