@@ -2,7 +2,10 @@ import { availableParallelism } from 'node:os';
 import { parseRateLimit } from '../src/config.ts';
 import { endpointByPath, endpoints, isPaged, PAGE_LIMIT_MAX, type EndpointName } from '../src/source/endpoints.ts';
 import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
-import { startPostgres } from '../test/support/services.ts';
+import postgres from 'postgres';
+import { migrationsTable } from '../src/warehouse/migrate.ts';
+import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
+import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
 import { measureMemory, MEMORY_GOAL_MB, type Measured } from './memory.ts';
 import { cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
 
@@ -19,7 +22,9 @@ import { cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess } f
  *   node --import tsx bench/backfill.ts
  *
  * Knobs (environment): BENCH_SIZE (medium), BENCH_RATE_LIMIT (100/2s), BENCH_LATENCY_MS (50),
- * BENCH_MEMORY_SIZES (small,large; empty to skip), BENCH_MEMORY_RATE_LIMIT (100000/1s).
+ * BENCH_MEMORY_SIZES (small,large; empty to skip), BENCH_MEMORY_RATE_LIMIT (100000/1s), BENCH_DATABASE_URL (the
+ * speed run writes into that server's warehouse schema, emptied first, instead of an embedded Postgres; its role
+ * must be a superuser, which reads `data_directory`, so that the server's CPU can be counted).
  */
 
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
@@ -76,6 +81,9 @@ interface Speed {
   /** CPU the sandbox and Postgres (its backends included) used during the run. */
   sandboxCpuSeconds: number;
   postgresCpuSeconds: number;
+  /** The sync's and Postgres's CPU per request (a page, or a lookup), in ms. */
+  syncCpuMsPerPage: number;
+  postgresCpuMsPerPage: number;
   /**
    * The three processes' CPU against what the machine's cores give in the floor's time: above 1, this machine cannot
    * give the floor the CPU they used. `syncCpuOverFloor` above 1: the sync's one JavaScript thread cannot either.
@@ -90,9 +98,23 @@ interface Speed {
   byStream: Record<string, { requests: number; seconds: number }>;
 }
 
+/** A server given by URL, its warehouse schema dropped so that the sync is a first one; left running after. */
+async function givenPostgres(url: string): Promise<RunningPostgres> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`drop schema if exists "${DEFAULT_SCHEMA}" cascade`);
+    await sql.unsafe(`drop table if exists drizzle."${migrationsTable(DEFAULT_SCHEMA)}"`);
+    const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
+    return { url, dataDir: row!.dir, stop: async () => {} };
+  } finally {
+    await sql.end();
+  }
+}
+
 async function measureSpeed(size: string, rateLimit: string, latencyMs: number): Promise<Speed> {
   const limit = parseRateLimit(rateLimit);
-  const pg = await startPostgres();
+  const given = process.env.BENCH_DATABASE_URL;
+  const pg = given ? await givenPostgres(given) : await startPostgres();
   const sandbox = await startSandboxProcess({ size, rateLimit, latencyMs });
   const proxy = await startProxy(sandbox.url);
   try {
@@ -132,6 +154,8 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
       cpuSeconds: run.cpuSeconds,
       sandboxCpuSeconds: round(sandboxCpu, 1),
       postgresCpuSeconds: round(postgresCpu, 1),
+      syncCpuMsPerPage: round((run.cpuSeconds * 1000) / requests, 2),
+      postgresCpuMsPerPage: round((postgresCpu * 1000) / requests, 2),
       cpuOverMachineAtFloor: round((run.cpuSeconds + sandboxCpu + postgresCpu) / (floorSeconds * availableParallelism())),
       syncCpuOverFloor: round(run.cpuSeconds / floorSeconds),
       cpus: availableParallelism(),

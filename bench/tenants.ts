@@ -8,13 +8,14 @@ import { enqueueRun, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queu
 import type { SandboxStats } from '../src/sandbox/http.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
-import { startSandboxProcess } from './sync-process.ts';
+import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
 
 /**
  * Many companies on one box: COMPANIES companies (one sandbox, one API key each, each key LIMIT per 60 s, the real
  * window) synced by worker processes for WINDOWS windows, first by one worker, then by two sharing Redis. For each:
  * the share of each key's budget used per window by the keys that still had work at its end (goal ≥ 95% for
- * every one), 429s (goal 0), rows written per second, and the CPU left on the machine. Prints one JSON object.
+ * every one), 429s (goal 0), rows written per second, the CPU left on the machine, and the CPU per page (request)
+ * of the workers, Postgres (server and backends) and the sandbox. Prints one JSON object.
  *
  *   COMPANIES=100 WINDOWS=3 SIZE=small WORKERS=1,2 [CONCURRENCY=n] node --import tsx bench/tenants.ts
  */
@@ -78,7 +79,7 @@ function spread(values: number[]): { min: number; p10: number; median: number; m
   return { min: pct(s[0] ?? 0), p10: pct(at(0.1)), median: pct(at(0.5)), max: pct(s.at(-1) ?? 0) };
 }
 
-async function run(workerCount: number, pgAdminUrl: string) {
+async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
   const redis = await startRedis();
   const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: `${LIMIT}/60s`, seed: SEED, keys: Array.from({ length: COMPANIES }, (_, i) => apiKey(i)) });
   const admin = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
@@ -115,6 +116,7 @@ async function run(workerCount: number, pgAdminUrl: string) {
     const cpu0 = machineCpu();
     const own0 = workers.map((w) => processCpu(w.proc.pid!));
     const sandbox0 = processCpu(sandbox.proc.pid!);
+    const postgres0 = postgresCpuSeconds(pgDataDir) ?? 0;
     const rows0 = await rowsWritten(sql);
     let before = await stats(sandbox.url);
     const windows = [];
@@ -142,6 +144,10 @@ async function run(workerCount: number, pgAdminUrl: string) {
     const rows = (await rowsWritten(sql)) - rows0;
     const machineBusy = (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total);
     const last = await stats(sandbox.url);
+    // Pages are requests: every request the workers sent in the windows, each a page (or a lookup) to write.
+    const pages = windows.reduce((n, w) => n + w.requests, 0);
+    const msPerPage = (cpuSeconds: number) => Math.round(((cpuSeconds * 1000) / Math.max(1, pages)) * 100) / 100;
+    const workersCpu = workers.reduce((sum, w, i) => sum + (processCpu(w.proc.pid!) - own0[i]!) / HZ, 0);
     return {
       workers: workerCount,
       concurrency: CONCURRENCY ? Number(CONCURRENCY) : 'default',
@@ -154,6 +160,11 @@ async function run(workerCount: number, pgAdminUrl: string) {
         machineLeftPct: pct(1 - machineBusy),
         workersPctOfOneCore: workers.map((w, i) => pct((processCpu(w.proc.pid!) - own0[i]!) / HZ / seconds)),
         sandboxPctOfOneCore: pct((processCpu(sandbox.proc.pid!) - sandbox0) / HZ / seconds),
+        msPerPage: {
+          workers: msPerPage(workersCpu),
+          postgres: msPerPage((postgresCpuSeconds(pgDataDir) ?? 0) - postgres0),
+          sandbox: msPerPage((processCpu(sandbox.proc.pid!) - sandbox0) / HZ),
+        },
       },
       workerErrors: workers.map((w) => w.output().split('\n').filter((l) => /"level":50/.test(l)).length),
     };
@@ -174,7 +185,7 @@ async function main(): Promise<void> {
   const pg = await startPostgres();
   try {
     const runs = [];
-    for (const n of WORKERS) runs.push(await run(n, pg.url));
+    for (const n of WORKERS) runs.push(await run(n, pg.url, pg.dataDir));
     process.stdout.write(
       `${JSON.stringify({ companies: COMPANIES, size: SIZE, budget: `${LIMIT}/60s per key`, windows: WINDOWS, cpus: 2, note: 'CPU shared with other work on the machine', runs }, null, 2)}\n`,
     );
