@@ -24,11 +24,13 @@ export interface TestSyncOptions {
   companyKey?: string;
   /** The client's limit; default 100 a second (the compressed limit of the tests). */
   rateLimit?: RateLimit;
+  /** A warehouse already filled (migrated on opening); default a fresh database. */
+  databaseUrl?: string;
 }
 
 /** A fresh warehouse database and a client of the sandbox (or of a proxy in front of it), ready for runStreams. */
 export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOptions = {}): Promise<TestSync> {
-  const warehouse = await openWarehouse({ databaseUrl: await freshDatabase() });
+  const warehouse = await openWarehouse({ databaseUrl: opts.databaseUrl ?? (await freshDatabase()) });
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, windowMs: 1000 } });
   const log = opts.log ?? pino({ level: 'silent' });
