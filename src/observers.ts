@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lane } from './ratelimit/types.ts';
+import type { ProgressBasis } from './sync/estimate.ts';
 
 /**
  * What the client, the limiter and the engine report as it happens. Metrics, the status page's live figures
@@ -69,6 +70,19 @@ export interface StreamEvent {
   at: number;
 }
 
+/** Where a stream's run stands (estimate.ts), told every few seconds while it runs. */
+export interface ProgressEvent {
+  company: string;
+  stream: string;
+  basis: ProgressBasis;
+  /** 0..1; null where the basis is `unknown`. */
+  fraction: number | null;
+  pagesDone: number;
+  pagesLeft: number | null;
+  /** Requests the company's key may start per second; null when its budget is not known. */
+  perSecond: number | null;
+}
+
 /** A pushed change that reached a final state, or was found in doubt. */
 export interface PushEvent {
   company: string;
@@ -84,6 +98,7 @@ export interface Observer {
   budget?(e: BudgetEvent): void;
   page?(e: PageEvent): void;
   stream?(e: StreamEvent): void;
+  progress?(e: ProgressEvent): void;
   push?(e: PushEvent): void;
 }
 

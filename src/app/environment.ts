@@ -63,6 +63,7 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
       runTypeIds:
         company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
       retention: config.retention,
+      budget: rateLimit,
     };
   });
   return {

@@ -5,6 +5,8 @@ import type { Warehouse } from '../warehouse/connection.ts';
 import type { Retention } from '../warehouse/retention.ts';
 import { targets, type Target } from '../warehouse/targets.ts';
 import type { Observers } from '../observers.ts';
+import type { RateLimit } from '../config.ts';
+import type { PageCounter } from './estimate.ts';
 import type { Partition, StreamDef } from './streams.ts';
 
 /** What a stream run needs from the outside world. */
@@ -29,6 +31,8 @@ export interface SyncContext {
   observers?: Observers;
   /** How long housekeeping keeps the bookkeeping; default DEFAULT_RETENTION. */
   retention?: Retention;
+  /** The company key's budget: how long the pages a run has left take (estimate.ts). */
+  budget?: RateLimit;
 }
 
 export interface Progress {
@@ -76,6 +80,8 @@ export interface StreamRun {
   tally: { requests: number; rows: number };
   syncedAt: Date;
   opts: RunOptions;
+  /** Counts this read's pages (of its partition, or of one slice of its pass) for its progress. */
+  progress?: PageCounter;
 }
 
 export function emptyCounters(): StreamCounters {

@@ -7,6 +7,8 @@ import { runUpdatedSince } from './strategies/updated-since.ts';
 import { runWindowed } from './strategies/windowed.ts';
 import { runChangeDriven } from './strategies/change-driven.ts';
 import { runStatusDriven } from './strategies/status-driven.ts';
+import { StreamProgress } from './estimate.ts';
+import { reportProgress } from './progress-report.ts';
 
 /** How each kind of stream is read: a kind added to the catalog without a reader here does not compile. */
 const readers: { [K in Strategy['kind']]: (run: StreamRun, s: Extract<Strategy, { kind: K }>) => Promise<void> } = {
@@ -31,10 +33,18 @@ export async function runStream(
   counters: StreamCounters = emptyCounters(),
 ): Promise<StreamCounters> {
   Object.assign(counters, { ...emptyCounters(), ...counters });
-  // Partitions keep checkpoints of their own: they are read side by side, like windows.
-  await forEachLimited(partitionsOf(stream, ctx), ctx.windowConcurrency ?? 4, async (partition) => {
-    const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts };
-    await readerOf(stream.strategy)(run, stream.strategy);
-  });
+  const partitions = partitionsOf(stream, ctx);
+  const progress = new StreamProgress(partitions.map((p) => p.key));
+  const report = reportProgress(ctx, stream.name, progress, opts.runId);
+  try {
+    // Partitions keep checkpoints of their own: they are read side by side, like windows.
+    await forEachLimited(partitions, ctx.windowConcurrency ?? 4, async (partition) => {
+      const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts, progress: progress.counter(partition.key) };
+      await readerOf(stream.strategy)(run, stream.strategy);
+      progress.finish(partition.key);
+    });
+  } finally {
+    report.stop();
+  }
   return counters;
 }

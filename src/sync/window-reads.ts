@@ -109,7 +109,9 @@ export async function readWindows(run: StreamRun, windows: Window[], lane: Lane,
 export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
   const done = new Set(pass.done);
   const at = pass.at ?? {};
-  const windows = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs).filter((w) => !done.has(w.start.toISOString()));
+  const planned = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs);
+  const windows = planned.filter((w) => !done.has(w.start.toISOString()));
+  run.progress?.plan(planned.length, planned.length - windows.length);
   if (windows.length > 0 && (done.size > 0 || Object.keys(at).length > 0)) {
     run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: Object.keys(at).length }, 'resuming a pass');
   }
@@ -121,9 +123,11 @@ export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane
     const checkpoint: Checkpoint = { edit: (page) => sliceProgress(id, page), everyPage: lane === 'backfill' };
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
     // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
-    if ((await readWindow(run, w, lane, spec, checkpoint, checkpoint.everyPage ? at[id] : undefined)) === 'split') {
+    const sliceRun = run.progress ? { ...run, progress: run.progress.slice(id) } : run;
+    if ((await readWindow(sliceRun, w, lane, spec, checkpoint, checkpoint.everyPage ? at[id] : undefined)) === 'split') {
       await editCursor(run, sliceProgress(id, { offset: 0, last: true }));
     }
+    sliceRun.progress?.settle();
   });
 }
 
