@@ -42,9 +42,9 @@ class InProcessDispatcher implements Dispatcher {
   #backlog: Entity[] = [];
 
   constructor(
-    readonly concurrency: number,
-    readonly log: Logger,
-    readonly hooks: DispatchHooks,
+    private readonly concurrency: number,
+    private readonly log: Logger,
+    private readonly hooks: DispatchHooks,
   ) {}
 
   async start(): Promise<void> {}
@@ -90,10 +90,10 @@ class QueueDispatcher implements Dispatcher {
   #workerConnection: Redis | undefined;
 
   constructor(
-    readonly settings: Pick<PushSettings, 'prefix' | 'concurrency' | 'health'>,
-    readonly redis: Redis,
-    readonly log: Logger,
-    readonly hooks: DispatchHooks,
+    private readonly settings: Pick<PushSettings, 'prefix' | 'concurrency' | 'health'>,
+    private readonly redis: Redis,
+    private readonly log: Logger,
+    private readonly hooks: DispatchHooks,
   ) {}
 
   async start(): Promise<void> {
