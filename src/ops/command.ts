@@ -60,7 +60,7 @@ export function formatStatus(status: Status): string {
     ? `push: ${push.map(([k, n]) => `${n} ${k}`).join(', ')}; ${status.push.inDoubt} in doubt; oldest queued ${status.push.oldestQueuedAt?.toISOString() ?? '-'}`
     : 'push: no changes';
   const body = status.streams.length ? [head, ...rows] : ['no sync has run yet'];
-  return `${[...body, `${status.rejectsTotal} rejected records in sync_rejects`, pushLine].join('\n')}\n`;
+  return `${[...body, `${status.rejectsTotal} records still refused (open in sync_rejects)`, pushLine].join('\n')}\n`;
 }
 
 /** The status server alone: status page, rejects, queues (with REDIS_URL), metrics, health. */

@@ -101,7 +101,7 @@ export function statusPage(p: StatusPageInput): string {
 <div class="card"><b>${status.streams.length}</b>streams</div><div class="card"><b class="ok">${count('fresh')}</b>fresh</div>
 <div class="card"><b>${count('late')}</b>late</div><div class="card"><b class="failed">${count('stale')}</b>stale</div>
 <div class="card"><b class="${status.streams.some((s) => s.lastOutcome === 'failed') ? 'failed' : ''}">${status.streams.filter((s) => s.lastOutcome === 'failed').length}</b>failed last run</div>
-<div class="card"><b><a href="/rejects">${status.rejectsTotal}</a></b>rejects kept</div></div>`;
+<div class="card"><b><a href="/rejects">${status.rejectsTotal}</a></b>open rejects</div></div>`;
   const tables = [...byCompany]
     .map(
       ([company, rows]) => `<h2>company ${esc(company)}</h2>

@@ -104,7 +104,7 @@ describe('record contents', () => {
       expect(html).not.toContain('Hedy');
       expect(html).toMatch(/listens on 0\.0\.0\.0, beyond this machine, and WFS_DASHBOARD_TOKEN is not set/);
       const status = await (await open.get('/')).text();
-      expect(status).toMatch(/<b><a href="\/rejects">1<\/a><\/b>rejects kept/);
+      expect(status).toMatch(/<b><a href="\/rejects">1<\/a><\/b>open rejects/);
     } finally {
       await open.close();
     }
