@@ -8,6 +8,7 @@ import { openWarehouse, targets } from '../src/warehouse/index.ts';
 import type { SyncContext } from '../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../src/sync/runner.ts';
 import { partitionsOf, streams, type StreamName } from '../src/sync/streams.ts';
+import { dependencyBounds } from '../src/queue/dependencies.ts';
 import { divergence } from '../test/support/convergence.ts';
 import { startPostgres } from '../test/support/services.ts';
 
@@ -33,9 +34,11 @@ import { startPostgres } from '../test/support/services.ts';
  * list, the only filter that reveals decisions. The required-status list takes an employee filter, so it is read
  * whole only daily and otherwise by the employees a signal names.
  *
- * The daily no-change cost adds up each job's cycles a day (its cron) at the steady no-change cost of its streams,
- * and each periodic complete re-read at the requests it sent when it ran (one that did not run in the day cycle,
- * a weekly re-read of everything: the backfill's).
+ * The daily no-change cost adds up every read of a stream a day at its steady no-change cost: each firing of a
+ * job (its cron) reads its streams, and the streams they depend on unless a read of them is within their bound
+ * (runner.ts `Freshness`: the credentials job takes the individuals job's read); plus each periodic complete
+ * re-read at the requests it sent when it ran (one that did not run in the day cycle, a weekly re-read of
+ * everything: the backfill's).
  * `SIZE=small node --import tsx bench/incremental.ts` for a quick run.
  */
 
@@ -144,18 +147,43 @@ function floorOf(noChange: Awaited<ReturnType<typeof cycle>>) {
   };
 }
 
-/** Cycles a day of each job, from its cron. */
-function cyclesPerDay(cron: string): number {
-  const from = new Date('2026-03-02T00:00:00Z');
-  const to = from.getTime() + 86_400_000;
-  let n = 0;
-  // A run at midnight itself counts: start looking just before it.
-  let next = new Cron(cron, { timezone: 'UTC' }).nextRun(new Date(from.getTime() - 1));
-  while (next && next.getTime() < to) {
-    n++;
-    next = new Cron(cron, { timezone: 'UTC' }).nextRun(next);
+/** The firings of a cron from `from` (included) to `to` (excluded). */
+function firings(cron: string, from: number, to: number): number[] {
+  const out: number[] = [];
+  const c = new Cron(cron, { timezone: 'UTC', paused: true });
+  // A run at `from` itself counts: start looking just before it.
+  for (let next = c.nextRun(new Date(from - 1)); next && next.getTime() < to; next = c.nextRun(next)) out.push(next.getTime());
+  c.stop();
+  return out;
+}
+
+/**
+ * Reads a day of each stream by the default crons: a job's own streams at each firing (once, when two jobs fire
+ * together), and the streams they depend on only when their last read is older than their bound. The day before
+ * is played too, so the day starts with the reads it would find.
+ */
+function readsADay(): { reads: Record<string, number>; asDependency: Record<string, number> } {
+  const incremental = jobs.filter((j) => !j.fullRefresh && !j.run);
+  const bounds = dependencyBounds({ jobs: incremental, cronOverrides: {}, timezone: 'UTC' });
+  const day = Date.parse('2026-03-02T00:00:00Z');
+  const fired = incremental
+    .flatMap((job) => firings(job.cron, day - 86_400_000, day + 86_400_000).map((at) => ({ at, job })))
+    .sort((a, b) => a.at - b.at);
+  const last = new Map<string, number>();
+  const reads: Record<string, number> = {};
+  const asDependency: Record<string, number> = {};
+  for (const { at, job } of fired) {
+    for (const s of selectStreams(job.streams)) {
+      const bound = bounds.get(job.name)?.[s.name];
+      const freshFrom = bound === undefined ? at : at - bound;
+      if ((last.get(s.name) ?? -Infinity) >= freshFrom) continue;
+      last.set(s.name, at);
+      if (at < day) continue;
+      reads[s.name] = (reads[s.name] ?? 0) + 1;
+      if (!job.streams.includes(s.name)) asDependency[s.name] = (asDependency[s.name] ?? 0) + 1;
+    }
   }
-  return n;
+  return { reads, asDependency };
 }
 
 const t0 = Date.now();
@@ -168,13 +196,11 @@ const hour = await cycle('an hour of changes');
 sandbox.data.advance(24);
 const day = await cycle('a day of changes');
 
-// Each stream's cost a day with nothing changing: its job's cycles at the no-change cost, plus its re-reads.
+// Each stream's cost a day with nothing changing: its reads a day at the no-change cost, plus its re-reads.
 const noChangeBy = new Map(steady.byStream.map((o) => [o.stream, o.requests]));
+const readsByDay = readsADay();
 const daily: Record<string, number> = {};
-for (const job of jobs) {
-  if (job.fullRefresh) continue;
-  for (const name of job.streams) daily[name] = (daily[name] ?? 0) + cyclesPerDay(job.cron) * (noChangeBy.get(name) ?? 0);
-}
+for (const [name, n] of Object.entries(readsByDay.reads)) daily[name] = (daily[name] ?? 0) + n * (noChangeBy.get(name) ?? 0);
 const rereadCost: Record<string, number> = {};
 const backfillBy = new Map(backfill.streams.map((o) => [o.stream, o.requests]));
 for (const s of streams) {
@@ -208,6 +234,8 @@ console.log(
         requests: Math.round(dailyTotal),
         shareOfBudget: Number((dailyTotal / DAILY_BUDGET).toFixed(4)),
         perStream: Object.fromEntries(Object.entries(daily).map(([k, v]) => [k, Math.round(v)])),
+        readsADay: readsByDay.reads,
+        readsAsDependency: readsByDay.asDependency,
         rereads: rereadCost,
       },
     },

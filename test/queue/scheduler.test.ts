@@ -4,6 +4,7 @@ import { startScheduler, type ScheduledRun, type Scheduler } from '../../src/que
 import { syncJobId } from '../../src/queue/sync-queue.ts';
 import { cronOf, defineJob } from '../../src/queue/job.ts';
 import { loadConfig } from '../../src/config.ts';
+import { jobs } from '../../jobs/index.ts';
 
 const silent = pino({ level: 'silent' });
 const job = defineJob({ name: 'time-off', cron: '* * * * * *', streams: ['time-off-requests'], description: 'test' });
@@ -40,5 +41,22 @@ describe('scheduler', () => {
     const config = loadConfig({ WFS_CRON_TIME_OFF: '0 5 * * *' });
     expect(cronOf(job, config.cron)).toBe('0 5 * * *');
     expect(cronOf(job, {})).toBe('* * * * * *');
+  });
+
+  it('sends with each run how old a stream the job reads only as a dependency may be: its own job’s interval', async () => {
+    const runs: ScheduledRun[] = [];
+    const cronOverrides = { individuals: '*/20 * * * * *', credentials: '* * * * * *' };
+    const pair = jobs.filter((j) => j.name === 'credentials' || j.name === 'individuals');
+    schedulers.push(startScheduler({ jobs: pair, companies: ['north'], timezone: 'UTC', cronOverrides, log: silent, dispatch: async (r) => void runs.push(r) }));
+    await new Promise((r) => setTimeout(r, 1200));
+    const sent = runs.find((r) => r.job.name === 'credentials');
+    expect(sent?.dependencyBoundsMs).toEqual({ individuals: 20_000 });
+    // With the default crons: the individuals job's half hour.
+    const byDefault: ScheduledRun[] = [];
+    schedulers.push(
+      startScheduler({ jobs: pair, companies: ['north'], timezone: 'UTC', cronOverrides: { credentials: '* * * * * *' }, log: silent, dispatch: async (r) => void byDefault.push(r) }),
+    );
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(byDefault.find((r) => r.job.name === 'credentials')?.dependencyBoundsMs).toEqual({ individuals: 30 * 60_000 });
   });
 });
