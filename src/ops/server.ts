@@ -83,6 +83,9 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
     c.header('cache-control', 'no-store');
+    // The dashboard's buttons act: no other site may frame them, and no answer is sniffed into markup.
+    c.header('x-frame-options', 'DENY');
+    c.header('x-content-type-options', 'nosniff');
   };
 
   app.onError((err, c) => {

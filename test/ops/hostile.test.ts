@@ -80,6 +80,7 @@ interface Answer {
   type: string;
   body: string;
   injected: boolean;
+  framesDenied: boolean;
 }
 
 /** Static assets (bull-board's scripts and styles) are code, not answers: only their status is checked. */
@@ -96,7 +97,7 @@ async function send(route: Route, url: string, init: { method?: string; headers?
   const type = String(res.headers['content-type'] ?? '');
   const body = isAsset(type) ? '' : await res.body.text();
   if (isAsset(type)) await res.body.dump();
-  return { route: `${route.method} ${route.path}`, request: `${label} ${url.slice(0, 120)}`, status: res.statusCode, type, body, injected: 'x-injected' in res.headers };
+  return { route: `${route.method} ${route.path}`, request: `${label} ${url.slice(0, 120)}`, status: res.statusCode, type, body, injected: 'x-injected' in res.headers, framesDenied: res.headers['x-frame-options'] === 'DENY' };
 }
 
 /** Runs the jobs a few at a time, as a client hammering the server would. */
@@ -146,6 +147,8 @@ function problems(answers: Answer[]): string[] {
     if (leak) bad.push(`${what} leaks "${leak[0]}": ${a.body.slice(Math.max(0, leak.index - 80), leak.index + 80)}`);
     if (a.type.includes('html') && REFLECTED.test(a.body)) bad.push(`${what} reflects markup unescaped`);
     if (a.injected) bad.push(`${what} carries an injected header`);
+    // 431: node refuses a request line past its header limit before the app sees it.
+    if (!a.framesDenied && a.status !== 431) bad.push(`${what} may be framed by another site`);
   }
   return bad;
 }
