@@ -97,7 +97,7 @@ async function send(route: Route, url: string, init: { method?: string; headers?
   const type = String(res.headers['content-type'] ?? '');
   const body = isAsset(type) ? '' : await res.body.text();
   if (isAsset(type)) await res.body.dump();
-  return { route: `${route.method} ${route.path}`, request: `${label} ${url.slice(0, 120)}`, status: res.statusCode, type, body, injected: 'x-injected' in res.headers, framesDenied: res.headers['x-frame-options'] === 'DENY' };
+  return { route: `${route.method} ${route.path}`, request: `${label} ${url.slice(0, 120)}`, status: res.statusCode, type, body, injected: 'x-injected' in res.headers, framesDenied: res.headers['x-frame-options'] === 'DENY' && res.headers['x-content-type-options'] === 'nosniff' };
 }
 
 /** Runs the jobs a few at a time, as a client hammering the server would. */
@@ -148,7 +148,7 @@ function problems(answers: Answer[]): string[] {
     if (a.type.includes('html') && REFLECTED.test(a.body)) bad.push(`${what} reflects markup unescaped`);
     if (a.injected) bad.push(`${what} carries an injected header`);
     // 431: node refuses a request line past its header limit before the app sees it.
-    if (!a.framesDenied && a.status !== 431) bad.push(`${what} may be framed by another site`);
+    if (!a.framesDenied && a.status !== 431) bad.push(`${what} may be framed by another site or sniffed into markup`);
   }
   return bad;
 }
