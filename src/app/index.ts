@@ -18,7 +18,7 @@ import { startSyncWorker, type SyncWorker } from '../queue/worker.ts';
 import { redisHealth } from '../redis-health.ts';
 import { ProgressBoard } from '../sync/progress.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { openEnvironment, openMigratedWarehouse, type Environment } from './environment.ts';
+import { BUILT_IN_SANDBOX, openEnvironment, openMigratedWarehouse, type Environment } from './environment.ts';
 
 /** Work that runs beside the sync jobs for as long as the process does (the push runner). */
 export interface Runner {
@@ -243,6 +243,7 @@ export class App {
       metrics: this.metrics,
       live: this.live,
       companies: this.companies,
+      budget: this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit,
       schedule: this.schedule,
       queues,
       redis: this.config.redisUrl ? this.redis() : undefined,

@@ -89,6 +89,8 @@ export interface StatusPageInput {
   /** Changes an operator may retry, when the push module offers retries. */
   retryable?: { id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[];
   flash?: string;
+  /** The charts section (./charts.ts), drawn below the tables. */
+  charts?: string;
   now: number;
 }
 
@@ -131,7 +133,8 @@ ${tables || '<p>No company is configured.</p>'}
 <h2>push</h2><div class="cards" id="push">${
       pushCounts.length ? pushCounts.map(([k, n]) => `<div class="card" data-status="${esc(k)}"><b>${n}</b>${esc(k)}</div>`).join('') : '<div class="card"><b>0</b>changes</div>'
     }<div class="card"><b class="${push.inDoubt ? 'failed' : ''}">${push.inDoubt}</b>in doubt</div><div class="card"><b>${push.oldestQueuedAt ? esc(formatLag(p.now - push.oldestQueuedAt.getTime())) : '-'}</b>oldest queued</div></div>
-${retry}`,
+${retry}
+${p.charts ?? ''}`,
     10,
   );
 }
