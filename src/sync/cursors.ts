@@ -111,7 +111,7 @@ export const MIGRATIONS: Readonly<Record<number, (cursor: Stored) => Stored>> = 
   }),
 };
 
-/** The oldest version a step starts from: a cursor without a version, or older, predates every release. */
+/** The oldest version migrated: the first that cursors named (release 0.1.0 stores it); none older was stored. */
 const OLDEST = Math.min(...Object.keys(MIGRATIONS).map(Number));
 
 const isObject = (x: unknown): x is Stored => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -132,7 +132,7 @@ export function readStoredCursor<T>(schema: z.ZodType<T>, stored: unknown): Stor
   const version = isObject(stored) ? stored.version : undefined;
   if (typeof version !== 'number' || !Number.isInteger(version)) return unusable('it names no version');
   if (version > CURSOR_VERSION) return unusable(`it is of version ${version}, newer than this one (${CURSOR_VERSION})`);
-  if (version < OLDEST) return unusable(`its version ${version} predates every release (the oldest migrated is ${OLDEST})`);
+  if (version < OLDEST) return unusable(`its version ${version} is older than any release stored (the oldest migrated is ${OLDEST})`);
   let cursor = stored as Stored;
   for (let v = version; v < CURSOR_VERSION; v++) cursor = MIGRATIONS[v]!(cursor);
   const r = schema.safeParse(cursor);

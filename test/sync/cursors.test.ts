@@ -67,7 +67,7 @@ describe('a stored cursor', () => {
   it.each([
     ['with no version (the format before versions)', { until: t(30), backfilledFrom: t(1) }, /names no version/],
     ['of a newer version', { version: CURSOR_VERSION + 1, until: t(30), rereads: {} }, /version 4, newer than this one \(3\)/],
-    ['of a version older than any release', { version: 1, until: t(30), rereads: {} }, /predates every release/],
+    ['of a version older than any release', { version: 1, until: t(30), rereads: {} }, /older than any release stored/],
     ['that is not an object', 'garbage', /names no version/],
     ['of this version with fields of another shape', { version: CURSOR_VERSION, until: 'yesterday', rereads: {} }, /until: /],
   ])('%s cannot be used, and says why', (_name, stored, reason) => {
