@@ -12,7 +12,9 @@ import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
 
 /**
  * Two worker processes and a scheduler process sync two sandbox companies through BullMQ, with real Redis and
- * Postgres; one worker is killed mid-stream and the other finishes its jobs.
+ * Postgres; one worker is killed mid-stream and the other finishes its jobs. Then, on that warehouse, every job
+ * fires every few seconds: no stream runs twice at once for a company, and the individuals the credentials job
+ * depends on are not read again while the individuals job's last read is within its interval.
  */
 const rateLimit = { limit: 100, windowMs: 1000 };
 const REDIS_DB = 3;
@@ -21,6 +23,8 @@ let wh: Warehouse;
 let redis: Redis;
 let env: Record<string, string>;
 const children: Spawned[] = [];
+
+const cronSetting = (job: string) => `WFS_CRON_${job.toUpperCase().replace(/-/g, '_')}`;
 
 /** A cron that fires once, a few seconds from now (croner takes seconds as the first field). */
 function onceSoon(seconds: number): string {
@@ -71,7 +75,7 @@ afterAll(async () => {
 describe('workers and scheduler', () => {
   it('sync every stream of two companies; a killed worker’s jobs finish elsewhere; the warehouse converges', async () => {
     const workers = [spawnWfsync(['worker'], env), spawnWfsync(['worker'], env)];
-    const crons = Object.fromEntries(jobs.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, onceSoon(30)]));
+    const crons = Object.fromEntries(jobs.map((j) => [cronSetting(j.name), onceSoon(30)]));
     const scheduler = spawnWfsync(['scheduler'], { ...env, ...crons });
     children.push(...workers, scheduler);
 
@@ -123,4 +127,86 @@ describe('workers and scheduler', () => {
       expect(Date.now() - started).toBeLessThan(10_000);
     }
   }, 420_000);
+
+  it('with every job firing every few seconds, no stream runs twice at once, and fresh individuals are not read again', async () => {
+    const since = new Date();
+    const individualsRequests = () => Object.values(sandboxes).map((s) => s.stats().byEndpoint.individuals ?? 0);
+    const before = individualsRequests();
+    const workers = [spawnWfsync(['worker'], env), spawnWfsync(['worker'], env)];
+    // Every job every 15 s (the weekly full refresh aside), the credentials job every 5 s and the individuals job
+    // every 20 s: each credentials run reads the individuals first, and every 20 s both jobs fire together.
+    const crons = {
+      ...Object.fromEntries(jobs.filter((j) => !j.fullRefresh).map((j) => [cronSetting(j.name), '*/15 * * * * *'])),
+      [cronSetting('credentials')]: '*/5 * * * * *',
+      [cronSetting('individuals')]: '*/20 * * * * *',
+    };
+    const scheduler = spawnWfsync(['scheduler'], { ...env, ...crons });
+    children.push(...workers, scheduler);
+    const queue = new Queue(SYNC_QUEUE, { connection: redis });
+    const said = () => workers.map((w) => w.output().slice(-2000)).join('\n---\n');
+    const firedSince = async () => (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((j) => Date.parse(j.data.firedAt) >= since.getTime());
+    // Until the individuals job fired three times for each company, and the credentials job ran three more times
+    // than that (a loaded machine starts the processes late and skips runs while the last one goes on).
+    await waitFor(
+      () => `enough runs of both jobs (workers said: ${said()})`,
+      async () => {
+        const jobsNow = await firedSince();
+        return (['north', 'south'] as const).every((company) => {
+          const of = (job: string) => jobsNow.filter((j) => j.data.company === company && j.data.job === job);
+          const individuals = of('individuals').length;
+          const credentials = of('credentials').filter((j) => j.finishedOn && !j.failedReason && !j.returnvalue?.skipped).length;
+          return individuals >= 3 && credentials >= individuals + 3;
+        });
+      },
+      180_000,
+      1000,
+    );
+    scheduler.proc.kill('SIGTERM');
+    expect((await scheduler.exited()).code, scheduler.output()).toBe(0);
+
+    await waitFor(
+      () => `the queue to drain (workers said: ${said()})`,
+      async () => {
+        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+        return Object.values(c).every((n) => n === 0);
+      },
+      120_000,
+      500,
+    );
+    const fired = await firedSince();
+    await queue.close();
+    for (const w of workers) {
+      w.proc.kill('SIGTERM');
+      expect((await w.exited()).code, w.output().slice(-3000)).toBe(0);
+    }
+    expect(fired.filter((j) => j.failedReason).map((j) => `${j.id}: ${j.failedReason}`)).toEqual([]);
+
+    const schema = wh.sql(wh.schema);
+    const overlapping = await wh.sql`
+      select a.company_key, a.stream, a.id as first, b.id as second from ${schema}.sync_runs a
+      join ${schema}.sync_runs b on b.company_key = a.company_key and b.stream = a.stream and b.id > a.id
+      where a.started_at >= ${since} and b.started_at >= ${since}
+        and b.started_at < a.finished_at and a.started_at < b.finished_at`;
+    expect(overlapping).toEqual([]);
+
+    const after = individualsRequests();
+    for (const [i, company] of (['north', 'south'] as const).entries()) {
+      const ofCompany = fired.filter((j) => j.data.company === company);
+      const individualsJobs = ofCompany.filter((j) => j.data.job === 'individuals').length;
+      const credentialsRuns = ofCompany.filter((j) => j.data.job === 'credentials' && !j.returnvalue?.skipped);
+      const [reads] = await wh.sql<{ runs: number; requests: number; open: number }[]>`
+        select count(*)::int as runs, coalesce(sum(requests), 0)::int as requests, count(*) filter (where finished_at is null)::int as open
+        from ${schema}.sync_runs where company_key = ${company} and stream = 'individuals' and started_at >= ${since}`;
+      const summary = { individualsJobs, credentialsRuns: credentialsRuns.length, reads };
+      // Each read is recorded: the service counted no other request for individuals.
+      expect(after[i]! - before[i]!, JSON.stringify(summary)).toBe(reads!.requests);
+      expect(reads!.open).toBe(0);
+      // About one read per firing of the individuals job (a credentials run finding them older than 20 s reads
+      // them, and the individuals job then takes that read), instead of one per firing of either job.
+      expect(credentialsRuns.length, JSON.stringify(summary)).toBeGreaterThan(individualsJobs + 2);
+      expect(reads!.runs, JSON.stringify(summary)).toBeLessThanOrEqual(individualsJobs + 2);
+      const tookFresh = credentialsRuns.filter((j) => j.returnvalue?.streams?.some((o: { stream: string; freshFrom?: string }) => o.stream === 'individuals' && o.freshFrom));
+      expect(tookFresh.length, JSON.stringify(summary)).toBeGreaterThan(0);
+    }
+  }, 300_000);
 });
