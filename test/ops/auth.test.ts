@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { setCookie } from 'hono/cookie';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { DashboardAuth, SESSION_COOKIE, SIGN_IN_LIMITS, SignInThrottle } from '../../src/ops/auth.ts';
 
 /** Dashboard sessions on a clock the test moves: one per sign-in, ended by sign-out, idle time and the cap. */
@@ -121,5 +122,17 @@ describe('failed sign-ins', () => {
     const auth = new DashboardAuth(undefined);
     expect(auth.enabled).toBe(false);
     expect(auth.signIn('', 'x').kind).toBe('off');
+  });
+});
+
+describe('session settings', () => {
+  it('default to 30 minutes idle, 12 hours at most, a cookie for plain HTTP; WFS_COOKIE_SECURE=1 makes it HTTPS-only', () => {
+    expect(loadConfig({}).sessions).toEqual({ idleMs: 30 * MINUTE, maxAgeMs: 12 * 60 * MINUTE, secure: false });
+    expect(loadConfig({ WFS_SESSION_IDLE_MINUTES: '5', WFS_SESSION_MAX_HOURS: '1', WFS_COOKIE_SECURE: '1' }).sessions).toEqual({ idleMs: 5 * MINUTE, maxAgeMs: 60 * MINUTE, secure: true });
+  });
+
+  it('refuses a bad value in one line naming the setting', () => {
+    expect(() => loadConfig({ WFS_COOKIE_SECURE: 'yes' })).toThrow(/^setting WFS_COOKIE_SECURE: expected 1 or 0$/);
+    expect(() => loadConfig({ WFS_SESSION_IDLE_MINUTES: '0' })).toThrow(/^setting WFS_SESSION_IDLE_MINUTES: /);
   });
 });
