@@ -178,9 +178,9 @@ export class App {
     return (await this.inProcessRunner()).dispatch;
   }
 
-  /** Lines per running stream on a terminal (and plain lines off one when `plain`). */
+  /** Lines per running stream on a terminal (and, off one, structured progress events when `plain`). */
   progress(plain: boolean): ProgressBoard {
-    const board = new ProgressBoard({ console: this.console, live: this.live, plain });
+    const board = new ProgressBoard({ console: this.console, live: this.live, plain, log: this.log });
     const off = board.listen(this.observers);
     this.onStop('progress', off);
     return board;

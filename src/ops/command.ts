@@ -6,6 +6,7 @@ import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
 import { formatLag } from './freshness.ts';
 import { readStatus, type Status } from './status.ts';
+import { describeCompany, describeProgress } from './progress-view.ts';
 
 function options(args: string[]) {
   return parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } }, strict: true }).values;
@@ -60,6 +61,11 @@ export function formatStatus(status: Status): string {
     ? `push: ${push.map(([k, n]) => `${n} ${k}`).join(', ')}; ${status.push.inDoubt} in doubt; oldest queued ${status.push.oldestQueuedAt?.toISOString() ?? '-'}`
     : 'push: no changes';
   const body = status.streams.length ? [head, ...rows] : ['no sync has run yet'];
+  const underWay = (status.progress ?? []).flatMap((c) => [
+    describeCompany(c),
+    ...status.streams.filter((s) => s.company === c.company && s.progress).map((s) => `  ${s.stream.padEnd(32)} ${describeProgress(s.progress!)}`),
+  ]);
+  if (underWay.length) body.push('', 'under way:', ...underWay, '');
   return `${[...body, `${status.rejectsTotal} records still refused (open in sync_rejects)`, pushLine].join('\n')}\n`;
 }
 

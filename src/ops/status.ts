@@ -2,6 +2,8 @@ import { jobs } from '../../jobs/index.ts';
 import { streams as catalog } from '../sync/streams.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { freshnessOf, streamSchedules, type Freshness, type ScheduleOptions } from './freshness.ts';
+import type { StoredProgress } from '../warehouse/run-progress.ts';
+import { companyProgress, runProgress, type CompanyProgress, type RunProgress } from './progress.ts';
 
 export interface StreamStatus {
   company: string;
@@ -29,6 +31,8 @@ export interface StreamStatus {
   cron: string | null;
   intervalSeconds: number | null;
   nextRunAt: Date | null;
+  /** How far its run under way is, and when it ends (progress.ts); only while it runs. */
+  progress?: RunProgress;
 }
 
 export interface PushStatus {
@@ -41,6 +45,8 @@ export interface PushStatus {
 
 export interface Status {
   streams: StreamStatus[];
+  /** Each company with runs under way: their share done and when the last ends. */
+  progress: CompanyProgress[];
   rejectsTotal: number;
   push: PushStatus;
 }
@@ -67,6 +73,7 @@ interface LastRun {
   rows: number;
   rejects: number;
   error: string | null;
+  progress: StoredProgress | null;
 }
 
 /** Each stream's latest run, when it last succeeded and how fresh that is against its schedule; push counts. */
@@ -80,7 +87,8 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promi
       r.started_at as "lastStartedAt", r.finished_at as "lastFinishedAt",
       ok.finished_at as "lastOkAt", ok.started_at as "lastOkStartedAt",
       coalesce(r.requests, 0)::int as requests, coalesce(r.rows, 0)::int as rows,
-      coalesce(r.rejects, 0)::int as rejects, r.error
+      coalesce(r.rejects, 0)::int as rejects, r.error,
+      case when r.finished_at is null then r.details->'progress' end as progress
     from ${s}.sync_runs r
     left join lateral (
       select o.started_at, o.finished_at from ${s}.sync_runs o
@@ -94,6 +102,8 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promi
   const keptOf = new Map(kept.map((k) => [`${k.company}/${k.stream}`, k.n]));
   const schedules = streamSchedules(opts.schedule ?? { jobs, cronOverrides: {}, timezone: 'UTC' }, now);
   const byKey = new Map(runs.map((r) => [`${r.company}/${r.stream}`, r]));
+  const running = runs.flatMap((r) => (r.progress ? [{ company: r.company, stream: r.stream, progress: r.progress }] : []));
+  const progressOf = runProgress(running, now);
   const companies = [...new Set([...(opts.companies ?? []), ...runs.map((r) => r.company)])].sort();
   const streams: StreamStatus[] = [];
   for (const company of companies) {
@@ -123,11 +133,12 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promi
         cron: sched?.cron ?? null,
         intervalSeconds: sched && Number.isFinite(sched.intervalMs) ? sched.intervalMs / 1000 : null,
         nextRunAt: sched?.next ?? null,
+        ...(progressOf.has(`${company}/${stream}`) ? { progress: progressOf.get(`${company}/${stream}`) } : {}),
       });
     }
   }
   const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects where resolved_at is null`;
-  return { streams, rejectsTotal: rejects?.n ?? 0, push: await readPushStatus(wh) };
+  return { streams, progress: companyProgress(running, progressOf), rejectsTotal: rejects?.n ?? 0, push: await readPushStatus(wh) };
 }
 
 /** push_outbox counts by status, read generically so any set of statuses shows. */

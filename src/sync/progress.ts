@@ -1,6 +1,12 @@
-import type { Observer, Observers } from '../observers.ts';
+import type { Logger } from 'pino';
+import type { Observer, Observers, ProgressEvent } from '../observers.ts';
 import type { LiveFigures } from '../ops/live.ts';
 import type { Console } from '../ops/console.ts';
+import { describeProgress } from '../ops/progress-view.ts';
+import { sharedEtas } from './estimate.ts';
+
+/** Off a terminal, a stream's progress is logged at most this often. */
+export const PROGRESS_LOG_MS = 30_000;
 
 interface Line {
   company: string;
@@ -11,25 +17,31 @@ interface Line {
   rejects: number;
   startedAt: number;
   lastPrinted: number;
+  progress?: ProgressEvent;
 }
 
 export interface ProgressBoardOptions {
   console: Console;
   live: LiveFigures;
-  /** Off a terminal, print a plain line per stream at most every half second (sync --once); else nothing. */
+  /**
+   * Off a terminal, log each stream's progress as a structured event at most every PROGRESS_LOG_MS (sync --once,
+   * a first sync); else nothing. Text lines would land between the JSON log lines.
+   */
   plain?: boolean;
+  /** Where those events go. */
+  log?: Logger;
 }
 
 /**
- * One line per running stream, fed by the observers' request, page and stream events: rows, pages, requests
- * (retries included), rejects, and the
- * company's budget left and limiter wait. On a terminal the lines are a live block under the logs.
+ * One line per running stream, fed by the observers' request, page, progress and stream events: rows, pages,
+ * requests (retries included), rejects, its share done and time left (estimate.ts), and the company's budget left
+ * and limiter wait. On a terminal the lines are a live block under the logs.
  */
 export class ProgressBoard {
   readonly #lines = new Map<string, Line>();
   readonly #opts: ProgressBoardOptions;
   #timer?: NodeJS.Timeout;
-  /** Plain lines off a terminal: on for a first sync a person waits for, off for scheduled runs. */
+  /** Progress events off a terminal: on for a first sync a person waits for, off for scheduled runs. */
   plain: boolean;
 
   constructor(opts: ProgressBoardOptions) {
@@ -55,10 +67,14 @@ export class ProgressBoard {
       l.rows += e.rows;
       l.rejects += e.rejects;
       if (this.#opts.console.live) this.#schedule();
-      else if (this.plain && now - l.lastPrinted >= 500) {
+      else if (this.plain && now - Math.max(l.startedAt, l.lastPrinted) >= PROGRESS_LOG_MS) {
         l.lastPrinted = now;
-        this.#opts.console.write(`  ${this.#format(l)}\n`);
+        this.#logProgress(l);
       }
+    },
+    progress: (e) => {
+      this.#line(e.company, e.stream).progress = e;
+      if (this.#opts.console.live) this.#schedule();
     },
     stream: (e) => {
       this.#lines.delete(`${e.company}/${e.stream}`);
@@ -95,6 +111,22 @@ export class ProgressBoard {
     this.#timer.unref();
   }
 
+  #logProgress(l: Line): void {
+    const { company, stream, rows, pages, requests, rejects } = l;
+    const p = l.progress;
+    const progress = p && { basis: p.basis, fraction: p.fraction, etaSeconds: this.#eta(l) ?? null };
+    this.#opts.log?.info({ company, stream, rows, pages, requests, rejects, ...(progress ? { progress } : {}) }, 'stream progress');
+  }
+
+  /** Seconds until the stream is read, its company's streams under way sharing the key's budget. */
+  #eta(l: Line): number | undefined {
+    const mine = l.progress;
+    if (mine?.pagesLeft == null || !mine.perSecond) return undefined;
+    const peers = [...this.#lines.values()].filter((x) => x.company === l.company && x.progress?.pagesLeft != null);
+    const etas = sharedEtas(peers.map((x) => x.progress!.pagesLeft!), mine.perSecond);
+    return Math.round(etas[peers.indexOf(l)]!);
+  }
+
   #format(l: Line): string {
     const key = this.#opts.live.key(l.company);
     const budget = key?.limit !== undefined && key.remaining !== undefined ? `budget ${key.remaining}/${key.limit}` : 'budget -';
@@ -104,6 +136,8 @@ export class ProgressBoard {
       key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s` : '';
     const wait = key && key.lastWaitMs >= 1000 ? `, last waited ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
     const secs = ((now - l.startedAt) / 1000).toFixed(0);
-    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${String(l.requests).padStart(6)} requests ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${budget}${eta}${wait}`;
+    const p = l.progress;
+    const share = p ? `${describeProgress({ ...p, etaSeconds: this.#eta(l) ?? null })}  ` : '';
+    return `${l.stream.padEnd(32)} ${String(l.rows).padStart(9)} rows ${String(l.pages).padStart(6)} pages ${String(l.requests).padStart(6)} requests ${l.rejects ? `${l.rejects} rejects ` : ''} ${secs.padStart(4)} s  ${share}${budget}${eta}${wait}`;
   }
 }
