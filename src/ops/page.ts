@@ -1,6 +1,7 @@
 import type { KeyFigures } from './live.ts';
 import { formatLag } from './freshness.ts';
 import type { Reject, Status, StreamStatus } from './status.ts';
+import { companyBars, progressBar } from './progress-view.ts';
 
 export const esc = (v: unknown): string =>
   String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -48,7 +49,10 @@ ${refreshS ? `<meta http-equiv="refresh" content="${refreshS}">` : ''}<style>${S
 const when = (d: Date | null) => (d ? `<span title="${esc(d.toISOString())}">${esc(d.toISOString().replace('T', ' ').slice(0, 19))}</span>` : '<span class="muted">-</span>');
 
 function lastRun(s: StreamStatus): string {
-  if (s.running) return `<span class="running">running</span> since ${when(s.lastStartedAt)}`;
+  if (s.running) {
+    const bar = s.progress ? `<div>${progressBar(s.progress, `${s.company} ${s.stream} progress`)}</div>` : '';
+    return `<span class="running">running</span> since ${when(s.lastStartedAt)}${bar}`;
+  }
   if (!s.lastOutcome) return '<span class="muted">never</span>';
   return `<span class="${esc(s.lastOutcome)}">${esc(s.lastOutcome)}</span> ${when(s.lastFinishedAt)}`;
 }
@@ -128,6 +132,7 @@ export function statusPage(p: StatusPageInput): string {
     p.viewer,
     `${p.flash ? `<p class="flash">${esc(p.flash)}</p>` : ''}${summary}
 <p class="muted">Freshness is the time since a stream's last successful run started, against its job's schedule: late past 1.5 intervals, stale past 2 (or never synced).</p>
+${companyBars(status.progress ?? [])}
 ${tables || '<p>No company is configured.</p>'}
 <h2>API keys (live, this process)</h2>${keyRows(p.keys, p.now)}
 <h2>push</h2><div class="cards" id="push">${
