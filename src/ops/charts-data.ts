@@ -68,24 +68,27 @@ export async function readCharts(wh: Warehouse, opts: ChartsOptions): Promise<Ch
 
 /**
  * Requests per minute of each company's key, from sync_runs: a run records its requests but not when each was
- * sent, so a run's requests are spread evenly over its start to finish (to now while it runs). A run paced by the
- * limiter sends at an even rate, so the estimate is close for long runs; a short burst shows as its run's average.
+ * sent, so a run's requests are spread evenly over its start to finish. A run paced by the limiter sends at an even
+ * rate, so the estimate is close for long runs; a short burst shows as its run's average. A run still going counts
+ * the pages its stored progress has done (one request each, retries aside) up to when it stored them.
  */
 export async function readBudgetUse(wh: Warehouse, companies: readonly string[], since: Date, now: Date): Promise<Map<string, MinuteUse[]>> {
   const { sql } = wh;
   const s = sql(wh.schema);
   const rows = await sql<{ company: string; at: Date; requests: number }[]>`
     with r as (
-      select k.company, x.started_at as s,
-        greatest(coalesce(x.finished_at, ${now}), x.started_at + interval '1 millisecond') as e, x.requests
+      select k.company, x.started_at as s, greatest(x.e, x.started_at + interval '1 millisecond') as e, x.requests
       from unnest(${sql.array([...companies])}::text[]) as k(company)
       cross join unnest(${sql.array(catalog.map((c) => c.name))}::text[]) as st(stream)
       cross join lateral (
-        select started_at, finished_at, requests from ${s}.sync_runs
+        select started_at,
+          coalesce(finished_at, (details->'progress'->>'at')::timestamptz, ${now}) as e,
+          case when finished_at is null then coalesce((details->'progress'->>'pagesDone')::int, 0) else requests end as requests
+        from ${s}.sync_runs
         where company_key = k.company and stream = st.stream
-          and started_at >= ${new Date(since.getTime() - LONGEST_RUN_MS)} and started_at < ${now} and requests > 0
+          and started_at >= ${new Date(since.getTime() - LONGEST_RUN_MS)} and started_at < ${now}
       ) x
-      where coalesce(x.finished_at, ${now}) >= ${since}
+      where x.requests > 0 and x.e >= ${since}
     ), m as (
       select generate_series(date_trunc('minute', ${since}::timestamptz), ${now}::timestamptz, interval '1 minute') as t
     )

@@ -4,7 +4,7 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { insertPushedChange, insertRun } from '../support/history.ts';
+import { insertPushedChange, insertRun, insertRunningRun } from '../support/history.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
 /** The status page's charts in headless Chromium with JavaScript off, over a real warehouse and the sandbox. */
@@ -37,6 +37,8 @@ beforeAll(async () => {
   await insertRun(wh, { company: 'north', stream: 'individuals', startedAt: at(-50), finishedAt: at(-30), requests: 400, rows: 120 });
   await insertRun(wh, { company: 'north', stream: 'departments', startedAt: at(-40), finishedAt: at(-35), requests: 50, rows: 7 });
   await insertRun(wh, { company: 'north', stream: 'individuals', startedAt: at(-180), finishedAt: at(-178), requests: 10, rows: 30, outcome: 'failed' });
+  // A run still going: 60 pages done in its first 15 minutes, by its stored progress.
+  await insertRunningRun(wh, { company: 'north', stream: 'schedules', startedAt: at(-20), pagesDone: 60, at: at(-5) });
   // Oldest first, as changes arrive: the outbox's ids grow with their time.
   await insertPushedChange(wh, { company: 'north', status: 'applied', createdAt: new Date(m0 - 30 * HOUR), n: 4 });
   await insertPushedChange(wh, { company: 'north', status: 'failed', createdAt: new Date(m0 - 5 * HOUR), n: 1 });
@@ -106,19 +108,20 @@ async function shoot(): Promise<void> {
 const budget = (company: string) => page.locator(`.chart.budget[data-company="${company}"]`);
 
 describe('the status page charts', () => {
-  it("draws each key's requests per minute from the runs, against its budget", async () => {
+  it("draws each key's requests per minute from the runs, a running one's from its progress, against its budget", async () => {
     await openStatus();
     const svg = budget('north').locator('svg');
     const got = await series(svg, svg.locator('polyline.series'));
     const expected = (t: number) => {
       const m = (t - m0) / MINUTE;
       if (m >= -50 && m < -30) return m >= -40 && m < -35 ? 30 : 20;
+      if (m >= -20 && m < -5) return 4;
       return m >= -180 && m < -178 ? 5 : 0;
     };
     // Six hours, minute by minute.
     expect(got.size).toBeGreaterThanOrEqual(360);
     for (const [minute, value] of got) expect.soft(value, new Date(minute).toISOString()).toBeCloseTo(expected(minute), 0);
-    expect([...got.values()].reduce((a, v) => a + v, 0)).toBeCloseTo(460, -1);
+    expect([...got.values()].reduce((a, v) => a + v, 0)).toBeCloseTo(520, -1);
     // The budget line: 100 a minute.
     const plot = await plotOf(svg);
     const limitY = Number(await svg.locator('line.limit').getAttribute('y1'));

@@ -1,4 +1,5 @@
 import type { Warehouse } from '../../src/warehouse/connection.ts';
+import type { StoredProgress } from '../../src/warehouse/run-progress.ts';
 
 /** A finished stream run as the runner records it, at a chosen time: for pages and charts over run history. */
 export async function insertRun(
@@ -8,6 +9,16 @@ export async function insertRun(
   const [row] = await wh.sql<{ id: number }[]>`
     insert into ${wh.sql(wh.schema)}.sync_runs (company_key, stream, started_at, finished_at, outcome, requests, rows)
     values (${r.company}, ${r.stream}, ${r.startedAt}, ${r.finishedAt}, ${r.outcome ?? 'ok'}, ${r.requests}, ${r.rows})
+    returning id::int as id`;
+  return row!.id;
+}
+
+/** A run still going, with the progress it stored (pages done by a time), as the runner keeps it every few seconds. */
+export async function insertRunningRun(wh: Warehouse, r: { company: string; stream: string; startedAt: Date; pagesDone: number; at: Date }): Promise<number> {
+  const progress: StoredProgress = { basis: 'windows', fraction: 0.5, pagesDone: r.pagesDone, pagesLeft: r.pagesDone, perSecond: null, at: r.at.toISOString() };
+  const [row] = await wh.sql<{ id: number }[]>`
+    insert into ${wh.sql(wh.schema)}.sync_runs (company_key, stream, started_at, details)
+    values (${r.company}, ${r.stream}, ${r.startedAt}, ${wh.sql.json({ progress })})
     returning id::int as id`;
   return row!.id;
 }
