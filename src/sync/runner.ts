@@ -203,8 +203,10 @@ async function claimAndRun(
       onWait: (heldBy) => log.info({ heldBy }, 'another run is reading this stream; this one waits for it'),
     });
   } catch (e) {
-    if (!ctx.signal?.aborted) throw e;
-    return { stream: stream.name, outcome: 'interrupted', error: 'shutdown began before the stream started', ...emptyCounters(), durationMs: Date.now() - started };
+    const outcome = { stream: stream.name, ...emptyCounters(), durationMs: Date.now() - started };
+    if (ctx.signal?.aborted) return { ...outcome, outcome: 'interrupted', error: 'shutdown began before the stream started' };
+    log.error({ err: e }, 'could not take the stream for this run; it is not read');
+    return { ...outcome, outcome: 'failed', error: `could not take the stream for this run: ${(e as Error).message}` };
   }
   try {
     const from = await freshRead(ctx, stream, opts, claim.freshness);
