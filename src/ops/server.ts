@@ -194,6 +194,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
       await next();
       if (c.res.status >= 500) c.res = internalError(c, opts.log, { status: c.res.status, answer: (await c.res.clone().text()).slice(0, 2000) });
     });
+    app.use('/queues', jobsShown(records, viewer));
+    app.use('/queues/*', jobsShown(records, viewer));
     app.use('/queues/*', auth.guardWrites());
     app.route('/queues', queueBoard(opts.queues, '/queues', !auth.enabled));
   } else {
@@ -217,6 +219,19 @@ function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordVi
       shown: false,
       why: `Raw payloads hold personal data and are hidden: this server listens on ${host}, beyond this machine, and WFS_DASHBOARD_TOKEN is not set. Set it and sign in to see them. Reasons and counts show to everyone.`,
     };
+  };
+}
+
+/**
+ * bull-board shows each job's data and failure (push jobs carry entity keys such as employee numbers, failures
+ * quote the service's messages about a record): the same rule as record contents.
+ */
+function jobsShown(records: (c: Context) => RecordView, viewer: (c: Context) => Viewer): MiddlewareHandler {
+  return async (c, next) => {
+    if (records(c).shown) return next();
+    const why = 'Queued jobs show entity keys and the service\'s messages about records: sign in to see them (or, without WFS_DASHBOARD_TOKEN, reach this server on loopback).';
+    if (c.req.path.startsWith('/queues/api/')) return c.json({ error: `sign-in: ${why}` }, 403);
+    return c.html(signInPage(viewer(c), why), 403);
   };
 }
 

@@ -131,22 +131,23 @@ describe('the status page', () => {
 });
 
 describe('/queues', () => {
-  it("lists the queue's jobs, refuses a retry without sign-in, and lets a signed-in operator act", async () => {
+  it("shows the queue's jobs only signed in, refuses a retry without sign-in, and lets a signed-in operator act", async () => {
     const queue = t.app.syncQueue();
     const firedAt = new Date('2026-01-01T06:00:00Z');
     for (const job of jobs.slice(0, 3)) await enqueueRun(queue, { company: 'north', job, firedAt });
 
-    await page.goto(`${t.server.url}/queues/queue/sync?status=waiting`);
-    for (const job of jobs.slice(0, 3)) {
-      await page.getByText(`north.${job.name}.${firedAt.getTime()}`).first().waitFor({ timeout: 15_000 });
-    }
-    await page.screenshot({ path: `${SHOTS}queues.png`, fullPage: true });
+    // Jobs carry entity keys and the service's messages about records: refused to anyone not signed in.
+    const board = await page.goto(`${t.server.url}/queues/queue/sync?status=waiting`);
+    expect(board!.status()).toBe(403);
+    expect(await page.getByText(`north.${jobs[0]!.name}.${firedAt.getTime()}`).count()).toBe(0);
+    expect((await page.request.get(`${t.server.url}/queues/api/queues`)).status()).toBe(403);
 
     // Acting on jobs acts on Redis: refused to anyone not signed in.
     const refused = await page.request.put(`${t.server.url}/queues/api/queues/sync/retry/failed`);
     expect(refused.status()).toBe(403);
     const refusedRun = await page.request.post(`${t.server.url}/actions/run`, { form: { company: 'north', stream: 'departments' } });
     expect(refusedRun.status()).toBe(403);
+    await page.goto(`${t.server.url}/`);
     expect(await page.locator('form[action="/actions/run"]').count()).toBe(0);
 
     await page.goto(`${t.server.url}/signin`);
@@ -157,6 +158,13 @@ describe('/queues', () => {
     await page.click('button:has-text("sign in")');
     await page.waitForURL(`${t.server.url}/`);
     expect(await page.locator('button:has-text("sign out")').count()).toBe(1);
+
+    await page.goto(`${t.server.url}/queues/queue/sync?status=waiting`);
+    for (const job of jobs.slice(0, 3)) {
+      await page.getByText(`north.${job.name}.${firedAt.getTime()}`).first().waitFor({ timeout: 15_000 });
+    }
+    await page.screenshot({ path: `${SHOTS}queues.png`, fullPage: true });
+    await page.goto(`${t.server.url}/`);
 
     const allowed = await page.request.put(`${t.server.url}/queues/api/queues/sync/retry/failed`);
     expect(allowed.status()).not.toBe(403);
