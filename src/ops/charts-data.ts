@@ -69,8 +69,9 @@ export async function readCharts(wh: Warehouse, opts: ChartsOptions): Promise<Ch
 /**
  * Requests per minute of each company's key, from sync_runs: a run records its requests but not when each was
  * sent, so a run's requests are spread evenly over its start to finish. A run paced by the limiter sends at an even
- * rate, so the estimate is close for long runs; a short burst shows as its run's average. A run still going counts
- * the pages its stored progress has done (one request each, retries aside) up to when it stored them.
+ * rate, so the estimate is close for long runs; a short burst shows as its run's average. A run still going, or one
+ * closed without its counts (its process died), counts the pages its stored progress has done (one request each,
+ * retries aside) up to when it stored them.
  */
 export async function readBudgetUse(wh: Warehouse, companies: readonly string[], since: Date, now: Date): Promise<Map<string, MinuteUse[]>> {
   const { sql } = wh;
@@ -82,9 +83,9 @@ export async function readBudgetUse(wh: Warehouse, companies: readonly string[],
       cross join unnest(${sql.array(catalog.map((c) => c.name))}::text[]) as st(stream)
       cross join lateral (
         select started_at,
-          coalesce(finished_at, (details->'progress'->>'at')::timestamptz, ${now}) as e,
-          case when finished_at is null then coalesce((details->'progress'->>'pagesDone')::int, 0) else requests end as requests
-        from ${s}.sync_runs
+          case when recorded then finished_at else coalesce((details->'progress'->>'at')::timestamptz, finished_at, ${now}) end as e,
+          case when recorded then requests else coalesce((details->'progress'->>'pagesDone')::int, 0) end as requests
+        from ${s}.sync_runs, lateral (select finished_at is not null and requests > 0 as recorded) rec
         where company_key = k.company and stream = st.stream
           and started_at >= ${new Date(since.getTime() - LONGEST_RUN_MS)} and started_at < ${now}
       ) x

@@ -121,8 +121,10 @@ function runChart(stream: string, runs: RunRows[], since: Date, now: Date): stri
   const y = scale(0, top, f.h - f.bottom, f.top);
   const bars = runs
     .map((r) => {
-      const h = y(0) - y(r.rows);
-      return `<rect class="run ${esc(r.outcome)}" data-run="${r.id}" data-rows="${r.rows}" x="${r1(x(r.startedAt.getTime()) - 1.5)}" y="${r1(y(r.rows))}" width="3" height="${r1(Math.max(h, r.rows > 0 ? 1 : 0))}"><title>${esc(stream)} ${esc(iso(r.startedAt))}: ${r.rows} rows, ${esc(r.outcome)}</title></rect>`;
+      // A run that wrote nothing still shows, as a mark on the axis.
+      const h = r.rows > 0 ? Math.max(y(0) - y(r.rows), 1) : 0;
+      const mark = r.rows > 0 ? '' : `<circle class="run ${esc(r.outcome)}" cx="${r1(x(r.startedAt.getTime()))}" cy="${r1(y(0))}" r="2"/>`;
+      return `<rect class="run ${esc(r.outcome)}" data-run="${r.id}" data-rows="${r.rows}" x="${r1(x(r.startedAt.getTime()) - 1.5)}" y="${r1(y(r.rows))}" width="3" height="${r1(h)}"><title>${esc(stream)} ${esc(iso(r.startedAt))}: ${r.rows} rows, ${esc(r.outcome)}</title></rect>${mark}`;
     })
     .join('');
   return `<svg class="stream" data-stream="${esc(stream)}" viewBox="0 0 ${f.w} ${f.h}" role="img" aria-label="rows per run of ${esc(stream)}" ${frameAttrs(f, top, from, to)}>

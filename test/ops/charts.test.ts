@@ -39,6 +39,8 @@ beforeAll(async () => {
   await insertRun(wh, { company: 'north', stream: 'individuals', startedAt: at(-180), finishedAt: at(-178), requests: 10, rows: 30, outcome: 'failed' });
   // A run still going: 60 pages done in its first 15 minutes, by its stored progress.
   await insertRunningRun(wh, { company: 'north', stream: 'schedules', startedAt: at(-20), pagesDone: 60, at: at(-5) });
+  // One closed without its counts when its process died: 30 pages in its 10 minutes before.
+  await insertRunningRun(wh, { company: 'north', stream: 'supervisors', startedAt: at(-70), pagesDone: 30, at: at(-60), interruptedAt: at(-55) });
   // Oldest first, as changes arrive: the outbox's ids grow with their time.
   await insertPushedChange(wh, { company: 'north', status: 'applied', createdAt: new Date(m0 - 30 * HOUR), n: 4 });
   await insertPushedChange(wh, { company: 'north', status: 'failed', createdAt: new Date(m0 - 5 * HOUR), n: 1 });
@@ -116,12 +118,13 @@ describe('the status page charts', () => {
       const m = (t - m0) / MINUTE;
       if (m >= -50 && m < -30) return m >= -40 && m < -35 ? 30 : 20;
       if (m >= -20 && m < -5) return 4;
+      if (m >= -70 && m < -60) return 3;
       return m >= -180 && m < -178 ? 5 : 0;
     };
     // Six hours, minute by minute.
     expect(got.size).toBeGreaterThanOrEqual(360);
     for (const [minute, value] of got) expect.soft(value, new Date(minute).toISOString()).toBeCloseTo(expected(minute), 0);
-    expect([...got.values()].reduce((a, v) => a + v, 0)).toBeCloseTo(520, -1);
+    expect([...got.values()].reduce((a, v) => a + v, 0)).toBeCloseTo(550, -1);
     // The budget line: 100 a minute.
     const plot = await plotOf(svg);
     const limitY = Number(await svg.locator('line.limit').getAttribute('y1'));
@@ -151,7 +154,9 @@ describe('the status page charts', () => {
     expect(await runs.locator('svg.stream[data-stream="departments"] rect.run').getAttribute('data-rows')).toBe('7');
     const table = await runs.locator('details tbody tr').allTextContents();
     // stream, runs, rows, last run, most in a run
-    expect(table).toEqual(['departments1777', 'individuals2150120120']);
+    expect(table).toEqual(['departments1777', 'individuals2150120120', 'supervisors1000']);
+    // A run that wrote nothing is marked on the axis.
+    expect(await runs.locator('svg.stream[data-stream="supervisors"] circle.run.interrupted').count()).toBe(1);
   });
 
   it('draws pushed changes per hour stacked by status, within the last day only', async () => {

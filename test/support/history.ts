@@ -13,12 +13,18 @@ export async function insertRun(
   return row!.id;
 }
 
-/** A run still going, with the progress it stored (pages done by a time), as the runner keeps it every few seconds. */
-export async function insertRunningRun(wh: Warehouse, r: { company: string; stream: string; startedAt: Date; pagesDone: number; at: Date }): Promise<number> {
+/**
+ * A run with the progress it stored (pages done by a time), as the runner keeps it every few seconds: still going,
+ * or closed as interrupted without its counts, as when its process died.
+ */
+export async function insertRunningRun(
+  wh: Warehouse,
+  r: { company: string; stream: string; startedAt: Date; pagesDone: number; at: Date; interruptedAt?: Date },
+): Promise<number> {
   const progress: StoredProgress = { basis: 'windows', fraction: 0.5, pagesDone: r.pagesDone, pagesLeft: r.pagesDone, perSecond: null, at: r.at.toISOString() };
   const [row] = await wh.sql<{ id: number }[]>`
-    insert into ${wh.sql(wh.schema)}.sync_runs (company_key, stream, started_at, details)
-    values (${r.company}, ${r.stream}, ${r.startedAt}, ${wh.sql.json({ progress })})
+    insert into ${wh.sql(wh.schema)}.sync_runs (company_key, stream, started_at, finished_at, outcome, details)
+    values (${r.company}, ${r.stream}, ${r.startedAt}, ${r.interruptedAt ?? null}, ${r.interruptedAt ? 'interrupted' : null}, ${wh.sql.json({ progress })})
     returning id::int as id`;
   return row!.id;
 }
