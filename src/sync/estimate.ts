@@ -22,7 +22,9 @@ export interface StreamEstimate {
 }
 
 interface Slice {
+  start: string;
   pages: number;
+  records: number;
   done: boolean;
 }
 
@@ -38,7 +40,8 @@ interface PartitionState {
 
 /** Counts one partition's (or one of its slices') pages as they are written. */
 export interface PageCounter {
-  page(): void;
+  /** A page of `records` records (refused ones too) was written. */
+  page(records: number): void;
   /** A pass of `planned` slices begins, `doneBefore` of them read by earlier runs. */
   plan(planned: number, doneBefore: number): void;
   /** The counter of one slice of this partition's pass. */
@@ -77,9 +80,13 @@ export class StreamProgress {
       Object.assign(state, { planned, doneBefore, slices: new Map() });
     };
     const sliceCounter = (start: string): PageCounter => {
-      const slice = state.slices.get(start) ?? { pages: 0, done: false };
+      const slice = state.slices.get(start) ?? { start, pages: 0, records: 0, done: false };
       state.slices.set(start, slice);
-      return { page: () => void slice.pages++, plan, slice: sliceCounter, settle: () => void (slice.done = true) };
+      const page = (records: number) => {
+        slice.pages++;
+        slice.records += records;
+      };
+      return { page, plan, slice: sliceCounter, settle: () => void (slice.done = true) };
     };
     return { page: () => void state.pages++, plan, slice: sliceCounter, settle: () => undefined };
   }
@@ -108,15 +115,28 @@ const sum = (xs: readonly number[]) => xs.reduce((n, x) => n + x, 0);
 const pagesOf = (s: PartitionState) => s.pages + sum([...s.slices.values()].map((x) => x.pages));
 
 /**
- * A pass in page units. A slice not read yet (or read by an earlier run) is expected to take as many pages as
- * the slices this run read through took on average; one under way at least one page more than it took so far.
- * Before any slice is read through, the slice under way that took most pages stands in for the average.
+ * The pages a slice not read yet is expected to take: as many as the slices read through took on average, from
+ * the first that held records on. Slices are read oldest first, and a company's records begin somewhere: the
+ * empty slices before that (a page each) say nothing of those after. Before any slice is read through, the slice
+ * under way that took most pages stands in for the average.
+ */
+function expectedPages(slices: readonly Slice[]): number {
+  const settled = slices.filter((x) => x.done).sort((a, b) => (a.start < b.start ? -1 : 1));
+  const first = settled.findIndex((x) => x.records > 0);
+  const held = first < 0 ? settled : settled.slice(first);
+  const open = slices.filter((x) => !x.done).map((x) => x.pages);
+  return Math.max(1, held.length > 0 ? sum(held.map((x) => x.pages)) / held.length : Math.max(0, ...open));
+}
+
+/**
+ * A pass in page units. A slice not read yet (or read by an earlier run) is expected to take `expectedPages`;
+ * one under way at least one page more than it took so far.
  */
 function passEstimate(s: PartitionState): { done: number; total: number } {
   const slices = [...s.slices.values()];
   const settled = slices.filter((x) => x.done);
   const open = slices.filter((x) => !x.done);
-  const expected = Math.max(1, settled.length > 0 ? sum(settled.map((x) => x.pages)) / settled.length : Math.max(0, ...open.map((x) => x.pages)));
+  const expected = expectedPages(slices);
   const unread = Math.max(0, (s.planned ?? 0) - s.doneBefore - slices.length);
   const settledPages = sum(settled.map((x) => x.pages));
   const openDone = sum(open.map((x) => x.pages));

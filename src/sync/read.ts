@@ -102,7 +102,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;
-    run.progress?.page();
+    run.progress?.page(page.items.length + page.rejects.length);
     counters.rejects += page.rejects.length;
     counters.deleted += result.deleted;
     if (o.countDuplicates) counters.duplicates += result.updated + result.unchanged;
