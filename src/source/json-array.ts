@@ -1,3 +1,10 @@
+import type { Endpoint, ItemOf } from './endpoints.ts';
+import { SourceError } from './errors.ts';
+import type { OpenResponse } from './http.ts';
+import { parseJson, truncatedBody } from './json-body.ts';
+import type { PageReader, PageResult } from './paging.ts';
+import type { RequestOptions, Transport } from './transport.ts';
+
 /**
  * Splits a JSON body into the elements of its top-level array as its bytes arrive, so a list of any length is
  * parsed a few elements at a time instead of held whole. A body that is not an array is kept whole and parsed
@@ -153,4 +160,74 @@ export class JsonArraySplitter {
     this.#pieces = [];
     return text;
   }
+}
+
+/**
+ * Records per page of a plain-array list read as it arrives: the engine writes each page before the next is
+ * parsed, so a list of any length holds at most this many records (and their rows) at once.
+ */
+export const STREAMED_PAGE_ITEMS = 1000;
+
+/**
+ * A plain-array list read as its bytes arrive, in pages of STREAMED_PAGE_ITEMS records; `hasMore` is false on
+ * the last page only. When the body breaks after pages were handed out, the whole list is read again from its
+ * start: its pages come again (the writes are idempotent upserts), and no record can be skipped, as resuming
+ * at a count could if the list changed between the two reads.
+ */
+export async function* streamedPages<E extends Endpoint>(
+  transport: Transport,
+  reader: PageReader,
+  e: E,
+  path: string,
+  opts: RequestOptions,
+): AsyncIterable<PageResult<ItemOf<E>>> {
+  for (let attempt = 0; ; attempt++) {
+    const open = await transport.attempts(e, { method: 'GET', path }, opts, async (o) => o);
+    let handedOut = 0;
+    try {
+      for await (const page of arrayPages(transport, reader, e, open)) {
+        handedOut += page.items.length + page.rejects.length;
+        yield page;
+      }
+      return;
+    } catch (err) {
+      if (!(err instanceof SourceError) || !err.retryable || attempt >= transport.maxRetries) throw err;
+      // The same line as any retry; `handedOut` says how many records will come again.
+      await transport.pause(e, err, attempt, opts.signal, undefined, { fromStart: true, handedOut });
+    } finally {
+      open.discard();
+    }
+  }
+}
+
+/** One response's pages; a body that is not an array (an envelope, one object, an HTML page) is read whole. */
+async function* arrayPages<E extends Endpoint>(transport: Transport, reader: PageReader, e: E, open: OpenResponse): AsyncIterable<PageResult<ItemOf<E>>> {
+  const splitter = new JsonArraySplitter();
+  let pending: unknown[] = [];
+  let offset = 0;
+  try {
+    for await (const chunk of open.body()) {
+      transport.received(chunk.length);
+      for (const element of splitter.push(chunk)) {
+        // A full page goes out once another record follows it, so that hasMore is true only when there is more.
+        if (pending.length >= STREAMED_PAGE_ITEMS) {
+          const at = offset;
+          offset += pending.length;
+          // Taken out of `pending` first: the raw records are not kept while the page is written.
+          yield reader.page(e, pending.splice(0), at, true, {});
+        }
+        pending.push(element);
+      }
+    }
+    splitter.end();
+    if (!splitter.isArray) {
+      const text = splitter.wholeText();
+      yield reader.whole(e, parseJson(e.name, { status: open.status, headers: open.headers, text, bytes: Buffer.byteLength(text) }));
+      return;
+    }
+  } catch (err) {
+    if (err instanceof IncompleteJson) throw truncatedBody(e.name, open.status, err.message);
+    throw err;
+  }
+  yield reader.page(e, pending, offset, false, {});
 }
