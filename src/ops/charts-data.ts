@@ -79,8 +79,8 @@ export async function readBudgetUse(wh: Warehouse, companies: readonly string[],
   const rows = await sql<{ company: string; at: Date; requests: number }[]>`
     with r as (
       select k.company, x.started_at as s, greatest(x.e, x.started_at + interval '1 millisecond') as e, x.requests
-      from unnest(${sql.array([...companies])}::text[]) as k(company)
-      cross join unnest(${sql.array(catalog.map((c) => c.name))}::text[]) as st(stream)
+      from jsonb_array_elements_text(${sql.json([...companies])}) as k(company)
+      cross join jsonb_array_elements_text(${sql.json(catalog.map((c) => c.name))}) as st(stream)
       cross join lateral (
         select started_at,
           case when recorded then finished_at else coalesce((details->'progress'->>'at')::timestamptz, finished_at, ${now}) end as e,
@@ -109,8 +109,8 @@ export async function readRunRows(wh: Warehouse, companies: readonly string[], s
   const { sql } = wh;
   const rows = await sql<(RunRows & { company: string; stream: string })[]>`
     select k.company, st.stream, x.id::int as id, x.started_at as "startedAt", x.finished_at as "finishedAt", x.outcome, x.rows::int as rows
-    from unnest(${sql.array([...companies])}::text[]) as k(company)
-    cross join unnest(${sql.array(catalog.map((c) => c.name))}::text[]) as st(stream)
+    from jsonb_array_elements_text(${sql.json([...companies])}) as k(company)
+    cross join jsonb_array_elements_text(${sql.json(catalog.map((c) => c.name))}) as st(stream)
     cross join lateral (
       select id, started_at, finished_at, outcome, rows from ${sql(wh.schema)}.sync_runs
       where company_key = k.company and stream = st.stream and started_at >= ${since} and started_at <= ${now}
