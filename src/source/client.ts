@@ -6,7 +6,8 @@ import { endpoints, type Endpoint, type ItemOf, type QueryOf } from './endpoints
 import { isSourceError, SourceError } from './errors.ts';
 import { Http } from './http.ts';
 import { streamedPages } from './json-array.ts';
-import { envelopePages, formatIssues, PageReader, type PageResult, type PagingOptions } from './paging.ts';
+import { envelopePages, type PagingOptions } from './envelope-paging.ts';
+import { formatIssues, PageReader, type PageResult } from './paging.ts';
 import { buildQuery } from './query.ts';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './retry.ts';
 import { ServiceClock } from './service-clock.ts';

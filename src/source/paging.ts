@@ -1,19 +1,17 @@
 import type { z } from 'zod';
 import type { Logger } from '../log.ts';
-import { PAGE_LIMIT_MAX, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
+import type { Endpoint, ItemOf } from './endpoints.ts';
 import { SourceError } from './errors.ts';
-import { buildQuery } from './query.ts';
-import type { RequestOptions, Transport } from './transport.ts';
 
 /** One record that failed its schema: kept raw, with the reason, so its page goes on. */
-export interface Reject {
+export interface RecordReject {
   raw: unknown;
   reason: string;
 }
 
 export interface ParsedItems<T> {
   items: T[];
-  rejects: Reject[];
+  rejects: RecordReject[];
 }
 
 /** zod's messages with the path of each issue, on one line (`Employee.ServiceId: Invalid input: ...`). */
@@ -23,10 +21,10 @@ export function formatIssues(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Parses each record on its own: one bad record is a Reject, not a failed page. */
+/** Parses each record on its own: one bad record is a RecordReject, not a failed page. */
 export function parseItems<T>(schema: z.ZodType<T>, raw: readonly unknown[]): ParsedItems<T> {
   const items: T[] = [];
-  const rejects: Reject[] = [];
+  const rejects: RecordReject[] = [];
   for (const r of raw) {
     const result = schema.safeParse(r);
     if (result.success) items.push(result.data);
@@ -131,7 +129,7 @@ export function declaredCount(e: Endpoint, body: unknown): number | undefined {
 
 export interface PageResult<T> {
   items: T[];
-  rejects: Reject[];
+  rejects: RecordReject[];
   /** Offset of the page's first record. */
   offset: number;
   hasMore: boolean;
@@ -180,95 +178,5 @@ export class PageReader {
     if (!c.shape || this.#shapesWarned.has(e.name)) return;
     this.#shapesWarned.add(e.name);
     this.#log.warn({ endpoint: e.name, shape: c.shape }, 'list answered in another shape than documented; read as the resource');
-  }
-}
-
-export interface PagingOptions extends RequestOptions {
-  /** Envelope page size, 1..200; default 200. */
-  pageSize?: number;
-  /** Envelope offset to start at; default 0. */
-  startOffset?: number;
-  /**
-   * Envelope pages asked for at once, at most (default 1). The page after one that says `HasMoreResults` is
-   * always asked for before that page is handed out; further pages are asked for ahead only as a list proves
-   * long (see `pagesAhead`), and those still waiting for the limiter when the list ends are never sent.
-   */
-  readAhead?: number;
-}
-
-/**
- * How many pages of a list to have asked for once `full` pages came back full with more to come: the next one,
- * and one more for every 64 full pages seen. A list of up to 64 pages (every window of a backfill at `medium`)
- * never asks for a page past its end; a longer one (a whole list read at once) reads several pages at once and
- * asks for at most a few pages past its end, a small share of its own, of which those still waiting for the
- * limiter are never sent.
- */
-export function pagesAhead(full: number): number {
-  return 1 + Math.floor(full / 64);
-}
-
-/** A page asked for: its offset, its body to come, and how to take the request back while it waits for the limiter. */
-interface Asked {
-  offset: number;
-  body: Promise<unknown>;
-  cancel: AbortController;
-}
-
-function pageWindow(e: Endpoint, opts: PagingOptions): { limit: number; first: number; maxAhead: number } {
-  const limit = opts.pageSize ?? PAGE_LIMIT_MAX;
-  const first = opts.startOffset ?? 0;
-  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) {
-    throw new SourceError('bad_request', `${e.name}: pageSize must be an integer from 1 to ${PAGE_LIMIT_MAX}`, { endpoint: e.name });
-  }
-  if (!Number.isInteger(first) || first < 0) {
-    throw new SourceError('bad_request', `${e.name}: startOffset must be a non-negative integer`, { endpoint: e.name });
-  }
-  return { limit, first, maxAhead: Math.max(1, Math.floor(opts.readAhead ?? 1)) };
-}
-
-/**
- * An envelope list, one request per page, until the service says `HasMoreResults: false`. Pages are asked for
- * ahead of the one handed out (see PagingOptions.readAhead); a page comes out only once it is read.
- */
-export async function* envelopePages<E extends Endpoint>(
-  transport: Transport,
-  reader: PageReader,
-  e: E,
-  query: QueryOf<E>,
-  opts: PagingOptions,
-): AsyncIterable<PageResult<ItemOf<E>>> {
-  const { limit, first, maxAhead } = pageWindow(e, opts);
-  const ask = (offset: number): Asked => {
-    const cancel = new AbortController();
-    const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>, { offset, limit })}`;
-    const body = transport.json(e, { method: 'GET', path }, { ...opts, waitSignal: cancel.signal });
-    // A page asked for ahead may never be awaited (the list ended first): its failure is nobody's.
-    body.catch(() => undefined);
-    return { offset, body, cancel };
-  };
-  const asked: Asked[] = [ask(first)];
-  let full = 0;
-  try {
-    for (;;) {
-      const { offset } = asked[0]!;
-      // Read into a page here, so the raw body is not kept while the page is written.
-      const read = reader.envelope(e, offset, await asked.shift()!.body);
-      if (read.page.hasMore) {
-        // Paging on would ask for the same offset forever.
-        if (read.received === 0) {
-          throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, { endpoint: e.name });
-        }
-        const next = offset + read.received;
-        // Pages asked for ahead assumed full pages; a short one moves every offset after it.
-        if (asked.length > 0 && asked[0]!.offset !== next) for (const a of asked.splice(0)) a.cancel.abort();
-        if (read.received === limit) full++;
-        const depth = Math.min(maxAhead, pagesAhead(full));
-        for (let o = asked.length ? asked[asked.length - 1]!.offset + limit : next; asked.length < depth; o += limit) asked.push(ask(o));
-      }
-      yield read.page;
-      if (!read.page.hasMore) return;
-    }
-  } finally {
-    for (const a of asked) a.cancel.abort();
   }
 }

@@ -1,6 +1,6 @@
 /** What a complete read saw, and marking gone the rows it did not. */
 import { markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
-import type { Reject } from '../source/paging.ts';
+import type { RecordReject } from '../source/paging.ts';
 import { type StreamRun, targetOf } from './context.ts';
 
 /** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
@@ -12,7 +12,7 @@ export interface Seen {
 export const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
 
 /** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
-export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly Reject[], extras: Record<string, unknown>): void {
+export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly RecordReject[], extras: Record<string, unknown>): void {
   const target = targetOf(run.stream);
   for (const r of rejects) {
     const key = refusedRecordKey(target, run.ctx.companyKey, r.raw, extras);
