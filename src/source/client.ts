@@ -65,7 +65,8 @@ export class SourceClient {
 
   constructor(opts: SourceClientOptions) {
     this.limiterKey = keyHash(opts.apiKey);
-    const http = new Http({ baseUrl: opts.baseUrl, apiKey: opts.apiKey, connections: opts.connections ?? 8, timeoutMs: opts.timeoutMs ?? 30_000 });
+    const { baseUrl, apiKey } = opts;
+    const http = new Http({ baseUrl, apiKey, connections: opts.connections ?? 8, timeoutMs: opts.timeoutMs ?? 30_000 });
     const log = (opts.logger ?? rootLog).child({ component: 'source', key: this.limiterKey });
     this.#transport = new Transport({
       http,

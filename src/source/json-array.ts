@@ -193,7 +193,7 @@ export async function* streamedPages<E extends Endpoint>(
     } catch (err) {
       if (!(err instanceof SourceError) || !err.retryable || attempt >= transport.maxRetries) throw err;
       // The same line as any retry; `handedOut` says how many records will come again.
-      await transport.pause(e, err, attempt, opts.signal, undefined, { fromStart: true, handedOut });
+      await transport.pause(e, err, attempt, { signal: opts.signal, note: { fromStart: true, handedOut } });
     } finally {
       open.discard();
     }
@@ -201,7 +201,12 @@ export async function* streamedPages<E extends Endpoint>(
 }
 
 /** One response's pages; a body that is not an array (an envelope, one object, an HTML page) is read whole. */
-async function* arrayPages<E extends Endpoint>(transport: Transport, reader: PageReader, e: E, open: OpenResponse): AsyncIterable<PageResult<ItemOf<E>>> {
+async function* arrayPages<E extends Endpoint>(
+  transport: Transport,
+  reader: PageReader,
+  e: E,
+  open: OpenResponse,
+): AsyncIterable<PageResult<ItemOf<E>>> {
   const splitter = new JsonArraySplitter();
   let pending: unknown[] = [];
   let offset = 0;

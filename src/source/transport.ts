@@ -102,15 +102,16 @@ export class Transport {
       const done = await this.#attempt(e, req, lane, opts, attempt, take);
       if (done.ok) return done.result;
       if (!mayRetry(done.error) || attempt >= this.maxRetries) throw done.error;
-      await this.pause(e, done.error, attempt, opts.signal, done.resetAtMs);
+      await this.pause(e, done.error, attempt, { signal: opts.signal, resetAtMs: done.resetAtMs });
     }
   }
 
   /**
    * Waits before another try after `error`. A rate limit waits for the reset; the backoff is a floor for when
-   * the reset is unknown, or already past by our clock. `note` adds fields to the log line.
+   * the reset is unknown, or already past by our clock. `note` adds fields to the retry's log line.
    */
-  async pause(e: Endpoint, error: SourceError, attempt: number, signal?: AbortSignal, resetAtMs?: number, note: object = {}): Promise<void> {
+  async pause(e: Endpoint, error: SourceError, attempt: number, at: { signal?: AbortSignal; resetAtMs?: number; note?: object }): Promise<void> {
+    const { signal, resetAtMs, note } = at;
     const backoff = backoffMs(attempt, this.#o.backoff);
     const delay = error.kind === 'rate_limit' ? Math.max(untilReset(resetAtMs), backoff) : backoff;
     this.#stats.retries++;
@@ -158,7 +159,8 @@ export class Transport {
   async #waitTurn(lane: Lane, opts: RequestOptions): Promise<number> {
     const waitFrom = Date.now();
     const { waitSignal, signal } = opts;
-    await this.#o.limiter.acquire(this.limiterKey, lane, waitSignal ? AbortSignal.any([waitSignal, ...(signal ? [signal] : [])]) : signal);
+    const either = waitSignal ? AbortSignal.any([waitSignal, ...(signal ? [signal] : [])]) : signal;
+    await this.#o.limiter.acquire(this.limiterKey, lane, either);
     const sentAt = Date.now();
     this.#o.observers?.emit('limiterWait', { company: this.#o.company, key: this.limiterKey, lane, waitMs: sentAt - waitFrom });
     return sentAt;
@@ -221,7 +223,8 @@ export class Transport {
       await this.#o.limiter.observe(this.limiterKey, feedback);
     } catch (err) {
       // The response is good whatever the limiter's store did; dropping it would cost another request.
-      this.#o.log.warn({ err: err instanceof Error ? this.#o.http.scrub(err.message) : String(err) }, 'limiter observe failed');
+      const message = err instanceof Error ? this.#o.http.scrub(err.message) : String(err);
+      this.#o.log.warn({ err: message }, 'limiter observe failed');
     }
   }
 
