@@ -3,11 +3,13 @@ import { App } from '../app/index.ts';
 import { shownUrl } from '../app/environment.ts';
 import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
+import { redisStreamLocks } from '../queue/stream-lock.ts';
 import { runStreams, selectStreams, type SyncSummary } from './runner.ts';
 
 const HELP = `usage: wfsync sync --once [--streams a,b] [--full-refresh] [--json]
 
-Runs the stream catalog once, in this process (no Redis needed), for every configured company.
+Runs the stream catalog once, in this process (no Redis needed), for every configured company. With REDIS_URL,
+it shares the workers' limiter and waits for a stream a worker is reading.
   --once           required: run once and exit (scheduled runs are 'wfsync start')
   --streams a,b    only these streams (and what they depend on)
   --full-refresh   ignore checkpoints and read everything again
@@ -42,8 +44,10 @@ export async function runSyncCommand(args: string[]): Promise<number> {
     const env = await app.environment();
     warehouse = `warehouse: psql '${shownUrl(app.config, env.warehouse)}'   (schema ${app.config.dbSchema})\n`;
     const board = app.progress(true);
+    // With Redis, a run by hand takes each stream as the workers do, so it never reads one beside a worker's run.
+    const locks = app.config.redisUrl ? redisStreamLocks(app.redis(), { holder: `sync-once:${process.pid}`, ttlMs: app.config.jobLockMs }) : undefined;
     for (const ctx of env.contexts) {
-      summaries.push(await runStreams(ctx, selected, { fullRefresh: values['full-refresh'] }));
+      summaries.push(await runStreams(ctx, selected, { fullRefresh: values['full-refresh'], locks }));
     }
     board.clear();
   } finally {
