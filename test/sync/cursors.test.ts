@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import {
@@ -14,6 +12,7 @@ import {
 } from '../../src/sync/cursors.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { readCheckpoint, saveCheckpoint } from '../../src/warehouse/index.ts';
+import { capturingLogger } from '../support/logs.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 const t = (day: number) => `2026-03-${String(day).padStart(2, '0')}T00:00:00.000Z`;
@@ -81,18 +80,6 @@ describe('a stored cursor', () => {
     expect(readStoredCursor(WindowCursor, null)).toEqual({ ok: true, cursor: undefined });
   });
 });
-
-/** A pino logger whose JSON lines are kept as written. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, log: pino({ level: 'info' }, sink) };
-}
 
 describe('a stream whose stored cursor cannot be used', () => {
   let sandbox: RunningSandbox;

@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { capturingLogger } from '../support/logs.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 let sandbox: RunningSandbox;
@@ -12,18 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
 });
-
-/** A pino logger whose JSON lines are kept as written. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, log: pino({ level: 'info' }, sink) };
-}
 
 describe('runStreams logs', () => {
   it.each([
