@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
@@ -39,10 +40,7 @@ function settings(databaseUrl: string): Record<string, string> {
   return {
     ...crons,
     DATABASE_URL: databaseUrl,
-    WFS_BASE_URL: sandbox.url,
-    WFS_API_KEY: sandbox.apiKey,
-    WFS_FORM_IDS: sandbox.data.formIds().join(','),
-    WFS_RUN_TYPE_IDS: sandbox.data.runTypeIds().join(','),
+    ...sandboxSettings(sandbox),
     WFS_HTTP_PORT: '0',
     WFS_RATE_LIMIT: '100000/1s',
     WFS_KEEP_RUNS_DAYS: '10',

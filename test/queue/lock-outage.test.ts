@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { SYNC_QUEUE } from '../../src/queue/sync-queue.ts';
 import { selectStreams } from '../../src/sync/runner.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
@@ -54,10 +55,7 @@ beforeAll(async () => {
   env = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
-    WFS_BASE_URL: sandbox.url,
-    WFS_API_KEY: sandbox.apiKey,
-    WFS_FORM_IDS: sandbox.data.formIds().join(','),
-    WFS_RUN_TYPE_IDS: sandbox.data.runTypeIds().join(','),
+    ...sandboxSettings(sandbox),
     WFS_RATE_LIMIT: '100/1s',
     WFS_RATE_LIMIT_MARGIN_MS: '100',
     WFS_JOB_LOCK_MS: String(LOCK_MS),

@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import postgres from 'postgres';
 import { startSandbox } from '../../src/sandbox/index.ts';
+import { sandboxSettings } from './sandbox-settings.ts';
 import { startPostgres } from './services.ts';
 import { dumpWarehouse, type WarehouseFixture } from './warehouse-fixture.ts';
 
@@ -42,10 +43,7 @@ async function main(ref: string): Promise<void> {
       maxBuffer: 16 * 1024 * 1024,
       env: {
         ...process.env,
-        WFS_BASE_URL: sandbox.url,
-        WFS_API_KEY: sandbox.apiKey,
-        WFS_FORM_IDS: sandbox.data.formIds().join(','),
-        WFS_RUN_TYPE_IDS: sandbox.data.runTypeIds().join(','),
+        ...sandboxSettings(sandbox),
         WFS_RATE_LIMIT: '1000/1s',
         DATABASE_URL: databaseUrl,
         WFS_DATA_DIR: join(tree, '.wfsync'),

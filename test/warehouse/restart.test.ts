@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { readRows } from '../../src/warehouse/state.ts';
 import { targets } from '../../src/warehouse/targets.ts';
@@ -34,12 +35,9 @@ afterAll(async () => {
 function settings(extra: Record<string, string> = {}): Record<string, string> {
   return {
     DATABASE_URL: pg.url,
-    WFS_BASE_URL: sandbox.url,
-    WFS_API_KEY: sandbox.apiKey,
+    ...sandboxSettings(sandbox),
     WFS_RATE_LIMIT: '100/1s',
     WFS_RATE_LIMIT_MARGIN_MS: '100',
-    WFS_FORM_IDS: sandbox.data.formIds().join(','),
-    WFS_RUN_TYPE_IDS: sandbox.data.runTypeIds().join(','),
     LOG_LEVEL: 'warn',
     ...extra,
   };
