@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
 import { warehouseError } from '../app/environment.ts';
 import type { IntakeContext } from './intake.ts';
-import { createSealer, secretKeyOf } from './secret.ts';
+import { createSealer, secretKeyOf } from '../secret.ts';
 
 export { pushIndividuals, pushCertifications, pushVerifications, intake, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
 export { getChange, listChanges, retryChange, type PushStatus, type ListOptions } from './outbox.ts';
@@ -11,7 +11,7 @@ export { createPushRunner, type PushRunner } from './runner.ts';
 export { PUSH_QUEUE } from './dispatch.ts';
 export type { PushRunnerOptions } from './options.ts';
 export { createPushApi, type PushApiOptions } from './http.ts';
-export { createSealer, secretKeyOf, type Sealer } from './secret.ts';
+export { createSealer, secretKeyOf, type Sealer } from '../secret.ts';
 
 /** The intake of a configured process: its warehouse (given, or opened and migrated), the sealer and the companies. */
 export function intakeContext(config: Config, warehouse: Warehouse): IntakeContext {
