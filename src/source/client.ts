@@ -20,7 +20,8 @@ import { keyHash, Transport, type OutgoingCall, type RequestOptions, type Source
 
 export interface SourceClientOptions {
   baseUrl: string;
-  apiKey: string;
+  /** The key, or how to read it for each request (a company whose key an operator may rotate). */
+  apiKey: string | (() => string);
   limiter: RateLimiter;
   /** Per request, from sending to the last byte of the body. Default 30 000. */
   timeoutMs?: number;
@@ -57,21 +58,35 @@ function pathFor(e: Endpoint, query: unknown, kinds: readonly string[], use: str
   return `${e.path}?${buildQuery(e, query as Record<string, unknown>)}`;
 }
 
+/** The hash of the key `current` reads, computed again only when the key changed. */
+function hashOfCurrent(current: () => string): () => string {
+  let key: string | undefined;
+  let hash = '';
+  return () => {
+    const now = current();
+    if (now !== key) {
+      key = now;
+      hash = keyHash(now);
+    }
+    return hash;
+  };
+}
+
 export class SourceClient {
-  readonly limiterKey: string;
   readonly #transport: Transport;
+  readonly #keyHash: () => string;
   readonly #reader: PageReader;
   readonly #clock = new ServiceClock();
 
   constructor(opts: SourceClientOptions) {
-    this.limiterKey = keyHash(opts.apiKey);
     const { baseUrl, apiKey } = opts;
+    this.#keyHash = hashOfCurrent(typeof apiKey === 'string' ? () => apiKey : apiKey);
     const http = new Http({ baseUrl, apiKey, connections: opts.connections ?? 8, timeoutMs: opts.timeoutMs ?? 30_000 });
     const log = (opts.logger ?? rootLog).child({ component: 'source', key: this.limiterKey });
     this.#transport = new Transport({
       http,
       limiter: opts.limiter,
-      limiterKey: this.limiterKey,
+      limiterKey: this.#keyHash,
       maxRetries: opts.maxRetries ?? 5,
       backoff: opts.backoff ?? DEFAULT_BACKOFF,
       clock: this.#clock,
@@ -80,6 +95,11 @@ export class SourceClient {
       company: opts.company,
     });
     this.#reader = new PageReader(log);
+  }
+
+  /** The hash of the key in use, which the limiter counts by: a rotated key has its own budget. */
+  get limiterKey(): string {
+    return this.#keyHash();
   }
 
   /**

@@ -10,7 +10,8 @@ import { errorFromTransport, SourceError } from './errors.ts';
 
 export interface HttpOptions {
   baseUrl: string;
-  apiKey: string;
+  /** The key, or how to read it for each request: a key rotated meanwhile is sent from the next request on. */
+  apiKey: string | (() => string);
   connections: number;
   timeoutMs: number;
 }
@@ -48,13 +49,16 @@ const REDACTED = '[redacted]';
 
 export class Http {
   readonly #pool: Pool;
-  readonly #apiKey: string;
+  readonly #apiKey: () => string;
+  /** Every key this pool has sent: an answer to a request sent before a rotation may echo the older one. */
+  readonly #sent = new Set<string>();
   readonly #prefix: string;
   readonly #timeoutMs: number;
 
   constructor(opts: HttpOptions) {
     const url = new URL(opts.baseUrl);
-    this.#apiKey = opts.apiKey;
+    const key = opts.apiKey;
+    this.#apiKey = typeof key === 'string' ? () => key : key;
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = opts.timeoutMs;
     this.#pool = new Pool(url.origin, {
@@ -66,7 +70,11 @@ export class Http {
   }
 
   /** Replaces the API key wherever it occurs in a text (a service may echo a header back in an error). */
-  scrub = (text: string): string => (this.#apiKey ? text.split(this.#apiKey).join(REDACTED) : text);
+  scrub = (text: string): string => {
+    let out = text;
+    for (const key of [this.#apiKey(), ...this.#sent]) if (key) out = out.split(key).join(REDACTED);
+    return out;
+  };
 
   /**
    * Sends one request and hands back its response as soon as its headers are in. The deadline covers the wait
@@ -152,7 +160,9 @@ export class Http {
   }
 
   #headers(hasBody: boolean): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', [AUTH_HEADER]: this.#apiKey };
+    const key = this.#apiKey();
+    this.#sent.add(key);
+    const headers: Record<string, string> = { accept: 'application/json', [AUTH_HEADER]: key };
     if (hasBody) headers['content-type'] = 'application/json';
     return headers;
   }

@@ -19,7 +19,8 @@ import type { ServiceClock } from './service-clock.ts';
 export interface TransportOptions {
   http: Http;
   limiter: RateLimiter;
-  limiterKey: string;
+  /** The hash of the key in use (a getter: a rotated key has its own budget from its first request). */
+  limiterKey: string | (() => string);
   maxRetries: number;
   backoff: BackoffOptions;
   clock: ServiceClock;
@@ -70,15 +71,20 @@ const notActedOn = (err: SourceError) => err.kind === 'rate_limit' || err.code =
 type Attempt<T> = { ok: true; result: T } | { ok: false; error: SourceError; resetAtMs?: number };
 
 export class Transport {
-  readonly limiterKey: string;
   readonly maxRetries: number;
   readonly #o: TransportOptions;
+  readonly #limiterKey: () => string;
   readonly #stats: SourceStats = { requests: 0, retries: 0, rateLimited: 0, bytes: 0 };
 
   constructor(opts: TransportOptions) {
     this.#o = opts;
-    this.limiterKey = opts.limiterKey;
+    const key = opts.limiterKey;
+    this.#limiterKey = typeof key === 'string' ? () => key : key;
     this.maxRetries = opts.maxRetries;
+  }
+
+  get limiterKey(): string {
+    return this.#limiterKey();
   }
 
   /** One request with its retries, its 2xx body read whole as JSON (a body that is not is another attempt). */
