@@ -1,5 +1,6 @@
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { bookkeepingTables } from './tables/bookkeeping.ts';
+import { companyTables } from './tables/companies.ts';
 import { courseTables } from './tables/courses.ts';
 import { credentialTables } from './tables/credentials.ts';
 import { fencingTables } from './tables/fencing.ts';
@@ -30,6 +31,7 @@ export function warehouseTables(schemaName: string) {
     ...bookkeepingTables(s),
     ...pushTables(s),
     ...fencingTables(s),
+    ...companyTables(s),
   };
 }
 
