@@ -137,6 +137,7 @@ export const Env = z.object({
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(60_000),
+  WFS_COMPANIES_REFRESH_SECONDS: z.coerce.number().positive('expected a number of seconds above 0').max(3600).default(15),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -176,6 +177,8 @@ export interface Config {
   jobLockMs: number;
   /** How long writes wait for a warehouse that went away (a restart) before the run fails. */
   dbOutageMs: number;
+  /** How often a running process reads the companies table again (added, paused, rotated, removed companies). */
+  companiesRefreshMs: number;
   logLevel: string;
   /** Cron overrides by job name (`WFS_CRON_<JOB>`). */
   cron: Record<string, string>;
@@ -230,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),
     jobLockMs: e.WFS_JOB_LOCK_MS,
     dbOutageMs: e.WFS_DB_OUTAGE_MS,
+    companiesRefreshMs: Math.round(e.WFS_COMPANIES_REFRESH_SECONDS * 1000),
     logLevel: e.LOG_LEVEL,
     cron,
   };

@@ -5,6 +5,8 @@ import { stderrConsole, type Console } from './ops/console.ts';
 /** Paths that may hold secrets or personal data; pino replaces their values wherever they appear. */
 export const redactPaths = [
   'apiKey',
+  'api_key',
+  '*.api_key',
   '*.apiKey',
   'headers["authorization-token"]',
   '*.headers["authorization-token"]',

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
-import { SourceClient } from '../source/client.ts';
+import { formatRateLimit, type Config, type RateLimit } from '../config.ts';
+import { createSealer, secretKeyOf } from '../secret.ts';
+import { CompanyRegistry } from '../sync/companies.ts';
+import { mirrorEnvironmentCompanies, type NewCompany } from '../warehouse/companies.ts';
 import { createRateLimiter } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
@@ -15,7 +17,10 @@ export interface Environment {
   sandbox?: RunningSandbox;
   /** Every client, limiter wait, page and stream of this process reports here. */
   observers: Observers;
-  contexts: SyncContext[];
+  /** The companies this process syncs, read again from the companies table while it runs. */
+  companies: CompanyRegistry;
+  /** The contexts of the companies not paused, as of the last refresh. */
+  readonly contexts: SyncContext[];
   close(): Promise<void>;
 }
 
@@ -36,49 +41,46 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
     throw e;
   }
   const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
-  const limiter = createRateLimiter({
-    rateLimit,
-    redis: config.redisUrl,
-    safetyMarginMs: config.rateLimitMarginMs,
-    logger: log,
-  });
-  const contexts = config.companies.map((company): SyncContext => {
-    const client = new SourceClient({
-      company: company.key,
-      observers,
-      baseUrl: sandbox?.url ?? company.baseUrl!,
-      apiKey: sandbox?.apiKey ?? company.apiKey,
-      limiter,
-      logger: log.child({ company: company.key }),
-    });
-    return {
-      companyKey: company.key,
-      client,
-      warehouse,
-      observers,
-      log: log.child({ company: company.key }),
-      now: () => client.serviceNow(),
-      refreshClock: () => client.freshServiceNow(),
-      formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
-      runTypeIds:
-        company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
-      retention: config.retention,
-      budget: rateLimit,
-    };
-  });
+  // One limiter per budget: the companies on the same budget share it (each key still has its own count).
+  const limiters = new Map<string, RateLimiter>();
+  const limiterFor = (budget: RateLimit): RateLimiter => {
+    const name = formatRateLimit(budget);
+    let l = limiters.get(name);
+    if (!l) {
+      l = createRateLimiter({ rateLimit: budget, redis: config.redisUrl, safetyMarginMs: config.rateLimitMarginMs, logger: log });
+      limiters.set(name, l);
+    }
+    return l;
+  };
+  const limiter = limiterFor(rateLimit);
+  const sealer = createSealer(secretKeyOf(config));
+  const companies = new CompanyRegistry({ warehouse, sealer, observers, log, retention: config.retention, limiterFor, refreshMs: config.companiesRefreshMs });
+  try {
+    await mirrorEnvironmentCompanies(warehouse, sealer, environmentCompanies(config, sandbox));
+    await companies.start();
+  } catch (e) {
+    await companies.close();
+    await Promise.allSettled([...limiters.values()].map((l) => l.close()));
+    await warehouse.close().catch(() => undefined);
+    await sandbox?.close();
+    throw e;
+  }
   return {
     warehouse,
     limiter,
     sandbox,
     observers,
-    contexts,
+    companies,
+    get contexts() {
+      return companies.contexts();
+    },
     close: async () => {
       const step = async (name: string, fn: () => Promise<unknown>) => {
         log.debug({ step: name }, 'stopping');
         await fn();
       };
-      await step('source clients', () => Promise.allSettled(contexts.map((c) => c.client.close())));
-      await step('limiter', () => limiter.close());
+      await step('source clients', () => companies.close());
+      await step('limiter', () => Promise.all([...limiters.values()].map((l) => l.close())));
       await step('warehouse', () => warehouse.close());
       if (sandbox) await step('sandbox', () => sandbox.close());
     },
@@ -113,6 +115,21 @@ export function withoutPassword(url: string): string {
 /** Where to connect with psql: the embedded warehouse in full (its password is a fixed local one), a server's without its password. */
 export function shownUrl(config: Config, warehouse: Warehouse): string {
   return config.databaseUrl ? withoutPassword(warehouse.url) : warehouse.url;
+}
+
+/**
+ * The companies WFS_COMPANIES (or WFS_BASE_URL and WFS_API_KEY, or the built-in sandbox) names, with what each
+ * falls back on resolved: the table mirrors them as managed by the environment.
+ */
+export function environmentCompanies(config: Config, sandbox?: RunningSandbox): NewCompany[] {
+  return config.companies.map((company) => ({
+    key: company.key,
+    baseUrl: sandbox?.url ?? company.baseUrl!,
+    apiKey: sandbox?.apiKey ?? company.apiKey,
+    formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
+    runTypeIds: company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
+    rateLimit: sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit,
+  }));
 }
 
 async function startBuiltInSandbox(log: Logger): Promise<RunningSandbox> {

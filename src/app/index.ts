@@ -78,8 +78,9 @@ export class App {
     this.#stops.push({ name, stop });
   }
 
+  /** Every company, paused or not: the companies table's as of its last refresh in a process that syncs, else the settings'. */
   get companies(): string[] {
-    return this.config.companies.map((c) => c.key);
+    return this.#env ? this.#env.companies.keys() : this.config.companies.map((c) => c.key);
   }
 
   get schedule(): ScheduleOptions {
@@ -162,11 +163,32 @@ export class App {
     return runner;
   }
 
-  /** Fires each job on its cron; `dispatch` runs it here or enqueues it. */
-  scheduler(dispatch: Dispatch): Scheduler {
-    const scheduler = startScheduler({ ...this.schedule, companies: this.companies, dispatch, log: this.log });
-    this.onStop('scheduler', () => scheduler.stop());
+  /**
+   * Fires each job on its cron for the companies not paused at the time; `dispatch` runs it here or enqueues it.
+   * A company that appears in the companies table (added, or resumed) gets its first runs at once.
+   */
+  async scheduler(dispatch: Dispatch): Promise<Scheduler> {
+    const { companies } = await this.environment();
+    const scheduler = startScheduler({ ...this.schedule, companies: () => companies.activeKeys(), dispatch, log: this.log });
+    const off = companies.onAdded((keys) => {
+      for (const company of keys) void this.#firstRuns(dispatch, company);
+    });
+    this.onStop('scheduler', () => {
+      off();
+      scheduler.stop();
+    });
     return scheduler;
+  }
+
+  /** One run of every job for a company new to this process, deduplicated by the minute (as at start-up). */
+  async #firstRuns(dispatch: Dispatch, company: string): Promise<void> {
+    this.log.info({ company }, 'first runs of a company added');
+    const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    await Promise.all(
+      jobs
+        .filter((j) => !j.fullRefresh)
+        .map((job) => dispatch({ company, job, firedAt }).catch((err: unknown) => this.log.error({ err, company, job: job.name }, 'could not dispatch a first run'))),
+    );
   }
 
   /** Where jobs go: the queue with Redis, this process without. */
@@ -210,7 +232,8 @@ export class App {
     const { pushWebhookUrl: url, pushToken: token } = this.config;
     const runner = push.createPushRunner({
       warehouse: env.warehouse,
-      clients: new Map(env.contexts.map((c) => [c.companyKey, c.client])),
+      // Looked up for each change: a company added, or whose key was rotated, is served without a restart.
+      clients: { has: (key) => env.companies.get(key) !== undefined, get: (key) => env.companies.get(key)?.ctx.client },
       sealer: push.createSealer(push.secretKeyOf(this.config)),
       log: this.log,
       observers: this.observers,
@@ -242,7 +265,7 @@ export class App {
       log: this.log,
       metrics: this.metrics,
       live: this.live,
-      companies: this.companies,
+      companies: () => this.companies,
       budget: this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit,
       schedule: this.schedule,
       queues,

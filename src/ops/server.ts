@@ -46,8 +46,8 @@ export interface OpsServerOptions {
   log: Logger;
   metrics: Metrics;
   live: LiveFigures;
-  /** Configured companies: every catalog stream of each shows, run or not. */
-  companies: readonly string[];
+  /** Companies: every catalog stream of each shows, run or not (a function: the companies table changes while it runs). */
+  companies: readonly string[] | (() => readonly string[]);
   /** Each key's budget, drawn against its requests per minute on the status page. */
   budget?: RateLimit;
   schedule: ScheduleOptions;
@@ -79,7 +79,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const { warehouse: wh } = opts;
   const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
   const records = recordView(auth, opts.host ?? '127.0.0.1');
-  const status = () => readStatus(wh, { companies: opts.companies, schedule: opts.schedule });
+  const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
+  const status = () => readStatus(wh, { companies: companies(), schedule: opts.schedule });
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
     c.header('cache-control', 'no-store');
@@ -117,7 +118,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         canRun: !!opts.actions?.runStream,
         retryable,
         flash: c.req.query('done'),
-        charts: await statusCharts(wh, { companies: opts.companies, live: opts.live, budget: opts.budget }),
+        charts: await statusCharts(wh, { companies: companies(), live: opts.live, budget: opts.budget }),
         now: Date.now(),
       }),
     );
@@ -169,7 +170,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (!form) return c.json({ error: FORM_EXPECTED }, 400);
     const company = String(form.company ?? '');
     const stream = String(form.stream ?? '');
-    if (!opts.companies.includes(company)) return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
+    if (!companies().includes(company)) return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
     if (!catalog.some((s) => s.name === stream)) return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
     const said = await run(company, stream);
     opts.log.info({ company, stream }, 'stream run requested from the dashboard');

@@ -29,7 +29,7 @@ export type Webhook = NonNullable<z.output<typeof Tunings>['webhook']>;
 export interface PushRunnerOptions extends z.input<typeof Tunings> {
   warehouse: Warehouse;
   /** The client of each company, by company key. */
-  clients: ReadonlyMap<string, SourceClient>;
+  clients: Pick<ReadonlyMap<string, SourceClient>, 'has' | 'get'>;
   sealer: Sealer;
   log: Logger;
   observers?: Observers;

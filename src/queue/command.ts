@@ -49,8 +49,8 @@ export async function runStartCommand(args: string[]): Promise<number> {
       const ops = await app.serve();
       await app.startRunners();
       announce(app, env, ops);
-      const scheduler = app.scheduler(await app.dispatch());
-      await enqueueFirstRuns(queue, app.companies);
+      const scheduler = await app.scheduler(await app.dispatch());
+      await enqueueFirstRuns(queue, env.companies.activeKeys());
       board.plain = false;
       printUpcoming(app, scheduler);
     } else {
@@ -65,7 +65,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
         app.console.write(formatSummaries([summary]));
       }
       board.plain = false;
-      const scheduler = app.scheduler(await app.dispatch());
+      const scheduler = await app.scheduler(await app.dispatch());
       printUpcoming(app, scheduler);
     }
   } catch (e) {
@@ -120,7 +120,7 @@ export async function runSchedulerCommand(args: string[]): Promise<number> {
   const app = new App(loadConfig(), log);
   requireRedis(app.config, 'scheduler');
   await app.reachRedis();
-  const scheduler = app.scheduler(await app.dispatch());
+  const scheduler = await app.scheduler(await app.dispatch());
   printUpcoming(app, scheduler);
   return untilSignal(app);
 }

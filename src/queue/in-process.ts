@@ -26,12 +26,18 @@ export function createInProcessRunner(env: Environment, log: Logger): InProcessR
       log.info({ job: job.name, company }, 'previous run of this job is still going; this run is skipped');
       return null;
     }
-    const ctx = env.contexts.find((c) => c.companyKey === company);
-    if (!ctx) throw new Error(`company "${company}" is not configured`);
+    const registered = await env.companies.resolve(company);
+    if (!registered || registered.paused) {
+      log.info({ job: job.name, company }, registered ? 'company paused; this run is skipped' : 'company not in the companies table; this run is skipped');
+      return null;
+    }
+    const { ctx } = registered;
+    // A company paused or removed meanwhile stops like a shutdown: after the page in flight.
+    const signal = AbortSignal.any([shutdown.signal, registered.stopped]);
     const jobLog = log.child({ jobId: `${key}@${new Date().toISOString()}`, job: job.name, company });
     const going = job.run
-      ? job.run({ ...ctx, log: jobLog, signal: shutdown.signal })
-      : runStreams({ ...ctx, log: jobLog, signal: shutdown.signal, onProgress: o.onProgress }, selectStreams(job.streams), {
+      ? job.run({ ...ctx, log: jobLog, signal })
+      : runStreams({ ...ctx, log: jobLog, signal, onProgress: o.onProgress }, selectStreams(job.streams), {
       fullRefresh: job.fullRefresh,
       freshness: o.freshness,
     });

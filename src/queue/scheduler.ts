@@ -17,7 +17,8 @@ export type Dispatch = (run: ScheduledRun) => Promise<void>;
 
 export interface SchedulerOptions {
   jobs: readonly JobDef[];
-  companies: readonly string[];
+  /** The companies to run at each firing (those not paused, as the companies table says at the time). */
+  companies: () => readonly string[];
   timezone: string;
   cronOverrides: Record<string, string>;
   dispatch: Dispatch;
@@ -37,7 +38,7 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
     const pattern = cronOf(job, opts.cronOverrides);
     return new Cron(pattern, { timezone: opts.timezone, catch: true }, async (self) => {
       const firedAt = self.currentRun() ?? new Date();
-      for (const company of opts.companies) {
+      for (const company of opts.companies()) {
         await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name) }).catch((err: unknown) => {
           opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
         });

@@ -68,8 +68,14 @@ async function processSyncJob(
   lockDuration: number,
 ): Promise<SyncJobResult> {
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
-  const ctx = opts.env.contexts.find((c) => c.companyKey === job.data.company);
-  if (!ctx) throw new Error(`company "${job.data.company}" is not configured in this worker`);
+  // The companies table is read again when the job names a company added since the last refresh.
+  const company = await opts.env.companies.resolve(job.data.company);
+  if (!company || company.paused) {
+    const why = company ? 'company paused' : 'company not in the companies table';
+    log.info(`${why}; this run is skipped`);
+    return { skipped: why };
+  }
+  const { ctx } = company;
   const outcome = await acquireRunLock(opts.connection, job.data.company, job.data.job, String(job.id), lockDuration);
   if (!('lock' in outcome)) {
     log.info({ runningJobId: outcome.heldBy }, 'previous run of this job is still going; this run is skipped');
@@ -80,7 +86,8 @@ async function processSyncJob(
     // Pages of this run are refused by Postgres once a later run took the lock (fencing.ts).
     const fence = await takeFence(ctx.warehouse, job.data.company, job.data.job, String(job.id));
     const warehouse = fenced(ctx.warehouse, fence);
-    const runSignal = AbortSignal.any([signal, lock.lost]);
+    // A company paused or removed meanwhile stops like a shutdown: after the page in flight.
+    const runSignal = AbortSignal.any([signal, lock.lost, company.stopped]);
     const own = jobByName(job.data.job)?.run;
     const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,

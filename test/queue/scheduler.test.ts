@@ -18,7 +18,7 @@ describe('scheduler', () => {
   it('fires each job on its cron for every company, with the scheduled time', async () => {
     const runs: ScheduledRun[] = [];
     schedulers.push(
-      startScheduler({ jobs: [job], companies: ['north', 'south'], timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }),
+      startScheduler({ jobs: [job], companies: () => ['north', 'south'], timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }),
     );
     await new Promise((r) => setTimeout(r, 2200));
     expect(new Set(runs.map((r) => r.company))).toEqual(new Set(['north', 'south']));
@@ -28,7 +28,7 @@ describe('scheduler', () => {
   it('gives the same job id to the same run in two replicas, and ids BullMQ accepts', async () => {
     const a: string[] = [];
     const b: string[] = [];
-    const opts = { jobs: [job], companies: ['north'], timezone: 'UTC', cronOverrides: {}, log: silent };
+    const opts = { jobs: [job], companies: () => ['north'], timezone: 'UTC', cronOverrides: {}, log: silent };
     schedulers.push(startScheduler({ ...opts, dispatch: async (r) => void a.push(syncJobId(r)) }));
     schedulers.push(startScheduler({ ...opts, dispatch: async (r) => void b.push(syncJobId(r)) }));
     await new Promise((r) => setTimeout(r, 2200));
@@ -47,14 +47,14 @@ describe('scheduler', () => {
     const runs: ScheduledRun[] = [];
     const cronOverrides = { individuals: '*/20 * * * * *', credentials: '* * * * * *' };
     const pair = jobs.filter((j) => j.name === 'credentials' || j.name === 'individuals');
-    schedulers.push(startScheduler({ jobs: pair, companies: ['north'], timezone: 'UTC', cronOverrides, log: silent, dispatch: async (r) => void runs.push(r) }));
+    schedulers.push(startScheduler({ jobs: pair, companies: () => ['north'], timezone: 'UTC', cronOverrides, log: silent, dispatch: async (r) => void runs.push(r) }));
     await new Promise((r) => setTimeout(r, 1200));
     const sent = runs.find((r) => r.job.name === 'credentials');
     expect(sent?.dependencyBoundsMs).toEqual({ individuals: 20_000 });
     // With the default crons: the individuals job's half hour.
     const byDefault: ScheduledRun[] = [];
     schedulers.push(
-      startScheduler({ jobs: pair, companies: ['north'], timezone: 'UTC', cronOverrides: { credentials: '* * * * * *' }, log: silent, dispatch: async (r) => void byDefault.push(r) }),
+      startScheduler({ jobs: pair, companies: () => ['north'], timezone: 'UTC', cronOverrides: { credentials: '* * * * * *' }, log: silent, dispatch: async (r) => void byDefault.push(r) }),
     );
     await new Promise((r) => setTimeout(r, 1200));
     expect(byDefault.find((r) => r.job.name === 'credentials')?.dependencyBoundsMs).toEqual({ individuals: 30 * 60_000 });
