@@ -4,6 +4,7 @@ import { endpoints, type Endpoint, type EndpointName } from '../source/endpoints
 import { FaultSpecSchema, type FaultInjector } from './faults.ts';
 import type { SandboxStats } from './http.ts';
 import { lowerCaseParams, parseQuery } from './http-query.ts';
+import type { KeyRing } from './keys.ts';
 import type { SandboxData } from './service.ts';
 
 /**
@@ -18,6 +19,7 @@ export interface AdminDeps {
   faults: FaultInjector;
   rateLimit: RateLimit | null;
   stats: () => SandboxStats;
+  keys: KeyRing;
 }
 
 type Answer = [status: number, body: unknown];
@@ -93,6 +95,12 @@ async function answer(deps: AdminDeps, req: IncomingMessage, route: string, sear
   if (method === 'POST' && route === 'advance') return advance(data, search);
   if (method === 'GET' && route === 'faults') return [200, deps.faults.spec];
   if (method === 'POST' && route === 'faults') return setFaults(deps, req);
+  // A rotation's old key revoked, to prove a client moved to the new one: every later request with it is a 401.
+  if (method === 'POST' && route === 'keys/revoke') {
+    const key = new URLSearchParams(search).get('key') ?? '';
+    return deps.keys.revoke(key) ? [200, { revoked: deps.keys.refusedSinceRevoked() }] : notFound('no such API key');
+  }
+  if (method === 'GET' && route === 'keys/revoked') return [200, { revoked: deps.keys.refusedSinceRevoked() }];
   return notFound(`no sandbox route ${method} ${ADMIN_PREFIX}${route}`);
 }
 

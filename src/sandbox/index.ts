@@ -69,7 +69,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const limiter = rateLimit ? new FixedWindowLimiter(rateLimit) : null;
   const faults = new FaultInjector(opts.seed ?? 1, opts.faults ?? {});
   const api = new SandboxApi({ data, keys, limiter, faults, latencyMs: opts.latencyMs ?? 0, log, quirks: new Set(opts.quirks ?? []) });
-  const admin = createAdmin({ data, faults, rateLimit, stats: () => api.stats() });
+  const admin = createAdmin({ data, faults, rateLimit, stats: () => api.stats(), keys });
 
   const server = createServer({ keepAlive: true }, (req, res) => {
     const url = req.url ?? '/';

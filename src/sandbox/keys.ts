@@ -46,8 +46,27 @@ export class KeyRing {
     this.#keys = new Map(keys.map((k) => [k.key, new Set(k.scopes)]));
   }
 
+  /** Keys revoked while the sandbox runs (a rotation's old key), with the requests refused for each since. */
+  readonly #revoked = new Map<string, number>();
+
   has(key: string | undefined): key is string {
+    if (key !== undefined && this.#revoked.has(key)) {
+      this.#revoked.set(key, this.#revoked.get(key)! + 1);
+      return false;
+    }
     return key !== undefined && this.#keys.has(key);
+  }
+
+  /** Refuses `key` from now on, as the service does once a company's key is replaced. */
+  revoke(key: string): boolean {
+    if (!this.#keys.has(key)) return false;
+    if (!this.#revoked.has(key)) this.#revoked.set(key, 0);
+    return true;
+  }
+
+  /** Each revoked key's requests refused since it was revoked. */
+  refusedSinceRevoked(): Record<string, number> {
+    return Object.fromEntries(this.#revoked);
   }
 
   allows(key: string, endpoint: Endpoint): boolean {
