@@ -10,6 +10,8 @@ import { Metrics } from '../ops/metrics.ts';
 // The HTTP side (hono, bull-board) loads only in a process that serves it: a scheduler starts without it.
 import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
+import type { CompanyAdmin } from '../ops/companies.ts';
+import { createSealer, secretKeyOf } from '../secret.ts';
 import { stderrConsole, type Console } from '../ops/console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
@@ -272,11 +274,19 @@ export class App {
       redis: this.config.redisUrl ? this.redis() : undefined,
       dashboardToken: this.config.dashboardToken,
       sessions: this.config.sessions,
+      companyAdmin: await this.companyAdmin(),
+      pushToken: this.config.pushToken,
       actions: this.actions,
       apps: this.apps,
     });
     this.onStop('http server', server.close);
     return server;
+  }
+
+  /** What an operator does to the companies (CLI, dashboard, JSON routes), on this process's warehouse. */
+  async companyAdmin(): Promise<CompanyAdmin> {
+    const { companyAdmin } = await import('../ops/companies.ts');
+    return companyAdmin({ warehouse: await this.warehouse(), sealer: createSealer(secretKeyOf(this.config)) });
   }
 
   /** A worker's own /metrics, /health and /ready, when WFS_METRICS_PORT is set. */

@@ -42,7 +42,7 @@ export function layout(title: string, viewer: Viewer, body: string, refreshS?: n
       : '<span class="muted">read-only</span>';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · workforce-sync</title>
 ${refreshS ? `<meta http-equiv="refresh" content="${refreshS}">` : ''}<style>${STYLE}</style></head><body>
-<header><h1>workforce-sync</h1><nav><a href="/">status</a><a href="/rejects">rejects</a><a href="/queues">queues</a><a href="/metrics">metrics</a></nav>${who}</header>
+<header><h1>workforce-sync</h1><nav><a href="/">status</a><a href="/rejects">rejects</a><a href="/companies">companies</a><a href="/queues">queues</a><a href="/metrics">metrics</a></nav>${who}</header>
 <main>${body}</main></body></html>`;
 }
 

@@ -17,6 +17,8 @@ import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
 import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
 import { idParam, nameParam } from './input.ts';
+import type { CompanyAdmin } from './companies.ts';
+import { mountCompanies } from './companies-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readRejects, readRetryablePushes, readStatus } from './status.ts';
@@ -55,6 +57,10 @@ export interface OpsServerOptions {
   queues?: readonly Queue[];
   /** Checked by /ready when jobs go through Redis. */
   redis?: Redis;
+  /** The companies page and its actions, and the JSON routes under /api/companies (behind `pushToken`). */
+  companyAdmin?: CompanyAdmin;
+  /** WFS_PUSH_TOKEN: the bearer token of the JSON routes. */
+  pushToken?: string;
   /** WFS_DASHBOARD_TOKEN: without it the dashboard is read-only. */
   dashboardToken?: string;
   /** How long a dashboard session lasts, and whether its cookie is HTTPS-only. */
@@ -187,6 +193,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
+  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer });
   app.route('/actions', actions);
 
   if (opts.queues) {

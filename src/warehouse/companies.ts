@@ -30,7 +30,7 @@ export interface CompanyWithKey extends CompanyRecord {
   apiKey: string;
 }
 
-export type CompanyErrorKind = 'unknown_company' | 'already_added' | 'managed_by_environment' | 'invalid';
+export type CompanyErrorKind = 'unknown_company' | 'already_added' | 'managed_by_environment' | 'invalid' | 'key_refused' | 'service_unreachable';
 
 /** A change to the companies the table refuses, in one line naming the company and what to do. */
 export class CompanyError extends Error {

@@ -1,0 +1,233 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from 'pino';
+import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/companies.ts';
+import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './companies.ts';
+import { esc, layout, type Viewer } from './page.ts';
+
+/**
+ * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
+ * (`/actions/companies/...`, behind the dashboard's sign-in like every action), and the same actions as JSON
+ * routes for automation (`/api/companies...`, behind the push token). No answer carries an API key.
+ */
+
+const STATUS: Record<CompanyErrorKind, ContentfulStatusCode> = {
+  unknown_company: 404,
+  already_added: 409,
+  managed_by_environment: 409,
+  invalid: 400,
+  key_refused: 422,
+  service_unreachable: 422,
+};
+
+const BODY_MAX_BYTES = 16 * 1024;
+
+export interface CompanyRoutesOptions {
+  admin: CompanyAdmin;
+  /** WFS_PUSH_TOKEN: the JSON routes' bearer token; without it they answer 503. */
+  token?: string;
+  log: Logger;
+  viewer: (c: Context) => Viewer;
+}
+
+function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
+  const key = c.req.param('key') ?? '';
+  if (!COMPANY_KEY.test(key)) return { ok: false, res: c.json({ error: 'key: expected letters, digits, - or _ (at most 40)' }, 400) };
+  return { ok: true, key };
+}
+
+/** A refusal of the table or the service is the caller's to fix: its one line, with the status it stands for. */
+async function acting(c: Context, act: () => Promise<Response>): Promise<Response> {
+  try {
+    return await act();
+  } catch (e) {
+    if (e instanceof CompanyError) return c.json({ error: e.message, kind: e.kind }, STATUS[e.kind]);
+    throw e;
+  }
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+async function readForm(c: Context): Promise<Record<string, unknown> | undefined> {
+  try {
+    const form = await c.req.parseBody();
+    // A field sent twice is an array: only single values are taken.
+    return Object.fromEntries(Object.entries(form).map(([k, v]) => [k, typeof v === 'string' ? v : undefined]));
+  } catch {
+    return undefined;
+  }
+}
+
+async function readJson(c: Context): Promise<{ ok: true; body: unknown } | { ok: false }> {
+  try {
+    const text = await c.req.text();
+    return { ok: true, body: text.trim() === '' ? {} : JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
+
+/** Adds the companies page and form actions to the ops app, and the JSON routes. */
+export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions): void {
+  const { admin, log } = o;
+  const done = (c: Context, said: string) => c.redirect(`/companies?done=${encodeURIComponent(said)}`, 303);
+
+  app.get('/companies', async (c) => c.html(companiesPage(await admin.list(), o.viewer(c), c.req.query('done'))));
+
+  actions.post('/companies', (c) =>
+    acting(c, async () => {
+      const form = await readForm(c);
+      if (!form) return c.json({ error: FORM_EXPECTED }, 400);
+      const parsed = parseNewCompany(form);
+      if (!parsed.ok) return c.json({ error: parsed.error }, 400);
+      const added = await admin.add(parsed.value);
+      log.info({ company: added.key }, 'company added from the dashboard');
+      return done(c, `company ${added.key} is added; its first runs start within a refresh`);
+    }),
+  );
+  for (const [path, act, said] of [
+    ['pause', (k: string) => admin.pause(k), 'paused'],
+    ['resume', (k: string) => admin.resume(k), 'resumed'],
+  ] as const) {
+    actions.post(`/companies/:key/${path}`, (c) =>
+      acting(c, async () => {
+        const key = keyParam(c);
+        if (!key.ok) return key.res;
+        await act(key.key);
+        log.info({ company: key.key }, `company ${said} from the dashboard`);
+        return done(c, `company ${key.key} is ${said}`);
+      }),
+    );
+  }
+  actions.post('/companies/:key/rotate-key', (c) =>
+    acting(c, async () => {
+      const key = keyParam(c);
+      if (!key.ok) return key.res;
+      const form = await readForm(c);
+      if (!form) return c.json({ error: FORM_EXPECTED }, 400);
+      const apiKey = parseApiKey(form);
+      if (!apiKey.ok) return c.json({ error: apiKey.error }, 400);
+      await admin.rotateKey(key.key, apiKey.value);
+      log.info({ company: key.key }, 'company API key rotated from the dashboard');
+      return done(c, `the API key of company ${key.key} is replaced`);
+    }),
+  );
+  actions.post('/companies/:key/remove', (c) =>
+    acting(c, async () => {
+      const key = keyParam(c);
+      if (!key.ok) return key.res;
+      const form = await readForm(c);
+      if (!form) return c.json({ error: FORM_EXPECTED }, 400);
+      const purge = form.purge === 'on' || form.purge === 'true';
+      // Purging deletes rows for good: the form asks for the company's key typed again.
+      if (purge && form.confirm !== key.key) return c.json({ error: 'confirm: type the company key to purge its rows' }, 400);
+      const { purged } = await admin.remove(key.key, { purge });
+      log.info({ company: key.key, purged }, 'company removed from the dashboard');
+      return done(c, `company ${key.key} is removed${purged ? `, ${Object.values(purged).reduce((a, b) => a + b, 0)} rows purged` : ''}`);
+    }),
+  );
+
+  const api = new Hono();
+  api.use('*', bodyLimit({ maxSize: BODY_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413) }));
+  api.use('*', async (c, next) => {
+    if (!o.token) return c.json({ error: 'the companies API is off: set WFS_PUSH_TOKEN to use it' }, 503);
+    const header = c.req.header('authorization') ?? '';
+    const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
+    return next();
+  });
+  api.get('/', async (c) => c.json((await admin.list()).map(companyView)));
+  api.post('/', (c) =>
+    acting(c, async () => {
+      const body = await readJson(c);
+      if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
+      const parsed = parseNewCompany(body.body);
+      if (!parsed.ok) return c.json({ error: parsed.error }, 400);
+      const added = await admin.add(parsed.value);
+      log.info({ company: added.key }, 'company added through the API');
+      return c.json(companyView(added), 201);
+    }),
+  );
+  const answer = (c: Context, company: CompanyRecord) => c.json(companyView(company));
+  for (const [path, act] of [
+    ['pause', (k: string) => admin.pause(k)],
+    ['resume', (k: string) => admin.resume(k)],
+  ] as const) {
+    api.post(`/:key/${path}`, (c) =>
+      acting(c, async () => {
+        const key = keyParam(c);
+        if (!key.ok) return key.res;
+        const changed = await act(key.key);
+        log.info({ company: key.key }, `company ${changed.paused ? 'paused' : 'resumed'} through the API`);
+        return answer(c, changed);
+      }),
+    );
+  }
+  api.post('/:key/rotate-key', (c) =>
+    acting(c, async () => {
+      const key = keyParam(c);
+      if (!key.ok) return key.res;
+      const body = await readJson(c);
+      if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
+      const apiKey = parseApiKey(body.body);
+      if (!apiKey.ok) return c.json({ error: apiKey.error }, 400);
+      const rotated = await admin.rotateKey(key.key, apiKey.value);
+      log.info({ company: key.key }, 'company API key rotated through the API');
+      return answer(c, rotated);
+    }),
+  );
+  api.delete('/:key', (c) =>
+    acting(c, async () => {
+      const key = keyParam(c);
+      if (!key.ok) return key.res;
+      const purgeText = c.req.query('purge');
+      if (purgeText !== undefined && !['true', 'false', '1', '0', ''].includes(purgeText)) return c.json({ error: 'purge: expected true or false' }, 400);
+      const purge = purgeText === 'true' || purgeText === '1';
+      const { removed, purged } = await admin.remove(key.key, { purge });
+      log.info({ company: key.key, purged }, 'company removed through the API');
+      return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
+    }),
+  );
+  app.route('/api/companies', api);
+}
+
+function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: string): string {
+  const act = (c: CompanyRecord) => {
+    if (!viewer.signedIn) return '';
+    if (c.managedBy === 'environment') return '<span class="muted">change it in WFS_COMPANIES or WFS_API_KEY</span>';
+    const base = `/actions/companies/${encodeURIComponent(c.key)}`;
+    return `<form class="inline" method="post" action="${base}/${c.paused ? 'resume' : 'pause'}"><button>${c.paused ? 'resume' : 'pause'}</button></form>
+<form class="inline" method="post" action="${base}/rotate-key"><input type="password" name="apiKey" placeholder="new API key" autocomplete="off" required><button>rotate key</button></form>
+<form class="inline" method="post" action="${base}/remove"><label><input type="checkbox" name="purge"> purge its rows, confirm key</label> <input name="confirm" size="10" autocomplete="off"><button>remove</button></form>`;
+  };
+  const rows = companies
+    .map(
+      (c) => `<tr><td>${esc(c.key)}</td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
+<td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
+    )
+    .join('');
+  const add = viewer.signedIn
+    ? `<h2>Add a company</h2><form method="post" action="/actions/companies">
+<label>key <input name="key" required pattern="[A-Za-z0-9_-]{1,40}"></label> <label>base URL <input name="baseUrl" required size="30"></label>
+<label>API key <input type="password" name="apiKey" required autocomplete="off"></label> <label>form ids <input name="formIds" size="8" placeholder="12,15"></label>
+<label>run-log type ids <input name="runTypeIds" size="8" placeholder="1,2"></label> <label>budget <input name="rateLimit" size="8" placeholder="100/60s"></label>
+<button>add</button></form><p class="muted">The key is checked with one request to the service before the company is added.</p>`
+    : viewer.canSignIn
+      ? '<p class="muted"><a href="/signin">Sign in</a> to add, pause, resume, rotate or remove companies.</p>'
+      : '<p class="muted">Read-only: set WFS_DASHBOARD_TOKEN to act on companies here, or use wfsync companies.</p>';
+  return layout(
+    'companies',
+    viewer,
+    `${flash ? `<p class="ok">${esc(flash)}</p>` : ''}<h2>Companies</h2>
+<table><thead><tr><th>key</th><th>base URL</th><th>form ids</th><th>run-log types</th><th>budget</th><th>state</th><th>managed by</th><th></th></tr></thead>
+<tbody>${rows || '<tr><td colspan="8" class="muted">none</td></tr>'}</tbody></table>${add}`,
+  );
+}

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { formatRateLimit, parseRateLimit } from '../config.ts';
+import type { Sealer } from '../secret.ts';
+import { checkApiKey, type KeyCheck } from '../source/check-key.ts';
+import {
+  addCompany,
+  COMPANY_KEY,
+  CompanyError,
+  DEFAULT_COMPANY_RATE_LIMIT,
+  findCompany,
+  listCompanies,
+  removeCompany,
+  rotateKey,
+  setPaused,
+  type CompanyRecord,
+  type NewCompany,
+  type Purged,
+} from '../warehouse/companies.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+
+/**
+ * What an operator does to the companies, the same from the CLI, the dashboard and the JSON routes: each change
+ * is checked (a new or rotated key against the service, with one request) before the table is touched. Running
+ * processes pick a change up at their next refresh of the table.
+ */
+export interface CompanyAdmin {
+  list(): Promise<CompanyRecord[]>;
+  add(c: NewCompany): Promise<CompanyRecord>;
+  pause(key: string): Promise<CompanyRecord>;
+  resume(key: string): Promise<CompanyRecord>;
+  rotateKey(key: string, apiKey: string): Promise<CompanyRecord>;
+  remove(key: string, o?: { purge?: boolean }): Promise<{ removed: CompanyRecord; purged?: Purged }>;
+}
+
+export type KeyChecker = typeof checkApiKey;
+
+export function companyAdmin(o: { warehouse: Warehouse; sealer: Sealer; check?: KeyChecker }): CompanyAdmin {
+  const { warehouse: wh, sealer } = o;
+  const check = o.check ?? checkApiKey;
+  const refuseUnless = (key: string, result: KeyCheck) => {
+    if (!result.ok) throw new CompanyError(result.kind, `company ${key}: ${result.message}`);
+  };
+  return {
+    list: () => listCompanies(wh),
+    add: async (c) => {
+      if (await findCompany(wh, c.key)) throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
+      refuseUnless(c.key, await check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit: c.rateLimit ?? DEFAULT_COMPANY_RATE_LIMIT }));
+      return addCompany(wh, sealer, c);
+    },
+    pause: (key) => setPaused(wh, key, true),
+    resume: (key) => setPaused(wh, key, false),
+    rotateKey: async (key, apiKey) => {
+      const known = await findCompany(wh, key);
+      // The table's own refusals (unknown, the environment's) come first: they need no request.
+      if (!known || known.managedBy === 'environment') return rotateKey(wh, sealer, key, apiKey);
+      refuseUnless(key, await check({ baseUrl: known.baseUrl, apiKey, rateLimit: known.rateLimit }));
+      return rotateKey(wh, sealer, key, apiKey);
+    },
+    remove: (key, r) => removeCompany(wh, key, r),
+  };
+}
+
+const ids = (field: string) =>
+  z.union([
+    z.array(z.number().int().positive()),
+    z.string().transform((s, ctx) => {
+      const parts = s.split(',').map((p) => p.trim()).filter(Boolean);
+      if (parts.some((p) => !/^\d{1,9}$/.test(p))) {
+        ctx.addIssue({ code: 'custom', message: `${field}: expected ids such as 1,2` });
+        return z.NEVER;
+      }
+      return parts.map(Number);
+    }),
+  ]);
+
+/** A new company as the dashboard's form, the JSON route and the CLI's options give it; every field checked. */
+const NewCompanyInput = z.object({
+  key: z.string().regex(COMPANY_KEY, 'expected letters, digits, - or _ (at most 40)'),
+  baseUrl: z.url({ protocol: /^https?$/, message: 'expected an http:// or https:// URL' }).max(2000),
+  apiKey: z.string().min(1, 'required').max(4096).regex(/^[\x21-\x7e]+$/, 'expected printable characters without spaces'),
+  formIds: ids('formIds').optional(),
+  runTypeIds: ids('runTypeIds').optional(),
+  rateLimit: z
+    .string()
+    .max(40)
+    .transform((s, ctx) => {
+      try {
+        return parseRateLimit(s);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+});
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** The first problem, naming its field: `baseUrl: expected an http:// or https:// URL`. */
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  const field = issue.path.map(String).join('.') || 'body';
+  return `${field}: ${issue.message}`;
+}
+
+/** Empty strings (a form's blank fields) count as absent. */
+function present(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== '' && v !== undefined && v !== null));
+}
+
+export function parseNewCompany(fields: unknown): Parsed<NewCompany> {
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { ok: false, error: 'body: expected an object of key, baseUrl, apiKey and optional formIds, runTypeIds, rateLimit' };
+  const parsed = NewCompanyInput.strict().safeParse(present(fields as Record<string, unknown>));
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: firstIssue(parsed.error) };
+}
+
+const ApiKeyInput = z.object({ apiKey: NewCompanyInput.shape.apiKey }).strict();
+
+export function parseApiKey(fields: unknown): Parsed<string> {
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { ok: false, error: 'body: expected an object with apiKey' };
+  const parsed = ApiKeyInput.safeParse(present(fields as Record<string, unknown>));
+  return parsed.success ? { ok: true, value: parsed.data.apiKey } : { ok: false, error: firstIssue(parsed.error) };
+}
+
+/** A company as answers show it: never its API key. */
+export function companyView(c: CompanyRecord) {
+  return {
+    key: c.key,
+    baseUrl: c.baseUrl,
+    formIds: c.formIds,
+    runTypeIds: c.runTypeIds,
+    rateLimit: formatRateLimit(c.rateLimit),
+    paused: c.paused,
+    managedBy: c.managedBy,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
