@@ -35,6 +35,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'queue changes for the service and see what became of them',
     run: async () => (await import('./push/command.ts')).runPushCommand,
   },
+  companies: {
+    summary: 'add, list, pause, resume, rotate the key of, or remove a company',
+    run: async () => (await import('./commands/companies.ts')).runCompaniesCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./sandbox/command.ts')).runSandboxCommand,
@@ -105,7 +109,7 @@ function describeFailure(err: unknown): string {
 }
 
 function userFacing(err: Error): string | undefined {
-  if (err instanceof ConfigError || err.name === 'UnknownStreamError') return err.message;
+  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError') return err.message;
   if (err instanceof SourceError) return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;

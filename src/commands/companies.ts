@@ -1,0 +1,139 @@
+import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { App } from '../app/index.ts';
+import { loadConfig } from '../config.ts';
+import { log } from '../log.ts';
+import { companyView, parseApiKey, parseNewCompany } from '../ops/companies.ts';
+import type { CompanyRecord } from '../warehouse/companies.ts';
+
+const USAGE = `usage:
+  wfsync companies add KEY --base-url URL --api-key-stdin [--form-ids 1,2] [--run-type-ids 1,2] [--rate-limit 100/60s]
+  wfsync companies list [--json]
+  wfsync companies pause KEY
+  wfsync companies resume KEY
+  wfsync companies rotate-key KEY --api-key-stdin
+  wfsync companies remove KEY [--purge] [--yes]
+
+Companies live in the warehouse's companies table; running start, scheduler and worker processes pick a change
+up within WFS_COMPANIES_REFRESH_SECONDS. The API key is read from standard input (never an argument, which
+other users may see) and stored encrypted under WFS_SECRET_KEY. add and rotate-key check it with one request.
+Companies from WFS_COMPANIES or WFS_API_KEY are managed there and cannot be changed here.
+`;
+
+class UsageError extends Error {
+  readonly code = 'ERR_PARSE_ARGS_COMPANIES';
+}
+
+/** Standard input up to its end, without the line break that ends it (`echo KEY |`, a here-string). */
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('API key (then Ctrl-D): ');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** Purging deletes rows for good: on a terminal the key is typed again; elsewhere --yes says so. */
+async function confirmPurge(key: string, yes: boolean): Promise<boolean> {
+  if (yes) return true;
+  if (!process.stdin.isTTY) throw new UsageError(`companies remove ${key} --purge: add --yes to confirm (standard input is not a terminal)`);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(`This deletes every row of company ${key} from every table. Type its key to go on: `)).trim() === key;
+  } finally {
+    rl.close();
+  }
+}
+
+function row(c: CompanyRecord): string {
+  const v = companyView(c);
+  return [v.key.padEnd(16), (v.paused ? 'paused' : 'active').padEnd(7), v.managedBy.padEnd(12), v.rateLimit.padEnd(9), v.baseUrl].join(' ');
+}
+
+export async function runCompaniesCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      'base-url': { type: 'string' },
+      'api-key-stdin': { type: 'boolean' },
+      'form-ids': { type: 'string' },
+      'run-type-ids': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      purge: { type: 'boolean' },
+      yes: { type: 'boolean', short: 'y' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [verb, key, ...extra] = positionals;
+  if (values.help || !verb) {
+    process.stdout.write(USAGE);
+    return values.help ? 0 : 2;
+  }
+  if (!['add', 'list', 'pause', 'resume', 'rotate-key', 'remove'].includes(verb)) throw new UsageError(`companies: unknown subcommand "${verb}"\n${USAGE}`);
+  if (verb !== 'list' && !key) throw new UsageError(`companies ${verb}: name the company KEY`);
+  if (extra.length > 0) throw new UsageError(`companies ${verb}: unexpected argument "${extra[0]}"`);
+  if ((verb === 'add' || verb === 'rotate-key') && !values['api-key-stdin']) throw new UsageError(`companies ${verb}: give the API key on standard input with --api-key-stdin`);
+
+  // Everything the command is given is checked before the warehouse is opened.
+  let apiKey: string | undefined;
+  if (values['api-key-stdin']) {
+    const parsed = parseApiKey({ apiKey: await readStdin() });
+    if (!parsed.ok) throw new UsageError(`companies ${verb}: the API key on standard input: ${parsed.error.replace(/^apiKey: /, '')}`);
+    apiKey = parsed.value;
+  }
+  const newCompany =
+    verb === 'add'
+      ? parseNewCompany({ key, baseUrl: values['base-url'], apiKey, formIds: values['form-ids'], runTypeIds: values['run-type-ids'], rateLimit: values['rate-limit'] })
+      : undefined;
+  if (newCompany && !newCompany.ok) throw new UsageError(`companies add: ${optionName(newCompany.error)}`);
+  const toAdd = newCompany?.ok ? newCompany.value : undefined;
+  if (verb === 'remove' && values.purge && !(await confirmPurge(key!, !!values.yes))) {
+    process.stderr.write(`companies remove ${key}: not confirmed; nothing was removed\n`);
+    return 1;
+  }
+
+  const app = new App(loadConfig(), log);
+  try {
+    const admin = await app.companyAdmin();
+    switch (verb) {
+      case 'list': {
+        const list = await admin.list();
+        process.stdout.write(values.json ? `${JSON.stringify(list.map(companyView), null, 2)}\n` : list.length ? `${list.map(row).join('\n')}\n` : 'no companies\n');
+        return 0;
+      }
+      case 'add': {
+        const added = await admin.add(toAdd!);
+        process.stdout.write(`company ${added.key} added; running processes start its first runs within ${app.config.companiesRefreshMs / 1000} s\n`);
+        return 0;
+      }
+      case 'pause':
+        await admin.pause(key!);
+        process.stdout.write(`company ${key} paused; its runs stop after the page in flight\n`);
+        return 0;
+      case 'resume':
+        await admin.resume(key!);
+        process.stdout.write(`company ${key} resumed\n`);
+        return 0;
+      case 'rotate-key':
+        await admin.rotateKey(key!, apiKey!);
+        process.stdout.write(`company ${key}: API key replaced; running processes send the new one within ${app.config.companiesRefreshMs / 1000} s\n`);
+        return 0;
+      default: {
+        const { purged } = await admin.remove(key!, { purge: !!values.purge });
+        const rows = purged ? Object.values(purged).reduce((a, b) => a + b, 0) : 0;
+        process.stdout.write(`company ${key} removed${purged ? `; ${rows} rows purged from ${Object.keys(purged).length} tables` : '; its rows stay (--purge deletes them)'}\n`);
+        return 0;
+      }
+    }
+  } finally {
+    await app.stop();
+  }
+}
+
+/** The wire's field names as the CLI's options: `baseUrl: …` → `--base-url: …`. */
+function optionName(error: string): string {
+  const names: Record<string, string> = { key: 'KEY', baseUrl: '--base-url', apiKey: 'the API key', formIds: '--form-ids', runTypeIds: '--run-type-ids', rateLimit: '--rate-limit' };
+  return error.replace(/^(\w+):/, (m, field: string) => `${names[field] ?? field}:`);
+}
