@@ -1,0 +1,190 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { jobs } from '../../jobs/index.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { parseKeySpec } from '../../src/sandbox/keys.ts';
+import { freshDatabase } from '../support/db.ts';
+import { spawnWfsync, waitFor, WFSYNC, type Spawned } from '../support/processes.ts';
+
+/**
+ * `wfsync companies` against a running `wfsync start` (Redis, the sandbox over HTTP, a compressed budget): a
+ * company added is synced within a minute, a paused one runs no more, a rotated key is used with no request
+ * refused once the old key is revoked, a removed and purged one leaves no row, and no clear key is anywhere.
+ */
+
+const REDIS_DB = 9;
+const NORTH_KEY = 'north-key-in-the-environment-7Kq';
+const SOUTH_KEY = 'south-first-key-never-in-clear-3Wx';
+const SOUTH_NEW_KEY = 'south-second-key-never-in-clear-8Pz';
+const WRONG_KEY = 'a-key-the-service-does-not-know';
+
+const cronSetting = (job: string) => `WFS_CRON_${job.toUpperCase().replace(/-/g, '_')}`;
+
+let sandbox: RunningSandbox;
+let sql: postgres.Sql;
+let redis: Redis;
+let dataDir: string;
+let start: Spawned | undefined;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 5,
+    size: 'tiny',
+    rateLimit: { limit: 100, windowMs: 1000 },
+    keys: [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY].map(parseKeySpec),
+  });
+  const databaseUrl = await freshDatabase();
+  sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const redisUrl = `${inject('redisUrl')}/${REDIS_DB}`;
+  redis = new Redis(redisUrl);
+  await redis.flushdb();
+  dataDir = mkdtempSync(join(tmpdir(), 'wfsync-companies-'));
+  // Only reference-lists fires on its own, every few seconds: what a paused or rotated company would run next.
+  const crons = Object.fromEntries(jobs.map((j) => [cronSetting(j.name), j.name === 'reference-lists' ? '*/3 * * * * *' : '0 0 1 1 *']));
+  env = {
+    ...crons,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    WFS_COMPANIES: JSON.stringify([{ key: 'north', apiKey: NORTH_KEY, baseUrl: sandbox.url, formIds: sandbox.data.formIds(), runTypeIds: sandbox.data.runTypeIds() }]),
+    WFS_RATE_LIMIT: '100/1s',
+    WFS_SECRET_KEY: 'companies-test-secret-key',
+    WFS_COMPANIES_REFRESH_SECONDS: '1',
+    WFS_HTTP_PORT: '0',
+    WFS_DATA_DIR: dataDir,
+    LOG_FORMAT: 'json',
+    LOG_LEVEL: 'info',
+  };
+});
+
+afterAll(async () => {
+  if (start && start.proc.exitCode === null) {
+    start.proc.kill('SIGTERM');
+    await start.exited();
+  }
+  await sql?.end();
+  redis?.disconnect();
+  await sandbox?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** `wfsync companies ...` with `stdin` on its standard input; its exit code and output. */
+function companies(args: string[], stdin = ''): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [WFSYNC, 'companies', ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    proc.once('exit', (code) => resolve({ code, out }));
+    proc.stdin.end(stdin);
+  });
+}
+
+const count = async (table: string, company: string) =>
+  (await sql<{ n: number }[]>`select count(*)::int as n from workforce.${sql(table)} where company_key = ${company}`)[0]!.n;
+
+/** Every text the warehouse holds: each row of each table as JSON. */
+async function warehouseText(): Promise<string> {
+  const tables = await sql<{ name: string }[]>`select table_name as name from information_schema.tables where table_schema = 'workforce' and table_type = 'BASE TABLE'`;
+  const parts = await Promise.all(tables.map(async ({ name }) => JSON.stringify(await sql`select * from workforce.${sql(name)}`)));
+  return parts.join('\n');
+}
+
+/** Every key and value of the Redis database. */
+async function redisText(): Promise<string> {
+  const keys = await redis.keys('*');
+  const parts: string[] = [...keys];
+  for (const key of keys) {
+    const type = await redis.type(key);
+    if (type === 'string') parts.push(String(await redis.getBuffer(key)));
+    else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
+    else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
+    else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
+    else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+    else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+  }
+  return parts.join('\n');
+}
+
+const revoked = async () => ((await (await fetch(`${sandbox.url}/_sandbox/keys/revoked`)).json()) as { revoked: Record<string, number> }).revoked;
+
+describe('wfsync companies while wfsync start runs', () => {
+  it('adds, pauses, rotates and purges a company without a restart, and no key is ever in clear', async () => {
+    start = spawnWfsync(['start'], env);
+    await waitFor(() => `start to be up; output so far:\n${start!.output().slice(-3000)}`, async () => start!.output().includes('scheduled incremental syncs'), 60_000);
+    // The environment's company is mirrored into the table, managed there.
+    const listed = await companies(['list', '--json']);
+    expect(listed.code, listed.out).toBe(0);
+    expect(JSON.parse(listed.out)).toEqual([expect.objectContaining({ key: 'north', managedBy: 'environment', paused: false })]);
+    const refused = await companies(['pause', 'north']);
+    expect(refused.code).toBe(1);
+    expect(refused.out.trim()).toBe('wfsync: company north is managed by the environment (WFS_COMPANIES or WFS_API_KEY): pause it there');
+
+    // A wrong key is refused with one line, and nothing is added.
+    const wrong = await companies(['add', 'west', '--base-url', sandbox.url, '--api-key-stdin'], `${WRONG_KEY}\n`);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out.trim().split('\n')).toEqual([`wfsync: company west: the service at ${sandbox.url} refused the API key (401)`]);
+    const unreachable = await companies(['add', 'west', '--base-url', 'http://127.0.0.1:1', '--api-key-stdin'], SOUTH_KEY);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.out.trim()).toMatch(/^wfsync: company west: the service at http:\/\/127\.0\.0\.1:1 could not be asked: no answer/);
+
+    // Added while start runs: its first runs start at the next refresh, and its rows arrive within a minute.
+    const ids = (xs: number[]) => xs.join(',');
+    const added = await companies(
+      ['add', 'south', '--base-url', sandbox.url, '--api-key-stdin', '--form-ids', ids(sandbox.data.formIds()), '--run-type-ids', ids(sandbox.data.runTypeIds()), '--rate-limit', '100/1s'],
+      `${SOUTH_KEY}\n`,
+    );
+    expect(added.code, added.out).toBe(0);
+    const addedAt = Date.now();
+    await waitFor(() => `rows of south; output:\n${start!.output().slice(-3000)}`, async () => (await count('individuals', 'south')) > 0 && (await count('shift_assignments', 'south')) > 0, 60_000, 500);
+    expect(Date.now() - addedAt).toBeLessThan(60_000);
+
+    // Rotated: once the process read the table again, the old key is revoked at the service; no request is refused.
+    const rotated = await companies(['rotate-key', 'south', '--api-key-stdin'], SOUTH_NEW_KEY);
+    expect(rotated.code, rotated.out).toBe(0);
+    await waitFor('the rotation to be read', async () => start!.output().includes('company API key rotated'), 10_000);
+    const revokedAt = new Date();
+    expect((await fetch(`${sandbox.url}/_sandbox/keys/revoke?key=${SOUTH_KEY}`, { method: 'POST' })).status).toBe(200);
+    await waitFor(
+      'a run of south after the old key was revoked',
+      async () => (await sql`select 1 from workforce.sync_runs where company_key = 'south' and started_at > ${revokedAt} and outcome = 'ok'`).length > 0,
+      30_000,
+      500,
+    );
+    expect((await revoked())[SOUTH_KEY]).toBe(0);
+    expect(await sql`select stream, error from workforce.sync_runs where company_key = 'south' and outcome = 'failed'`).toEqual([]);
+
+    // Paused: no run of it starts after the refresh, while north's go on.
+    const paused = await companies(['pause', 'south']);
+    expect(paused.code, paused.out).toBe(0);
+    await waitFor('the pause to be read', async () => start!.output().includes('company paused'), 10_000);
+    await waitFor('runs under way to end', async () => (await sql`select 1 from workforce.sync_runs where company_key = 'south' and finished_at is null`).length === 0, 20_000, 250);
+    const pausedAt = new Date();
+    await new Promise((r) => setTimeout(r, 7_000));
+    expect(await sql`select stream, started_at from workforce.sync_runs where company_key = 'south' and started_at > ${pausedAt}`).toEqual([]);
+    expect((await sql`select 1 from workforce.sync_runs where company_key = 'north' and started_at > ${pausedAt}`).length).toBeGreaterThan(0);
+
+    // Removed with --purge: no row of south in any table that has company_key.
+    const removed = await companies(['remove', 'south', '--purge', '--yes']);
+    expect(removed.code, removed.out).toBe(0);
+    expect(removed.out).toMatch(/company south removed; \d+ rows purged/);
+    const tables = await sql<{ name: string }[]>`select table_name as name from information_schema.columns where table_schema = 'workforce' and column_name = 'company_key'`;
+    expect(tables.length).toBeGreaterThan(20);
+    for (const { name } of tables) expect(await count(name, 'south'), name).toBe(0);
+    expect(await count('individuals', 'north')).toBeGreaterThan(0);
+
+    // No key in clear in the warehouse, the logs or Redis.
+    const everywhere = [await warehouseText(), start.output(), added.out, rotated.out, await redisText()].join('\n');
+    for (const key of [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY, WRONG_KEY]) expect(everywhere.includes(key), key).toBe(false);
+    expect((await redis.keys('*')).length).toBeGreaterThan(0);
+  }, 150_000);
+});
