@@ -286,7 +286,9 @@ export class App {
   /** What an operator does to the companies (CLI, dashboard, JSON routes), on this process's warehouse. */
   async companyAdmin(): Promise<CompanyAdmin> {
     const { companyAdmin } = await import('../ops/companies.ts');
-    return companyAdmin({ warehouse: await this.warehouse(), sealer: createSealer(secretKeyOf(this.config)) });
+    // A refresh of the table, and a few seconds for the page in flight to be written.
+    const settleMs = this.config.companiesRefreshMs + 2_000;
+    return companyAdmin({ warehouse: await this.warehouse(), sealer: createSealer(secretKeyOf(this.config)), settleMs });
   }
 
   /** A worker's own /metrics, /health and /ready, when WFS_METRICS_PORT is set. */

@@ -34,7 +34,16 @@ export interface CompanyAdmin {
 
 export type KeyChecker = typeof checkApiKey;
 
-export function companyAdmin(o: { warehouse: Warehouse; sealer: Sealer; check?: KeyChecker }): CompanyAdmin {
+export function companyAdmin(o: {
+  warehouse: Warehouse;
+  sealer: Sealer;
+  check?: KeyChecker;
+  /**
+   * How long running processes take to see a pause (their refresh of the table, and the page in flight): a purge of
+   * a company not paused pauses it and waits this long first, so no page lands after its rows are gone.
+   */
+  settleMs?: number;
+}): CompanyAdmin {
   const { warehouse: wh, sealer } = o;
   const check = o.check ?? checkApiKey;
   const refuseUnless = (key: string, result: KeyCheck) => {
@@ -56,7 +65,16 @@ export function companyAdmin(o: { warehouse: Warehouse; sealer: Sealer; check?: 
       refuseUnless(key, await check({ baseUrl: known.baseUrl, apiKey, rateLimit: known.rateLimit }));
       return rotateKey(wh, sealer, key, apiKey);
     },
-    remove: (key, r) => removeCompany(wh, key, r),
+    remove: async (key, r) => {
+      if (r?.purge) {
+        const known = await findCompany(wh, key);
+        if (known && known.managedBy === 'operator' && !known.paused) {
+          await setPaused(wh, key, true);
+          await new Promise((resolve) => setTimeout(resolve, o.settleMs ?? 0));
+        }
+      }
+      return removeCompany(wh, key, r);
+    },
   };
 }
 

@@ -20,6 +20,7 @@ beforeAll(async () => {
     WFS_PUSH_TOKEN: PUSH_TOKEN,
     WFS_DASHBOARD_TOKEN: DASHBOARD_TOKEN,
     WFS_SECRET_KEY: 'secret-key-for-companies-tests',
+    WFS_COMPANIES_REFRESH_SECONDS: '0.5',
   });
 });
 
