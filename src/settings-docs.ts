@@ -34,7 +34,16 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
     meaning: 'bearer token of the push API, and the key signing webhook calls (at least 16 characters); without it the push API answers 503',
     default: 'push API off',
   },
-  { names: ['WFS_SECRET_KEY'], meaning: 'encrypts SSNs in the push outbox (AES-256-GCM; at least 16 characters)', default: 'a random key in `WFS_DATA_DIR/secret.key` (mode 0600)' },
+  {
+    names: ['WFS_SECRET_KEY'],
+    meaning: 'encrypts SSNs in the push outbox and API keys in the `companies` table (AES-256-GCM; at least 16 characters); every process of one warehouse needs the same',
+    default: 'a random key in `WFS_DATA_DIR/secret.key` (mode 0600)',
+  },
+  {
+    names: ['WFS_COMPANIES_REFRESH_SECONDS'],
+    meaning: '(`start`, `scheduler`, `worker`) how often a running process reads the `companies` table again: a company added, paused, resumed, removed or with a rotated key takes effect within this long',
+    default: '`15`',
+  },
   { names: ['WFS_PUSH_WEBHOOK_URL'], meaning: "where each pushed change's final state is POSTed, signed with `WFS_PUSH_TOKEN`", default: 'none' },
   { names: ['WFS_HTTP_PORT', 'WFS_HTTP_HOST'], meaning: 'ops server address (`start`, `serve`)', default: '`8080`, `127.0.0.1`' },
   {
