@@ -54,9 +54,11 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
   };
   const limiter = limiterFor(rateLimit);
   const sealer = createSealer(secretKeyOf(config));
-  const companies = new CompanyRegistry({ warehouse, sealer, observers, log, retention: config.retention, limiterFor, refreshMs: config.companiesRefreshMs });
+  const mirrored = environmentCompanies(config, sandbox);
+  const environmentKeys = new Map(mirrored.map((c) => [c.key, c.apiKey]));
+  const companies = new CompanyRegistry({ warehouse, sealer, observers, log, retention: config.retention, limiterFor, refreshMs: config.companiesRefreshMs, environmentKeys });
   try {
-    await mirrorEnvironmentCompanies(warehouse, sealer, environmentCompanies(config, sandbox));
+    await mirrorEnvironmentCompanies(warehouse, sealer, mirrored);
     await companies.start();
   } catch (e) {
     await companies.close();

@@ -25,6 +25,11 @@ export interface CompanyRegistryOptions {
   /** The limiter of a budget: companies on the same budget share one. */
   limiterFor: (budget: RateLimit) => RateLimiter;
   refreshMs: number;
+  /**
+   * The API keys of the companies this process's environment names (WFS_COMPANIES, WFS_API_KEY): used for those
+   * companies as they are, so a process whose WFS_SECRET_KEY differs from the one that sealed them still runs them.
+   */
+  environmentKeys?: ReadonlyMap<string, string>;
 }
 
 /** One company as this process runs it. */
@@ -35,8 +40,10 @@ export interface RegisteredCompany {
   stopped: AbortSignal;
 }
 
+type Usable = CompanyWithKey & { apiKey: string };
+
 interface Entry {
-  record: CompanyWithKey;
+  record: Usable;
   /** Read by the client for each request: a rotation replaces it here. */
   apiKey: string;
   ctx: SyncContext;
@@ -49,6 +56,8 @@ export class CompanyRegistry {
   /** Clients replaced (a base URL or budget changed): closed with the registry, as runs may still use them. */
   readonly #retired: SourceClient[] = [];
   readonly #added = new Set<(keys: string[]) => void>();
+  /** Companies whose key this process cannot open, told once each. */
+  readonly #unreadable = new Set<string>();
   #timer?: NodeJS.Timeout;
   #refreshing?: Promise<void>;
 
@@ -112,7 +121,7 @@ export class CompanyRegistry {
   }
 
   async #load(): Promise<void> {
-    const rows = await readCompaniesWithKeys(this.#o.warehouse, this.#o.sealer);
+    const rows = (await readCompaniesWithKeys(this.#o.warehouse, this.#o.sealer)).flatMap((row) => this.#usable(row));
     const seen = new Set<string>();
     const appeared: string[] = [];
     for (const row of rows) {
@@ -154,7 +163,22 @@ export class CompanyRegistry {
     if (appeared.length > 0) for (const listener of this.#added) listener(appeared);
   }
 
-  #entry(row: CompanyWithKey): Entry {
+  /** The row with the key to use, or none (with one warning) when this process cannot open its key. */
+  #usable(row: CompanyWithKey): Usable[] {
+    const own = row.managedBy === 'environment' ? this.#o.environmentKeys?.get(row.key) : undefined;
+    const apiKey = own ?? row.apiKey;
+    if (apiKey !== undefined) {
+      this.#unreadable.delete(row.key);
+      return [{ ...row, apiKey }];
+    }
+    if (!this.#unreadable.has(row.key)) {
+      this.#unreadable.add(row.key);
+      this.#o.log.error({ company: row.key }, 'cannot open the API key of this company: it was stored under another WFS_SECRET_KEY; give every process the same one. The company is not run here');
+    }
+    return [];
+  }
+
+  #entry(row: Usable): Entry {
     const { observers, warehouse, log, retention } = this.#o;
     const entry = { record: row, apiKey: row.apiKey, stop: new AbortController() } as Entry;
     const client = new SourceClient({

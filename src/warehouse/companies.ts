@@ -25,9 +25,12 @@ export interface CompanyRecord {
   updatedAt: Date;
 }
 
-/** A company with its API key in clear: only for building its client. */
+/**
+ * A company with its API key in clear: only for building its client. `apiKey` is undefined when this process
+ * cannot open it (it was sealed under another WFS_SECRET_KEY).
+ */
 export interface CompanyWithKey extends CompanyRecord {
-  apiKey: string;
+  apiKey: string | undefined;
 }
 
 export type CompanyErrorKind = 'unknown_company' | 'already_added' | 'managed_by_environment' | 'invalid' | 'key_refused' | 'service_unreachable';
@@ -104,7 +107,7 @@ export async function findCompany(wh: Warehouse, key: string): Promise<CompanyRe
 /** Every company with its API key opened: for the registry that builds the clients, and nothing else. */
 export async function readCompaniesWithKeys(wh: Warehouse, sealer: Sealer): Promise<CompanyWithKey[]> {
   const rows = await wh.sql<CompanyRow[]>`select * from ${table(wh)} order by company_key`;
-  return rows.map((row) => ({ ...record(row), apiKey: sealer.open(row.api_key_sealed) }));
+  return rows.map((row) => ({ ...record(row), apiKey: safeOpen(sealer, row.api_key_sealed) }));
 }
 
 /** Adds a company an operator manages; refused when the key is taken. */

@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobs } from '../../jobs/index.ts';
 import { SYNC_QUEUE, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
 
 const REDIS_DB = 4;
@@ -19,6 +20,8 @@ describe('several schedulers', () => {
       jobs.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, j.name === 'time-off' ? '* * * * * *' : '0 0 0 1 1 *']),
     );
     const env = {
+      // The schedulers read the companies table: which companies to fire runs for, paused or not.
+      DATABASE_URL: await freshDatabase(),
       REDIS_URL: redisUrl,
       LOG_LEVEL: 'warn',
       WFS_COMPANIES: JSON.stringify([
