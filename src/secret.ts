@@ -31,6 +31,18 @@ export function createSealer(secret: string): Sealer {
   };
 }
 
+/**
+ * A sealer made on first use: a process that never seals nor opens anything (a `serve` nobody adds a company
+ * through) neither reads nor makes the key file.
+ */
+export function lazySealer(make: () => Sealer): Sealer {
+  let sealer: Sealer | undefined;
+  return {
+    seal: (plain) => (sealer ??= make()).seal(plain),
+    open: (sealed) => (sealer ??= make()).open(sealed),
+  };
+}
+
 /** WFS_SECRET_KEY, or the key file under the data directory (made on first use, mode 0600). */
 export function secretKeyOf(opts: { secretKey?: string; dataDir: string }): string {
   if (opts.secretKey) return opts.secretKey;

@@ -11,7 +11,7 @@ import { Metrics } from '../ops/metrics.ts';
 import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
 import type { CompanyAdmin } from '../ops/companies.ts';
-import { createSealer, secretKeyOf } from '../secret.ts';
+import { createSealer, lazySealer, secretKeyOf } from '../secret.ts';
 import { stderrConsole, type Console } from '../ops/console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
@@ -288,7 +288,7 @@ export class App {
     const { companyAdmin } = await import('../ops/companies.ts');
     // A refresh of the table, and a few seconds for the page in flight to be written.
     const settleMs = this.config.companiesRefreshMs + 2_000;
-    return companyAdmin({ warehouse: await this.warehouse(), sealer: createSealer(secretKeyOf(this.config)), settleMs });
+    return companyAdmin({ warehouse: await this.warehouse(), sealer: lazySealer(() => createSealer(secretKeyOf(this.config))), settleMs });
   }
 
   /** A worker's own /metrics, /health and /ready, when WFS_METRICS_PORT is set. */
