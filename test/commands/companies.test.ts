@@ -75,10 +75,10 @@ afterAll(async () => {
 });
 
 /** `wfsync companies ...` with `stdin` on its standard input; its exit code and output. */
-function companies(args: string[], stdin = ''): Promise<{ code: number | null; out: string }> {
+function companies(args: string[], stdin = '', settings = env): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, [WFSYNC, 'companies', ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...settings },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';
@@ -89,8 +89,8 @@ function companies(args: string[], stdin = ''): Promise<{ code: number | null; o
   });
 }
 
-const count = async (table: string, company: string) =>
-  (await sql<{ n: number }[]>`select count(*)::int as n from workforce.${sql(table)} where company_key = ${company}`)[0]!.n;
+const count = async (table: string, company: string, db = sql) =>
+  (await db<{ n: number }[]>`select count(*)::int as n from workforce.${db(table)} where company_key = ${company}`)[0]!.n;
 
 /** Every text the warehouse holds: each row of each table as JSON. */
 async function warehouseText(): Promise<string> {
@@ -187,4 +187,32 @@ describe('wfsync companies while wfsync start runs', () => {
     for (const key of [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY, WRONG_KEY]) expect(everywhere.includes(key), key).toBe(false);
     expect((await redis.keys('*')).length).toBeGreaterThan(0);
   }, 150_000);
+});
+
+describe('wfsync companies while wfsync start runs jobs in its own process (no Redis)', () => {
+  it("runs a company added meanwhile, and stops a paused one's runs", async () => {
+    const databaseUrl = await freshDatabase();
+    const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    const { REDIS_URL: _redis, ...withoutRedis } = env;
+    const settings = { ...withoutRedis, DATABASE_URL: databaseUrl };
+    const inProcess = spawnWfsync(['start'], settings);
+    try {
+      await waitFor(() => `start to be up; output so far:\n${inProcess.output().slice(-3000)}`, async () => inProcess.output().includes('scheduled incremental syncs'), 60_000);
+      const added = await companies(['add', 'east', '--base-url', sandbox.url, '--api-key-stdin', '--rate-limit', '100/1s'], SOUTH_NEW_KEY, settings);
+      expect(added.code, added.out).toBe(0);
+      await waitFor(() => `rows of east; output:\n${inProcess.output().slice(-3000)}`, async () => (await count('individuals', 'east', db)) > 0, 60_000, 500);
+      expect((await companies(['pause', 'east'], '', settings)).code).toBe(0);
+      await waitFor('the pause to be read', async () => inProcess.output().includes('company paused'), 10_000);
+      await waitFor('runs under way to end', async () => (await db`select 1 from workforce.sync_runs where company_key = 'east' and finished_at is null`).length === 0, 20_000, 250);
+      const pausedAt = new Date();
+      await new Promise((r) => setTimeout(r, 7_000));
+      expect(await db`select stream from workforce.sync_runs where company_key = 'east' and started_at > ${pausedAt}`).toEqual([]);
+      expect((await db`select 1 from workforce.sync_runs where company_key = 'north' and started_at > ${pausedAt}`).length).toBeGreaterThan(0);
+      expect(inProcess.output()).not.toContain(SOUTH_NEW_KEY);
+    } finally {
+      inProcess.proc.kill('SIGTERM');
+      await inProcess.exited();
+      await db.end();
+    }
+  }, 120_000);
 });
