@@ -7,6 +7,7 @@ import { SourceClient } from '../source/client.ts';
 import { readCompaniesWithKeys, type CompanyWithKey } from '../warehouse/companies.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import type { Retention } from '../warehouse/retention.ts';
+import { CompanyStopped } from './company-stopped.ts';
 import type { SyncContext } from './context.ts';
 
 /**
@@ -129,7 +130,7 @@ export class CompanyRegistry {
       const known = this.#entries.get(row.key);
       if (!known || known.record.baseUrl !== row.baseUrl || formatRateLimit(known.record.rateLimit) !== formatRateLimit(row.rateLimit)) {
         if (known) {
-          known.stop.abort(new Error(`company ${row.key} changed`));
+          known.stop.abort(new CompanyStopped(`company ${row.key} changed (base URL or budget): its runs stop, and the next ones use the new settings`));
           this.#retired.push(known.ctx.client);
         }
         this.#entries.set(row.key, this.#entry(row));
@@ -142,7 +143,7 @@ export class CompanyRegistry {
         this.#o.log.info({ company: row.key }, 'company API key rotated: the next request uses the new key');
       }
       if (row.paused && !known.record.paused) {
-        known.stop.abort(new Error(`company ${row.key} paused`));
+        known.stop.abort(new CompanyStopped(`company ${row.key} paused`));
         this.#o.log.info({ company: row.key }, 'company paused: its runs stop after the page in flight');
       } else if (!row.paused && known.record.paused) {
         known.stop = new AbortController();
@@ -155,7 +156,7 @@ export class CompanyRegistry {
     }
     for (const [key, e] of this.#entries) {
       if (seen.has(key)) continue;
-      e.stop.abort(new Error(`company ${key} removed`));
+      e.stop.abort(new CompanyStopped(`company ${key} removed`));
       this.#retired.push(e.ctx.client);
       this.#entries.delete(key);
       this.#o.log.info({ company: key }, 'company removed: its runs stop after the page in flight');
@@ -202,7 +203,7 @@ export class CompanyRegistry {
       retention,
       budget: row.rateLimit,
     };
-    if (row.paused) entry.stop.abort(new Error(`company ${row.key} paused`));
+    if (row.paused) entry.stop.abort(new CompanyStopped(`company ${row.key} paused`));
     return entry;
   }
 }

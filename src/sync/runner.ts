@@ -1,3 +1,4 @@
+import { CompanyStopped } from './company-stopped.ts';
 import { finishRun } from '../warehouse/index.ts';
 import { beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../queue/stream-lock.ts';
@@ -272,7 +273,9 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
     const fencedOff = isFencedOff(e);
     const interrupted = !!ctx.signal?.aborted || fencedOff;
     const lockLost = !interrupted && lost.aborted;
-    const error = lockLost ? 'its lock on the stream expired while Redis was out of reach' : e instanceof Error ? e.message : String(e);
+    // A run stopped because its company was paused or removed says so, not what the stop cut short.
+    const stoppedBy = ctx.signal?.aborted && ctx.signal.reason instanceof CompanyStopped ? ctx.signal.reason.message : undefined;
+    const error = lockLost ? 'its lock on the stream expired while Redis was out of reach' : (stoppedBy ?? (e instanceof Error ? e.message : String(e)));
     const outcome = await finish({
       stream: stream.name,
       outcome: interrupted ? 'interrupted' : 'failed',
@@ -282,7 +285,7 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
       durationMs: Date.now() - started,
     });
     if (fencedOff) log.warn({ runId }, 'stream stopped: its run lost the lock to a later run, and Postgres refused its page');
-    else if (interrupted) log.info({ runId }, 'stream interrupted by shutdown; it goes on from its checkpoint next time');
+    else if (interrupted) log.info({ runId }, stoppedBy ? `stream stopped: ${stoppedBy}; it goes on from its checkpoint next time` : 'stream interrupted by shutdown; it goes on from its checkpoint next time');
     else if (lockLost) log.warn({ runId }, 'stream stopped: its lock expired while Redis was out of reach, and another run may read it now');
     else log.error({ err: e }, 'stream failed');
     return outcome;
