@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import { listCompanies } from '../warehouse/companies.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
 import { warehouseError } from '../app/environment.ts';
 import type { IntakeContext } from './intake.ts';
@@ -19,6 +20,7 @@ export function intakeContext(config: Config, warehouse: Warehouse): IntakeConte
     warehouse,
     sealer: createSealer(secretKeyOf(config)),
     companies: config.companies.map((c) => ({ key: c.key, singleSignOn: c.singleSignOn })),
+    added: async () => (await listCompanies(warehouse)).map((c) => ({ key: c.key })),
   };
 }
 

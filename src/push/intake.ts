@@ -20,6 +20,8 @@ export interface IntakeContext {
   warehouse: Warehouse;
   sealer: Sealer;
   companies: readonly IntakeCompany[];
+  /** Companies besides `companies`, read at each intake: those added to the companies table while running. */
+  added?: () => Promise<readonly IntakeCompany[]>;
 }
 
 export interface RefusedItem {
@@ -30,10 +32,17 @@ export interface RefusedItem {
 
 export type IntakeResult = { ok: true; accepted: Stored[] } | { ok: false; refused: RefusedItem[] };
 
-function companyOf(ctx: IntakeContext, named: string | undefined): IntakeCompany | string {
-  if (named) return ctx.companies.find((c) => c.key === named) ?? `unknown company "${named}" (configured: ${ctx.companies.map((c) => c.key).join(', ')})`;
-  if (ctx.companies.length === 1) return ctx.companies[0]!;
-  return `company is required: several companies are configured (${ctx.companies.map((c) => c.key).join(', ')})`;
+function companyOf(companies: readonly IntakeCompany[], named: string | undefined): IntakeCompany | string {
+  if (named) return companies.find((c) => c.key === named) ?? `unknown company "${named}" (configured: ${companies.map((c) => c.key).join(', ')})`;
+  if (companies.length === 1) return companies[0]!;
+  return `company is required: several companies are configured (${companies.map((c) => c.key).join(', ')})`;
+}
+
+/** The configured companies and, after them, those the companies table adds. */
+async function knownCompanies(ctx: IntakeContext): Promise<readonly IntakeCompany[]> {
+  if (!ctx.added) return ctx.companies;
+  const configured = new Set(ctx.companies.map((c) => c.key));
+  return [...ctx.companies, ...(await ctx.added()).filter((c) => !configured.has(c.key))];
 }
 
 export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly unknown[]): Promise<IntakeResult> {
@@ -42,9 +51,10 @@ export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly
   if (items.length === 0) return { ok: false, refused: [{ index: 0, fields: { body: 'no change was sent' } }] };
   const outOfBounds = checkBounds(items);
   if (outOfBounds) return { ok: false, refused: [outOfBounds.kind === 'too-many' ? { index: 0, fields: { body: outOfBounds.message } } : { index: outOfBounds.index, fields: { [outOfBounds.field]: outOfBounds.message } }] };
+  const companies = await knownCompanies(ctx);
   items.forEach((raw, index) => {
     const named = raw && typeof raw === 'object' && typeof (raw as { company?: unknown }).company === 'string' ? (raw as { company: string }).company : undefined;
-    const company = companyOf(ctx, named);
+    const company = companyOf(companies, named);
     const checked = checkers[kind](raw, typeof company === 'string' ? {} : company);
     const fields: Fields = checked.ok ? {} : { ...checked.fields };
     if (typeof company === 'string') fields.company = company;

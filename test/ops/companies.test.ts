@@ -21,7 +21,7 @@ beforeAll(async () => {
     WFS_DASHBOARD_TOKEN: DASHBOARD_TOKEN,
     WFS_SECRET_KEY: 'secret-key-for-companies-tests',
     WFS_COMPANIES_REFRESH_SECONDS: '0.5',
-  });
+  }, (app) => app.push({ serve: true, run: false }));
 });
 
 afterAll(async () => {
@@ -53,6 +53,9 @@ describe('the companies JSON routes', () => {
       body: { key: 'east', formIds: [1], rateLimit: '100/1s', paused: false, managedBy: 'operator' },
     });
     expect(await send('', 'POST', { key: 'east', baseUrl: sandbox.url, apiKey: EAST_KEY })).toMatchObject({ status: 409, body: { kind: 'already_added' } });
+    // Pushes name it at once.
+    const change = { company: 'east', changeId: 'east-1', FirstName: 'Ada', LastName: 'King', Status: 'Active', PrimaryEmailAddress: 'ada@example.org', LogonId: 'aking', EmployeeNumber: 'E-1' };
+    expect((await t.get('/push/individuals', { method: 'POST', headers: bearer, body: JSON.stringify(change) })).status).toBe(202);
     expect(await send('/east/pause', 'POST')).toMatchObject({ status: 200, body: { paused: true } });
     expect(await send('/east/resume', 'POST')).toMatchObject({ status: 200, body: { paused: false } });
     expect(await send('/east/rotate-key', 'POST', { apiKey: 'not-a-key-it-knows' })).toMatchObject({ status: 422, body: { kind: 'key_refused' } });
@@ -61,7 +64,7 @@ describe('the companies JSON routes', () => {
     expect(await send('/nowhere', 'DELETE')).toMatchObject({ status: 404, body: { kind: 'unknown_company' } });
     const list = await send('');
     expect((list.body as unknown as { key: string }[]).map((c) => c.key)).toEqual(['east', 'north']);
-    expect(await send('/east?purge=true', 'DELETE')).toMatchObject({ status: 200, body: { removed: { key: 'east' }, purged: expect.objectContaining({ individuals: 0 }) } });
+    expect(await send('/east?purge=true', 'DELETE')).toMatchObject({ status: 200, body: { removed: { key: 'east' }, purged: expect.objectContaining({ individuals: 0, push_outbox: 1 }) } });
     for (const key of [NORTH_KEY, EAST_KEY, EAST_NEW_KEY]) expect(answers.join('\n')).not.toContain(key);
   });
 });
