@@ -1,18 +1,20 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { jobByName } from '../../jobs/index.ts';
-import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
+import type { CompanyContexts } from '../sync/context.ts';
+import type { JobDef } from './job.ts';
 import { fenced, takeFence } from '../warehouse/fencing.ts';
-import { acquireRunLock } from './run-lock.ts';
-import { redisStreamLocks } from './stream-lock.ts';
+import { acquireRunLock } from '../locks/run-lock.ts';
+import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import type { RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
-  env: Environment;
+  env: CompanyContexts;
+  /** The jobs a queued run may name (jobs/). */
+  jobs: readonly JobDef[];
   connection: Redis;
   concurrency: number;
   /** BullMQ's job lock; a worker that dies is noticed after about this long and its job runs elsewhere. */
@@ -81,7 +83,7 @@ async function processSyncJob(
     const fence = await takeFence(ctx.warehouse, job.data.company, job.data.job, String(job.id));
     const warehouse = fenced(ctx.warehouse, fence);
     const runSignal = AbortSignal.any([signal, lock.lost]);
-    const own = jobByName(job.data.job)?.run;
+    const own = opts.jobs.find((j) => j.name === job.data.job)?.run;
     const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,
       // Another job's run of one of its streams is waited for (the credentials job reads `individuals` first).

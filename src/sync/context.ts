@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { SourceClient } from '../source/client.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import type { Retention } from '../warehouse/retention.ts';
+import type { Retention } from '../config.ts';
 import { targets, type Target } from '../warehouse/targets.ts';
 import type { Observers } from '../observers.ts';
 import type { RateLimit } from '../config.ts';
@@ -33,6 +33,11 @@ export interface SyncContext {
   retention?: Retention;
   /** The company key's budget: how long the pages a run has left take (estimate.ts). */
   budget?: RateLimit;
+}
+
+/** The companies a process runs streams for, one context each. */
+export interface CompanyContexts {
+  readonly contexts: readonly SyncContext[];
 }
 
 export interface Progress {
