@@ -117,6 +117,17 @@ async function dispatch(due: { job: (typeof jobs)[number]; firings: number }[]):
   await drained();
 }
 
+/** Least-squares slope of RSS over the days after the first week, when every table has reached its horizon. */
+function rssTrendMbPerDay(perDay: { day: number; rssMb: number }[]): number | null {
+  const settled = perDay.filter((d) => d.day > 7);
+  if (settled.length < 3) return null;
+  const meanX = settled.reduce((a, d) => a + d.day, 0) / settled.length;
+  const meanY = settled.reduce((a, d) => a + d.rssMb, 0) / settled.length;
+  const num = settled.reduce((a, d) => a + (d.day - meanX) * (d.rssMb - meanY), 0);
+  const den = settled.reduce((a, d) => a + (d.day - meanX) ** 2, 0);
+  return Math.round((num / den) * 100) / 100;
+}
+
 const TABLES = ['sync_runs', 'sync_rejects', 'sync_state', 'push_outbox'] as const;
 
 async function tableRows(): Promise<Record<string, number>> {
@@ -169,6 +180,8 @@ try {
         lastHousekeepingPruned: lastHousekeeping?.pruned ?? null,
         start,
         end,
+        rssRangeAfterFirstWeekMb: perDay.length > 7 ? [Math.min(...perDay.slice(7).map((d) => d.rssMb)), Math.max(...perDay.slice(7).map((d) => d.rssMb))] : null,
+        rssTrendMbPerDay: rssTrendMbPerDay(perDay),
         perDay,
       },
       null,

@@ -1,39 +1,39 @@
 import { ConfigError, loadDotEnv } from './config.ts';
 import { SourceError, type SourceErrorKind } from './source/errors.ts';
 
-/** Each command lives with the code it runs; the CLI only dispatches. */
+/** The commands live in commands/, over the App that wires them; the CLI only dispatches. */
 const commands: Record<string, { summary: string; run: () => Promise<(args: string[]) => Promise<number | void>> }> = {
   start: {
     summary: 'scheduler + workers + status server (jobs in-process without REDIS_URL)',
-    run: async () => (await import('./queue/command.ts')).runStartCommand,
+    run: async () => (await import('./commands/start.ts')).runStartCommand,
   },
   worker: {
     summary: 'take sync jobs from the queue (needs REDIS_URL)',
-    run: async () => (await import('./queue/command.ts')).runWorkerCommand,
+    run: async () => (await import('./commands/start.ts')).runWorkerCommand,
   },
   scheduler: {
     summary: 'enqueue each job on its cron (needs REDIS_URL)',
-    run: async () => (await import('./queue/command.ts')).runSchedulerCommand,
+    run: async () => (await import('./commands/start.ts')).runSchedulerCommand,
   },
   sync: {
     summary: 'run the stream catalog once, in this process',
-    run: async () => (await import('./sync/command.ts')).runSyncCommand,
+    run: async () => (await import('./commands/sync.ts')).runSyncCommand,
   },
   migrate: {
     summary: 'apply the warehouse migrations',
-    run: async () => (await import('./ops/command.ts')).runMigrateCommand,
+    run: async () => (await import('./commands/status.ts')).runMigrateCommand,
   },
   status: {
     summary: "each stream's last run and last success",
-    run: async () => (await import('./ops/command.ts')).runStatusCommand,
+    run: async () => (await import('./commands/status.ts')).runStatusCommand,
   },
   serve: {
     summary: 'the status server alone',
-    run: async () => (await import('./ops/command.ts')).runServeCommand,
+    run: async () => (await import('./commands/status.ts')).runServeCommand,
   },
   push: {
     summary: 'queue changes for the service and see what became of them',
-    run: async () => (await import('./push/command.ts')).runPushCommand,
+    run: async () => (await import('./commands/push.ts')).runPushCommand,
   },
   companies: {
     summary: 'add, list, pause, resume, rotate the key of, or remove a company',
@@ -41,7 +41,7 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
   },
   sandbox: {
     summary: 'serve the simulated workforce service',
-    run: async () => (await import('./sandbox/command.ts')).runSandboxCommand,
+    run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,
   },
 };
 

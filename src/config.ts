@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DEFAULT_RETENTION, type Retention } from './warehouse/retention.ts';
 
 /** `L/Ws` (or `L/Wms`, `L/Wm`): at most L request starts in any W-long window. */
 export interface RateLimit {
@@ -104,6 +103,18 @@ const companies = z.string().transform((s, ctx) => {
     return z.NEVER;
   }
 });
+
+/**
+ * How long the sync's own bookkeeping is kept: finished runs, resolved rejects, and the payloads of pushed changes
+ * once final. The warehouse's data and its history tables are never pruned.
+ */
+export interface Retention {
+  runsDays: number;
+  resolvedRejectsDays: number;
+  pushPayloadsDays: number;
+}
+
+export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
 
 /** A retention horizon in days; a fraction of a day is allowed. */
 const days = z.coerce.number().positive('expected a number of days above 0').max(36_500);

@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { prettyFactory } from 'pino-pretty';
-import { stderrConsole, type Console } from './ops/console.ts';
+import { stderrConsole, type Console } from './console.ts';
 
 /** Paths that may hold secrets or personal data; pino replaces their values wherever they appear. */
 export const redactPaths = [

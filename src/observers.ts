@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lane } from './ratelimit/types.ts';
-import type { ProgressBasis } from './sync/estimate.ts';
 
 /**
  * What the client, the limiter and the engine report as it happens. Metrics, the status page's live figures
@@ -70,7 +69,14 @@ export interface StreamEvent {
   at: number;
 }
 
-/** Where a stream's run stands (estimate.ts), told every few seconds while it runs. */
+/**
+ * What an estimate rests on: `windows`, a pass's slices done over planned, weighted by the pages each takes;
+ * `partitions`, a stream's partitions done over planned; `unknown`, a read with nothing to compare against (a
+ * first `updatedSince` read, an unpaged list): its pages are counted, its share is not known.
+ */
+export type ProgressBasis = 'windows' | 'partitions' | 'unknown';
+
+/** Where a stream's run stands (sync/estimate.ts), told every few seconds while it runs. */
 export interface ProgressEvent {
   company: string;
   stream: string;

@@ -5,13 +5,14 @@ import { CompanyRegistry } from '../sync/companies.ts';
 import { mirrorEnvironmentCompanies, type NewCompany } from '../warehouse/companies.ts';
 import { createRateLimiter } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
-import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import type { SyncContext } from '../sync/context.ts';
+import type { CompanyContexts, SyncContext } from '../sync/context.ts';
 import { Observers } from '../observers.ts';
 
 /** What a process needs to run streams: the warehouse, one limiter, and a client per company. */
-export interface Environment {
+export interface Environment extends CompanyContexts {
   warehouse: Warehouse;
   limiter: RateLimiter;
   sandbox?: RunningSandbox;
@@ -76,6 +77,7 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
     get contexts() {
       return companies.contexts();
     },
+    resolve: (key) => companies.resolve(key),
     close: async () => {
       const step = async (name: string, fn: () => Promise<unknown>) => {
         log.debug({ step: name }, 'stopping');
@@ -87,36 +89,6 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
       if (sandbox) await step('sandbox', () => sandbox.close());
     },
   };
-}
-
-/** The configured warehouse, migrated; one line naming it when it cannot be reached or migrated. */
-export async function openMigratedWarehouse(config: Config, log: Logger): Promise<Warehouse> {
-  let warehouse: Warehouse | undefined;
-  try {
-    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log, outageMs: config.dbOutageMs });
-    await warehouse.migrate();
-    return warehouse;
-  } catch (e) {
-    await warehouse?.close().catch(() => undefined);
-    throw warehouseError(config, e);
-  }
-}
-
-/** The warehouse could not be reached or migrated: say which one, without its password. */
-export function warehouseError(config: Config, e: unknown): Error {
-  const where = config.databaseUrl ? `DATABASE_URL ${withoutPassword(config.databaseUrl)}` : `the embedded Postgres under ${config.dataDir}`;
-  const err = new Error(`warehouse at ${where}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-  (err as Error & { code?: unknown }).code = (e as { code?: unknown })?.code;
-  return err;
-}
-
-export function withoutPassword(url: string): string {
-  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
-}
-
-/** Where to connect with psql: the embedded warehouse in full (its password is a fixed local one), a server's without its password. */
-export function shownUrl(config: Config, warehouse: Warehouse): string {
-  return config.databaseUrl ? withoutPassword(warehouse.url) : warehouse.url;
 }
 
 /**

@@ -4,7 +4,7 @@ import { jobs } from '../../jobs/index.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { Observers } from '../observers.ts';
-import type { ScheduleOptions } from '../ops/freshness.ts';
+import type { ScheduleOptions } from '../queue/schedules.ts';
 import { LiveFigures } from '../ops/live.ts';
 import { Metrics } from '../ops/metrics.ts';
 // The HTTP side (hono, bull-board) loads only in a process that serves it: a scheduler starts without it.
@@ -12,15 +12,16 @@ import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
 import type { CompanyAdmin } from '../ops/companies.ts';
 import { createSealer, lazySealer, secretKeyOf } from '../secret.ts';
-import { stderrConsole, type Console } from '../ops/console.ts';
+import { stderrConsole, type Console } from '../console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
 import { createSyncQueue, enqueueRun, reachRedis, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
 import { startSyncWorker, type SyncWorker } from '../queue/worker.ts';
 import { redisHealth } from '../redis-health.ts';
-import { ProgressBoard } from '../sync/progress.ts';
+import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { BUILT_IN_SANDBOX, openEnvironment, openMigratedWarehouse, type Environment } from './environment.ts';
+import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
+import { openMigratedWarehouse } from '../warehouse/configured.ts';
 
 /** Work that runs beside the sync jobs for as long as the process does (the push runner). */
 export interface Runner {
@@ -146,6 +147,7 @@ export class App {
     const env = await this.environment();
     const worker = startSyncWorker({
       env,
+      jobs,
       connection: this.redis(),
       concurrency: this.config.workerConcurrency,
       lockDurationMs: this.config.jobLockMs,

@@ -1,6 +1,7 @@
 /** Where the runs under way stand, and when they end, from the progress their rows store (run-progress.ts). */
 import type { StoredProgress } from '../warehouse/run-progress.ts';
-import { sharedEtas, type ProgressBasis } from '../sync/estimate.ts';
+import type { ProgressBasis } from '../observers.ts';
+import { sharedEtas } from '../sync/estimate.ts';
 
 /** A running stream's progress as `status` shows it. `fraction` and `etaSeconds` are null when not known. */
 export interface RunProgress {

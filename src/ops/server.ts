@@ -12,7 +12,7 @@ import type { RateLimit } from '../config.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
 import { statusCharts } from './charts.ts';
-import type { ScheduleOptions } from './freshness.ts';
+import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
 import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';

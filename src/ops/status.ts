@@ -1,7 +1,7 @@
-import { jobs } from '../../jobs/index.ts';
 import { streams as catalog } from '../sync/streams.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { freshnessOf, streamSchedules, type Freshness, type ScheduleOptions } from './freshness.ts';
+import { freshnessOf, type Freshness } from './freshness.ts';
+import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
 import type { StoredProgress } from '../warehouse/run-progress.ts';
 import { companyProgress, runProgress, type CompanyProgress, type RunProgress } from './progress.ts';
 
@@ -54,7 +54,7 @@ export interface Status {
 export interface StatusOptions {
   /** Configured companies: each gets every catalog stream, run or not. */
   companies?: readonly string[];
-  schedule?: ScheduleOptions;
+  schedule: ScheduleOptions;
   now?: Date;
 }
 
@@ -77,7 +77,7 @@ interface LastRun {
 }
 
 /** Each stream's latest run, when it last succeeded and how fresh that is against its schedule; push counts. */
-export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promise<Status> {
+export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<Status> {
   const { sql, schema } = wh;
   const s = sql(schema);
   const now = opts.now ?? new Date();
@@ -100,7 +100,7 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions = {}): Promi
   const kept = await sql<{ company: string; stream: string; n: number }[]>`
     select company_key as company, stream, count(*)::int as n from ${s}.sync_rejects where resolved_at is null group by company_key, stream`;
   const keptOf = new Map(kept.map((k) => [`${k.company}/${k.stream}`, k.n]));
-  const schedules = streamSchedules(opts.schedule ?? { jobs, cronOverrides: {}, timezone: 'UTC' }, now);
+  const schedules = streamSchedules(opts.schedule, now);
   const byKey = new Map(runs.map((r) => [`${r.company}/${r.stream}`, r]));
   const running = runs.flatMap((r) => (r.progress ? [{ company: r.company, stream: r.stream, progress: r.progress }] : []));
   const progressOf = runProgress(running, now);

@@ -1,8 +1,8 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { Warehouse } from '../warehouse/index.ts';
 import { listCompanies } from '../warehouse/companies.ts';
-import { openWarehouse, type Warehouse } from '../warehouse/index.ts';
-import { warehouseError } from '../app/environment.ts';
+import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { IntakeContext } from './intake.ts';
 import { createSealer, secretKeyOf } from '../secret.ts';
 
@@ -25,15 +25,7 @@ export function intakeContext(config: Config, warehouse: Warehouse): IntakeConte
 }
 
 /** Opens the configured warehouse for the library and the CLI; one line naming it when it cannot be reached. */
-export async function openPushIntake(config: Config, logger?: Logger): Promise<IntakeContext & { close(): Promise<void> }> {
-  let wh: Warehouse | undefined;
-  try {
-    wh = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger });
-    await wh.migrate();
-  } catch (e) {
-    await wh?.close().catch(() => undefined);
-    throw warehouseError(config, e);
-  }
-  const opened = wh;
-  return { ...intakeContext(config, opened), close: () => opened.close() };
+export async function openPushIntake(config: Config, logger: Logger): Promise<IntakeContext & { close(): Promise<void> }> {
+  const wh = await openMigratedWarehouse(config, logger);
+  return { ...intakeContext(config, wh), close: () => wh.close() };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from 'postgres';
 import type { Warehouse } from '../warehouse/index.ts';
-import type { PushKind, PushState } from '../warehouse/tables/push.ts';
+import { FINAL_STATES, OPEN_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
 import type { Sealer } from '../secret.ts';
 import type { Accepted, Fields } from './validate.ts';
 
@@ -10,8 +10,6 @@ import type { Accepted, Fields } from './validate.ts';
  * refused | failed, or sending → in_doubt when the answer was lost; nothing else holds the truth.
  */
 
-export const FINAL_STATES: readonly PushState[] = ['applied', 'refused', 'failed'];
-export const OPEN_STATES: readonly PushState[] = ['queued', 'sending', 'in_doubt'];
 
 /** The LISTEN/NOTIFY channel that tells workers a change was queued. */
 export const PUSH_CHANNEL = 'wfsync_push';

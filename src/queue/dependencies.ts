@@ -1,4 +1,4 @@
-import { streamSchedules, type ScheduleOptions } from '../ops/freshness.ts';
+import { streamSchedules, type ScheduleOptions } from './schedules.ts';
 import { streamByName } from '../sync/streams.ts';
 import type { JobDef } from './job.ts';
 

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
-import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type Freshness, type SyncSummary } from '../sync/runner.ts';
-import type { Progress } from '../sync/context.ts';
+import type { CompanyContexts, Progress } from '../sync/context.ts';
 import type { JobDef } from './job.ts';
 import type { ScheduledRun } from './scheduler.ts';
 
@@ -16,7 +15,7 @@ export interface InProcessRunner {
   close(): Promise<void>;
 }
 
-export function createInProcessRunner(env: Environment, log: Logger): InProcessRunner {
+export function createInProcessRunner(env: CompanyContexts, log: Logger): InProcessRunner {
   const running = new Map<string, Promise<SyncSummary>>();
   const shutdown = new AbortController();
 
@@ -26,7 +25,7 @@ export function createInProcessRunner(env: Environment, log: Logger): InProcessR
       log.info({ job: job.name, company }, 'previous run of this job is still going; this run is skipped');
       return null;
     }
-    const registered = await env.companies.resolve(company);
+    const registered = await env.resolve(company);
     if (!registered || registered.paused) {
       log.info({ job: job.name, company }, registered ? 'company paused; this run is skipped' : 'company not in the companies table; this run is skipped');
       return null;

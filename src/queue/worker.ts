@@ -1,18 +1,20 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { jobByName } from '../../jobs/index.ts';
-import type { Environment } from '../app/environment.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
+import type { CompanyContexts } from '../sync/context.ts';
+import type { JobDef } from './job.ts';
 import { fenced, takeFence } from '../warehouse/fencing.ts';
-import { acquireRunLock } from './run-lock.ts';
-import { redisStreamLocks } from './stream-lock.ts';
+import { acquireRunLock } from '../locks/run-lock.ts';
+import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import type { RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
-  env: Environment;
+  env: CompanyContexts;
+  /** The jobs a queued run may name (jobs/). */
+  jobs: readonly JobDef[];
   connection: Redis;
   concurrency: number;
   /** BullMQ's job lock; a worker that dies is noticed after about this long and its job runs elsewhere. */
@@ -69,7 +71,7 @@ async function processSyncJob(
 ): Promise<SyncJobResult> {
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
   // The companies table is read again when the job names a company added since the last refresh.
-  const company = await opts.env.companies.resolve(job.data.company);
+  const company = await opts.env.resolve(job.data.company);
   if (!company || company.paused) {
     const why = company ? 'company paused' : 'company not in the companies table';
     log.info(`${why}; this run is skipped`);
@@ -88,7 +90,7 @@ async function processSyncJob(
     const warehouse = fenced(ctx.warehouse, fence);
     // A company paused or removed meanwhile stops like a shutdown: after the page in flight.
     const runSignal = AbortSignal.any([signal, lock.lost, company.stopped]);
-    const own = jobByName(job.data.job)?.run;
+    const own = opts.jobs.find((j) => j.name === job.data.job)?.run;
     const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,
       // Another job's run of one of its streams is waited for (the credentials job reads `individuals` first).

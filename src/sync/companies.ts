@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
-import { formatRateLimit, type RateLimit } from '../config.ts';
+import { formatRateLimit, type RateLimit, type Retention } from '../config.ts';
 import type { Observers } from '../observers.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Sealer } from '../secret.ts';
 import { SourceClient } from '../source/client.ts';
 import { readCompaniesWithKeys, type CompanyWithKey } from '../warehouse/companies.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import type { Retention } from '../warehouse/retention.ts';
 import { CompanyStopped } from './company-stopped.ts';
-import type { SyncContext } from './context.ts';
+import type { RegisteredCompany, SyncContext } from './context.ts';
 
 /**
  * The companies a running process syncs, read again from the `companies` table every `refreshMs`: the scheduler,
@@ -31,14 +30,6 @@ export interface CompanyRegistryOptions {
    * companies as they are, so a process whose WFS_SECRET_KEY differs from the one that sealed them still runs them.
    */
   environmentKeys?: ReadonlyMap<string, string>;
-}
-
-/** One company as this process runs it. */
-export interface RegisteredCompany {
-  ctx: SyncContext;
-  paused: boolean;
-  /** Aborted once the company is paused or removed: its runs stop after the page in flight. */
-  stopped: AbortSignal;
 }
 
 type Usable = CompanyWithKey & { apiKey: string };

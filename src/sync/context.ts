@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { SourceClient } from '../source/client.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import type { Retention } from '../warehouse/retention.ts';
+import type { Retention } from '../config.ts';
 import { targets, type Target } from '../warehouse/targets.ts';
 import type { Observers } from '../observers.ts';
 import type { RateLimit } from '../config.ts';
@@ -33,6 +33,22 @@ export interface SyncContext {
   retention?: Retention;
   /** The company key's budget: how long the pages a run has left take (estimate.ts). */
   budget?: RateLimit;
+}
+
+/** The companies a process runs streams for, one context each. */
+export interface CompanyContexts {
+  /** The companies not paused, as of the last read of the companies table. */
+  readonly contexts: readonly SyncContext[];
+  /** A job's company, the companies table read again first when it is new to this process. */
+  resolve(key: string): Promise<RegisteredCompany | undefined>;
+}
+
+/** One company as a running process runs it. */
+export interface RegisteredCompany {
+  ctx: SyncContext;
+  paused: boolean;
+  /** Aborted once the company is paused or removed: its runs stop after the page in flight. */
+  stopped: AbortSignal;
 }
 
 export interface Progress {

@@ -5,13 +5,8 @@
  * time left follows from the pages left and the key's budget (L requests per W), not from the time spent so far.
  */
 import type { RateLimit } from '../config.ts';
+import type { ProgressBasis } from '../observers.ts';
 
-/**
- * What an estimate rests on: `windows`, a pass's slices done over planned, weighted by the pages each takes;
- * `partitions`, a stream's partitions done over planned; `unknown`, a read with nothing to compare against (a
- * first `updatedSince` read, an unpaged list): its pages are counted, its share is not known.
- */
-export type ProgressBasis = 'windows' | 'partitions' | 'unknown';
 
 /** Where one stream's run stands. `fraction` and `pagesLeft` are null where the basis is `unknown`. */
 export interface StreamEstimate {

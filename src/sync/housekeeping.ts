@@ -1,6 +1,6 @@
-import { prunePushPayloads } from '../push/prune.ts';
 import { finishRun, type RunOutcome } from '../warehouse/index.ts';
-import { DEFAULT_RETENTION, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
+import { DEFAULT_RETENTION } from '../config.ts';
+import { prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
 import { openRun } from '../warehouse/runs.ts';
 import { emptyCounters, type SyncContext } from './context.ts';
 import type { SyncSummary } from './runner.ts';

@@ -1,8 +1,8 @@
 import { CompanyStopped } from './company-stopped.ts';
 import { finishRun } from '../warehouse/index.ts';
 import { beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
-import { localStreamLocks, type StreamLocks } from '../queue/stream-lock.ts';
-import type { RunLock } from '../queue/run-lock.ts';
+import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
+import type { RunLock } from '../locks/run-lock.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';

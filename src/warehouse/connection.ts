@@ -8,7 +8,7 @@ import { freePort } from './ports.ts';
 import { bestLocale, binariesVersion, initRootCluster, needsRootCluster, prepareRootCluster, startRootCluster, type RootCluster } from './embedded-root.ts';
 import { noDelaySockets } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
-import type { Fence } from './fencing.ts';
+import type { Fence } from './tables/fencing.ts';
 import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';

@@ -1,12 +1,9 @@
 import type { Warehouse } from './connection.ts';
 import type { Pipeline } from './pipeline.ts';
+import type { Fence } from './tables/fencing.ts';
 
-/** The fence a run took with its job's lock: its pages are refused once a later run took another. */
-export interface Fence {
-  companyKey: string;
-  job: string;
-  token: number;
-}
+export type { Fence };
+
 
 /** Postgres's answer to a page of a run that was fenced off (check_run_fence). */
 export const FENCED_OFF = 'WF409';

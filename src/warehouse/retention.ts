@@ -1,16 +1,5 @@
 import type { Warehouse } from './connection.ts';
-
-/**
- * How long the sync's own bookkeeping is kept: finished runs, resolved rejects, and the payloads of pushed changes
- * once final. The warehouse's data and its history tables are never pruned.
- */
-export interface Retention {
-  runsDays: number;
-  resolvedRejectsDays: number;
-  pushPayloadsDays: number;
-}
-
-export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
+import { FINAL_STATES } from './tables/push.ts';
 
 /** Rows deleted (or emptied) per statement: a first prune of a large table holds its locks briefly, batch by batch. */
 export const PRUNE_BATCH = 5000;
@@ -57,6 +46,24 @@ export async function pruneResolvedRejects(wh: Warehouse, companyKey: string, da
     const rows = await wh.sql`
       delete from ${t} where id in (
         select id from ${t} where company_key = ${companyKey} and resolved_at < now() - ${horizon(days)}::interval limit ${limit})`;
+    return rows.count;
+  }, size);
+}
+
+/**
+ * Empties the payload (to `{}`) and the sealed SSN of a company's changes that became final (applied, refused,
+ * failed) longer ago than the horizon. The row keeps its outcome, ids and refusal; it can no longer be retried
+ * (push/outbox.ts retryChange). Answers how many.
+ */
+export async function prunePushPayloads(wh: Warehouse, companyKey: string, days: number, size = PRUNE_BATCH): Promise<number> {
+  const t = wh.sql`${wh.sql(wh.schema)}.push_outbox`;
+  return inBatches(async (limit) => {
+    const rows = await wh.sql`
+      update ${t} set payload = '{}'::jsonb, sealed = null where id in (
+        select id from ${t}
+        where company_key = ${companyKey} and status = any(${FINAL_STATES as string[]}) and updated_at < now() - ${horizon(days)}::interval
+          and (payload <> '{}'::jsonb or sealed is not null)
+        limit ${limit})`;
     return rows.count;
   }, size);
 }

@@ -7,8 +7,9 @@ import { openRun } from '../../src/warehouse/runs.ts';
 import { storeRunProgress } from '../../src/warehouse/run-progress.ts';
 import { readStatus } from '../../src/ops/status.ts';
 import { statusPage } from '../../src/ops/page.ts';
-import { formatStatus } from '../../src/ops/command.ts';
+import { formatStatus } from '../../src/commands/status.ts';
 import { freshDatabase } from '../support/db.ts';
+import { defaultSchedule } from '../support/schedule.ts';
 
 /** The progress of runs under way as stored by their process, read by status and drawn in headless Chromium without JavaScript. */
 
@@ -38,7 +39,7 @@ describe('progress bars', () => {
     await storeRunProgress(wh, timeOff, { basis: 'windows', fraction: 0.5, pagesDone: 20, pagesLeft: 20, perSecond: 2, at });
     await storeRunProgress(wh, courses, { basis: 'unknown', fraction: null, pagesDone: 7, pagesLeft: null, perSecond: 2, at });
 
-    const status = await readStatus(wh, { companies: ['north'] });
+    const status = await readStatus(wh, { companies: ['north'], schedule: defaultSchedule });
     const of = (stream: string) => status.streams.find((s) => s.stream === stream)!.progress;
     // Both share 2 requests a second: time-off's 20 pages at 1 a second, then shifts' last 280 at 2.
     expect(of('time-off-requests')).toMatchObject({ fraction: 0.5, etaSeconds: 20 });

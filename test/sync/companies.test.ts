@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETENTION } from '../../src/config.ts';
 import { Observers } from '../../src/observers.ts';
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
@@ -10,7 +11,6 @@ import { CompanyRegistry } from '../../src/sync/companies.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { addCompany, removeCompany, rotateKey, setPaused } from '../../src/warehouse/companies.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { DEFAULT_RETENTION } from '../../src/warehouse/retention.ts';
 import { freshDatabase } from '../support/db.ts';
 
 /**

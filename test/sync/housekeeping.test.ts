@@ -4,7 +4,8 @@ import { jobByName } from '../../jobs/index.ts';
 import { retryChange } from '../../src/push/outbox.ts';
 import type { SyncContext } from '../../src/sync/context.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import { pruneResolvedRejects, type Retention } from '../../src/warehouse/retention.ts';
+import type { Retention } from '../../src/config.ts';
+import { pruneResolvedRejects } from '../../src/warehouse/retention.ts';
 import { freshDatabase } from '../support/db.ts';
 
 /** The daily housekeeping job: what is past its retention setting goes, what is recent or still open stays. */

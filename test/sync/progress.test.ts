@@ -4,6 +4,7 @@ import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { readStatus } from '../../src/ops/status.ts';
 import type { RunProgress } from '../../src/ops/progress.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
+import { defaultSchedule } from '../support/schedule.ts';
 
 /**
  * A slow backfill shows how far it is and when it ends. The budget is compressed to 5 requests a second: the
@@ -37,7 +38,7 @@ describe('progress of a backfill', () => {
     let running = true;
     const watch = (async () => {
       while (running) {
-        const status = await readStatus(sync.warehouse, { companies: ['acme'] });
+        const status = await readStatus(sync.warehouse, { companies: ['acme'], schedule: defaultSchedule });
         const stream = status.streams.find((s) => s.stream === 'assignment-changes' && s.running);
         samples.push({ at: Date.now(), progress: stream?.progress, company: status.progress.find((c) => c.company === 'acme') });
         await new Promise((r) => setTimeout(r, 500));
@@ -73,7 +74,7 @@ describe('progress of a backfill', () => {
     expect(Math.abs(read.progress!.etaSeconds! - actual)).toBeLessThanOrEqual(actual * 0.25);
 
     // Once the run ends, no progress is shown.
-    const after = await readStatus(sync.warehouse, { companies: ['acme'] });
+    const after = await readStatus(sync.warehouse, { companies: ['acme'], schedule: defaultSchedule });
     expect(after.streams.find((s) => s.stream === 'assignment-changes')!.progress).toBeUndefined();
     expect(after.progress).toEqual([]);
   }, 90_000);

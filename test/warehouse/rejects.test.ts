@@ -9,6 +9,7 @@ import { freshDatabase } from '../support/db.ts';
 import { migrateUpTo } from '../support/migrations.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
+import { defaultSchedule } from '../support/schedule.ts';
 
 /**
  * A record that stays unreadable is one reject however often it is read, and is resolved once the service sends
@@ -76,7 +77,7 @@ describe('a record that stays unreadable', () => {
   });
 
   it('counts as open on the status page', async () => {
-    const status = await readStatus(t.warehouse, { companies: ['acme'] });
+    const status = await readStatus(t.warehouse, { companies: ['acme'], schedule: defaultSchedule });
     expect(status.rejectsTotal).toBe(1);
     expect(status.streams.find((s) => s.stream === 'individuals')!.rejectsKept).toBe(1);
   });
@@ -87,7 +88,7 @@ describe('a record that stays unreadable', () => {
     const [fixed] = await rejects();
     expect(fixed).toMatchObject({ times_seen: 3 });
     expect(fixed!.resolved_at).toBeInstanceOf(Date);
-    expect((await readStatus(t.warehouse, { companies: ['acme'] })).rejectsTotal).toBe(0);
+    expect((await readStatus(t.warehouse, { companies: ['acme'], schedule: defaultSchedule })).rejectsTotal).toBe(0);
 
     broken = true;
     expect(await readIndividuals()).toBe(1);

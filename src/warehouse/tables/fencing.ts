@@ -21,3 +21,10 @@ export function fencingTables(s: PgSchema) {
   );
   return { runFences };
 }
+
+/** The fence a run took with its job's lock: its pages are refused once a later run took another. */
+export interface Fence {
+  companyKey: string;
+  job: string;
+  token: number;
+}

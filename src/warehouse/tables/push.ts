@@ -5,6 +5,9 @@ import { companyKey, tz } from './columns.ts';
 /** States of a pushed change (see src/push/outbox.ts). */
 export const PUSH_STATES = ['queued', 'sending', 'in_doubt', 'applied', 'refused', 'failed'] as const;
 export type PushState = (typeof PUSH_STATES)[number];
+/** States a change does not leave. */
+export const FINAL_STATES: readonly PushState[] = ['applied', 'refused', 'failed'];
+export const OPEN_STATES: readonly PushState[] = ['queued', 'sending', 'in_doubt'];
 export const PUSH_KINDS = ['individual', 'certification', 'verification'] as const;
 export type PushKind = (typeof PUSH_KINDS)[number];
 

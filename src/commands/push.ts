@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { PUSH_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
-import { getChange, intake, listChanges, openPushIntake, parseBody, retryChange, type PushStatus } from './index.ts';
+import { getChange, intake, listChanges, openPushIntake, parseBody, retryChange, type PushStatus } from '../push/index.ts';
 
 const USAGE = `usage:
   wfsync push individual|certification|verification FILE|-   queue changes (JSON, a JSON array, or NDJSON)

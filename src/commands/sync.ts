@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
-import { shownUrl } from '../app/environment.ts';
+import { shownUrl } from '../warehouse/configured.ts';
 import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
-import { redisStreamLocks } from '../queue/stream-lock.ts';
-import { runStreams, selectStreams, type SyncSummary } from './runner.ts';
+import { redisStreamLocks } from '../locks/stream-lock.ts';
+import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 
 const HELP = `usage: wfsync sync --once [--streams a,b] [--full-refresh] [--json]
 

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { Observers } from '../../src/observers.ts';
 import { LiveFigures } from '../../src/ops/live.ts';
-import type { Console } from '../../src/ops/console.ts';
-import { PROGRESS_LOG_MS, ProgressBoard } from '../../src/sync/progress.ts';
+import type { Console } from '../../src/console.ts';
+import { PROGRESS_LOG_MS, ProgressBoard } from '../../src/ops/progress-board.ts';
 
 function consoleOf(live: boolean): Console & { written: string[]; block: string[] } {
   const c = { live, written: [] as string[], block: [] as string[], write: (t: string) => void c.written.push(t), setLive: (l: string[]) => void (c.block = l) };

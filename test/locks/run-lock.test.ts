@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { acquireRunLock, tryRunLock } from '../../src/queue/run-lock.ts';
-import { localStreamLocks, redisStreamLocks, type StreamLocks } from '../../src/queue/stream-lock.ts';
+import { acquireRunLock, tryRunLock } from '../../src/locks/run-lock.ts';
+import { localStreamLocks, redisStreamLocks, type StreamLocks } from '../../src/locks/stream-lock.ts';
 
 const redis = new Redis(`${inject('redisUrl')}/5`, { maxRetriesPerRequest: null });
 afterAll(() => redis.quit());

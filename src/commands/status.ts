@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
 import { untilSignal } from '../app/lifecycle.ts';
-import { shownUrl } from '../app/environment.ts';
+import { shownUrl } from '../warehouse/configured.ts';
 import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
-import { formatLag } from './freshness.ts';
-import { readStatus, type Status } from './status.ts';
-import { describeCompany, describeProgress } from './progress-view.ts';
+import { formatLag } from '../ops/freshness.ts';
+import { readStatus, type Status } from '../ops/status.ts';
+import { describeCompany, describeProgress } from '../ops/progress-view.ts';
 
 function options(args: string[]) {
   return parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } }, strict: true }).values;

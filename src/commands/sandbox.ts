@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
-import { parseFaults, type FaultSpec } from './faults.ts';
-import { DEFAULT_RATE_LIMIT, QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from './index.ts';
-import { SCOPES, parseKeySpec, type ApiKey } from './keys.ts';
+import { parseFaults, type FaultSpec } from '../sandbox/faults.ts';
+import { DEFAULT_RATE_LIMIT, QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from '../sandbox/index.ts';
+import { SCOPES, parseKeySpec, type ApiKey } from '../sandbox/keys.ts';
 import { shutdownSignal } from '../shutdown.ts';
-import { DEFAULT_LATE_MS } from './data.ts';
+import { DEFAULT_LATE_MS } from '../sandbox/data.ts';
 
 const HELP = `usage: wfsync sandbox [options]
 

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Observer, Observers, ProgressEvent } from '../observers.ts';
-import type { LiveFigures } from '../ops/live.ts';
-import type { Console } from '../ops/console.ts';
-import { describeProgress } from '../ops/progress-view.ts';
-import { sharedEtas } from './estimate.ts';
+import type { LiveFigures } from './live.ts';
+import type { Console } from '../console.ts';
+import { describeProgress } from './progress-view.ts';
+import { sharedEtas } from '../sync/estimate.ts';
 
 /** Off a terminal, a stream's progress is logged at most this often. */
 export const PROGRESS_LOG_MS = 30_000;

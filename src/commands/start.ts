@@ -2,15 +2,16 @@ import { parseArgs } from 'node:util';
 import type { Queue } from 'bullmq';
 import { jobs } from '../../jobs/index.ts';
 import { App } from '../app/index.ts';
-import { BUILT_IN_SANDBOX, shownUrl, type Environment } from '../app/environment.ts';
+import { BUILT_IN_SANDBOX, type Environment } from '../app/environment.ts';
+import { shownUrl } from '../warehouse/configured.ts';
 import { untilSignal } from '../app/lifecycle.ts';
 import { formatRateLimit, loadConfig, unsyncedFormsNotice, type Config } from '../config.ts';
 import { log } from '../log.ts';
 import type { OpsServer } from '../ops/server.ts';
-import { formatSummaries } from '../sync/command.ts';
+import { formatSummaries } from './sync.ts';
 import { runStreams, selectStreams } from '../sync/runner.ts';
-import type { Scheduler } from './scheduler.ts';
-import { enqueueRun, type SyncJobData } from './sync-queue.ts';
+import type { Scheduler } from '../queue/scheduler.ts';
+import { enqueueRun, type SyncJobData } from '../queue/sync-queue.ts';
 
 function noArgs(command: string, args: string[]): boolean {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });

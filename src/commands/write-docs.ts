@@ -1,7 +1,7 @@
 import { App } from '../app/index.ts';
 import { loadConfig, loadDotEnv } from '../config.ts';
 import { log } from '../log.ts';
-import { writeDocs } from './docs.ts';
+import { writeDocs } from '../ops/docs.ts';
 
 /** `npm run docs`: the README's settings table and docs/warehouse.md, from the configured (or embedded) warehouse. */
 loadDotEnv();
