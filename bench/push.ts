@@ -3,7 +3,7 @@ import { formatRateLimit, parseRateLimit, type RateLimit } from '../src/config.t
 import { Observers } from '../src/observers.ts';
 import { pushIndividuals, type IntakeContext } from '../src/push/intake.ts';
 import { createPushRunner } from '../src/push/runner.ts';
-import { createSealer } from '../src/secret.ts';
+import { createSealer } from '../src/warehouse/secret.ts';
 import { createRateLimiter, defaultSafetyMarginMs } from '../src/ratelimit/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { SourceClient } from '../src/source/client.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { formatRateLimit, type Config, type RateLimit } from '../config.ts';
-import { createSealer, secretKeyOf } from '../secret.ts';
+import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 import { CompanyRegistry } from '../sync/companies.ts';
 import { mirrorEnvironmentCompanies, type NewCompany } from '../warehouse/companies.ts';
 import { createRateLimiter } from '../ratelimit/index.ts';

@@ -11,7 +11,7 @@ import { Metrics } from '../ops/metrics.ts';
 import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
 import type { CompanyAdmin } from '../ops/companies.ts';
-import { createSealer, lazySealer, secretKeyOf } from '../secret.ts';
+import { createSealer, lazySealer, secretKeyOf } from '../warehouse/secret.ts';
 import { stderrConsole, type Console } from '../console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';

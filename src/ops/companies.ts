@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatRateLimit, parseRateLimit } from '../config.ts';
-import type { Sealer } from '../secret.ts';
+import type { Sealer } from '../warehouse/secret.ts';
 import { checkApiKey, type KeyCheck } from '../source/check-key.ts';
 import {
   addCompany,

@@ -4,7 +4,7 @@ import type { Warehouse } from '../warehouse/index.ts';
 import { listCompanies } from '../warehouse/companies.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { IntakeContext } from './intake.ts';
-import { createSealer, secretKeyOf } from '../secret.ts';
+import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 
 export { pushIndividuals, pushCertifications, pushVerifications, intake, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
 export { getChange, listChanges, retryChange, type PushStatus, type ListOptions } from './outbox.ts';
@@ -12,7 +12,7 @@ export { createPushRunner, type PushRunner } from './runner.ts';
 export { PUSH_QUEUE } from './dispatch.ts';
 export type { PushRunnerOptions } from './options.ts';
 export { createPushApi, type PushApiOptions } from './http.ts';
-export { createSealer, secretKeyOf, type Sealer } from '../secret.ts';
+export { createSealer, secretKeyOf, type Sealer } from '../warehouse/secret.ts';
 
 /** The intake of a configured process: its warehouse (given, or opened and migrated), the sealer and the companies. */
 export function intakeContext(config: Config, warehouse: Warehouse): IntakeContext {

@@ -2,7 +2,7 @@ import type { Warehouse } from '../warehouse/index.ts';
 import type { PushKind } from '../warehouse/tables/push.ts';
 import { checkBounds } from './bounds.ts';
 import { store, type Stored } from './outbox.ts';
-import type { Sealer } from '../secret.ts';
+import type { Sealer } from '../warehouse/secret.ts';
 import { checkers, type Accepted, type Fields } from './validate.ts';
 
 /**

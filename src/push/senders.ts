@@ -5,7 +5,7 @@ import { SourceError } from '../source/errors.ts';
 import { INDIVIDUAL_READ_ONLY, type Individual, type IndividualCertification } from '../source/schemas/index.ts';
 import { targets, writePage, type Warehouse } from '../warehouse/index.ts';
 import type { OutboxRow } from './outbox.ts';
-import type { Sealer } from '../secret.ts';
+import type { Sealer } from '../warehouse/secret.ts';
 import type { Fields } from './validate.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { formatRateLimit, type RateLimit, type Retention } from '../config.ts';
 import type { Observers } from '../observers.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
-import type { Sealer } from '../secret.ts';
+import type { Sealer } from '../warehouse/secret.ts';
 import { SourceClient } from '../source/client.ts';
 import { readCompaniesWithKeys, type CompanyWithKey } from '../warehouse/companies.ts';
 import type { Warehouse } from '../warehouse/connection.ts';

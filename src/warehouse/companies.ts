@@ -1,6 +1,6 @@
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
-import type { Sealer } from '../secret.ts';
+import type { Sealer } from './secret.ts';
 import type { Warehouse } from './connection.ts';
 import { inBatches, PRUNE_BATCH } from './retention.ts';
 

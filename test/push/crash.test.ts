@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { createSealer } from '../../src/secret.ts';
+import { createSealer } from '../../src/warehouse/secret.ts';
 import { pushCertifications, pushIndividuals, pushVerifications, type IntakeContext } from '../../src/push/intake.ts';
 import type { Individual, IndividualCertification } from '../../src/source/schemas/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';

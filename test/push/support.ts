@@ -9,7 +9,7 @@ import type { IntakeContext } from '../../src/push/intake.ts';
 import { getChange, type PushStatus } from '../../src/push/outbox.ts';
 import type { PushRunnerOptions } from '../../src/push/options.ts';
 import { createPushRunner, type PushRunner } from '../../src/push/runner.ts';
-import { createSealer, type Sealer } from '../../src/secret.ts';
+import { createSealer, type Sealer } from '../../src/warehouse/secret.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';
 

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import { redisConnection } from '../../src/queue/sync-queue.ts';
 import { createPushRunner } from '../../src/push/runner.ts';
-import { createSealer } from '../../src/secret.ts';
+import { createSealer } from '../../src/warehouse/secret.ts';
 import { SourceClient } from '../../src/source/client.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 

@@ -6,7 +6,7 @@ import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { parseKeySpec } from '../../src/sandbox/keys.ts';
-import { createSealer } from '../../src/secret.ts';
+import { createSealer } from '../../src/warehouse/secret.ts';
 import { CompanyRegistry } from '../../src/sync/companies.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { addCompany, removeCompany, rotateKey, setPaused } from '../../src/warehouse/companies.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSealer } from '../../src/secret.ts';
+import { createSealer } from '../../src/warehouse/secret.ts';
 import {
   addCompany,
   companyRowTables,

@@ -5,7 +5,7 @@ import { tz } from './columns.ts';
 /**
  * The companies the sync serves: one row per company key, kept by `wfsync companies` and the ops server, or
  * mirrored from WFS_COMPANIES / WFS_API_KEY at start-up (`managed_by = 'environment'`). The API key is stored
- * sealed (AES-256-GCM under WFS_SECRET_KEY, src/secret.ts), never in clear.
+ * sealed (AES-256-GCM under WFS_SECRET_KEY, ../secret.ts), never in clear.
  */
 export function companyTables(s: PgSchema) {
   const companies = s.table(
