@@ -8,6 +8,7 @@ import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import type { SyncContext } from '../sync/context.ts';
 import { Observers } from '../observers.ts';
+import { clockProbe } from '../resources/index.ts';
 
 /** What a process needs to run streams: the warehouse, one limiter, and a client per company. */
 export interface Environment {
@@ -59,7 +60,7 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
       observers,
       log: log.child({ company: company.key }),
       now: () => client.serviceNow(),
-      refreshClock: () => client.freshServiceNow(),
+      refreshClock: () => client.freshServiceNow(clockProbe),
       formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
       runTypeIds:
         company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
