@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseRateLimit } from '../src/config.ts';
-import { endpointByPath, endpoints, isPaged, PAGE_LIMIT_MAX, type EndpointName } from '../src/source/endpoints.ts';
+import { isPaged, PAGE_LIMIT_MAX } from '../src/source/endpoints.ts';
+import { endpointByPath, endpoints, type EndpointName } from '../src/resources/index.ts';
 import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
 import postgres from 'postgres';
 import { migrationsTable } from '../src/warehouse/migrate.ts';

@@ -4,10 +4,11 @@ import { jobs } from '../jobs/index.ts';
 import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
 import { SourceClient } from '../src/source/client.ts';
 import { createRateLimiter } from '../src/ratelimit/index.ts';
-import { openWarehouse, targets } from '../src/warehouse/index.ts';
+import { openWarehouse } from '../src/warehouse/index.ts';
 import type { SyncContext } from '../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../src/sync/runner.ts';
-import { partitionsOf, streams, type StreamName } from '../src/sync/streams.ts';
+import { partitionsOf } from '../src/sync/partitions.ts';
+import { clockProbe, streams, type StreamName } from '../src/resources/index.ts';
 import { dependencyBounds } from '../src/queue/dependencies.ts';
 import { divergence } from '../test/support/convergence.ts';
 import { startPostgres } from '../test/support/services.ts';
@@ -36,7 +37,7 @@ import { startPostgres } from '../test/support/services.ts';
  *
  * The daily no-change cost adds up every read of a stream a day at its steady no-change cost: each firing of a
  * job (its cron) reads its streams, and the streams they depend on unless a read of them is within their bound
- * (runner.ts `Freshness`: the credentials job takes the individuals job's read); plus each periodic complete
+ * (runner.ts `FreshEnough`: the credentials job takes the individuals job's read); plus each periodic complete
  * re-read at the requests it sent when it ran (one that did not run in the day cycle, a weekly re-read of
  * everything: the backfill's).
  * `SIZE=small node --import tsx bench/incremental.ts` for a quick run.
@@ -58,7 +59,7 @@ const ctx: SyncContext = {
   warehouse: wh,
   log: pino({ level: 'silent' }),
   now: () => client.serviceNow(),
-  refreshClock: () => client.freshServiceNow(0),
+  refreshClock: () => client.freshServiceNow(clockProbe, 0),
   formIds: sandbox.data.formIds(),
   runTypeIds: sandbox.data.runTypeIds(),
 };
@@ -67,7 +68,7 @@ const ctx: SyncContext = {
 async function rowsWritten(since: Date): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const s of streams) {
-    const table = targets[s.target].table;
+    const table = s.target.table;
     const [r] = await wh.sql.unsafe(
       `select count(*)::int as n from "${wh.schema}"."${table}" where company_key = 'bench' and (_synced_at >= $1 or _deleted_at >= $1)`,
       [since],

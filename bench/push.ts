@@ -7,7 +7,7 @@ import { createSealer } from '../src/warehouse/secret.ts';
 import { createRateLimiter, defaultSafetyMarginMs } from '../src/ratelimit/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { SourceClient } from '../src/source/client.ts';
-import { endpoints } from '../src/source/endpoints.ts';
+import { endpoints } from '../src/resources/index.ts';
 import type { Individual } from '../src/source/schemas/index.ts';
 import { openWarehouse } from '../src/warehouse/index.ts';
 import { startPostgres } from '../test/support/services.ts';

@@ -4,11 +4,12 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
 import postgres from 'postgres';
-import { AUTH_HEADER, API_VERSION, endpoints, PAGE_LIMIT_MAX, type Endpoint, type EndpointName } from '../src/source/endpoints.ts';
+import { AUTH_HEADER, API_VERSION, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
+import { endpoints, streams, type EndpointName } from '../src/resources/index.ts';
+import type { Target } from '../src/warehouse/targets.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { migrationsTable } from '../src/warehouse/migrate.ts';
-import { targetByName } from '../src/warehouse/targets.ts';
 import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
 import { startPostgres } from '../test/support/services.ts';
 import { reads } from './sandbox-backfill.ts';
@@ -40,6 +41,11 @@ const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SIZE = env('BENCH_SIZE', 'medium');
 const PAGES = Number(env('BENCH_PAGES', '40'));
 const LISTS = env('BENCH_LISTS', '').split(',').map((s) => s.trim()).filter(Boolean);
+
+/** The warehouse target of the stream that reads the endpoint `name`. */
+function targetOfEndpoint(name: EndpointName): Target {
+  return streams.find((s) => s.endpoint.name === name)!.target;
+}
 
 interface Recorded {
   endpoint: Endpoint;
@@ -106,7 +112,7 @@ const stages = {
     p.rejects = rejects;
   },
   map: (p: Page) => {
-    p.mapped = mapPage(targetByName(p.name), COMPANY, p.items!, p.extras);
+    p.mapped = mapPage(targetOfEndpoint(p.name), COMPANY, p.items!, p.extras);
   },
   fingerprint: (p: Page) => fingerprintPage(p.mapped!),
   encode: (p: Page) => encodePage(p.mapped!),
@@ -199,7 +205,7 @@ async function writeAll(url: string, schema: string, pages: Page[]): Promise<Wri
       const t0 = cpuUs();
       for (const [i, p] of pages.entries()) {
         await writePage(wh, {
-          target: targetByName(p.name),
+          target: targetOfEndpoint(p.name),
           companyKey: COMPANY,
           stream: p.name,
           items: p.items!,

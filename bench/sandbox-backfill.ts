@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { endpoints, type EndpointName } from '../src/source/endpoints.ts';
+import { endpoints, type EndpointName } from '../src/resources/index.ts';
 
 /**
  * The load of a first sync against the sandbox: every endpoint read once, whole, page by page, the way a backfill

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { encode, mapItem, tableInfo } from '../src/warehouse/rows.ts';
-import { targets } from '../src/warehouse/targets.ts';
+import { targets } from '../src/resources/index.ts';
 import { writePage } from '../src/warehouse/upsert.ts';
 import { startPostgres } from '../test/support/services.ts';
 
@@ -19,7 +19,7 @@ import { startPostgres } from '../test/support/services.ts';
  */
 
 const ROWS = Number(process.env.ROWS ?? 200_000);
-const target = targets.shiftAssignments;
+const target = targets['shift-assignments'];
 const table = tableInfo(target.table);
 
 function item(i: number): Record<string, unknown> {

@@ -22,6 +22,8 @@ import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
+import type { StreamName } from '../resources/index.ts';
+import type { JobDef } from '../queue/job.ts';
 
 /** Work that runs beside the sync jobs for as long as the process does (the push runner). */
 export interface Runner {
@@ -305,7 +307,7 @@ export class App {
 
   /** "Run now" for one stream: enqueued with Redis, else run here (when this process runs jobs). */
   async #runStreamAction(): Promise<OpsActions['runStream']> {
-    const oneStream = (stream: string) => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
+    const oneStream = (stream: StreamName): JobDef => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
     if (this.config.redisUrl) {
       const queue = this.syncQueue();
       return async (company, stream) => {

@@ -1,4 +1,4 @@
-import { streams as catalog } from '../sync/streams.ts';
+import { streams as catalog } from '../resources/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 
 /** Requests of one company's key in one minute. */

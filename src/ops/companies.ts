@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { formatRateLimit, parseRateLimit } from '../config.ts';
 import type { Sealer } from '../warehouse/secret.ts';
-import { checkApiKey, type KeyCheck } from '../source/check-key.ts';
+import { checkApiKey, type KeyCheck } from './check-key.ts';
 import {
   addCompany,
   COMPANY_KEY,

@@ -1,5 +1,5 @@
 /** Where the runs under way stand, and when they end, from the progress their rows store (run-progress.ts). */
-import type { StoredProgress } from '../warehouse/run-progress.ts';
+import type { StoredProgress } from '../warehouse/runs.ts';
 import type { ProgressBasis } from '../observers.ts';
 import { sharedEtas } from '../sync/estimate.ts';
 

@@ -22,7 +22,7 @@ import { mountCompanies } from './companies-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readRejects, readRetryablePushes, readStatus } from './status.ts';
-import { streams as catalog } from '../sync/streams.ts';
+import { isStreamName, streams as catalog, type StreamName } from '../resources/index.ts';
 
 /** The dashboard's forms hold a token or a company and stream: nothing near this size. */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -36,7 +36,7 @@ export interface MountedApp {
 /** What the dashboard's buttons do; a hook that is absent has no button. */
 export interface OpsActions {
   /** Runs one stream of one company now (in this process, or enqueued); says what happened. */
-  runStream?(company: string, stream: string): Promise<string>;
+  runStream?(company: string, stream: StreamName): Promise<string>;
   /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
   retryPush?(id: number): Promise<string>;
 }
@@ -177,7 +177,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     const company = String(form.company ?? '');
     const stream = String(form.stream ?? '');
     if (!companies().includes(company)) return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
-    if (!catalog.some((s) => s.name === stream)) return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
+    if (!isStreamName(stream)) return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
     const said = await run(company, stream);
     opts.log.info({ company, stream }, 'stream run requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);

@@ -1,8 +1,8 @@
-import { streams as catalog } from '../sync/streams.ts';
+import { streams as catalog } from '../resources/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { freshnessOf, type Freshness } from './freshness.ts';
 import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
-import type { StoredProgress } from '../warehouse/run-progress.ts';
+import type { StoredProgress } from '../warehouse/runs.ts';
 import { companyProgress, runProgress, type CompanyProgress, type RunProgress } from './progress.ts';
 
 export interface StreamStatus {

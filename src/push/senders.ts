@@ -1,9 +1,9 @@
 import type { Logger } from '../log.ts';
 import type { SourceClient } from '../source/client.ts';
-import { endpoints } from '../source/endpoints.ts';
+import { endpoints, targets } from '../resources/index.ts';
 import { SourceError } from '../source/errors.ts';
 import { INDIVIDUAL_READ_ONLY, type Individual, type IndividualCertification } from '../source/schemas/index.ts';
-import { targets, writePage, type Warehouse } from '../warehouse/index.ts';
+import { writePage, type Warehouse } from '../warehouse/index.ts';
 import type { OutboxRow } from './outbox.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 import type { Fields } from './validate.ts';
@@ -136,7 +136,7 @@ async function credentialsOf(ctx: SendContext, serviceId: number): Promise<Indiv
 
 async function writeCredentials(ctx: SendContext, items: readonly IndividualCertification[]): Promise<void> {
   if (items.length === 0) return;
-  await writePage(ctx.warehouse, { target: targets.individualCertifications, companyKey: ctx.company, items, syncedAt: new Date(), stream: 'push' });
+  await writePage(ctx.warehouse, { target: targets['individual-certifications'], companyKey: ctx.company, items, syncedAt: new Date(), stream: 'push' });
 }
 
 const HOLDER_FIELDS = ['EmployeeNumber', 'UniqueIdentifier'];

@@ -1,11 +1,11 @@
 import { streamSchedules, type ScheduleOptions } from './schedules.ts';
-import { streamByName } from '../sync/streams.ts';
+import { streamByName, type StreamName } from '../resources/index.ts';
 import type { JobDef } from './job.ts';
 
 /** The streams a job reads only because its own streams depend on them (the credentials job: `individuals`). */
-export function dependenciesOf(job: JobDef): string[] {
-  const out = new Set<string>();
-  const add = (name: string) =>
+export function dependenciesOf(job: JobDef): StreamName[] {
+  const out = new Set<StreamName>();
+  const add = (name: StreamName) =>
     streamByName(name)?.dependsOn?.forEach((d) => {
       if (!job.streams.includes(d) && !out.has(d)) {
         out.add(d);

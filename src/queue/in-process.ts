@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { runStreams, selectStreams, type Freshness, type SyncSummary } from '../sync/runner.ts';
+import { runStreams, selectStreams, type FreshEnough, type SyncSummary } from '../sync/runner.ts';
 import type { CompanyContexts, Progress } from '../sync/context.ts';
 import type { JobDef } from './job.ts';
 import type { ScheduledRun } from './scheduler.ts';
@@ -19,7 +19,7 @@ export function createInProcessRunner(env: CompanyContexts, log: Logger): InProc
   const running = new Map<string, Promise<SyncSummary>>();
   const shutdown = new AbortController();
 
-  const run = async (company: string, job: JobDef, o: { onProgress?: (p: Progress) => void; freshness?: Freshness } = {}) => {
+  const run = async (company: string, job: JobDef, o: { onProgress?: (p: Progress) => void; freshness?: FreshEnough } = {}) => {
     const key = `${company}/${job.name}`;
     if (running.has(key) || shutdown.signal.aborted) {
       log.info({ job: job.name, company }, 'previous run of this job is still going; this run is skipped');

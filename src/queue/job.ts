@@ -1,11 +1,12 @@
+import type { StreamName } from '../resources/index.ts';
 import type { SyncContext } from '../sync/context.ts';
 import type { SyncSummary } from '../sync/runner.ts';
 
 /** A scheduled job: a name, a default cron (overridable by `WFS_CRON_<NAME>`), and the streams it runs. */
-export interface JobDef {
+export interface JobDef<S extends StreamName = StreamName> {
   name: string;
   cron: string;
-  streams: readonly string[];
+  streams: readonly S[];
   /** Ignore checkpoints (a periodic full re-read catches what offset paging can miss while data moves). */
   fullRefresh?: boolean;
   /** A job that reads no stream (housekeeping): what it does for one company instead. */
@@ -13,7 +14,8 @@ export interface JobDef {
   description: string;
 }
 
-export function defineJob(job: JobDef): JobDef {
+/** Keeps the literal stream names, so jobs/index.ts can check at compile time that every stream is scheduled. */
+export function defineJob<const S extends StreamName = never>(job: JobDef<S>): JobDef<S> {
   return job;
 }
 

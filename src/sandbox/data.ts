@@ -1,5 +1,4 @@
-import type { EndpointName } from '../source/endpoints.ts';
-import { endpoints } from '../source/endpoints.ts';
+import { endpoints, type EndpointName } from '../resources/index.ts';
 import { advance } from './clock.ts';
 import { earlier } from './earlier.ts';
 import { SIZES, generate, type SandboxSize } from './generate.ts';

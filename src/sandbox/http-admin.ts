@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { formatRateLimit, type RateLimit } from '../config.ts';
-import { endpoints, type Endpoint, type EndpointName } from '../source/endpoints.ts';
+import type { Endpoint } from '../source/endpoints.ts';
+import { endpoints, type EndpointName } from '../resources/index.ts';
 import { FaultSpecSchema, type FaultInjector } from './faults.ts';
 import type { SandboxStats } from './http.ts';
 import { lowerCaseParams, parseQuery } from './http-query.ts';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
-import { API_VERSION, AUTH_HEADER, endpointByPath, type Endpoint, type EndpointName } from '../source/endpoints.ts';
+import { API_VERSION, AUTH_HEADER, type Endpoint } from '../source/endpoints.ts';
+import { endpointByPath, type EndpointName } from '../resources/index.ts';
 import type { FaultInjector, FaultKind, FaultPlan } from './faults.ts';
 import { EVERYTHING, parseQuery, lowerCaseParams } from './http-query.ts';
 import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format, type Quirk } from './http-wire.ts';

@@ -1,4 +1,5 @@
-import { endpoints, type Endpoint, type Scope } from '../source/endpoints.ts';
+import type { Endpoint, Scope } from '../source/endpoints.ts';
+import { endpoints } from '../resources/index.ts';
 
 /** An API key the sandbox accepts, with the scopes it carries (service-spec.md, "Authentication"). */
 export interface ApiKey {

@@ -1,4 +1,4 @@
-import type { EndpointName } from '../source/endpoints.ts';
+import type { EndpointName } from '../resources/index.ts';
 import type { AssignmentChange, FormAudit, Individual, IndividualCertification, ShiftAssignment, Supervisor } from '../source/schemas/index.ts';
 import { holdsListedCredentials, pendingItem, requiredStatusOf } from './credentials.ts';
 import type { Outcome, ParsedQuery, QueryValue, Refusal } from './service.ts';

@@ -1,4 +1,4 @@
-import type { EndpointName } from '../source/endpoints.ts';
+import type { EndpointName } from '../resources/index.ts';
 
 /**
  * The contract between the sandbox's data (generator, store, clock) and its HTTP layer.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import type { EndpointName } from '../source/endpoints.ts';
+import type { EndpointName } from '../resources/index.ts';
 import {
   INDIVIDUAL_READ_ONLY,
   IndividualCertificationInsert,

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Observers } from '../observers.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
-import { endpoints, type Endpoint, type ItemOf, type QueryOf } from './endpoints.ts';
+import type { Endpoint, ItemOf, QueryOf } from './endpoints.ts';
 import { isSourceError, SourceError } from './errors.ts';
 import { Http } from './http.ts';
 import { streamedPages } from './json-array.ts';
@@ -203,11 +203,11 @@ export class SourceClient {
   }
 
   /**
-   * The service's clock, asked for again (one small request) when the last answer is older than `maxAgeMs`:
-   * a stream sets its signpost by it, and a clock learned before a pause may have moved since.
+   * The service's clock, asked for again (one small request to `probe`) when the last answer is older than
+   * `maxAgeMs`: a stream sets its signpost by it, and a clock learned before a pause may have moved since.
    */
-  async freshServiceNow(maxAgeMs = 60_000, opts: PagingOptions = {}): Promise<Date> {
-    if (this.#clock.ageMs() > maxAgeMs) await this.all(endpoints.locales, {}, opts);
+  async freshServiceNow(probe: Endpoint, maxAgeMs = 60_000, opts: PagingOptions = {}): Promise<Date> {
+    if (this.#clock.ageMs() > maxAgeMs) await this.all(probe, {}, opts);
     return this.#clock.now();
   }
 

@@ -3,6 +3,7 @@ import { formatRateLimit, type RateLimit, type Retention } from '../config.ts';
 import type { Observers } from '../observers.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Sealer } from '../warehouse/secret.ts';
+import { clockProbe } from '../resources/index.ts';
 import { SourceClient } from '../source/client.ts';
 import { readCompaniesWithKeys, type CompanyWithKey } from '../warehouse/companies.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
@@ -188,7 +189,7 @@ export class CompanyRegistry {
       observers,
       log: log.child({ company: row.key }),
       now: () => client.serviceNow(),
-      refreshClock: () => client.freshServiceNow(),
+      refreshClock: () => client.freshServiceNow(clockProbe),
       formIds: row.formIds,
       runTypeIds: row.runTypeIds,
       retention,

@@ -2,12 +2,11 @@
 import type { Logger } from 'pino';
 import type { SourceClient } from '../source/client.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import type { Retention } from '../config.ts';
-import { targets, type Target } from '../warehouse/targets.ts';
+import type { Retention, RateLimit } from '../config.ts';
 import type { Observers } from '../observers.ts';
-import type { RateLimit } from '../config.ts';
 import type { PageCounter } from './estimate.ts';
-import type { Partition, StreamDef } from './streams.ts';
+import type { Partition } from './partitions.ts';
+import type { StreamDef } from '../resources/stream.ts';
 
 /** What a stream run needs from the outside world. */
 export interface SyncContext {
@@ -104,6 +103,3 @@ export function emptyCounters(): StreamCounters {
   return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], rereadRows: [], rereadRequests: [], silentRefusals: 0, cursorsRestarted: [] };
 }
 
-export function targetOf(stream: StreamDef): Target {
-  return targets[stream.target];
-}

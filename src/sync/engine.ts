@@ -1,28 +1,44 @@
 import { forEachLimited } from './windows.ts';
-import { partitionsOf, type Strategy, type StreamDef } from './streams.ts';
+import { partitionsOf } from './partitions.ts';
+import type { Strategy, StreamDef } from '../resources/stream.ts';
 import { emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
 import { runFull } from './strategies/full.ts';
 import { runSnapshot } from './strategies/snapshot.ts';
 import { runUpdatedSince } from './strategies/updated-since.ts';
 import { runWindowed } from './strategies/windowed.ts';
-import { runChangeDriven } from './strategies/change-driven.ts';
+import { changeDrivenReadsDependencies, runChangeDriven } from './strategies/change-driven.ts';
 import { runStatusDriven } from './strategies/status-driven.ts';
 import { StreamProgress } from './estimate.ts';
 import { reportProgress } from './progress-report.ts';
 
+/** How one kind of stream is read. */
+interface Reader<S extends Strategy> {
+  read(run: StreamRun, s: S): Promise<void>;
+  /**
+   * Whether this run reads the rows of the streams the stream depends on, which must then be written first;
+   * every kind does but the change-driven one, whose backfill reads every day itself.
+   */
+  readsDependencies?(ctx: SyncContext, stream: StreamDef, opts: RunOptions): Promise<boolean>;
+}
+
 /** How each kind of stream is read: a kind added to the catalog without a reader here does not compile. */
-const readers: { [K in Strategy['kind']]: (run: StreamRun, s: Extract<Strategy, { kind: K }>) => Promise<void> } = {
-  full: runFull,
-  snapshot: runSnapshot,
-  'updated-since': runUpdatedSince,
-  windowed: runWindowed,
-  'change-driven': runChangeDriven,
-  'status-driven': runStatusDriven,
+const readers: { [K in Strategy['kind']]: Reader<Extract<Strategy, { kind: K }>> } = {
+  full: { read: runFull },
+  snapshot: { read: runSnapshot },
+  'updated-since': { read: runUpdatedSince },
+  windowed: { read: runWindowed },
+  'change-driven': { read: runChangeDriven, readsDependencies: changeDrivenReadsDependencies },
+  'status-driven': { read: runStatusDriven },
 };
 
-/** The reader of a stream's kind (TypeScript cannot pair an indexed function with its argument's member itself). */
-function readerOf<S extends Strategy>(s: S): (run: StreamRun, s: S) => Promise<void> {
-  return readers[s.kind] as (run: StreamRun, s: S) => Promise<void>;
+/** The reader of a stream's kind (TypeScript cannot pair an indexed member with its argument's member itself). */
+function readerOf<S extends Strategy>(s: S): Reader<S> {
+  return readers[s.kind] as unknown as Reader<S>;
+}
+
+/** Whether this run of `stream` reads the rows of the streams it depends on (Reader.readsDependencies). */
+export async function readsDependencies(ctx: SyncContext, stream: StreamDef, opts: RunOptions = {}): Promise<boolean> {
+  return (await readerOf(stream.strategy).readsDependencies?.(ctx, stream, opts)) ?? true;
 }
 
 /** Runs one stream over all its partitions; `counters` holds what was done even when it throws. */
@@ -40,7 +56,7 @@ export async function runStream(
     // Partitions keep checkpoints of their own: they are read side by side, like windows.
     await forEachLimited(partitions, ctx.windowConcurrency ?? 4, async (partition) => {
       const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts, progress: progress.counter(partition.key) };
-      await readerOf(stream.strategy)(run, stream.strategy);
+      await readerOf(stream.strategy).read(run, stream.strategy);
       progress.finish(partition.key);
     });
   } finally {

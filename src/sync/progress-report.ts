@@ -1,5 +1,5 @@
 /** Tells where a stream's run stands while it runs: to the observers, and to its `sync_runs` row for `status`. */
-import { storeRunProgress } from '../warehouse/run-progress.ts';
+import { storeRunProgress } from '../warehouse/runs.ts';
 import type { ProgressEvent } from '../observers.ts';
 import type { SyncContext } from './context.ts';
 import { requestsPerSecond, type StreamProgress } from './estimate.ts';

@@ -2,7 +2,7 @@
 import { readCheckpoint, recordKey, writePage, type CheckpointWrite, type CursorEdit } from '../warehouse/index.ts';
 import { readStoredCursor, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
-import { type StreamRun, targetOf } from './context.ts';
+import type { StreamRun } from './context.ts';
 import { type Seen, noteRejects } from './seen.ts';
 
 /** Where a page stands in its read: its offset, whether it completes the read, and where the read goes on after it. */
@@ -35,11 +35,11 @@ export function resumeFrom(point: ReadPoint | undefined): number {
  * written in order, so a later one never stores an older cursor), or an edit of the stored cursor, which the pages
  * of slices read side by side make without overwriting each other's.
  */
-export type Checkpoint = { everyPage: boolean } & ({ cursor: (page: PageAt) => unknown } | { edit: (page: PageAt) => CursorEdit });
+export type PageCheckpoint = { everyPage: boolean } & ({ cursor: (page: PageAt) => unknown } | { edit: (page: PageAt) => CursorEdit });
 
 interface ReadOptions {
   seen?: Seen;
-  checkpoint?: Checkpoint;
+  checkpoint?: PageCheckpoint;
   /** Where an envelope list read in part stands: the read goes on from there (see RESUME_OVERLAP). */
   resume?: ReadPoint;
   /** Count rows that were stored already (an append stream's overlap). */
@@ -85,7 +85,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
     if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
     const write = (checkpoint?: CheckpointWrite) =>
       writePage(ctx.warehouse, {
-        target: targetOf(stream),
+        target: stream.target,
         stream: stream.name,
         companyKey: ctx.companyKey,
         items: page.items as object[],
@@ -121,7 +121,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
 
 /** The key text of a record as its row is written, as the warehouse names it. */
 function keyOf(run: StreamRun, item: unknown, extras: Record<string, unknown>): string {
-  return recordKey(targetOf(run.stream), run.ctx.companyKey, item as Record<string, unknown>, extras);
+  return recordKey(run.stream.target, run.ctx.companyKey, item as Record<string, unknown>, extras);
 }
 
 /** Where a read goes on after `page`: past its records (refused ones too), looking for its last record. */
@@ -154,7 +154,7 @@ export const editCursor = (run: StreamRun, edit: CursorEdit) => storeCheckpoint(
 /** A checkpoint with no rows of its own. */
 async function storeCheckpoint(run: StreamRun, checkpoint: CheckpointWrite): Promise<void> {
   await writePage(run.ctx.warehouse, {
-    target: targetOf(run.stream),
+    target: run.stream.target,
     stream: run.stream.name,
     companyKey: run.ctx.companyKey,
     items: [],

@@ -1,6 +1,6 @@
 /** When a periodic complete re-read is due, and what each one cost. */
 import { addDays, HOUR_MS } from './windows.ts';
-import type { Reread } from './streams.ts';
+import type { Reread } from '../resources/stream.ts';
 import type { StreamRun } from './context.ts';
 
 /** Runs a periodic re-read, noting its name, the rows it returned and the requests it sent. */

@@ -7,10 +7,11 @@ import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
 import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { streamRun, type RequestEvent, type RequestOutcome } from '../observers.ts';
-import { runStream } from './engine.ts';
+import { readsDependencies, runStream } from './engine.ts';
 import { emptyCounters, type RunOptions, type StreamCounters, type SyncContext } from './context.ts';
-import { readsDependencies } from './strategies/change-driven.ts';
-import { partitionsOf, streamByName, streams, type StreamDef } from './streams.ts';
+import { partitionsOf } from './partitions.ts';
+import { streamByName, streams, type Stream } from '../resources/index.ts';
+import type { StreamDef } from '../resources/stream.ts';
 
 export interface StreamOutcome extends StreamCounters {
   stream: string;
@@ -20,7 +21,7 @@ export interface StreamOutcome extends StreamCounters {
   durationMs: number;
   /** Its pages were refused: its run lost the job's lock to a later run (fencing.ts). */
   fencedOff?: boolean;
-  /** Not read: the run of it that started then is fresh enough for this one (see `Freshness`); no run is recorded. */
+  /** Not read: the run of it that started then is fresh enough for this one (see `FreshEnough`); no run is recorded. */
   freshFrom?: string;
   /** Every HTTP attempt the stream sent, retries included, by how it ended (`requests` is their sum). */
   requestsByOutcome?: Partial<Record<RequestOutcome, number>>;
@@ -42,7 +43,7 @@ export class UnknownStreamError extends Error {
 }
 
 /** The streams named (all when none), with the streams they depend on, in catalog order. */
-export function selectStreams(names?: readonly string[]): StreamDef[] {
+export function selectStreams(names?: readonly string[]): Stream[] {
   if (!names || names.length === 0) return [...streams];
   const wanted = new Set<string>();
   const add = (name: string) => {
@@ -76,7 +77,7 @@ function readsOf(ctx: SyncContext, s: StreamDef): number {
  * streams depends on it is fresh enough within that stream's own bound (its own job's interval): what the job's
  * stream derives from it is then as fresh as between two runs of that job, the bound the README states.
  */
-export interface Freshness {
+export interface FreshEnough {
   firedAt: Date;
   /** The bound of each stream the job reads only as a dependency. */
   dependencyBoundsMs?: Readonly<Record<string, number>>;
@@ -87,7 +88,7 @@ export interface RunStreamsOptions extends RunOptions {
   /** Who holds each stream of each company while a run reads it; default this process's own. */
   locks?: StreamLocks;
   /** Without it, every stream is read (a command run by hand, a first sync). */
-  freshness?: Freshness;
+  freshness?: FreshEnough;
 }
 
 /** The streams of runs in this process without other locks, shared by every run so they queue behind each other. */
@@ -98,7 +99,7 @@ const processLocks = localStreamLocks();
  * catalog order while the reads they keep going stay under `reads` (READS_AT_ONCE), a stream only after the
  * streams it depends on. One failing stream does not stop the others; once the context's signal is aborted
  * (shutdown), no stream starts. A stream is read once this run holds it for the company (`locks`: a run of it by
- * another job is waited for, and its result taken when it is fresh enough, see `Freshness`).
+ * another job is waited for, and its result taken when it is fresh enough, see `FreshEnough`).
  */
 export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[], opts: RunStreamsOptions = {}): Promise<SyncSummary> {
   const started = Date.now();
@@ -186,14 +187,14 @@ function streamLog(ctx: SyncContext, stream: StreamDef): SyncContext['log'] {
 
 /**
  * Reads the stream once this run holds it for the company (waiting for a run of another job that holds it),
- * unless a run that finished meanwhile, or earlier within its bound, is fresh enough (`Freshness`).
+ * unless a run that finished meanwhile, or earlier within its bound, is fresh enough (`FreshEnough`).
  */
 async function claimAndRun(
   ctx: SyncContext,
   stream: StreamDef,
   opts: RunOptions,
   syncStartedAt: Date,
-  claim: { locks: StreamLocks; freshness?: Freshness },
+  claim: { locks: StreamLocks; freshness?: FreshEnough },
 ): Promise<StreamOutcome> {
   const started = Date.now();
   const log = streamLog(ctx, stream);
@@ -221,8 +222,8 @@ async function claimAndRun(
   }
 }
 
-/** When the run this one takes the result of started, if there is one (see `Freshness`). */
-async function freshRead(ctx: SyncContext, stream: StreamDef, opts: RunOptions, freshness?: Freshness): Promise<Date | undefined> {
+/** When the run this one takes the result of started, if there is one (see `FreshEnough`). */
+async function freshRead(ctx: SyncContext, stream: StreamDef, opts: RunOptions, freshness?: FreshEnough): Promise<Date | undefined> {
   if (!freshness) return undefined;
   const bound = freshness.dependencyBoundsMs?.[stream.name];
   // A full refresh re-reads its own streams whatever ran since.

@@ -1,7 +1,7 @@
 /** What a complete read saw, and marking gone the rows it did not. */
 import { markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
 import type { RecordReject } from '../source/paging.ts';
-import { type StreamRun, targetOf } from './context.ts';
+import type { StreamRun } from './context.ts';
 
 /** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
 export interface Seen {
@@ -13,7 +13,7 @@ export const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
 
 /** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
 export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly RecordReject[], extras: Record<string, unknown>): void {
-  const target = targetOf(run.stream);
+  const target = run.stream.target;
   for (const r of rejects) {
     const key = refusedRecordKey(target, run.ctx.companyKey, r.raw, extras);
     if (key === undefined) seen.unkeyed++;
@@ -36,7 +36,7 @@ export async function markGone(run: StreamRun, seen: Seen, scope: Scope): Promis
     return;
   }
   run.counters.deleted += await markMissingDeleted(ctx.warehouse, {
-    target: targetOf(stream),
+    target: stream.target,
     companyKey: ctx.companyKey,
     seen: seen.keys,
     range: scope.range,

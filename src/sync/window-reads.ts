@@ -4,9 +4,9 @@ import { liveKeys, type CursorEdit } from '../warehouse/index.ts';
 import { PASS_AT, PASS_DONE, type Pass, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HOUR_MS, DAY_MS, type Window } from './windows.ts';
-import type { Reread, StreamDef } from './streams.ts';
-import { type StreamRun, targetOf } from './context.ts';
-import { type PageAt, resumeFrom, type Checkpoint, readAll, saveCursor, editCursor } from './read.ts';
+import type { Reread, StreamDef } from '../resources/stream.ts';
+import type { StreamRun } from './context.ts';
+import { type PageAt, resumeFrom, type PageCheckpoint, readAll, saveCursor, editCursor } from './read.ts';
 import { type Seen, newSeen, markGone, skipInference } from './seen.ts';
 import { dueReread, rereading, rereadSpan } from './rereads.ts';
 
@@ -53,7 +53,7 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
  * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
  * resumed part way goes on from where it stands: its records before that were not seen by this read.
  */
-export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: Checkpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
+export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: PageCheckpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
   const seen = newSeen();
   let rows: number;
   try {
@@ -78,7 +78,7 @@ export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: Wi
     return 'whole';
   }
   if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
-    const held = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey, range, where: spec.where });
+    const held = await liveKeys(run.ctx.warehouse, { target: run.stream.target, companyKey: run.ctx.companyKey, range, where: spec.where });
     if (held.length > 0) {
       const before = run.counters.rows;
       for (const half of halve(w)) await readWindow(run, half, lane, { ...spec, confirmEmpty: false });
@@ -120,7 +120,7 @@ export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane
   await saveCursor(run, cursorWith(pass));
   await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
     const id = w.start.toISOString();
-    const checkpoint: Checkpoint = { edit: (page) => sliceProgress(id, page), everyPage: lane === 'backfill' };
+    const checkpoint: PageCheckpoint = { edit: (page) => sliceProgress(id, page), everyPage: lane === 'backfill' };
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
     // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
     const sliceRun = run.progress ? { ...run, progress: run.progress.slice(id) } : run;

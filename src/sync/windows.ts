@@ -1,11 +1,12 @@
+import { DAY_MS, HOUR_MS } from '../resources/stream.ts';
+
 /** Time windows: half-open [start, end) spans that streams read, slice and split. */
 export interface Window {
   start: Date;
   end: Date;
 }
 
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 24 * HOUR_MS;
+export { DAY_MS, HOUR_MS };
 
 export function addMs(d: Date, ms: number): Date {
   return new Date(d.getTime() + ms);

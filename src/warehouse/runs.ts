@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import type { Warehouse } from './connection.ts';
+import type { ProgressEvent } from '../observers.ts';
+import type { WarehouseTables } from './schema.ts';
 
 /**
  * Stream runs and the process running them. A run is `running` (no `finished_at`) while its process lives and
@@ -15,6 +17,8 @@ export const STALE_AFTER_MS = 6 * HEARTBEAT_MS;
 /** This process, as written in each run it starts: host, pid, and when it started (pids are reused). */
 export const OWNER = { host: hostname(), pid: process.pid, since: Math.round(Date.now() - process.uptime() * 1000) };
 
+export type SyncRun = WarehouseTables['syncRuns']['$inferSelect'];
+
 const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.sync_runs`;
 
 /**
@@ -27,6 +31,42 @@ export async function openRun(wh: Warehouse, o: { companyKey: string; stream: st
     insert into ${t(wh)} (company_key, stream, started_at, details)
     values (${o.companyKey}, ${o.stream}, now(), ${wh.sql.json(details)}) returning id`;
   return Number(row!.id);
+}
+
+export interface RunOutcome {
+  outcome: string;
+  requests?: number;
+  rows?: number;
+  rejects?: number;
+  error?: string;
+}
+
+/** Anything else in the outcome (deleted, durationMs, ...) is kept in `details`. */
+export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promise<void> {
+  const { outcome, requests = 0, rows = 0, rejects = 0, error = null, ...details } = o;
+  await wh.sql`
+    update ${wh.sql(wh.schema)}.sync_runs
+    set finished_at = now(), outcome = ${outcome}, requests = ${requests}, rows = ${rows}, rejects = ${rejects},
+        error = ${error as string | null},
+        -- When its sync began outlives the run: a resumption of that sync reads it (findResumption).
+        details = case when details ? 'syncStartedAt'
+          then ${wh.sql.json(details as never)}::jsonb || jsonb_build_object('syncStartedAt', details->'syncStartedAt')
+          else ${wh.sql.json(details as never)}::jsonb end
+    where id = ${id}`;
+}
+
+/** A running run's progress as stored in `sync_runs.details.progress`: where it stood at `at`. */
+export type StoredProgress = Omit<ProgressEvent, 'company' | 'stream'> & { at: string };
+
+/**
+ * Stores where a running run stands, in its `sync_runs` row, for `status` (another process) to read. A run
+ * that ended keeps none: its row says what it did.
+ */
+export async function storeRunProgress(wh: Warehouse, runId: number, progress: StoredProgress): Promise<void> {
+  await wh.sql`
+    update ${wh.sql(wh.schema)}.sync_runs
+    set details = jsonb_set(coalesce(details, '{}'::jsonb), '{progress}', ${wh.sql.json(progress)})
+    where id = ${runId} and finished_at is null`;
 }
 
 /** Marks the given runs as alive now. */

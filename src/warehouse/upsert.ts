@@ -5,7 +5,7 @@ import { sendFenceCheck } from './fencing.ts';
 import { arrayElement, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { sendRejects } from './rejects.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
-import { targetByName, type Target } from './targets.ts';
+import type { Target } from './targets.ts';
 
 /**
  * The write path. Every value travels as text and is cast by Postgres. Rows to insert or rewrite travel inside
@@ -368,7 +368,7 @@ async function writeMapped(
 function envelopeItems(target: Target, extras: Record<string, unknown> | undefined): { target: Target; items: object[] } | undefined {
   const e = target.envelopeTarget;
   if (!e || !extras || extras[e.fields[0]!] == null) return undefined;
-  return { target: targetByName(e.target), items: [Object.fromEntries(e.fields.map((f) => [f, extras[f] ?? null]))] };
+  return { target: e.target, items: [Object.fromEntries(e.fields.map((f) => [f, extras[f] ?? null]))] };
 }
 
 /** One order for a table's keys in every writer (numbers as numbers), so new rows are inserted in it too. */

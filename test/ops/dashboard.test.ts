@@ -6,7 +6,7 @@ import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { DEFAULT_API_KEY, SCOPES } from '../../src/sandbox/keys.ts';
 import { enqueueRun } from '../../src/queue/sync-queue.ts';
-import { streams } from '../../src/sync/streams.ts';
+import { streams } from '../../src/resources/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { insertReject } from '../support/rejects.ts';
 import { startTestApp, type TestApp } from './helpers.ts';

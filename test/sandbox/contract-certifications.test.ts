@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { allPages, call, truth, v2 } from './http-helpers.ts';
 
 const LIST = '/IndividualCertification/GetIndividualCertificationList';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { call, truth, v2 } from './http-helpers.ts';
 
 const DAY = 86_400_000;

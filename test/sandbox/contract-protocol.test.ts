@@ -1,7 +1,8 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints, type Endpoint } from '../../src/source/endpoints.ts';
+import type { Endpoint } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { individualAliases, renameKeys } from '../../src/source/schemas/index.ts';
 import { asXmlReads, call, parseXml, truth, v2, xmlValue } from './http-helpers.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpoints, type EndpointName } from '../../src/source/endpoints.ts';
+import { endpoints, type EndpointName } from '../../src/resources/index.ts';
 import {
   ANSWER_VALUE_SCHEMAS,
   FORM_QUESTION_TYPES,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SourceClient, type SourceClientOptions } from '../../src/source/client.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { SourceError } from '../../src/source/errors.ts';
 import { capturingLogger, collect, envelope, fakeService, json, RecordingLimiter, type FakeService, type Handler } from './helpers.ts';
 

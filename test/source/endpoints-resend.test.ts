@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { endpoints, resendOf } from '../../src/source/endpoints.ts';
+import { resendOf } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 
 /** Request semantics live in the catalog: how a write may be resent, and its lane. */
 describe('endpoint catalog: resend and lane', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { SourceError } from '../../src/source/errors.ts';
 import { parseItems, readArray, readArrayOrObject, readContainer, readEnvelope } from '../../src/source/paging.ts';
 import { buildQuery, formatDate, formatDateTime } from '../../src/source/query.ts';

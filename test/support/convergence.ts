@@ -1,9 +1,10 @@
 import type { SandboxData } from '../../src/sandbox/service.ts';
-import { endpoints, type EndpointName } from '../../src/source/endpoints.ts';
-import { streams, partitionsOf, type StreamDef } from '../../src/sync/streams.ts';
+import { endpoints, streams, targets, type EndpointName } from '../../src/resources/index.ts';
+import { partitionsOf } from '../../src/sync/partitions.ts';
+import type { StreamDef } from '../../src/resources/stream.ts';
 import type { StreamOutcome } from '../../src/sync/runner.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { mapItem, targets } from '../../src/warehouse/index.ts';
+import { mapItem } from '../../src/warehouse/index.ts';
 import { keyText } from '../../src/warehouse/rows.ts';
 
 export interface Divergence {
@@ -37,7 +38,7 @@ export async function divergence(wh: Warehouse, data: SandboxData, companyKey: s
   const out: Record<string, Divergence> = {};
   for (const stream of streams) {
     const span = spans[stream.name];
-    const target = targets[stream.target as keyof typeof targets];
+    const target = stream.target;
     const expected = new Map<string, string>();
     for (const p of partitionsOf(stream, { formIds: data.formIds(), runTypeIds: data.runTypeIds() })) {
       const records = data.truth(stream.endpoint.name as EndpointName, p.query as never);

@@ -1,5 +1,5 @@
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import type { StoredProgress } from '../../src/warehouse/run-progress.ts';
+import type { StoredProgress } from '../../src/warehouse/runs.ts';
 
 /** A finished stream run as the runner records it, at a chosen time: for pages and charts over run history. */
 export async function insertRun(

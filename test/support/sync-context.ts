@@ -7,6 +7,7 @@ import type { RateLimit } from '../../src/config.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import type { SyncContext } from '../../src/sync/context.ts';
 import { freshDatabase } from './db.ts';
+import { clockProbe } from '../../src/resources/index.ts';
 
 export interface TestSync {
   ctx: SyncContext;
@@ -47,7 +48,7 @@ export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOption
     warehouse,
     log,
     now: () => client.serviceNow(),
-    refreshClock: () => client.freshServiceNow(0),
+    refreshClock: () => client.freshServiceNow(clockProbe, 0),
     formIds: sandbox.data.formIds(),
     runTypeIds: sandbox.data.runTypeIds(),
   };

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox, type SandboxSize } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { streams } from '../../src/sync/streams.ts';
+import { streams } from '../../src/resources/index.ts';
 import { divergence, dueForComparison, spansWithinBound, summarizeDivergence } from '../support/convergence.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 

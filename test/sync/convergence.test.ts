@@ -9,6 +9,7 @@ import type { SyncContext } from '../../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';
 import { divergence, spansWithinBound, summarizeDivergence, withinBounds } from '../support/convergence.ts';
+import { clockProbe } from '../../src/resources/index.ts';
 
 const rateLimit = { limit: 100, windowMs: 1000 };
 let sandbox: RunningSandbox;
@@ -48,7 +49,7 @@ beforeAll(async () => {
     log: pino({ level: 'silent' }),
     now: () => client.serviceNow(),
     // The sandbox's clock jumps a day at a time, so ask it every run.
-    refreshClock: () => client.freshServiceNow(0),
+    refreshClock: () => client.freshServiceNow(clockProbe, 0),
     formIds: sandbox.data.formIds(),
     runTypeIds: sandbox.data.runTypeIds(),
   };

@@ -3,7 +3,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { readRows, targets } from '../../src/warehouse/index.ts';
+import { readRows } from '../../src/warehouse/index.ts';
+import { targets } from '../../src/resources/index.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
@@ -91,7 +92,7 @@ describe('a refused record is not a deletion', () => {
   });
 
   it('a windowed read keeps a refused time off request (keyed by its identifying fields)', async () => {
-    const before = await live('timeOffRequests');
+    const before = await live('time-off-requests');
     expect(before.length).toBeGreaterThan(0);
     // A full refresh reads every window completely, with deletion inference.
     corrupt = (endpoint, item) => (endpoint === 'timeOffRequests' ? { ...item, RequestedHours: 'many' } : item);
@@ -99,7 +100,7 @@ describe('a refused record is not a deletion', () => {
     corrupt = undefined;
     expect(r.rejects).toBe(before.length);
     expect(await lastRun('time-off-requests')).toMatchObject({ deleted: 0 });
-    expect((await live('timeOffRequests')).length).toBe(before.length);
+    expect((await live('time-off-requests')).length).toBe(before.length);
   });
 });
 
@@ -110,29 +111,29 @@ describe('the 31-day course rule', () => {
   });
 
   it('a range answered with an empty list while the warehouse holds its courses is read in halves, and said', async () => {
-    const before = await live('individualCourses');
+    const before = await live('individual-courses');
     expect(before.length).toBeGreaterThan(0);
     emptyOver = 20;
     const r = await runStreams(sync.ctx, selectStreams(['individual-courses']), { fullRefresh: true });
     emptyOver = undefined;
     expect(r.failed).toBe(0);
     expect(r.streams[0]!.silentRefusals).toBeGreaterThan(0);
-    expect((await live('individualCourses')).length).toBe(before.length);
+    expect((await live('individual-courses')).length).toBe(before.length);
   });
 });
 
 describe('snapshots', () => {
   it('a record one read misses (it moved while pages were read) stays; one two reads in a row miss is gone', async () => {
-    const before = await live('pendingCertifications');
+    const before = await live('pending-certifications');
     expect(before.length).toBeGreaterThan(1);
     const [moved, gone] = [before[0]!.individual_certification_id, before[1]!.individual_certification_id];
     drop = (endpoint, item) => endpoint === 'pendingCertifications' && (item.IndividualCertificationId === moved || item.IndividualCertificationId === gone);
     await runStreams(sync.ctx, selectStreams(['pending-certifications']));
-    expect((await live('pendingCertifications')).length).toBe(before.length);
+    expect((await live('pending-certifications')).length).toBe(before.length);
     drop = (endpoint, item) => endpoint === 'pendingCertifications' && item.IndividualCertificationId === gone;
     await runStreams(sync.ctx, selectStreams(['pending-certifications']));
     drop = undefined;
-    const after = (await live('pendingCertifications')).map((r) => r.individual_certification_id);
+    const after = (await live('pending-certifications')).map((r) => r.individual_certification_id);
     expect(after).toContain(moved);
     expect(after).not.toContain(gone);
     expect(after.length).toBe(before.length - 1);
@@ -141,7 +142,7 @@ describe('snapshots', () => {
 
 describe('time off decisions', () => {
   it('a Pending request the open list skipped stays; one no read returns any more is gone', async () => {
-    const pending = (await live('timeOffRequests')).filter((r) => r.status === 'Pending');
+    const pending = (await live('time-off-requests')).filter((r) => r.status === 'Pending');
     expect(pending.length).toBeGreaterThan(1);
     const [skipped, gone] = [pending[0]!, pending[1]!];
     const is = (row: Record<string, unknown>, item: Record<string, unknown>) =>
@@ -159,7 +160,7 @@ describe('time off decisions', () => {
     drop = undefined;
     expect(r.failed).toBe(0);
     expect(r.streams[0]!.rereads).toEqual([]);
-    const after = await live('timeOffRequests');
+    const after = await live('time-off-requests');
     expect(after.map((x) => x._key)).toContain(skipped._key);
     expect(after.map((x) => x._key)).not.toContain(gone._key);
     expect(await lastRun('time-off-requests')).toMatchObject({ deleted: 1 });

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints, type EndpointName } from '../../src/source/endpoints.ts';
+import { endpoints, streamByName, targets, type EndpointName } from '../../src/resources/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { streamByName } from '../../src/sync/streams.ts';
-import { mapItem, targets, type Warehouse } from '../../src/warehouse/index.ts';
+import { mapItem, type Warehouse } from '../../src/warehouse/index.ts';
 import { keyText } from '../../src/warehouse/rows.ts';
 import { divergence } from '../support/convergence.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
@@ -70,7 +69,7 @@ afterAll(async () => {
  */
 function expectedRows(stream: string, rewrite: (r: Rec) => Rec): Map<string, string> {
   const def = streamByName(stream)!;
-  const target = targets[def.target as keyof typeof targets];
+  const target = def.target;
   const out = new Map<string, string>();
   const queries = def.partitions === 'formIds' ? sandbox.data.formIds().map((FormId) => ({ FormId })) : [{}];
   for (const q of queries) {
@@ -84,7 +83,7 @@ function expectedRows(stream: string, rewrite: (r: Rec) => Rec): Map<string, str
 }
 
 async function actualRows(wh: Warehouse, stream: string): Promise<Map<string, string>> {
-  const target = targets[streamByName(stream)!.target as keyof typeof targets];
+  const target = streamByName(stream)!.target;
   const rows = await wh.sql.unsafe(`select * from "${wh.schema}"."${target.table}" where company_key = 'acme' and _deleted_at is null`);
   return new Map(rows.map((r) => [keyText(r, target.key), String(r._hash)]));
 }

@@ -3,7 +3,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { readRows, targets } from '../../src/warehouse/index.ts';
+import { readRows } from '../../src/warehouse/index.ts';
+import { targets } from '../../src/resources/index.ts';
 import { mappingItems } from '../support/sandbox-data.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
@@ -40,13 +41,13 @@ afterAll(async () => {
 
 describe('credentials follow their individual', () => {
   it('a rename reaches the credentials in the same cycle, by one request for that individual', async () => {
-    const creds = await readRows(sync.warehouse, targets.individualCertifications, 'acme');
+    const creds = await readRows(sync.warehouse, targets['individual-certifications'], 'acme');
     const holder = creds.find((c) => c._deleted_at === null)!.service_id as number;
     expect(creds.filter((c) => c._deleted_at === null).length).toBeGreaterThan(200);
     renamed.add(holder);
     const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
     expect(r.failed).toBe(0);
-    const after = (await readRows(sync.warehouse, targets.individualCertifications, 'acme')).filter((c) => c.service_id === holder);
+    const after = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter((c) => c.service_id === holder);
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((c) => c.last_name === 'Renamed 1')).toBe(true);
     // The updatedSince read and the one read for the renamed individual.
@@ -54,7 +55,7 @@ describe('credentials follow their individual', () => {
   });
 
   it('a change to nothing the credentials show costs no request for that individual', async () => {
-    const creds = (await readRows(sync.warehouse, targets.individualCertifications, 'acme')).filter((c) => c._deleted_at === null);
+    const creds = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter((c) => c._deleted_at === null);
     const holders = [...new Set(creds.map((c) => c.service_id as number))].filter((h) => !renamed.has(h)).slice(0, 3);
     for (const h of holders) rephoned.add(h);
     const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
@@ -65,13 +66,13 @@ describe('credentials follow their individual', () => {
   });
 
   it('when more individuals changed than the list has pages, the whole list is read instead, and nothing is lost', async () => {
-    const before = (await readRows(sync.warehouse, targets.individualCertifications, 'acme')).filter((c) => c._deleted_at === null);
+    const before = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter((c) => c._deleted_at === null);
     const pages = Math.ceil(before.length / 200);
     const holders = [...new Set(before.map((c) => c.service_id as number))].slice(0, pages + 1);
     for (const h of holders) renamed.add(h);
     const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
     expect(r.failed).toBe(0);
-    const after = await readRows(sync.warehouse, targets.individualCertifications, 'acme');
+    const after = await readRows(sync.warehouse, targets['individual-certifications'], 'acme');
     const live = after.filter((c) => c._deleted_at === null);
     expect(live.length).toBe(before.length);
     expect(live.filter((c) => renamed.has(c.service_id as number)).every((c) => c.last_name === `Renamed ${renamed.size}`)).toBe(true);

@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints, streamByName, targets } from '../../src/resources/index.ts';
 import { runStream } from '../../src/sync/engine.ts';
 import { RESUME_OVERLAP } from '../../src/sync/read.ts';
 import { runStreams } from '../../src/sync/runner.ts';
-import { streamByName } from '../../src/sync/streams.ts';
-import { readCheckpoint, readRows, saveCheckpoint, targets } from '../../src/warehouse/index.ts';
+import { readCheckpoint, readRows, saveCheckpoint } from '../../src/warehouse/index.ts';
 import { ChangeCursor, SinceCursor, WindowCursor, type ReadPoint } from '../../src/sync/cursors.ts';
 import { AUTH_HEADER, PAGE_LIMIT_MAX } from '../../src/source/endpoints.ts';
 import { divergence } from '../support/convergence.ts';
@@ -248,7 +247,7 @@ describe('a slice interrupted part way', () => {
     const id = [...written.keys()].find((k) => !pass.done.includes(k) && written.get(k)!.some((o) => o > 0))!;
     expect(id).toBeDefined();
     const start = Date.parse(id);
-    const victim = (await readRows(s.warehouse, targets.shiftAssignments, 'acme')).find((r) => {
+    const victim = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find((r) => {
       const t = new Date(r.start_date_time as string | Date).getTime();
       return r._deleted_at === null && t >= start && t < start + 7 * DAY;
     })!;
@@ -260,7 +259,7 @@ describe('a slice interrupted part way', () => {
       drop = undefined;
     }
     expect(asked(mark).filter((r) => r.slice === id).map((r) => r.offset)).toContain(0);
-    const gone = (await readRows(s.warehouse, targets.shiftAssignments, 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
+    const gone = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
     expect(gone?._deleted_at).not.toBeNull();
   });
 
@@ -301,7 +300,7 @@ describe('a slice interrupted part way', () => {
     const [id, p] = Object.entries(pass.at ?? {}).find(([, point]) => pointOf(point).offset > 0) ?? [];
     expect(id).toBeDefined();
     const start = Date.parse(id!);
-    const rows = await readRows(s.warehouse, targets.shiftAssignments, 'acme');
+    const rows = await readRows(s.warehouse, targets['shift-assignments'], 'acme');
     const victim = rows.find((r) => {
       const t = new Date(r.start_date_time as string | Date).getTime();
       return t >= start && t < start + 7 * DAY;
@@ -314,7 +313,7 @@ describe('a slice interrupted part way', () => {
     } finally {
       drop = undefined;
     }
-    const after = (await readRows(s.warehouse, targets.shiftAssignments, 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
+    const after = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
     expect(after?._deleted_at).toBeNull();
     const [run] = await s.warehouse.sql<{ details: { inferenceSkipped?: string[] } }[]>`
       select details from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs

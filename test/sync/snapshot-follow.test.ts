@@ -3,7 +3,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { readRows, targets } from '../../src/warehouse/index.ts';
+import { readRows } from '../../src/warehouse/index.ts';
+import { targets } from '../../src/resources/index.ts';
 import { mappingItems } from '../support/sandbox-data.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
@@ -52,7 +53,7 @@ describe('required credential status follows employees', () => {
   });
 
   it('reads a renamed individual’s status by one request for that individual', async () => {
-    const rows = await readRows(sync.warehouse, targets.requiredCertificationStatus, 'acme');
+    const rows = await readRows(sync.warehouse, targets['required-certification-status'], 'acme');
     expect(rows.length).toBeGreaterThan(200);
     renamed = Number(rows[0]!.employment_service_id);
     expect((await runStreams(sync.ctx, selectStreams(['individuals']))).failed).toBe(0);
@@ -60,7 +61,7 @@ describe('required credential status follows employees', () => {
     expect(r.outcome).toBe('ok');
     expect(r.rereads).toEqual([]);
     expect(r.requests).toBe(1);
-    const after = await readRows(sync.warehouse, targets.requiredCertificationStatus, 'acme');
+    const after = await readRows(sync.warehouse, targets['required-certification-status'], 'acme');
     expect(after.find((x) => Number(x.employment_service_id) === renamed)!.employment_last_name).toBe('Renamed');
     expect(after.filter((x) => x._deleted_at === null).length).toBe(rows.filter((x) => x._deleted_at === null).length);
   });

@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { endpoints } from '../../src/source/endpoints.ts';
-import { partitionsOf, STREAM_NAMES, streams } from '../../src/sync/streams.ts';
+import { endpoints, STREAM_NAMES, streams, envelopeTargets } from '../../src/resources/index.ts';
+import { partitionsOf } from '../../src/sync/partitions.ts';
 import { selectStreams, UnknownStreamError } from '../../src/sync/runner.ts';
 import { jobs } from '../../jobs/index.ts';
+import { pgSchema, getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { DEFAULT_SCHEMA, warehouseTables } from '../../src/warehouse/schema.ts';
+import { bookkeepingTables } from '../../src/warehouse/tables/bookkeeping.ts';
+import { fencingTables } from '../../src/warehouse/tables/fencing.ts';
+import { companyTables } from '../../src/warehouse/tables/companies.ts';
+import { pushTables } from '../../src/warehouse/tables/push.ts';
+import type { Target } from '../../src/warehouse/targets.ts';
 
 /** Lookups by key, existence checks and writes are not streams; every other read endpoint is. */
 const NOT_STREAMS = new Set(['individualByServiceId', 'individualByUniqueIdentifier', 'individualByEmployeeNumber', 'individualExists']);
@@ -80,5 +87,43 @@ describe('stream catalog', () => {
     const scheduled = new Set(jobs.flatMap((j) => j.streams));
     expect(streams.filter((s) => !scheduled.has(s.name)).map((s) => s.name)).toEqual([]);
     for (const j of jobs) expect(() => selectStreams(j.streams)).not.toThrow();
+  });
+});
+
+/** Table name → its columns, as the drizzle schema declares them. */
+function declaredTables(tables: Record<string, unknown>): Map<string, Set<string>> {
+  return new Map(
+    Object.values(tables).map((t) => {
+      const config = getTableConfig(t as PgTable);
+      return [config.name, new Set(config.columns.map((c) => c.name))];
+    }),
+  );
+}
+
+/** Every table a target writes, with the key columns it names there. */
+function writtenTables(target: Target): [string, readonly string[]][] {
+  return [
+    [target.table, ['company_key', ...target.key]],
+    ...(target.history ? [[target.history, ['company_key', ...target.key]] as [string, string[]]] : []),
+    ...(target.children ?? []).map((c): [string, readonly string[]] => [c.table, ['company_key', ...(c.parentColumns ?? target.key), ...c.key]]),
+  ];
+}
+
+describe('the catalog and the warehouse', () => {
+  const tables = declaredTables(warehouseTables(DEFAULT_SCHEMA));
+  const s = pgSchema(DEFAULT_SCHEMA);
+  const ownTables = new Set([...declaredTables(bookkeepingTables(s)).keys(), ...declaredTables(pushTables(s)).keys(), ...declaredTables(fencingTables(s)).keys(), ...declaredTables(companyTables(s)).keys()]);
+  const written = [...streams.map((st) => st.target), ...envelopeTargets].flatMap(writtenTables);
+
+  it('writes only tables the drizzle schema declares, through columns they have', () => {
+    const missing = written.flatMap(([table, key]) =>
+      !tables.has(table) ? [`${table}: no such table`] : key.filter((c) => !tables.get(table)!.has(c)).map((c) => `${table}.${c}: no such column`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('has a stream writing every data table of the schema', () => {
+    const writtenNames = new Set(written.map(([table]) => table));
+    expect([...tables.keys()].filter((t) => !ownTables.has(t) && !writtenNames.has(t))).toEqual([]);
   });
 });

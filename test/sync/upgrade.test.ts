@@ -5,7 +5,7 @@ import type { ZodType } from 'zod';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { ChangeCursor, CURSOR_VERSION, readStoredCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor } from '../../src/sync/cursors.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
-import { streamByName } from '../../src/sync/streams.ts';
+import { streamByName } from '../../src/resources/index.ts';
 import { listCheckpoints } from '../../src/warehouse/index.ts';
 import { MIGRATIONS_DIR, migrationsTable } from '../../src/warehouse/migrate.ts';
 import { DEFAULT_SCHEMA } from '../../src/warehouse/schema.ts';

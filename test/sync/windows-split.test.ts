@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { divergence } from '../support/convergence.ts';
 import { startProxy, type ProxyHooks, type RunningProxy } from '../support/proxy.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { readRows } from '../../src/warehouse/state.ts';
-import { targets } from '../../src/warehouse/targets.ts';
+import { targets } from '../../src/resources/index.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
 
@@ -37,7 +37,7 @@ describe('writePage with concurrent writers of the same keys', () => {
       for (const [round, date] of dates.entries()) {
         const items = shuffled(ids, seed + round).map((id) => certification(id, date));
         await writePage(wh, {
-          target: targets.individualCertifications,
+          target: targets['individual-certifications'],
           companyKey: company,
           items,
           syncedAt: new Date(Date.UTC(2024, 5, 2, 0, round, seed)),
@@ -47,7 +47,7 @@ describe('writePage with concurrent writers of the same keys', () => {
     };
     const dates = ['2026-01-01', '2027-01-01', '2028-01-01', '2026-06-01'];
     await Promise.all([writer(1, dates), writer(2, [...dates].reverse()), writer(3, dates)]);
-    const rows = await readRows(wh, targets.individualCertifications, company);
+    const rows = await readRows(wh, targets['individual-certifications'], company);
     expect(rows).toHaveLength(ids.length);
     const open = (await readRows(wh, 'individual_certifications_history', company)).filter((h) => h.valid_to === null);
     expect(open).toHaveLength(ids.length);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fenced, isFencedOff, markMissingDeleted, openWarehouse, takeFence, targets, writePage, type Warehouse } from '../../src/warehouse/index.ts';
+import { fenced, isFencedOff, markMissingDeleted, openWarehouse, takeFence, writePage, type Warehouse } from '../../src/warehouse/index.ts';
+import { targets } from '../../src/resources/index.ts';
 import { freshDatabase } from '../support/db.ts';
 
 let wh: Warehouse;

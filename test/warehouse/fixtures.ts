@@ -1,4 +1,5 @@
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints, streams } from '../../src/resources/index.ts';
+import type { Target } from '../../src/warehouse/targets.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 
@@ -234,4 +235,11 @@ export type ResourceName = keyof typeof raw;
 export function parsed(name: ResourceName, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const item = endpoints[name].item.parse({ ...raw[name], ...overrides });
   return item as Record<string, unknown>;
+}
+
+/** The warehouse target of the stream that reads the endpoint `name`. */
+export function targetOf(name: ResourceName): Target {
+  const stream = streams.find((s) => s.endpoint.name === name);
+  if (!stream) throw new Error(`no stream reads ${name}`);
+  return stream.target;
 }

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { readRows } from '../../src/warehouse/state.ts';
-import { targets, type TargetName } from '../../src/warehouse/targets.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { mapItem, snake } from '../../src/warehouse/rows.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
-import { migratedWarehouse, parsed, raw, type ResourceName } from './fixtures.ts';
+import { endpoints, streams } from '../../src/resources/index.ts';
+import { migratedWarehouse, parsed, raw, targetOf, type ResourceName } from './fixtures.ts';
 
 let wh: Warehouse;
 const company = 'acme';
@@ -19,7 +18,7 @@ afterAll(async () => {
 });
 
 async function write(name: ResourceName, extras?: Record<string, unknown>) {
-  return writePage(wh, { target: targets[name], companyKey: company, items: [parsed(name)], syncedAt, stream: name, extras });
+  return writePage(wh, { target: targetOf(name), companyKey: company, items: [parsed(name)], syncedAt, stream: name, extras });
 }
 
 async function one(table: string) {
@@ -40,7 +39,7 @@ describe('snake case', () => {
 describe('every resource maps to its table', () => {
   it('has a target for every synced endpoint', () => {
     for (const name of Object.keys(raw)) expect(endpoints[name as ResourceName].name).toBe(name);
-    expect(Object.keys(targets).sort()).toEqual([...Object.keys(raw), 'forms'].sort());
+    expect(streams.map((s) => s.endpoint.name).sort()).toEqual(Object.keys(raw).sort());
   });
 
   it('individuals: flattening, aliases, child job titles, _extra, no SSN anywhere', async () => {
@@ -70,7 +69,7 @@ describe('every resource maps to its table', () => {
   });
 
   it('SSN is dropped even when nested in unmapped fields', () => {
-    const m = mapItem(targets.individuals, company, { ...parsed('individuals'), Other: { ssn: '987654321', keep: 1 } });
+    const m = mapItem(targetOf('individuals'), company, { ...parsed('individuals'), Other: { ssn: '987654321', keep: 1 } });
     expect(JSON.stringify(m.row)).not.toContain('987654321');
     expect(m.row._extra).toEqual({ BadgeColor: 'blue', Other: { keep: 1 } });
   });
@@ -205,14 +204,14 @@ describe('every resource maps to its table', () => {
     expect(await one('run_log_form_response_answers')).toMatchObject({ question_type: 'Run Log Crew', answer_value: { anything: 1 } });
   });
 
-  it.each(['certifications', 'workStatuses', 'departments', 'workShifts', 'jobTitles', 'locales'] satisfies TargetName[])(
+  it.each(['certifications', 'workStatuses', 'departments', 'workShifts', 'jobTitles', 'locales'] satisfies ResourceName[])(
     'reference list %s',
     async (name) => {
       await write(name);
-      const table = targets[name].table;
+      const table = targetOf(name).table;
       const row = await one(table);
       const values = Object.values(raw[name]);
-      expect(row[targets[name].key[0]!]).toBe(values[0]);
+      expect(row[targetOf(name).key[0]!]).toBe(values[0]);
       expect(Object.values(row)).toContain(values[1]);
     },
   );
@@ -221,7 +220,7 @@ describe('every resource maps to its table', () => {
 describe('values as the service wrote them', () => {
   const local = 'local';
   const writeLocal = (name: ResourceName, items: Record<string, unknown>[]) =>
-    writePage(wh, { target: targets[name], companyKey: local, items, syncedAt, stream: name });
+    writePage(wh, { target: targetOf(name), companyKey: local, items, syncedAt, stream: name });
 
   it('a night shift keeps the day and offset it was written with, beside the instant', async () => {
     await writeLocal('shiftAssignments', [
@@ -255,7 +254,7 @@ describe('values as the service wrote them', () => {
   });
 
   it('a field of the item named like a derived column does not fill it', () => {
-    const m = mapItem(targets.shiftAssignments, local, { ...parsed('shiftAssignments'), StartDateTimeLocalDate: '1999-01-01' });
+    const m = mapItem(targetOf('shiftAssignments'), local, { ...parsed('shiftAssignments'), StartDateTimeLocalDate: '1999-01-01' });
     expect(m.row.start_date_time_local_date).toBe('2024-06-01');
     expect(m.row._extra).toMatchObject({ StartDateTimeLocalDate: '1999-01-01' });
   });
@@ -285,12 +284,12 @@ describe('values as the service wrote them', () => {
         { JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr, { ...cpr, RequirementStatus: 'Expired' }] },
       ],
     });
-    const m = mapItem(targets.requiredCertificationStatus, local, item);
+    const m = mapItem(targetOf('requiredCertificationStatus'), local, item);
     const rows = m.children[0]!;
     expect(rows.map((r) => r.requirement_status)).toEqual(['Missing', 'Expired']);
     expect(new Set(rows.map((r) => r._key)).size).toBe(2);
     // The first keeps the key it always had, so rows already in the warehouse keep theirs.
-    const single = mapItem(targets.requiredCertificationStatus, local, parsed('requiredCertificationStatus', {
+    const single = mapItem(targetOf('requiredCertificationStatus'), local, parsed('requiredCertificationStatus', {
       CredentialRequirements: [{ JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr] }],
     }));
     expect(single.children[0]![0]!._key).toBe(rows[0]!._key);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { readRows } from '../../src/warehouse/state.ts';
-import { targets } from '../../src/warehouse/targets.ts';
+import { targets } from '../../src/resources/index.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { VIEW_NAMES } from '../../src/warehouse/descriptions.ts';
 import { freshDatabase } from '../support/db.ts';

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints } from '../../src/source/endpoints.ts';
+import { endpoints } from '../../src/resources/index.ts';
 import { readStatus } from '../../src/ops/status.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { migrateWarehouse } from '../../src/warehouse/migrate.ts';

@@ -4,7 +4,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { readRows } from '../../src/warehouse/state.ts';
-import { targets } from '../../src/warehouse/targets.ts';
+import { targets } from '../../src/resources/index.ts';
 import { COPY_MIN_ROWS, writePage } from '../../src/warehouse/upsert.ts';
 import { freshDatabase } from '../support/db.ts';
 import { startPostgresCutter } from '../support/postgres-cutter.ts';
@@ -122,11 +122,11 @@ describe('a page written through COPY whose connection closes after the COPY end
       const items = Array.from({ length: COPY_MIN_ROWS + 10 }, (_, i) => parsed('shiftAssignments', { ShiftAssignmentId: i + 1 }));
       // A Postgres restart between CopyDone and its CommandComplete: postgres.js never settles the COPY's writable.
       cutter.cutAfterCopyEnd();
-      const written = writePage(wh, { target: targets.shiftAssignments, companyKey: 'cut', items, syncedAt: new Date(), stream: 'shift-assignments' });
+      const written = writePage(wh, { target: targets['shift-assignments'], companyKey: 'cut', items, syncedAt: new Date(), stream: 'shift-assignments' });
       const result = await Promise.race([written, sleep(15_000).then(() => 'still waiting after 15 s')]);
       expect(cutter.cuts()).toBe(1);
       expect(result).toMatchObject({ inserted: items.length });
-      expect(await readRows(wh, targets.shiftAssignments, 'cut')).toHaveLength(items.length);
+      expect(await readRows(wh, targets['shift-assignments'], 'cut')).toHaveLength(items.length);
     } finally {
       await wh.close();
       await cutter.close();

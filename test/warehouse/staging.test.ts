@@ -3,7 +3,7 @@ import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { tableInfo } from '../../src/warehouse/rows.ts';
 import { claimStaging, staging } from '../../src/warehouse/staging.ts';
 import { readCheckpoint, readRows } from '../../src/warehouse/state.ts';
-import { targets } from '../../src/warehouse/targets.ts';
+import { targets } from '../../src/resources/index.ts';
 import { COPY_MIN_ROWS, writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
 
@@ -47,7 +47,7 @@ const firstPage = (count: number) => Array.from({ length: count }, (_, i) => ass
 async function writeInPages(companyKey: string, items: Record<string, unknown>[], size: number, syncedAt: Date) {
   const total = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   for (let i = 0; i < items.length; i += size) {
-    const r = await writePage(wh, { target: targets.shiftAssignments, companyKey, items: items.slice(i, i + size), syncedAt, stream: 's' });
+    const r = await writePage(wh, { target: targets['shift-assignments'], companyKey, items: items.slice(i, i + size), syncedAt, stream: 's' });
     for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r[k];
   }
   return total;
@@ -68,8 +68,8 @@ describe('pages written through COPY staging', () => {
     expect(await writeInPages(copied, second, second.length, t1)).toEqual(expected);
     expect(await writeInPages(unnested, second, FEW, t1)).toEqual(expected);
 
-    const rows = await readRows(wh, targets.shiftAssignments, copied);
-    expect(withoutCompany(rows)).toEqual(withoutCompany(await readRows(wh, targets.shiftAssignments, unnested)));
+    const rows = await readRows(wh, targets['shift-assignments'], copied);
+    expect(withoutCompany(rows)).toEqual(withoutCompany(await readRows(wh, targets['shift-assignments'], unnested)));
     expect(rows).toHaveLength(MANY + third);
     // Rows the second page left out or repeated unchanged keep the first page's _synced_at.
     const leftOut = (id: number) => id <= MANY && !(id > third && id <= 2 * third);
@@ -98,7 +98,7 @@ describe('pages written through COPY staging', () => {
     expect(children.every((c) => (c.shift_name as string).startsWith('Night ') && (c._synced_at as Date).getTime() === t1.getTime())).toBe(true);
 
     const credentials = Array.from({ length: MANY }, (_, i) => parsed('individualCertifications', { IndividualCertificationId: i + 1 }));
-    const creds = { target: targets.individualCertifications, companyKey: company, stream: 'certs' };
+    const creds = { target: targets['individual-certifications'], companyKey: company, stream: 'certs' };
     await writePage(wh, { ...creds, items: credentials, syncedAt: t0 });
     const changed = credentials.map((c, i) => (i < 10 ? { ...c, ExpirationDate: '2027-01-01' } : c));
     expect(await writePage(wh, { ...creds, items: changed, syncedAt: t1 })).toEqual({
@@ -115,9 +115,9 @@ describe('pages written through COPY staging', () => {
 
   it('fail as a whole, with Postgres’s reason, when one value is not of its column’s type', async () => {
     const items = [...firstPage(MANY - 1), assignment(MANY, { StartDateTime: '2024-02-30T00:00:00Z' })];
-    const page = { target: targets.shiftAssignments, companyKey: company, syncedAt: t0, stream: 's' };
+    const page = { target: targets['shift-assignments'], companyKey: company, syncedAt: t0, stream: 's' };
     await expect(writePage(wh, { ...page, items, checkpoint: { partition: '-', cursor: { until: 'b' } } })).rejects.toThrow(/2024-02-30/);
-    expect(await readRows(wh, targets.shiftAssignments, company)).toEqual([]);
+    expect(await readRows(wh, targets['shift-assignments'], company)).toEqual([]);
     expect(await readCheckpoint(wh, company, 's', '-')).toBeUndefined();
     // The connection that held the failed transaction stages the next page as usual.
     expect(await writePage(wh, { ...page, items: firstPage(MANY) })).toMatchObject({ inserted: MANY });

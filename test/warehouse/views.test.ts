@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { markDeletedByKey } from '../../src/warehouse/deletions.ts';
-import { targets, type TargetName } from '../../src/warehouse/targets.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
-import { migratedWarehouse, parsed } from './fixtures.ts';
+import { migratedWarehouse, parsed, targetOf, type ResourceName } from './fixtures.ts';
 
 let wh: Warehouse;
 const company = 'views';
 const t0 = new Date('2024-05-01T00:00:00Z');
 
-async function write(target: TargetName, items: Record<string, unknown>[], syncedAt = t0, extras?: Record<string, unknown>) {
-  await writePage(wh, { target: targets[target], companyKey: company, items, syncedAt, stream: target, extras });
+async function write(target: ResourceName, items: Record<string, unknown>[], syncedAt = t0, extras?: Record<string, unknown>) {
+  await writePage(wh, { target: targetOf(target), companyKey: company, items, syncedAt, stream: target, extras });
 }
 
 function inDays(days: number): string {
@@ -51,7 +50,7 @@ beforeAll(async () => {
     shift(22, '2025-04-01', { Assignee: assignee, ClockInDateTime: noon('2025-04-01') }),
     shift(23, '2025-04-02', { Assignee: assignee }),
   ]);
-  await markDeletedByKey(wh, { target: targets.shiftAssignments, companyKey: company, keys: [{ shift_assignment_id: 13 }] });
+  await markDeletedByKey(wh, { target: targetOf('shiftAssignments'), companyKey: company, keys: [{ shift_assignment_id: 13 }] });
 
   const leave = (o: Record<string, unknown>) => parsed('timeOffRequests', o);
   await write('timeOffRequests', [
@@ -65,7 +64,7 @@ beforeAll(async () => {
 
   await write('formResponses', [parsed('formResponses')], t0, { FormId: 44, FormTitle: 'Exposure' });
   await write('formResponses', [parsed('formResponses', { ResponseId: 802 })], t0, { FormId: 44, FormTitle: 'Exposure' });
-  await markDeletedByKey(wh, { target: targets.formResponses, companyKey: company, keys: [{ response_id: 802 }] });
+  await markDeletedByKey(wh, { target: targetOf('formResponses'), companyKey: company, keys: [{ response_id: 802 }] });
   await write('runLogFormResponses', [parsed('runLogFormResponses')], t0, { RunLogTypeId: 2, RunLogFormType: 'Debrief' });
 });
 afterAll(async () => {

@@ -4,8 +4,10 @@ import { changesArrivedSince, liveRows, markDeletedByKey, readCheckpoint, settle
 import { keyText } from '../../warehouse/rows.ts';
 import { ChangeCursor, CURSOR_VERSION, parseCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, mergeByCost, slice, startOfDayUtc, DAY_MS, type Window } from '../windows.ts';
-import { partitionsOf, streamByName, type ChangeDriven, type StreamDef } from '../streams.ts';
-import { type SyncContext, type RunOptions, type StreamRun, targetOf } from '../context.ts';
+import { partitionsOf } from '../partitions.ts';
+import { streamByName } from '../../resources/index.ts';
+import type { ChangeDriven, StreamDef } from '../../resources/stream.ts';
+import type { SyncContext, RunOptions, StreamRun } from '../context.ts';
 import { readAll, cursorOf, saveCursor } from '../read.ts';
 import { newSeen } from '../seen.ts';
 import { rereadsAfter } from '../rereads.ts';
@@ -46,7 +48,7 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<
     cursorWith: (x) => ({ ...base, pass: x }) satisfies ChangeCursor,
   });
   if (previous?.horizon && !owed.backfillOrResumed) {
-    const target = targetOf(stream);
+    const target = stream.target;
     const changes = previous.changesAfter
       ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter), previous.changesFrom ? new Date(previous.changesFrom) : undefined)
       : { starts: [], deletedKeys: [] };
@@ -81,8 +83,7 @@ function changeLateMs(s: ChangeDriven): number {
  * change-driven backfill does not: it reads every day itself, and the change records that arrive while it runs
  * are applied by its next run, from those stamped after it began (`changesFrom`).
  */
-export async function readsDependencies(ctx: SyncContext, stream: StreamDef, opts: RunOptions = {}): Promise<boolean> {
-  if (stream.strategy.kind !== 'change-driven') return true;
+export async function changeDrivenReadsDependencies(ctx: SyncContext, stream: StreamDef, opts: RunOptions = {}): Promise<boolean> {
   if (opts.fullRefresh) return false;
   for (const partition of partitionsOf(stream, ctx)) {
     const stored = await readCheckpoint(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
@@ -98,7 +99,7 @@ export async function readsDependencies(ctx: SyncContext, stream: StreamDef, opt
 async function mergedReads(run: StreamRun, s: ChangeDriven, windows: Window[]): Promise<Window[]> {
   if (windows.length < 2) return windows;
   const starts = await startsBetween(run.ctx.warehouse, {
-    table: targetOf(run.stream).table,
+    table: run.stream.target.table,
     column: s.startColumn,
     companyKey: run.ctx.companyKey,
     from: new Date(Math.min(...windows.map((w) => w.start.getTime()))),
@@ -113,7 +114,7 @@ async function mergedReads(run: StreamRun, s: ChangeDriven, windows: Window[]): 
  */
 async function openRowsLeft(run: StreamRun, s: ChangeDriven, signpost: Date): Promise<Date[]> {
   const { ctx, stream } = run;
-  const target = targetOf(stream);
+  const target = stream.target;
   const from = addDays(signpost, -s.openWhile.maxDays);
   const seen = newSeen();
   await readAll(run, { [s.start]: from, [s.end]: addDays(signpost, 1), [s.openWhile.param]: true }, 'incremental', { seen });

@@ -5,8 +5,8 @@ import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsCh
 import { keyText } from '../../warehouse/rows.ts';
 import { CURSOR_VERSION, SnapshotCursor } from '../cursors.ts';
 import { addDays, forEachLimited } from '../windows.ts';
-import type { Snapshot } from '../streams.ts';
-import { type StreamRun, targetOf } from '../context.ts';
+import type { Snapshot } from '../../resources/stream.ts';
+import type { StreamRun } from '../context.ts';
 import { readAll, cursorOf, saveCursor } from '../read.ts';
 import { newSeen, markGone, partitionFilter } from '../seen.ts';
 import { rereadingValue, dueReread, rereadsAfter } from '../rereads.ts';
@@ -47,7 +47,7 @@ async function readSnapshot(run: StreamRun, previous: readonly string[]): Promis
   const { ctx, stream } = run;
   const seen = newSeen();
   await readAll(run, {}, 'incremental', { seen });
-  const target = targetOf(stream);
+  const target = stream.target;
   if (seen.unkeyed > 0) {
     await markGone(run, seen, { label: 'snapshot' });
     return [...previous];
@@ -91,7 +91,7 @@ async function employeesToRead(run: StreamRun, previous: SnapshotCursor, signpos
     today > lastDay ? credentialHoldersExpiring(ctx.warehouse, ctx.companyKey, addDaysText(lastDay, -1), addDaysText(today, -1)) : [],
   ]);
   const ids = new Set<number>([...changed, ...holders, ...expiring, ...previous.suspects.map((k) => Number((JSON.parse(k) as string[])[0]))]);
-  const live = await liveKeys(ctx.warehouse, { target: targetOf(stream), companyKey: ctx.companyKey });
+  const live = await liveKeys(ctx.warehouse, { target: stream.target, companyKey: ctx.companyKey });
   return ids.size <= Math.ceil(live.length / PAGE_LIMIT_MAX) ? [...ids] : undefined;
 }
 

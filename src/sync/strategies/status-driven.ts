@@ -4,8 +4,8 @@ import { liveRows, markDeletedByKey, startsBetween } from '../../warehouse/index
 import { keyText } from '../../warehouse/rows.ts';
 import { CURSOR_VERSION, StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
-import type { StatusDriven } from '../streams.ts';
-import { type StreamRun, targetOf } from '../context.ts';
+import type { StatusDriven } from '../../resources/stream.ts';
+import type { StreamRun } from '../context.ts';
 import { readAll, cursorOf, saveCursor } from '../read.ts';
 import { type Seen, newSeen } from '../seen.ts';
 import { rereadsAfter, rereadSpan } from '../rereads.ts';
@@ -47,7 +47,7 @@ export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<
  */
 async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, covered?: Window): Promise<void> {
   const { ctx, stream } = run;
-  const target = targetOf(stream);
+  const target = stream.target;
   const endColumn = s.deleteMissing.endColumn ?? s.deleteMissing.startColumn;
   const seen = newSeen();
   await readAll(run, { [s.start]: span.start, [s.end]: span.end, [s.statusParam]: [s.open] }, 'incremental', { seen });
@@ -104,7 +104,7 @@ async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { sta
   const { ctx } = run;
   const own = records.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
   const starts = await startsBetween(ctx.warehouse, {
-    table: targetOf(run.stream).table,
+    table: run.stream.target.table,
     column: s.deleteMissing.startColumn,
     companyKey: ctx.companyKey,
     from: new Date(Math.min(...own.map((w) => w.start.getTime()))),

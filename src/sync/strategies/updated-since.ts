@@ -4,9 +4,9 @@ import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { holdersOutOfStep, individualsOutside, liveKeys, settledBefore } from '../../warehouse/index.ts';
 import { CURSOR_VERSION, SinceCursor } from '../cursors.ts';
 import { addDays, addMs, startOfDayUtc } from '../windows.ts';
-import type { UpdatedSince } from '../streams.ts';
-import { type StreamRun, targetOf } from '../context.ts';
-import { resumeFrom, type Checkpoint, readAll, cursorOf, saveCursor } from '../read.ts';
+import type { UpdatedSince } from '../../resources/stream.ts';
+import type { StreamRun } from '../context.ts';
+import { resumeFrom, type PageCheckpoint, readAll, cursorOf, saveCursor } from '../read.ts';
 import { type Seen, newSeen, markGone, skipInference } from '../seen.ts';
 import { rereading, dueReread, rereadsAfter } from '../rereads.ts';
 
@@ -32,7 +32,7 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<
   const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
   const seen = newSeen();
   const firstRead: SinceCursor = { version: CURSOR_VERSION, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
-  const checkpoint: Checkpoint | undefined = previous
+  const checkpoint: PageCheckpoint | undefined = previous
     ? undefined
     : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor };
   const resume = partial?.firstReadAt;
@@ -84,12 +84,12 @@ async function followIndividuals(
 
 async function individualsToFollow(run: StreamRun, f: NonNullable<UpdatedSince['followIndividuals']>, after: string | undefined): Promise<number[]> {
   if (!after) return [];
-  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), { ...f, table: targetOf(run.stream).table });
+  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), { ...f, table: run.stream.target.table });
 }
 
 /** The pages a complete read of the stream takes, judged by the rows the warehouse holds for it. */
 async function pagesHeld(run: StreamRun): Promise<number> {
-  const live = await liveKeys(run.ctx.warehouse, { target: targetOf(run.stream), companyKey: run.ctx.companyKey });
+  const live = await liveKeys(run.ctx.warehouse, { target: run.stream.target, companyKey: run.ctx.companyKey });
   return Math.max(1, Math.ceil(live.length / PAGE_LIMIT_MAX));
 }
 

@@ -1,7 +1,7 @@
 /** A list read by time windows: backfilled in slices, then a rolling window (or appended after the last one). */
 import { CURSOR_VERSION, WindowCursor } from '../cursors.ts';
 import { addDays, addMs, slice, DAY_MS } from '../windows.ts';
-import type { Windowed } from '../streams.ts';
+import type { Windowed } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
 import { cursorOf, saveCursor } from '../read.ts';
 import { rereadsAfter } from '../rereads.ts';

@@ -1,15 +1,15 @@
 import type { RateLimit } from '../config.ts';
 import { log as rootLog, type Logger } from '../log.ts';
 import { createRateLimiter } from '../ratelimit/index.ts';
-import { SourceClient } from './client.ts';
-import { endpoints } from './endpoints.ts';
-import { isSourceError } from './errors.ts';
+import { clockProbe } from '../resources/index.ts';
+import { SourceClient } from '../source/client.ts';
+import { isSourceError } from '../source/errors.ts';
 
 /** What one request with a key said about it: accepted, or why not, in the service's words. */
 export type KeyCheck = { ok: true } | { ok: false; kind: 'key_refused' | 'service_unreachable'; message: string };
 
 /**
- * Sends one cheap authenticated request (the locales reference list) with `apiKey`, so a company is not added,
+ * Sends one cheap authenticated request (the reference list the client reads the service's clock with) with `apiKey`, so a company is not added,
  * nor its key rotated, with a key the service refuses or an address that does not answer. A key refused only a
  * scope is a key the service knows: the sync's own runs say which scope it lacks.
  */
@@ -25,7 +25,7 @@ export async function checkApiKey(o: { baseUrl: string; apiKey: string; rateLimi
     logger: o.logger ?? rootLog,
   });
   try {
-    await client.all(endpoints.locales, {});
+    await client.all(clockProbe, {});
     return { ok: true };
   } catch (err) {
     if (isSourceError(err, 'auth')) return { ok: false, kind: 'key_refused', message: `the service at ${o.baseUrl} refused the API key (${err.status ?? 401})` };

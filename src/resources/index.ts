@@ -1,0 +1,97 @@
+import type { Endpoint } from '../source/endpoints.ts';
+import type { Target } from '../warehouse/targets.ts';
+import * as courses from './courses.ts';
+import * as credentials from './credentials.ts';
+import * as forms from './forms.ts';
+import * as people from './people.ts';
+import * as reference from './reference.ts';
+import * as scheduling from './scheduling.ts';
+import type { StreamDef } from './stream.ts';
+import * as timeOff from './time-off.ts';
+
+/**
+ * The catalog, assembled from one module per domain: each declares its endpoints and its streams (endpoint,
+ * target table, strategy) under the stream's name. The endpoint list, the stream names and the run order are
+ * derived here; the sandbox, the client, the sync engine and the warehouse read them.
+ */
+
+export const endpoints = {
+  ...reference.endpoints,
+  ...people.endpoints,
+  ...credentials.endpoints,
+  ...scheduling.endpoints,
+  ...timeOff.endpoints,
+  ...courses.endpoints,
+  ...forms.endpoints,
+} as const;
+
+export type Endpoints = typeof endpoints;
+export type EndpointName = keyof Endpoints;
+
+const declared = [
+  ...reference.streams,
+  ...people.streams,
+  ...credentials.streams,
+  ...scheduling.streams,
+  ...timeOff.streams,
+  ...courses.streams,
+  ...forms.streams,
+] as const;
+
+type Declared = (typeof declared)[number];
+export type StreamName = Declared['name'];
+
+/** A stream of the catalog: its name and its dependencies are names of the catalog's streams. */
+export type Stream = StreamDef<StreamName, StreamName>;
+
+/** Compiles only when every `dependsOn` names a declared stream: `Missing` lists the ones that do not. */
+type Missing = Exclude<NonNullable<Declared['dependsOn']>[number], StreamName>;
+type Assert<T extends true> = T;
+export type DependenciesDeclared = Assert<[Missing] extends [never] ? true : false>;
+
+/** Declaration order, except that a stream comes after the streams it depends on (a topological order). */
+function runOrder(streams: readonly StreamDef[]): Stream[] {
+  const byName = new Map(streams.map((s) => [s.name, s]));
+  const placed = new Set<string>();
+  const visiting = new Set<string>();
+  const out: Stream[] = [];
+  const place = (s: StreamDef): void => {
+    if (placed.has(s.name)) return;
+    if (visiting.has(s.name)) throw new Error(`streams depend on each other: ${[...visiting, s.name].join(' → ')}`);
+    visiting.add(s.name);
+    for (const d of s.dependsOn ?? []) place(byName.get(d)!);
+    visiting.delete(s.name);
+    placed.add(s.name);
+    out.push(s as Stream);
+  };
+  streams.forEach(place);
+  return out;
+}
+
+/** Every stream, in the order a first sync runs them. */
+export const streams: readonly Stream[] = runOrder(declared);
+
+/** Every stream's name, in run order: job stream lists and dependencies are checked against it. */
+export const STREAM_NAMES: readonly StreamName[] = streams.map((s) => s.name);
+
+export function isStreamName(name: string): name is StreamName {
+  return (STREAM_NAMES as readonly string[]).includes(name);
+}
+
+export function streamByName(name: string): Stream | undefined {
+  return streams.find((s) => s.name === name);
+}
+
+/** Each stream's warehouse target, by stream name. */
+export const targets = Object.fromEntries(streams.map((s) => [s.name, s.target])) as Record<StreamName, Target>;
+
+/** The targets written besides the streams' own: forms, from the form response list's envelope. */
+export const envelopeTargets: readonly Target[] = [forms.formsTarget];
+
+/** The smallest list the service answers: asked for when only its clock (the `Date` header) is wanted. */
+export const clockProbe: Endpoint = endpoints.locales;
+
+export function endpointByPath(method: string, path: string): Endpoint | undefined {
+  const lower = path.toLowerCase();
+  return Object.values(endpoints).find((e) => e.method === method && e.path.toLowerCase() === lower);
+}
