@@ -31,7 +31,7 @@ describe('migrations', () => {
       await a.migrate();
       expect(await relations(url, 'workforce')).toEqual(first);
       expect(first.filter((r) => r.kind === 'v').map((r) => r.name).sort()).toEqual([...VIEW_NAMES].sort());
-      expect(first.filter((r) => r.kind === 'r')).toHaveLength(35);
+      expect(first.filter((r) => r.kind === 'r')).toHaveLength(36);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
