@@ -11,9 +11,10 @@ import type { RunningSandbox } from '../sandbox/index.ts';
 import type { CompanyContexts, SyncContext } from '../sync/context.ts';
 import { Observers } from '../observers.ts';
 
-/** What a process needs to run streams: the warehouse, one limiter, and a client per company. */
+/** What a process needs to run streams: the warehouse, the limiters, and a client per company of the companies table. */
 export interface Environment extends CompanyContexts {
   warehouse: Warehouse;
+  /** The limiter of the environment's own budget (WFS_RATE_LIMIT, or the built-in sandbox's). */
   limiter: RateLimiter;
   sandbox?: RunningSandbox;
   /** Every client, limiter wait, page and stream of this process reports here. */
@@ -29,8 +30,9 @@ export interface Environment extends CompanyContexts {
 export const BUILT_IN_SANDBOX = { seed: 1, size: 'small', rateLimit: { limit: 100, windowMs: 1000 } } as const;
 
 /**
- * The warehouse (migrated), one limiter and a client per company, all reporting to `observers`. The sandbox
- * module is loaded only when there is no WFS_BASE_URL: a production process never loads it.
+ * The warehouse (migrated), one limiter per budget and a client per company of the companies table (the
+ * environment's companies mirrored into it first), all reporting to `observers`. The sandbox module is loaded
+ * only when there is no WFS_BASE_URL: a production process never loads it.
  */
 export async function openEnvironment(config: Config, log: Logger, observers = new Observers()): Promise<Environment> {
   const sandbox = config.sandbox ? await startBuiltInSandbox(log) : undefined;
