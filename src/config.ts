@@ -184,6 +184,8 @@ export interface Config {
   dataDir: string;
   timezone: string;
   workerConcurrency: number;
+  /** WFS_WORKER_CONCURRENCY was set: the worker keeps it however many companies the companies table holds. */
+  workerConcurrencySet?: boolean;
   /** How long a worker holds a job before others may take it over (crash recovery time). */
   jobLockMs: number;
   /** How long writes wait for a warehouse that went away (a restart) before the run fails. */
@@ -242,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),
+    workerConcurrencySet: e.WFS_WORKER_CONCURRENCY !== undefined,
     jobLockMs: e.WFS_JOB_LOCK_MS,
     dbOutageMs: e.WFS_DB_OUTAGE_MS,
     companiesRefreshMs: Math.round(e.WFS_COMPANIES_REFRESH_SECONDS * 1000),

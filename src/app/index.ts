@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { jobs } from '../../jobs/index.ts';
-import type { Config } from '../config.ts';
+import { defaultConcurrency, type Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { Observers } from '../observers.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
@@ -147,16 +147,24 @@ export class App {
   /** Takes sync jobs from the queue. */
   async worker(): Promise<SyncWorker> {
     const env = await this.environment();
+    // Two jobs per company unless WFS_WORKER_CONCURRENCY says otherwise: the companies table's count, kept up as it grows.
+    const concurrency = () => (this.config.workerConcurrencySet ? this.config.workerConcurrency : Math.max(this.config.workerConcurrency, defaultConcurrency(env.companies.keys().length)));
     const worker = startSyncWorker({
       env,
       jobs,
       connection: this.redis(),
-      concurrency: this.config.workerConcurrency,
+      concurrency: concurrency(),
       lockDurationMs: this.config.jobLockMs,
       log: this.log,
       health: redisHealth(this.log),
     });
-    this.onStop('worker', worker.close);
+    const off = env.companies.onAdded(() => {
+      if (worker.worker.concurrency !== concurrency()) worker.worker.concurrency = concurrency();
+    });
+    this.onStop('worker', async () => {
+      off();
+      await worker.close();
+    });
     return worker;
   }
 

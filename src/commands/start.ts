@@ -100,14 +100,14 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
   requireRedis(app.config, 'worker', ' (wfsync start runs jobs in-process without it)');
   try {
     await app.reachRedis();
-    await app.worker();
+    const worker = await app.worker();
     await app.push({ serve: false, run: true });
     // Its queue's job counts go in the worker's own /metrics too.
     app.syncQueue();
     app.progress(false);
     const metrics = await app.serveMetrics();
     await app.startRunners();
-    log.info({ concurrency: app.config.workerConcurrency, metrics: metrics && `${metrics.url}/metrics` }, 'worker started');
+    log.info({ concurrency: worker.worker.concurrency, metrics: metrics && `${metrics.url}/metrics` }, 'worker started');
   } catch (e) {
     await app.stop();
     throw e;
