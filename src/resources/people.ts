@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { endpoint } from '../source/endpoints.ts';
+import { endpoint, type QueryParam } from '../source/endpoints.ts';
 import * as s from '../source/schemas/index.ts';
 import { byId, defineStream, FULL } from './stream.ts';
 import type { Target } from '../warehouse/targets.ts';
@@ -7,6 +7,10 @@ import type { Target } from '../warehouse/targets.ts';
 /** People: individuals and supervisors, read whole each run; the lookups and writes the push job sends. */
 
 const STATUSES = s.INDIVIDUAL_STATUSES;
+
+/** One individual looked up by one of its keys (the push job's check before a write). */
+const individualBy = <const P extends QueryParam>(name: string, path: string, param: P) =>
+  endpoint({ name, method: 'GET', path, query: [param], response: { kind: 'one' }, item: s.Individual, scope: 'individuals', earlier: 'individual' });
 
 export const endpoints = {
   individuals: endpoint({
@@ -28,36 +32,9 @@ export const endpoints = {
     item: s.Supervisor,
     scope: 'individuals',
   }),
-  individualByServiceId: endpoint({
-    name: 'individualByServiceId',
-    method: 'GET',
-    path: '/Individual/GetByServiceId',
-    query: [{ name: 'serviceId', type: 'int', required: true }],
-    response: { kind: 'one' },
-    item: s.Individual,
-    scope: 'individuals',
-    earlier: 'individual',
-  }),
-  individualByUniqueIdentifier: endpoint({
-    name: 'individualByUniqueIdentifier',
-    method: 'GET',
-    path: '/Individual/GetByUniqueIdentifier',
-    query: [{ name: 'uniqueIdentifier', type: 'string', required: true }],
-    response: { kind: 'one' },
-    item: s.Individual,
-    scope: 'individuals',
-    earlier: 'individual',
-  }),
-  individualByEmployeeNumber: endpoint({
-    name: 'individualByEmployeeNumber',
-    method: 'GET',
-    path: '/Individual/GetByEmployeeNumber',
-    query: [{ name: 'employeeNumber', type: 'string', required: true }],
-    response: { kind: 'one' },
-    item: s.Individual,
-    scope: 'individuals',
-    earlier: 'individual',
-  }),
+  individualByServiceId: individualBy('individualByServiceId', '/Individual/GetByServiceId', { name: 'serviceId', type: 'int', required: true }),
+  individualByUniqueIdentifier: individualBy('individualByUniqueIdentifier', '/Individual/GetByUniqueIdentifier', { name: 'uniqueIdentifier', type: 'string', required: true }),
+  individualByEmployeeNumber: individualBy('individualByEmployeeNumber', '/Individual/GetByEmployeeNumber', { name: 'employeeNumber', type: 'string', required: true }),
   individualExists: endpoint({
     name: 'individualExists',
     method: 'GET',
