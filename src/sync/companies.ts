@@ -52,6 +52,8 @@ export class CompanyRegistry {
   /** Companies whose key this process cannot open, told once each. */
   readonly #unreadable = new Set<string>();
   #timer?: NodeJS.Timeout;
+  /** After the first read: the companies found then are where the process starts, not news to log. */
+  #loaded = false;
   #refreshing?: Promise<void>;
 
   constructor(o: CompanyRegistryOptions) {
@@ -127,7 +129,7 @@ export class CompanyRegistry {
         }
         this.#entries.set(row.key, this.#entry(row));
         if (!row.paused) appeared.push(row.key);
-        if (!known) this.#o.log.info({ company: row.key, paused: row.paused }, 'company added');
+        if (!known && this.#loaded) this.#o.log.info({ company: row.key, paused: row.paused }, 'company added');
         continue;
       }
       if (known.apiKey !== row.apiKey) {
@@ -154,6 +156,7 @@ export class CompanyRegistry {
       this.#o.log.info({ company: key }, 'company removed: its runs stop after the page in flight');
     }
     if (appeared.length > 0) for (const listener of this.#added) listener(appeared);
+    this.#loaded = true;
   }
 
   /** The row with the key to use, or none (with one warning) when this process cannot open its key. */
