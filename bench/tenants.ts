@@ -15,7 +15,7 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * window) synced by worker processes for WINDOWS windows, first by one worker, then by two sharing Redis. For each:
  * the share of each key's budget used per window by the keys that still had work at its end (goal ≥ 95% for
  * every one), 429s (goal 0), rows written per second, the CPU left on the machine, and the CPU per page (request)
- * of the workers, Postgres (server and backends) and the sandbox. Prints one JSON object.
+ * of the workers, Postgres (server and backends), Redis and the sandbox. Prints one JSON object.
  *
  *   COMPANIES=100 WINDOWS=3 SIZE=small WORKERS=1,2 [CONCURRENCY=n] node --import tsx bench/tenants.ts
  */
@@ -32,6 +32,13 @@ const SEED = 7;
 const apiKey = (i: number) => `tenant-key-${String(i).padStart(3, '0')}`;
 const company = (i: number) => `c${String(i).padStart(3, '0')}`;
 
+
+/** CPU seconds Redis has spent since it started (its own INFO: user and system). */
+async function redisCpuSeconds(connection: Redis): Promise<number> {
+  const info = await connection.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
 
 /** Busy and total jiffies of the whole machine. */
 function machineCpu(): { busy: number; total: number } {
@@ -117,6 +124,7 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
     const own0 = workers.map((w) => processCpu(w.proc.pid!));
     const sandbox0 = processCpu(sandbox.proc.pid!);
     const postgres0 = postgresCpuSeconds(pgDataDir) ?? 0;
+    const redis0 = await redisCpuSeconds(connection);
     const rows0 = await rowsWritten(sql);
     let before = await stats(sandbox.url);
     const windows = [];
@@ -148,6 +156,7 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
     const pages = windows.reduce((n, w) => n + w.requests, 0);
     const msPerPage = (cpuSeconds: number) => Math.round(((cpuSeconds * 1000) / Math.max(1, pages)) * 100) / 100;
     const workersCpu = workers.reduce((sum, w, i) => sum + (processCpu(w.proc.pid!) - own0[i]!) / HZ, 0);
+    const redisCpu = (await redisCpuSeconds(connection)) - redis0;
     return {
       workers: workerCount,
       concurrency: CONCURRENCY ? Number(CONCURRENCY) : 'default',
@@ -160,10 +169,12 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
         machineLeftPct: pct(1 - machineBusy),
         workersPctOfOneCore: workers.map((w, i) => pct((processCpu(w.proc.pid!) - own0[i]!) / HZ / seconds)),
         sandboxPctOfOneCore: pct((processCpu(sandbox.proc.pid!) - sandbox0) / HZ / seconds),
+        redisPctOfOneCore: pct(redisCpu / seconds),
         msPerPage: {
           workers: msPerPage(workersCpu),
           postgres: msPerPage((postgresCpuSeconds(pgDataDir) ?? 0) - postgres0),
           sandbox: msPerPage((processCpu(sandbox.proc.pid!) - sandbox0) / HZ),
+          redis: msPerPage(redisCpu),
         },
       },
       workerErrors: workers.map((w) => w.output().split('\n').filter((l) => /"level":50/.test(l)).length),
