@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { importGraph, importCycles, folderOf, LAYERS, layerViolations } from './support/import-graph.ts';
 
@@ -22,4 +23,19 @@ describe('the import graph', () => {
   it('has no import cycle between files', () => {
     expect(importCycles(graph)).toEqual([]);
   });
+
+  it("matches the README's Layout: every folder on the floor the README gives it", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const block = /## Layout[\s\S]*?```\n([\s\S]*?)```/.exec(readme)![1]!;
+    const documented = new Map<string, number>();
+    let floor = -1;
+    for (const line of block.split('\n').slice(1)) {
+      const number = /^\s*(\d+)\s/.exec(line);
+      if (number) floor = Number(number[1]);
+      for (const m of line.matchAll(/(?:src\/([a-z-]+)(?:\.ts|\/)|(jobs)\/)/g)) documented.set(m[1] ?? m[2]!, floor);
+    }
+    const actual = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(actual));
+  });
 });
+
