@@ -280,7 +280,7 @@ export class App {
       metrics: this.metrics,
       live: this.live,
       companies: () => this.companies,
-      budget: this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit,
+      budget: (company) => this.#env?.companies.get(company)?.ctx.budget ?? (this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit),
       schedule: this.schedule,
       queues,
       redis: this.config.redisUrl ? this.redis() : undefined,

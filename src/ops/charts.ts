@@ -11,8 +11,8 @@ import { esc } from './page.ts';
 
 export interface ChartsInput {
   data: ChartsData;
-  /** Requests a key may send per minute (the configured budget), drawn as the limit line. */
-  limitPerMinute?: number;
+  /** Requests each company's key may send per minute (its budget), drawn as the limit line. */
+  limitPerMinute?: (company: string) => number | undefined;
   /** Exact requests per minute sent by this process, per company, when it sent any. */
   ownMinutes?: Map<string, MinuteUse[]>;
 }
@@ -58,7 +58,7 @@ export function chartsSection(p: ChartsInput): string {
   return `<section id="charts">${STYLE}
 <h2>API key budget: requests per minute, last ${hoursOf(p.data.since.budget, p.data.now)} hours</h2>
 <p class="muted">From the runs' records: a run's requests are spread evenly over its start to finish (the limiter paces them evenly); the dashed green line, where shown, is this process's own requests minute by minute. The red dashed line is the key's budget.</p>
-${[...p.data.budget].map(([company, minutes]) => budgetChart(company, minutes, p.limitPerMinute, p.ownMinutes?.get(company))).join('\n')}
+${[...p.data.budget].map(([company, minutes]) => budgetChart(company, minutes, p.limitPerMinute?.(company), p.ownMinutes?.get(company))).join('\n')}
 <h2>Rows written per run, last ${hoursOf(p.data.since.runs, p.data.now)} hours</h2>
 ${[...p.data.runs].map(([company, byStream]) => runsCharts(company, byStream, p.data.since.runs, p.data.now)).join('\n')}
 <h2>Pushed changes per hour by status, last ${hoursOf(p.data.since.push, p.data.now)} hours</h2>
@@ -211,9 +211,15 @@ const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 const short = (v: number) => (v >= 10_000 ? `${Math.round(v / 1000)}k` : v >= 1000 ? `${r1(v / 1000)}k` : String(r1(v)));
 
 /** Reads and draws the charts for the status page of these companies. */
-export async function statusCharts(wh: Warehouse, opts: { companies: readonly string[]; live: LiveFigures; budget?: RateLimit; now?: Date }): Promise<string> {
+export async function statusCharts(
+  wh: Warehouse,
+  opts: { companies: readonly string[]; live: LiveFigures; budget?: (company: string) => RateLimit | undefined; now?: Date },
+): Promise<string> {
   const data = await readCharts(wh, { companies: opts.companies, now: opts.now });
   const own = new Map(opts.companies.map((c) => [c, opts.live.minutes(c, data.since.budget.getTime(), data.now.getTime())]));
-  const limitPerMinute = opts.budget ? Math.floor((opts.budget.limit * 60_000) / opts.budget.windowMs) : undefined;
+  const limitPerMinute = (company: string) => {
+    const budget = opts.budget?.(company);
+    return budget ? Math.floor((budget.limit * 60_000) / budget.windowMs) : undefined;
+  };
   return chartsSection({ data, limitPerMinute, ownMinutes: own });
 }

@@ -50,8 +50,8 @@ export interface OpsServerOptions {
   live: LiveFigures;
   /** Companies: every catalog stream of each shows, run or not (a function: the companies table changes while it runs). */
   companies: readonly string[] | (() => readonly string[]);
-  /** Each key's budget, drawn against its requests per minute on the status page. */
-  budget?: RateLimit;
+  /** Each company's budget, drawn against its requests per minute on the status page. */
+  budget?: (company: string) => RateLimit | undefined;
   schedule: ScheduleOptions;
   /** BullMQ queues for /queues; absent when jobs run in-process. */
   queues?: readonly Queue[];
