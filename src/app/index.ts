@@ -22,6 +22,7 @@ import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
+import { listCompanies } from '../warehouse/companies.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
 
@@ -60,6 +61,8 @@ export class App {
   readonly actions: OpsActions = {};
   readonly #stops: Stop[] = [];
   #env?: Environment;
+  /** The companies table's keys, for a process that serves without syncing (read every refresh interval). */
+  #listed?: string[];
   #warehouse?: Warehouse;
   #redis?: Redis;
   #queue?: Queue<SyncJobData>;
@@ -85,7 +88,9 @@ export class App {
 
   /** Every company, paused or not: the companies table's as of its last refresh in a process that syncs, else the settings'. */
   get companies(): string[] {
-    return this.#env ? this.#env.companies.keys() : this.config.companies.map((c) => c.key);
+    if (this.#env) return this.#env.companies.keys();
+    const configured = this.config.companies.map((c) => c.key);
+    return [...new Set([...configured, ...(this.#listed ?? [])])];
   }
 
   get schedule(): ScheduleOptions {
@@ -269,6 +274,7 @@ export class App {
   /** The ops server: status page, rejects, /queues, /metrics, /health, /ready, and the mounted apps. */
   async serve(): Promise<OpsServer> {
     const warehouse = await this.warehouse();
+    if (!this.#env) await this.#listCompanies(warehouse);
     const queues = this.config.redisUrl ? [this.syncQueue(), ...this.boardQueues] : undefined;
     if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
     const { startOpsServer } = await import('../ops/server.ts');
@@ -293,6 +299,17 @@ export class App {
     });
     this.onStop('http server', server.close);
     return server;
+  }
+
+  /** A process that serves without syncing lists the companies table's companies too, read again every refresh interval. */
+  async #listCompanies(wh: Warehouse): Promise<void> {
+    const read = async () => {
+      this.#listed = (await listCompanies(wh)).map((c) => c.key);
+    };
+    await read();
+    const timer = setInterval(() => read().catch((err: unknown) => this.log.warn({ err }, 'could not read the companies table')), this.config.companiesRefreshMs);
+    timer.unref();
+    this.onStop('companies list', () => clearInterval(timer));
   }
 
   /** What an operator does to the companies (CLI, dashboard, JSON routes), on this process's warehouse. */
