@@ -1,4 +1,7 @@
+import type { ZodType } from 'zod';
 import { forEachLimited } from './windows.ts';
+import { ChangeCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor } from './cursors.ts';
+import { cursorOf, saveCursor } from './read.ts';
 import { partitionsOf } from './partitions.ts';
 import type { Strategy, StreamDef } from '../resources/stream.ts';
 import { emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
@@ -11,9 +14,16 @@ import { runStatusDriven } from './strategies/status-driven.ts';
 import { StreamProgress } from './estimate.ts';
 import { reportProgress } from './progress-report.ts';
 
-/** How one kind of stream is read. */
-interface Reader<S extends Strategy> {
-  read(run: StreamRun, s: S): Promise<void>;
+/**
+ * How one kind of stream is read, in one lifecycle for every kind: its state is loaded (the stored cursor, in
+ * `state`'s format), `read` plans the slices and passes that state and the strategy say are owed and reads them
+ * (writing progress into the cursor page by page where a read can be resumed), and the state it answers is
+ * stored when the partition is done.
+ */
+interface Reader<S extends Strategy, State = unknown> {
+  /** The format of the state the stream keeps between runs (cursors.ts); none for a stream that keeps none. */
+  state?: ZodType<State>;
+  read(run: StreamRun, s: S, previous: State | undefined): Promise<State | void>;
   /**
    * Whether this run reads the rows of the streams the stream depends on, which must then be written first;
    * every kind does but the change-driven one, whose backfill reads every day itself.
@@ -24,12 +34,24 @@ interface Reader<S extends Strategy> {
 /** How each kind of stream is read: a kind added to the catalog without a reader here does not compile. */
 const readers: { [K in Strategy['kind']]: Reader<Extract<Strategy, { kind: K }>> } = {
   full: { read: runFull },
-  snapshot: { read: runSnapshot },
-  'updated-since': { read: runUpdatedSince },
-  windowed: { read: runWindowed },
-  'change-driven': { read: runChangeDriven, readsDependencies: changeDrivenReadsDependencies },
-  'status-driven': { read: runStatusDriven },
+  snapshot: reader({ state: SnapshotCursor, read: runSnapshot }),
+  'updated-since': reader({ state: SinceCursor, read: runUpdatedSince }),
+  windowed: reader({ state: WindowCursor, read: runWindowed }),
+  'change-driven': reader({ state: ChangeCursor, read: runChangeDriven, readsDependencies: changeDrivenReadsDependencies }),
+  'status-driven': reader({ state: StatusCursor, read: runStatusDriven }),
 };
+
+/** Pairs a reader with the format of its state (the compiler checks they agree), for the table above. */
+function reader<S extends Strategy, State>(r: Reader<S, State>): Reader<S> {
+  return r as unknown as Reader<S>;
+}
+
+/** One partition through the lifecycle: load the state, read, store the state the read answers. */
+async function readPartition<S extends Strategy>(run: StreamRun, r: Reader<S>, s: S): Promise<void> {
+  const previous = r.state ? await cursorOf(run, r.state) : undefined;
+  const next = await r.read(run, s, previous);
+  if (next !== undefined) await saveCursor(run, next);
+}
 
 /** The reader of a stream's kind (TypeScript cannot pair an indexed member with its argument's member itself). */
 function readerOf<S extends Strategy>(s: S): Reader<S> {
@@ -56,7 +78,7 @@ export async function runStream(
     // Partitions keep checkpoints of their own: they are read side by side, like windows.
     await forEachLimited(partitions, ctx.windowConcurrency ?? 4, async (partition) => {
       const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts, progress: progress.counter(partition.key) };
-      await readerOf(stream.strategy).read(run, stream.strategy);
+      await readPartition(run, readerOf(stream.strategy), stream.strategy);
       progress.finish(partition.key);
     });
   } finally {

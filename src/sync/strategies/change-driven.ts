@@ -8,7 +8,7 @@ import { partitionsOf } from '../partitions.ts';
 import { streamByName } from '../../resources/index.ts';
 import type { ChangeDriven, StreamDef } from '../../resources/stream.ts';
 import type { SyncContext, RunOptions, StreamRun } from '../context.ts';
-import { readAll, cursorOf, saveCursor } from '../read.ts';
+import { readAll } from '../read.ts';
 import { newSeen } from '../seen.ts';
 import { rereadsAfter } from '../rereads.ts';
 import { type WindowSpec, readWindows, readOwedPass } from '../window-reads.ts';
@@ -16,10 +16,9 @@ import { type WindowSpec, readWindows, readOwedPass } from '../window-reads.ts';
 /** Assignments starting within a minute of a named start are read again: a start instant names few of them. */
 const INSTANT_MS = 60_000;
 
-export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<void> {
+export async function runChangeDriven(run: StreamRun, s: ChangeDriven, previous: ChangeCursor | undefined): Promise<ChangeCursor> {
   const { ctx, stream } = run;
   const signpost = ctx.now();
-  const previous = await cursorOf(run, ChangeCursor);
   // The horizon moves a whole day at a time: one read a day brings the next day in, not a sliver each run.
   const horizon = startOfDayUtc(addDays(signpost, s.forwardDays + 1));
   const backfillFrom = addDays(signpost, -s.backfillDays);
@@ -69,7 +68,7 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven): Promise<
     horizon: horizon.toISOString(),
     rereads: rereadsAfter(s.rereads, previous?.rereads, owed.done, signpost),
   };
-  await saveCursor(run, cursor);
+  return cursor;
 }
 
 /** How long before its change was saved a change record may be stamped: the overlap of the stream that reads them. */

@@ -7,7 +7,7 @@ import { CURSOR_VERSION, SnapshotCursor } from '../cursors.ts';
 import { addDays, forEachLimited } from '../windows.ts';
 import type { Snapshot } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
-import { readAll, cursorOf, saveCursor } from '../read.ts';
+import { readAll } from '../read.ts';
 import { newSeen, markGone, partitionFilter } from '../seen.ts';
 import { rereadingValue, dueReread, rereadsAfter } from '../rereads.ts';
 
@@ -16,10 +16,9 @@ import { rereadingValue, dueReread, rereadsAfter } from '../rereads.ts';
  * skip a record once, and the next read finds it. A snapshot that follows employees reads it whole only when its
  * re-read is due or more employees changed than its pages; otherwise only the employees a signal names.
  */
-export async function runSnapshot(run: StreamRun, s: Snapshot): Promise<void> {
+export async function runSnapshot(run: StreamRun, s: Snapshot, previous: SnapshotCursor | undefined): Promise<SnapshotCursor> {
   const { ctx } = run;
   const signpost = ctx.now();
-  const previous = await cursorOf(run, SnapshotCursor);
   const f = s.followEmployees;
   // Signals written after this instant are read next time: a run of their streams still going may write more.
   const signalsAfter = f ? await signalsSettled(run) : undefined;
@@ -39,7 +38,7 @@ export async function runSnapshot(run: StreamRun, s: Snapshot): Promise<void> {
     suspects,
     ...(f ? { signalsAfter: signalsAfter!.toISOString(), signpost: signpost.toISOString(), rereads: rereadsAfter(s.rereads, previous?.rereads, followed ? undefined : 'all', signpost) } : {}),
   };
-  await saveCursor(run, cursor);
+  return cursor;
 }
 
 /** Reads the whole list; returns the keys it missed for the first time (suspects), marking gone those missed twice. */

@@ -6,15 +6,14 @@ import { CURSOR_VERSION, StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
 import type { StatusDriven } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
-import { readAll, cursorOf, saveCursor } from '../read.ts';
+import { readAll } from '../read.ts';
 import { type Seen, newSeen } from '../seen.ts';
 import { rereadsAfter, rereadSpan } from '../rereads.ts';
 import { type WindowSpec, readWindow, readOwedPass } from '../window-reads.ts';
 
-export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<void> {
+export async function runStatusDriven(run: StreamRun, s: StatusDriven, previous: StatusCursor | undefined): Promise<StatusCursor> {
   const { ctx } = run;
   const signpost = ctx.now();
-  const previous = await cursorOf(run, StatusCursor);
   const horizon = addDays(signpost, s.forwardDays);
   const from = previous?.from ? new Date(previous.from) : addDays(signpost, -s.backfillDays);
   const spec: WindowSpec = { start: s.start, end: s.end, deleteMissing: s.deleteMissing };
@@ -37,7 +36,7 @@ export async function runStatusDriven(run: StreamRun, s: StatusDriven): Promise<
   const covered = owed.reread ? rereadSpan(owed.reread, signpost, from, horizon) : undefined;
   if (previous?.from && !owed.backfillOrResumed) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
   const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, owed.done, signpost) };
-  await saveCursor(run, cursor);
+  return cursor;
 }
 
 /**

@@ -6,13 +6,12 @@ import { CURSOR_VERSION, SinceCursor } from '../cursors.ts';
 import { addDays, addMs, startOfDayUtc } from '../windows.ts';
 import type { UpdatedSince } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
-import { resumeFrom, type PageCheckpoint, readAll, cursorOf, saveCursor } from '../read.ts';
+import { resumeFrom, type PageCheckpoint, readAll } from '../read.ts';
 import { type Seen, newSeen, markGone, skipInference } from '../seen.ts';
 import { rereading, dueReread, rereadsAfter } from '../rereads.ts';
 
-export async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<void> {
+export async function runUpdatedSince(run: StreamRun, s: UpdatedSince, stored: SinceCursor | undefined): Promise<SinceCursor> {
   const { ctx } = run;
-  const stored = await cursorOf(run, SinceCursor);
   // A first read cut short goes on from its last written page, as of when it began.
   const partial = stored?.firstReadAt !== undefined ? stored : undefined;
   const previous = partial ? undefined : stored;
@@ -50,7 +49,7 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince): Promise<
     rereads: rereadsAfter(s.rereads, previous?.rereads, complete ? 'all' : undefined, signpost),
     ...(individualsAfter ? { individualsAfter } : {}),
   };
-  await saveCursor(run, cursor);
+  return cursor;
 }
 
 /**

@@ -3,14 +3,12 @@ import { CURSOR_VERSION, WindowCursor } from '../cursors.ts';
 import { addDays, addMs, slice, DAY_MS } from '../windows.ts';
 import type { Windowed } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
-import { cursorOf, saveCursor } from '../read.ts';
 import { rereadsAfter } from '../rereads.ts';
 import { type WindowSpec, readWindows, readOwedPass, dayAligned } from '../window-reads.ts';
 
-export async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
+export async function runWindowed(run: StreamRun, s: Windowed, previous: WindowCursor | undefined): Promise<WindowCursor> {
   const { ctx } = run;
   const signpost = ctx.now();
-  const previous = await cursorOf(run, WindowCursor);
   const align = (d: Date, up = false) => dayAligned(run, s.start, d, up);
   const horizon = align(addDays(signpost, s.forwardDays), true);
   const backfillFrom = previous?.backfilledFrom ? new Date(previous.backfilledFrom) : align(addDays(signpost, -s.backfillDays));
@@ -42,5 +40,5 @@ export async function runWindowed(run: StreamRun, s: Windowed): Promise<void> {
     until: horizon.toISOString(),
     rereads: rereadsAfter(s.rereads, previous?.rereads, owed.done, signpost),
   };
-  await saveCursor(run, cursor);
+  return cursor;
 }
