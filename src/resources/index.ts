@@ -49,7 +49,11 @@ type Missing = Exclude<NonNullable<Declared['dependsOn']>[number], StreamName>;
 type Assert<T extends true> = T;
 export type DependenciesDeclared = Assert<[Missing] extends [never] ? true : false>;
 
-/** Declaration order, except that a stream comes after the streams it depends on (a topological order). */
+/**
+ * The complete lists first (one cheap read each: the reference data and people other tables refer to), then the
+ * others; each in declaration order, except that a stream comes after the streams it depends on (a topological
+ * order).
+ */
 function runOrder(streams: readonly StreamDef[]): Stream[] {
   const byName = new Map(streams.map((s) => [s.name, s]));
   const placed = new Set<string>();
@@ -64,7 +68,7 @@ function runOrder(streams: readonly StreamDef[]): Stream[] {
     placed.add(s.name);
     out.push(s as Stream);
   };
-  streams.forEach(place);
+  [...streams.filter((s) => s.strategy.kind === 'full'), ...streams.filter((s) => s.strategy.kind !== 'full')].forEach(place);
   return out;
 }
 
