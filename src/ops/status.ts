@@ -35,7 +35,7 @@ export interface StreamStatus {
   progress?: RunProgress;
 }
 
-export interface PushStatus {
+export interface PushSummary {
   /** push_outbox changes by status, whatever statuses the push module uses. */
   counts: Record<string, number>;
   inDoubt: number;
@@ -48,7 +48,7 @@ export interface Status {
   /** Each company with runs under way: their share done and when the last ends. */
   progress: CompanyProgress[];
   rejectsTotal: number;
-  push: PushStatus;
+  push: PushSummary;
 }
 
 export interface StatusOptions {
@@ -138,11 +138,11 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
     }
   }
   const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects where resolved_at is null`;
-  return { streams, progress: companyProgress(running, progressOf), rejectsTotal: rejects?.n ?? 0, push: await readPushStatus(wh) };
+  return { streams, progress: companyProgress(running, progressOf), rejectsTotal: rejects?.n ?? 0, push: await readPushSummary(wh) };
 }
 
 /** push_outbox counts by status, read generically so any set of statuses shows. */
-export async function readPushStatus(wh: Warehouse): Promise<PushStatus> {
+export async function readPushSummary(wh: Warehouse): Promise<PushSummary> {
   const { sql, schema } = wh;
   const s = sql(schema);
   const counts = await outboxCounts(wh);

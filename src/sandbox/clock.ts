@@ -11,7 +11,7 @@ import { certRecord, coreOf, requiredCertIds } from './records.ts';
 import { editAnswers, editFormResponse, makeFormResponse, makeRun } from './responses.ts';
 import type { Rng } from './rng.ts';
 import { changeOf, zoneOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
-import type { Assignee, DayBucket, Store } from './store.ts';
+import type { Assignee, DayBucket, SandboxStore } from './store.ts';
 import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, parseInstant } from './time.ts';
 import { decide, insertTimeOff, makeTimeOff, zoneOf } from './timeoff.ts';
 
@@ -67,7 +67,7 @@ export const CHANGE_KINDS = [
 /** Share of change records and audit rows stamped earlier than the moment they become visible. */
 const LATE_SHARE = 0.05;
 
-export function advance(store: Store, rng: Rng, size: SizeProfile, hours: number): ChangeSummary {
+export function advance(store: SandboxStore, rng: Rng, size: SizeProfile, hours: number): ChangeSummary {
   const fromMs = store.nowMs;
   const toMs = fromMs + Math.max(0, hours) * HOUR_MS;
   store.nowMs = toMs;
@@ -97,7 +97,7 @@ export function advance(store: Store, rng: Rng, size: SizeProfile, hours: number
 }
 
 /** New hires (with fresh credentials) and status moves along Active → LOA → Former. */
-function people(store: Store, rng: Rng, p: Period, perDay: number): void {
+function people(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   const everyone = [...store.individuals.values()];
   const supervisors = everyone.filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
   for (let n = rng.count(RATES.hires * perDay * p.days); n > 0; n--) {
@@ -117,7 +117,7 @@ function people(store: Store, rng: Rng, p: Period, perDay: number): void {
 }
 
 /** Renewals (new ExpirationDate, UpdateDate the new clock date), deletions and newly entered credentials. */
-function credentials(store: Store, rng: Rng, p: Period, perDay: number): void {
+function credentials(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   const today = dateOnly(p.toMs);
   const ids = [...store.certs.keys()];
   const live = (id: number) => {
@@ -159,7 +159,7 @@ function credentials(store: Store, rng: Rng, p: Period, perDay: number): void {
   }
 }
 
-function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
+function assignments(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
   const log: { rec: AssignmentChange; at: number }[] = [];
   const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     log.push({ rec: changeOf(a, type, dateTime(at, zoneOfSchedule(store, a.ScheduleId)), who), at });
@@ -182,7 +182,7 @@ function assignments(store: Store, rng: Rng, p: Period, pools: Pools, size: Size
  * whose windows overlap by less than `lateMs` misses them. An event is never stamped before an earlier event of
  * the same assignment, so the last record still says what GetList shows.
  */
-function stampLate(store: Store, rng: Rng, p: Period, log: { rec: AssignmentChange; at: number }[]): void {
+function stampLate(store: SandboxStore, rng: Rng, p: Period, log: { rec: AssignmentChange; at: number }[]): void {
   if (store.lateMs <= 0) return;
   const last = new Map<number, number>();
   for (const e of log) {
@@ -201,14 +201,14 @@ function stampLate(store: Store, rng: Rng, p: Period, log: { rec: AssignmentChan
 }
 
 /** The stamp of the latest stored change record of an assignment at or after `since`, or -Infinity. */
-function lastStoredChange(store: Store, id: number, since: number): number {
+function lastStoredChange(store: SandboxStore, id: number, since: number): number {
   let latest = -Infinity;
   for (let i = bound(store.changeTimes, since); i < store.changes.length; i++) if (store.changes[i]!.ShiftAssignmentId === id) latest = store.changeTimes[i]!;
   return latest;
 }
 
 /** Puts the records appended from `from` on in stamp order among the stored ones (late ones go back a little). */
-function sortChanges(store: Store, from: number): void {
+function sortChanges(store: SandboxStore, from: number): void {
   if (from >= store.changes.length) return;
   let min = Infinity;
   for (let i = from; i < store.changes.length; i++) min = Math.min(min, store.changeTimes[i]!);
@@ -224,7 +224,7 @@ function sortChanges(store: Store, from: number): void {
 }
 
 /** The audit rows of some answers arrive late: stamped up to `store.lateMs` before the period began. */
-function lateAudit(store: Store, rng: Rng, p: Period, from: number): void {
+function lateAudit(store: SandboxStore, rng: Rng, p: Period, from: number): void {
   if (store.lateMs <= 0) return;
   let group = '';
   let lateStamp = 0;
@@ -255,7 +255,7 @@ type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number
  * As days pass, the day at the end of the publishing horizon gets its schedule (Created changes), stamped at the
  * moment its publishing day began, or the period's start if that was earlier. Returns when each new one was created.
  */
-function publish(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): Map<number, number> {
+function publish(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): Map<number, number> {
   const createdAt = new Map<number, number>();
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   while (store.horizonDay < dayOf(p.toMs) + size.futureDays) {
@@ -274,7 +274,7 @@ function publish(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProf
  * Upcoming shifts get assigned, unassigned, reassigned or deleted. The moves are applied in the order of their
  * stamps, so the last change record of an assignment always describes what GetList shows.
  */
-function move(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit, createdAt: Map<number, number>): void {
+function move(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit, createdAt: Map<number, number>): void {
   const today = dayOf(p.toMs);
   const moves = rng.count(size.assignmentsPerDay * RATES.assignmentMoves * p.days);
   const deletes = rng.count(size.assignmentsPerDay * RATES.assignmentDeletes * p.days);
@@ -295,7 +295,7 @@ function move(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile
   }
 }
 
-function reassign(store: Store, rng: Rng, pools: Pools, b: DayBucket, i: number, at: number, p: Period, emit: Emit): void {
+function reassign(store: SandboxStore, rng: Rng, pools: Pools, b: DayBucket, i: number, at: number, p: Period, emit: Emit): void {
   const a = b.items[i] as ShiftAssignment;
   const candidate = pickPerson(store, rng, pools.byTitle.get(a.JobTitleId ?? 0) ?? []);
   if (a.Assignee == null) {
@@ -312,7 +312,7 @@ function reassign(store: Store, rng: Rng, pools: Pools, b: DayBucket, i: number,
 }
 
 /** Employees clock in to shifts whose start passed in the period, and out of those whose end passed. */
-function clock(store: Store, rng: Rng, p: Period): void {
+function clock(store: SandboxStore, rng: Rng, p: Period): void {
   for (let d = dayOf(p.fromMs) - 2; d <= dayOf(p.toMs); d++) {
     const b = store.days.get(d);
     if (!b) continue;
@@ -341,7 +341,7 @@ function clamp(ms: number, p: Period): number {
 }
 
 /** Supervisors decide pending requests; employees file new ones for the coming weeks. */
-function timeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
+function timeOff(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   // Requests that started long ago are decided late, by lateTimeOff.
   const pending = store.timeOff.filter((e) => e.rec.Status === 'Pending' && e.startMs >= p.toMs - 30 * DAY_MS);
   const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
@@ -361,7 +361,7 @@ function timeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
   }
 }
 
-function courses(store: Store, rng: Rng, p: Period, perDay: number): void {
+function courses(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   const active = [...store.individuals.values()].filter((i) => i.Status === 'Active');
   for (let n = rng.count(RATES.courses * perDay * p.days); n > 0 && active.length > 0; n--) {
     store.courses.push(makeCourse(store, rng, rng.pick(active), dayOf(p.toMs), dayOf(p.toMs)));
@@ -370,7 +370,7 @@ function courses(store: Store, rng: Rng, p: Period, perDay: number): void {
 }
 
 /** New and edited form responses, new runs, and edited run-log responses, each with its audit rows. */
-function forms(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
+function forms(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
   const people: readonly Individual[] = pools.everyone;
   if (people.length === 0) return;
   const perDay = size.formResponses / size.historyDays;
@@ -399,7 +399,7 @@ function forms(store: Store, rng: Rng, p: Period, pools: Pools, size: SizeProfil
   editRuns(store, rng, p, people, runsPerDay);
 }
 
-function editRuns(store: Store, rng: Rng, p: Period, people: readonly Individual[], runsPerDay: number): void {
+function editRuns(store: SandboxStore, rng: Rng, p: Period, people: readonly Individual[], runsPerDay: number): void {
   const list = store.runLogResponses;
   const firstRecent = list.findIndex((e) => e.runMs > p.toMs - 30 * DAY_MS);
   if (firstRecent < 0) return;

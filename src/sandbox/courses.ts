@@ -1,7 +1,7 @@
 import type { Individual, IndividualCourse } from '../source/schemas/index.ts';
 import { COURSES } from './names.ts';
 import type { Rng } from './rng.ts';
-import type { CourseEntry, CourseOutcome, Store } from './store.ts';
+import type { CourseEntry, CourseOutcome, SandboxStore } from './store.ts';
 import { dateOfDay } from './time.ts';
 
 const EXAM_STATUS: Record<CourseOutcome, string> = { inProgress: 'In Progress', failed: 'Failed', succeeded: 'Passed' };
@@ -11,7 +11,7 @@ const SUBMISSION_STATUS: Record<CourseOutcome, string> = { inProgress: 'Pending 
  * One course record: an exam result of a catalog course (CourseId, maybe Exam* dates) or a course submission
  * (no CourseId). Fields that do not apply are left out of the object, as the spec says they may be absent.
  */
-export function makeCourse(store: Store, rng: Rng, ind: Individual, startDay: number, todayDay: number): CourseEntry {
+export function makeCourse(store: SandboxStore, rng: Rng, ind: Individual, startDay: number, todayDay: number): CourseEntry {
   const course = rng.pick(COURSES);
   const exam = rng.chance(0.65);
   const endDay = startDay + rng.int(0, 6);

@@ -5,7 +5,7 @@ import type {
   PendingCertification,
 } from '../source/schemas/index.ts';
 import { CREDENTIAL_FIELD_NAMES } from '../source/schemas/certification.ts';
-import type { PendingState, Store } from './store.ts';
+import type { PendingState, SandboxStore } from './store.ts';
 import { dateOnly } from './time.ts';
 
 type Requirement = NonNullable<EmployeeRequiredCredentialStatus['CredentialRequirements']>[number];
@@ -32,7 +32,7 @@ export function pendingItem(c: IndividualCertification, state: PendingState): Pe
  * How one required certification stands: the holder's undeleted credential of that certification with the
  * latest expiration fulfils it; none is Missing, an unmaintained one NotMaintained, a lapsed one Expired.
  */
-function requirementOf(store: Store, certificationId: number, held: readonly IndividualCertification[], today: string): RequiredCert {
+function requirementOf(store: SandboxStore, certificationId: number, held: readonly IndividualCertification[], today: string): RequiredCert {
   const name = store.certification(certificationId)?.record.CertificationName ?? null;
   const candidates = held.filter((c) => c.CertificationId === certificationId && !c.IsDeleted);
   if (candidates.length === 0) return { Requirement: name, RequirementStatus: 'Missing', FulfillingCertification: null };
@@ -62,7 +62,7 @@ function entry(jobTitle: Requirement['JobTitle'], locale: Requirement['Locale'],
  * One entry per job title the employee holds, plus one per job title for the requirements the employee's
  * locale adds (the only entries that carry Locale, as the spec returns it only for locale-specific ones).
  */
-export function requiredStatusOf(store: Store, ind: Individual): EmployeeRequiredCredentialStatus {
+export function requiredStatusOf(store: SandboxStore, ind: Individual): EmployeeRequiredCredentialStatus {
   const today = dateOnly(store.nowMs);
   const held = store.certsOf(ind.ServiceId);
   const titles = [{ JobTitleId: ind.JobTitleId ?? null, JobTitleName: ind.JobTitle ?? null }, ...(ind.AdditionalJobTitles ?? [])];

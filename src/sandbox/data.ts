@@ -5,7 +5,7 @@ import { SIZES, generate, type SandboxSize } from './generate.ts';
 import { queryKey, runQuery, type Listing } from './queries.ts';
 import { Rng } from './rng.ts';
 import { WRITE_ENDPOINTS, type Outcome, type Page, type ParsedQuery, type ReadResult, type SandboxData, type WriteStats } from './service.ts';
-import { Store } from './store.ts';
+import { SandboxStore } from './store.ts';
 import { runWrite } from './writes.ts';
 
 export type { SandboxSize } from './generate.ts';
@@ -37,7 +37,7 @@ const MEMO_ENTRIES = 32;
 export function createSandboxData(opts: SandboxDataOptions = {}): SandboxData {
   const seed = opts.seed ?? DEFAULT_SEED;
   const size = SIZES[opts.size ?? 'small'];
-  const store = new Store((opts.now ?? DEFAULT_NOW).getTime(), opts.companyId ?? DEFAULT_COMPANY_ID);
+  const store = new SandboxStore((opts.now ?? DEFAULT_NOW).getTime(), opts.companyId ?? DEFAULT_COMPANY_ID);
   store.lateMs = opts.lateMs ?? DEFAULT_LATE_MS;
   const root = new Rng(seed);
   generate(store, root.fork('generate'), size);

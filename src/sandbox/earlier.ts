@@ -1,5 +1,5 @@
 import type { Individual, IndividualCertification } from '../source/schemas/index.ts';
-import type { Store } from './store.ts';
+import type { SandboxStore } from './store.ts';
 
 /**
  * The earlier representations (service-spec.md, "Earlier individual representation" and the certification's
@@ -15,7 +15,7 @@ const PHONE_TYPES = [
   ['MobilePhoneNumber', 'MOBILE1'],
 ] as const;
 
-function earlierIndividual(store: Store, ind: Individual): object {
+function earlierIndividual(store: SandboxStore, ind: Individual): object {
   const idOf = <T>(items: readonly T[], name: string | null | undefined, get: (t: T) => [number, string | null | undefined]) => {
     for (const t of items) {
       const [id, n] = get(t);
@@ -95,7 +95,7 @@ function earlierCertification(c: IndividualCertification): object {
 const cache = new WeakMap<object, object>();
 
 /** Records are immutable, so each earlier shape is built once per record object. */
-export function earlier(store: Store, kind: 'individual' | 'certification', record: object): object {
+export function earlier(store: SandboxStore, kind: 'individual' | 'certification', record: object): object {
   let out = cache.get(record);
   if (!out) {
     out = kind === 'individual' ? earlierIndividual(store, record as Individual) : earlierCertification(record as IndividualCertification);

@@ -3,7 +3,7 @@ import { FORM_QUESTION_TYPES } from '../source/schemas/index.ts';
 import { CITIES, STREETS } from './names.ts';
 import { personRef } from './records.ts';
 import type { Rng } from './rng.ts';
-import type { FormAnswer, FormDef, QuestionDef, RunLogFormDef, Store } from './store.ts';
+import type { FormAnswer, FormDef, QuestionDef, RunLogFormDef, SandboxStore } from './store.ts';
 import { dateTime, type Zone } from './time.ts';
 
 const TEXT: Partial<Record<QuestionType, string>> = {
@@ -55,7 +55,7 @@ function question(formId: number, k: number, type: QuestionType): QuestionDef {
 const STATUSES = ['Draft', 'Submitted', 'Under Review', 'Closed'];
 
 /** Generic forms: the first uses every one of the 22 question types, the others a subset each. */
-export function buildForms(store: Store): void {
+export function buildForms(store: SandboxStore): void {
   const titles = ['Employee Incident Report', 'Quality Improvement Review', 'Education Record Submission', 'Employee Health Exposure', 'Shift Swap Request'];
   store.forms = titles.map((FormTitle, i) => {
     const FormId = 101 + i;
@@ -111,7 +111,7 @@ const COMMENTS = [
 ];
 
 /** An AnswerValue in exactly the shape the spec's table gives for the question type; null when unanswered. */
-export function answerValue(store: Store, rng: Rng, q: QuestionDef, ctx: AnswerContext): unknown {
+export function answerValue(store: SandboxStore, rng: Rng, q: QuestionDef, ctx: AnswerContext): unknown {
   if (q.QuestionType !== 'Signature' && rng.chance(0.08)) return null;
   const person = ctx.people.length > 0 ? rng.pick(ctx.people) : undefined;
   const rows = (f: (row: string) => unknown) => q.rows.map(f);
@@ -169,7 +169,7 @@ export function answerValue(store: Store, rng: Rng, q: QuestionDef, ctx: AnswerC
   }
 }
 
-export function answersFor(store: Store, rng: Rng, form: FormDef, ctx: AnswerContext): FormAnswer[] {
+export function answersFor(store: SandboxStore, rng: Rng, form: FormDef, ctx: AnswerContext): FormAnswer[] {
   return form.questions.map((q) => ({
     QuestionId: q.QuestionId,
     QuestionType: q.QuestionType,
@@ -193,7 +193,7 @@ function answerText(value: unknown): string | null {
 
 /** One audit row per answer (service-spec.md, "FormAudit (one item per form response answer)"). */
 export function auditRows(
-  store: Store,
+  store: SandboxStore,
   form: FormDef,
   responseId: number,
   runId: string | null,
@@ -227,6 +227,6 @@ export function auditRows(
   });
 }
 
-export function formEmployee(store: Store, ind: Individual | undefined) {
+export function formEmployee(store: SandboxStore, ind: Individual | undefined) {
   return ind ? personRef(store, ind) : null;
 }

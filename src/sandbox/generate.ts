@@ -6,7 +6,7 @@ import { buildReference } from './reference.ts';
 import { makeFormResponse, makeRun } from './responses.ts';
 import type { Rng } from './rng.ts';
 import { changeOf, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools, type Slot } from './scheduling.ts';
-import type { Assignee, DayBucket, Store } from './store.ts';
+import type { Assignee, DayBucket, SandboxStore } from './store.ts';
 import { DAY_MS, HOUR_MS, dateTime as fmt, dayOf } from './time.ts';
 import { decide, makeTimeOff, zoneOf } from './timeoff.ts';
 
@@ -36,7 +36,7 @@ const LOA_SHARE = 0.05;
 const TIME_OFF_PER_YEAR = 5;
 const COURSES_PER_YEAR = 4;
 
-export function generate(store: Store, rng: Rng, size: SizeProfile): void {
+export function generate(store: SandboxStore, rng: Rng, size: SizeProfile): void {
   buildReference(store);
   buildForms(store);
   generatePeople(store, rng.fork('people'), size);
@@ -48,7 +48,7 @@ export function generate(store: Store, rng: Rng, size: SizeProfile): void {
   store.bump();
 }
 
-function generatePeople(store: Store, rng: Rng, size: SizeProfile): void {
+function generatePeople(store: SandboxStore, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   const people: Individual[] = [];
   for (let i = 0; i < size.individuals; i++) {
@@ -68,7 +68,7 @@ function generatePeople(store: Store, rng: Rng, size: SizeProfile): void {
 }
 
 /** Recently updated credentials await verification; some already failed it. */
-function markPending(store: Store, rng: Rng): void {
+function markPending(store: SandboxStore, rng: Rng): void {
   const recent = new Date(store.nowMs - 45 * DAY_MS).toISOString().slice(0, 10);
   for (const c of store.certs.values()) {
     if (c.IsDeleted || (c.UpdateDate ?? '') < recent || !rng.chance(0.3)) continue;
@@ -85,7 +85,7 @@ interface ChangeLog {
   times: number[];
 }
 
-function generateAssignments(store: Store, rng: Rng, pools: Pools, size: SizeProfile): void {
+function generateAssignments(store: SandboxStore, rng: Rng, pools: Pools, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   const log: ChangeLog = { recs: [], times: [] };
@@ -118,7 +118,7 @@ function between(rng: Rng, a: number, b: number): number {
  * Stores a slot as it stands at the clock's time: clocked in and out if it has passed, with the change
  * records that led to its current assignee. A few slots were deleted after creation.
  */
-function placeHistoricSlot(store: Store, rng: Rng, pools: Pools, slot: Slot, createdMs: number, log: ChangeLog): void {
+function placeHistoricSlot(store: SandboxStore, rng: Rng, pools: Pools, slot: Slot, createdMs: number, log: ChangeLog): void {
   const { rec, startMs, zone } = slot;
   const emit = (type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     // A day's schedule is published at one instant, so its Created stamps share one string.
@@ -155,7 +155,7 @@ function placeHistoricSlot(store: Store, rng: Rng, pools: Pools, slot: Slot, cre
 }
 
 /** Past shifts of employees show their clock-in and clock-out; a shift under way is clocked in only. */
-function clocked(store: Store, rng: Rng, slot: Slot) {
+function clocked(store: SandboxStore, rng: Rng, slot: Slot) {
   const { rec, startMs, endMs, zone } = slot;
   if (rec.Assignee?.ServiceId == null || startMs > store.nowMs || !rng.chance(0.95)) return rec;
   const inMs = startMs + rng.int(-15, 10) * 60_000;
@@ -165,7 +165,7 @@ function clocked(store: Store, rng: Rng, slot: Slot) {
   return { ...rec, ClockInDateTime: fmt(inMs, zone), ClockOutDateTime: out };
 }
 
-function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
+function generateTimeOff(store: SandboxStore, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   // Requests go back further than the schedules, past a year, so some that are decided late started long ago.
   const first = today - Math.max(size.historyDays, 365) - 120;
@@ -195,7 +195,7 @@ function generateTimeOff(store: Store, rng: Rng, size: SizeProfile): void {
   store.timeOff.sort((a, b) => a.startMs - b.startMs || a.seq - b.seq);
 }
 
-function generateCourses(store: Store, rng: Rng, size: SizeProfile): void {
+function generateCourses(store: SandboxStore, rng: Rng, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   for (const ind of store.individuals.values()) {
     // A year at least, so records older than any re-read window exist to change late.
@@ -206,7 +206,7 @@ function generateCourses(store: Store, rng: Rng, size: SizeProfile): void {
   store.courses.sort((a, b) => ((a.rec.StartDate ?? '') < (b.rec.StartDate ?? '') ? -1 : (a.rec.StartDate ?? '') > (b.rec.StartDate ?? '') ? 1 : 0) || (a.rec.IndividualCourseId < b.rec.IndividualCourseId ? -1 : 1));
 }
 
-function generateForms(store: Store, rng: Rng, pools: Pools, size: SizeProfile): void {
+function generateForms(store: SandboxStore, rng: Rng, pools: Pools, size: SizeProfile): void {
   const from = store.nowMs - size.historyDays * DAY_MS;
   const to = store.nowMs - 6 * HOUR_MS;
   const people = pools.everyone;
@@ -223,7 +223,7 @@ function generateForms(store: Store, rng: Rng, pools: Pools, size: SizeProfile):
 }
 
 /** Audit rows are served in InsertDate order; rows appended since `from` are put in place, late ones among older rows. */
-export function sortAudit(store: Store, from: number): void {
+export function sortAudit(store: SandboxStore, from: number): void {
   if (store.audit.length - from <= 0) return;
   let min = Infinity;
   for (let i = from; i < store.audit.length; i++) min = Math.min(min, store.auditTimes[i] as number);

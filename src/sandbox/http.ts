@@ -6,8 +6,8 @@ import type { FaultInjector, FaultKind, FaultPlan } from './faults.ts';
 import { EVERYTHING, parseQuery, lowerCaseParams } from './http-query.ts';
 import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format, type Quirk } from './http-wire.ts';
 import type { KeyRing } from './keys.ts';
-import { resetHeader, type FixedWindowLimiter, type Verdict } from './ratelimit.ts';
-import type { Refusal, SandboxData, WriteStats } from './service.ts';
+import { resetHeader, type FixedWindowLimiter, type BudgetVerdict } from './ratelimit.ts';
+import type { SandboxRefusal, SandboxData, WriteStats } from './service.ts';
 
 /**
  * The service's HTTP interface over a SandboxData: auth and scopes, the per-key limit, formats, versions,
@@ -46,7 +46,7 @@ export interface ApiDeps {
 interface Ctx {
   res: ServerResponse;
   format: Format;
-  rate?: Verdict;
+  rate?: BudgetVerdict;
   plan?: FaultPlan;
 }
 
@@ -87,7 +87,7 @@ function parseJson(raw: Buffer): unknown {
  * `{Message, Errors: {Error, <field>...}}` for a write's validation messages; `{error, error_message}` for
  * everything else, reads' parameter refusals included (service-spec.md, "Errors", body shapes).
  */
-function refusalBody(r: Refusal, write: boolean): unknown {
+function refusalBody(r: SandboxRefusal, write: boolean): unknown {
   if (!write || !r.fields || Object.keys(r.fields).length === 0) return { error: r.code, error_message: r.message };
   const summary = Object.values(r.fields).join('; ');
   return { Message: r.message, Errors: { Error: summary, ...r.fields } };
@@ -252,7 +252,7 @@ export class SandboxApi {
     this.#reply(ctx, status, renderValue(value, ctx.format));
   }
 
-  #refuse(ctx: Ctx, refusal: Refusal, write: boolean): void {
+  #refuse(ctx: Ctx, refusal: SandboxRefusal, write: boolean): void {
     // 304 carries no body in HTTP; the status is the whole answer.
     if (refusal.status === 304) return this.#reply(ctx, 304, '');
     this.#reply(ctx, refusal.status, renderValue(refusalBody(refusal, write), ctx.format));

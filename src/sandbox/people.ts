@@ -2,7 +2,7 @@ import type { Individual } from '../source/schemas/index.ts';
 import { asciiFold, CITIES, FIRST_NAMES, LAST_NAMES, MIDDLE_NAMES, PREFERRED_NAMES, STREETS } from './names.ts';
 import { certRecord, requiredCertIds, supervisorName, type CertCore } from './records.ts';
 import type { Rng } from './rng.ts';
-import type { JobTitleInfo, Store } from './store.ts';
+import type { JobTitleInfo, SandboxStore } from './store.ts';
 import { DAY_MS, dateOfDay, dayOf } from './time.ts';
 
 /** Relative weights of job titles in a roster, in JOB_TITLES order: most people are crews. */
@@ -23,7 +23,7 @@ const DEPARTMENT_OF: Readonly<Record<string, string>> = {
   'Administrative Assistant': 'Administration',
 };
 
-function weightedTitle(store: Store, rng: Rng): JobTitleInfo {
+function weightedTitle(store: SandboxStore, rng: Rng): JobTitleInfo {
   const total = TITLE_WEIGHTS.reduce((a, b) => a + b, 0);
   let r = rng.next() * total;
   for (let i = 0; i < store.jobTitles.length; i++) {
@@ -47,7 +47,7 @@ export interface NewPerson {
 }
 
 /** A new individual record with coherent names, keys, reference names and contact data. */
-export function makeIndividual(store: Store, rng: Rng, p: NewPerson): Individual {
+export function makeIndividual(store: SandboxStore, rng: Rng, p: NewPerson): Individual {
   const legalFirst = rng.pick(FIRST_NAMES);
   const preferred = PREFERRED_NAMES[legalFirst];
   const first = preferred && rng.chance(0.5) ? preferred : legalFirst;
@@ -115,7 +115,7 @@ export function withSupervisor(ind: Individual, supervisors: readonly Individual
 const UPDATERS = ['Renée Dubois', 'System Import', 'Kwame Okafor', 'Self Service', null] as const;
 
 /** Today's credentials of an individual: the required ones mostly present, some expired, unmaintained or deleted. */
-export function makeCertsFor(store: Store, rng: Rng, ind: Individual, fresh = false): void {
+export function makeCertsFor(store: SandboxStore, rng: Rng, ind: Individual, fresh = false): void {
   const required = requiredCertIds(store, ind);
   const extras = rng.sample(
     store.certifications.map((c) => c.record.CertificationId).filter((id) => !required.has(id)),
@@ -128,7 +128,7 @@ export function makeCertsFor(store: Store, rng: Rng, ind: Individual, fresh = fa
   }
 }
 
-export function makeCore(store: Store, rng: Rng, ind: Individual, certificationId: number, o: { deleted?: boolean; fresh?: boolean }): CertCore {
+export function makeCore(store: SandboxStore, rng: Rng, ind: Individual, certificationId: number, o: { deleted?: boolean; fresh?: boolean }): CertCore {
   const info = store.certification(certificationId);
   const today = dayOf(store.nowMs);
   const years = info?.years ?? null;
@@ -156,6 +156,6 @@ export function makeCore(store: Store, rng: Rng, ind: Individual, certificationI
 }
 
 /** The day `n` days before the clock's day. */
-export function daysAgo(store: Store, n: number): number {
+export function daysAgo(store: SandboxStore, n: number): number {
   return Math.floor(store.nowMs / DAY_MS) - n;
 }

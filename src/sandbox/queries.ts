@@ -1,8 +1,8 @@
 import type { EndpointName } from '../resources/index.ts';
 import type { AssignmentChange, FormAudit, Individual, IndividualCertification, ShiftAssignment, Supervisor } from '../source/schemas/index.ts';
 import { holdsListedCredentials, pendingItem, requiredStatusOf } from './credentials.ts';
-import type { Outcome, ParsedQuery, QueryValue, Refusal } from './service.ts';
-import type { Store } from './store.ts';
+import type { Outcome, ParsedQuery, QueryValue, SandboxRefusal } from './service.ts';
+import type { SandboxStore } from './store.ts';
 import { DAY_MS, dateKeyOf, dayOf, instantOf } from './time.ts';
 
 /**
@@ -23,9 +23,9 @@ export interface Listing {
   extras?: Record<string, unknown>;
 }
 
-type Handler = (store: Store, q: ParsedQuery, mode: Mode) => Outcome<Listing>;
+type Handler = (store: SandboxStore, q: ParsedQuery, mode: Mode) => Outcome<Listing>;
 
-export function refuse(status: Refusal['status'], code: string, message: string, fields?: Record<string, string>): { ok: false; refusal: Refusal } {
+export function refuse(status: SandboxRefusal['status'], code: string, message: string, fields?: Record<string, string>): { ok: false; refusal: SandboxRefusal } {
   return { ok: false, refusal: fields ? { status, code, message, fields } : { status, code, message } };
 }
 
@@ -76,7 +76,7 @@ export function bound(values: ArrayLike<number>, x: number, after = false): numb
  * The one employee that ServiceId / UniqueIdentifier(UniqueNumber) / EmployeeNumber name together.
  * `undefined` when none was given; `null` when they name nobody (or different people).
  */
-function employeeOf(store: Store, q: ParsedQuery, names: { serviceId: string; unique: string; employee: string }): Individual | null | undefined {
+function employeeOf(store: SandboxStore, q: ParsedQuery, names: { serviceId: string; unique: string; employee: string }): Individual | null | undefined {
   const ids: (number | undefined)[] = [];
   const sid = q[names.serviceId];
   const uid = q[names.unique];
@@ -108,7 +108,7 @@ function byKey(ind: Individual | undefined, what: string): Outcome<Listing> {
   return ind ? ok([ind]) : refuse(404, 'not_found', `No individual with ${what}.`);
 }
 
-function byKeyHandler(param: string, find: (store: Store, v: string) => number | undefined): Handler {
+function byKeyHandler(param: string, find: (store: SandboxStore, v: string) => number | undefined): Handler {
   return (store, q, mode) => {
     const v = q[param];
     if (v === undefined) return mode === 'truth' ? ok([...store.individuals.values()]) : missing(param);
@@ -117,7 +117,7 @@ function byKeyHandler(param: string, find: (store: Store, v: string) => number |
   };
 }
 
-function assignments(store: Store, from: number, to: number, keep: (a: ShiftAssignment) => boolean): ShiftAssignment[] {
+function assignments(store: SandboxStore, from: number, to: number, keep: (a: ShiftAssignment) => boolean): ShiftAssignment[] {
   const out: ShiftAssignment[] = [];
   if (store.days.size === 0) return out;
   const d0 = Math.max(store.firstDay, from === -Infinity ? store.firstDay : dayOf(from));
@@ -334,7 +334,7 @@ const handlers: Record<EndpointName, Handler> = {
   locales: (store) => ok(store.locales.map((l) => l.record)),
 };
 
-export function runQuery(store: Store, endpoint: EndpointName, q: ParsedQuery, mode: Mode): Outcome<Listing> {
+export function runQuery(store: SandboxStore, endpoint: EndpointName, q: ParsedQuery, mode: Mode): Outcome<Listing> {
   const handler = handlers[endpoint];
   if (!handler) return refuse(404, 'not_found', `Unknown endpoint ${String(endpoint)}.`);
   return handler(store, q, mode);

@@ -5,7 +5,7 @@ import { add, randomOf, type Period } from './period.ts';
 import { refreshCertsOf, refreshSupervised } from './records.ts';
 import type { Rng } from './rng.ts';
 import { zoneOfSchedule } from './scheduling.ts';
-import type { DayBucket, Store } from './store.ts';
+import type { DayBucket, SandboxStore } from './store.ts';
 import { DAY_MS, dateOfDay, dateOnly, dateTime, dayOf, parseInstant } from './time.ts';
 import { decide } from './timeoff.ts';
 
@@ -58,7 +58,7 @@ export const QUIET_KINDS = [
 ] as const;
 
 /** Individuals change names, titles, locales and keys, and come back; their credentials keep their UpdateDate. */
-export function quietPeople(store: Store, rng: Rng, p: Period, perDay: number): void {
+export function quietPeople(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   const everyone = [...store.individuals.values()];
   const current = (i: Individual) => store.individual(i.ServiceId) === i;
   const listed = (i: Individual) => current(i) && i.Status !== 'Former';
@@ -96,7 +96,7 @@ export function quietPeople(store: Store, rng: Rng, p: Period, perDay: number): 
 }
 
 /** Supervisors decide, or cancel, requests that started long ago: more than 30 days, often more than a year. */
-export function lateTimeOff(store: Store, rng: Rng, p: Period, perDay: number): void {
+export function lateTimeOff(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   const monthAgo = p.toMs - 30 * DAY_MS;
   const yearAgo = p.toMs - 366 * DAY_MS;
   const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
@@ -114,7 +114,7 @@ export function lateTimeOff(store: Store, rng: Rng, p: Period, perDay: number): 
 }
 
 /** Old course records change status (a late approval, a revoked pass) or are deleted. */
-export function oldCourses(store: Store, rng: Rng, p: Period, perDay: number): void {
+export function oldCourses(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
   const cutoff = dateOfDay(dayOf(p.toMs) - 60);
   const old = () => {
     // Courses are kept in StartDate order: the old ones are a prefix.
@@ -140,7 +140,7 @@ export function oldCourses(store: Store, rng: Rng, p: Period, perDay: number): v
 }
 
 /** Assignment edits that write no change record. */
-export function quietAssignments(store: Store, rng: Rng, p: Period, perDayAssignments: number): void {
+export function quietAssignments(store: SandboxStore, rng: Rng, p: Period, perDayAssignments: number): void {
   const today = dayOf(p.toMs);
   const times = (rate: number) => rng.count(perDayAssignments * rate * p.days);
   const pickIn = (from: number, to: number, keep: (a: ShiftAssignment) => boolean = () => true) => {
@@ -198,7 +198,7 @@ export function quietAssignments(store: Store, rng: Rng, p: Period, perDayAssign
 }
 
 /** New start and end for an assignment: it leaves its place and is put where its new start belongs. */
-function moveAssignment(store: Store, b: DayBucket, i: number, startMs: number, endMs: number): void {
+function moveAssignment(store: SandboxStore, b: DayBucket, i: number, startMs: number, endMs: number): void {
   const a = b.items[i]!;
   const zone = zoneOfSchedule(store, a.ScheduleId);
   b.items.splice(i, 1);
@@ -209,7 +209,7 @@ function moveAssignment(store: Store, b: DayBucket, i: number, startMs: number, 
 const UNIT_WORDS = ['Medic', 'Unit', 'Rescue', 'Car', 'Truck'] as const;
 
 /** A schedule or one of its shifts gets a new name; every assignment of it, past and future, shows the new name. */
-function renameSchedule(store: Store, rng: Rng, p: Period): void {
+function renameSchedule(store: SandboxStore, rng: Rng, p: Period): void {
   const index = rng.int(0, store.schedules.length - 1);
   const def = store.schedules[index]!;
   const tag = `${rng.pick(UNIT_WORDS)} ${rng.int(1, 99)}`;
@@ -230,12 +230,12 @@ function renameSchedule(store: Store, rng: Rng, p: Period): void {
   add(p, 'shiftsRenamed');
 }
 
-function rewriteAssignments(store: Store, change: (a: ShiftAssignment) => ShiftAssignment): void {
+function rewriteAssignments(store: SandboxStore, change: (a: ShiftAssignment) => ShiftAssignment): void {
   for (const b of store.days.values()) for (let i = 0; i < b.items.length; i++) b.items[i] = change(b.items[i]!);
 }
 
 /** Form responses and run-log form responses are deleted: they leave every list. Their audit rows stay. */
-export function deleteResponses(store: Store, rng: Rng, p: Period, formsPerDay: number, runsPerDay: number): void {
+export function deleteResponses(store: SandboxStore, rng: Rng, p: Period, formsPerDay: number, runsPerDay: number): void {
   const forms = [...store.responses.values()].filter((list) => list.length > 0);
   for (let n = rng.count(formsPerDay * QUIET_RATES.formDeletions * p.days); n > 0 && forms.length > 0; n--) {
     const list = rng.pick(forms);

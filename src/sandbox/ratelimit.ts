@@ -10,7 +10,7 @@ import type { RateLimit } from '../config.ts';
  * `windowMs` window is always admitted, because each period is exactly one window long.
  */
 
-export interface Verdict {
+export interface BudgetVerdict {
   allowed: boolean;
   limit: number;
   remaining: number;
@@ -38,7 +38,7 @@ export class FixedWindowLimiter {
   }
 
   /** Counts one request of `key` if the budget allows it. */
-  take(key: string): Verdict {
+  take(key: string): BudgetVerdict {
     const now = this.#now();
     let period = this.#periods.get(key);
     if (!period || now >= period.endsAtMs) {
@@ -51,7 +51,7 @@ export class FixedWindowLimiter {
   }
 
   /** The budget of `key` without counting anything (for responses that refuse before counting). */
-  peek(key: string): Verdict {
+  peek(key: string): BudgetVerdict {
     const now = this.#now();
     const period = this.#periods.get(key);
     if (!period || now >= period.endsAtMs) {

@@ -1,5 +1,5 @@
 import type { Individual, IndividualCertification, TimeOffRequest } from '../source/schemas/index.ts';
-import type { Assignee, Store } from './store.ts';
+import type { Assignee, SandboxStore } from './store.ts';
 
 /**
  * Builders for records that repeat another record's data (a credential carries its holder's names and job
@@ -8,7 +8,7 @@ import type { Assignee, Store } from './store.ts';
  */
 
 /** The person reference used by assignees, form submitters and related individuals (same four fields). */
-export function personRef(store: Store, ind: Individual): Assignee {
+export function personRef(store: SandboxStore, ind: Individual): Assignee {
   let ref = store.assignees.get(ind.ServiceId);
   if (!ref) {
     ref = { ServiceId: ind.ServiceId, EmployeeNumber: ind.EmployeeNumber ?? null, FirstName: ind.FirstName ?? null, LastName: ind.LastName ?? null };
@@ -33,7 +33,7 @@ export function supervisorName(sup: Individual | undefined): string | null {
 }
 
 /** CertificationIds an individual's job titles and locale require. */
-export function requiredCertIds(store: Store, ind: Individual): Set<number> {
+export function requiredCertIds(store: SandboxStore, ind: Individual): Set<number> {
   const ids = new Set<number>();
   const titles = [ind.JobTitleId, ...(ind.AdditionalJobTitles ?? []).map((t) => t.JobTitleId)];
   for (const id of titles) for (const c of store.jobTitleById(id)?.requires ?? []) ids.add(c);
@@ -80,7 +80,7 @@ export function coreOf(c: IndividualCertification): CertCore {
 }
 
 /** A full v2.0 credential: its own fields plus its holder's current names, job titles and business unit. */
-export function certRecord(store: Store, core: CertCore, ind: Individual, required?: Set<number>): IndividualCertification {
+export function certRecord(store: SandboxStore, core: CertCore, ind: Individual, required?: Set<number>): IndividualCertification {
   const info = store.certification(core.CertificationId);
   const req = required ?? requiredCertIds(store, ind);
   return {
@@ -116,13 +116,13 @@ export function certRecord(store: Store, core: CertCore, ind: Individual, requir
 }
 
 /** Re-derives an individual's credentials after the individual changed (names, job titles, locale). */
-export function refreshCertsOf(store: Store, ind: Individual): void {
+export function refreshCertsOf(store: SandboxStore, ind: Individual): void {
   const required = requiredCertIds(store, ind);
   for (const c of store.certsOf(ind.ServiceId)) store.putCert(certRecord(store, coreOf(c), ind, required));
 }
 
 /** SupervisorName is derived, so the people a renamed supervisor supervises show the new name. */
-export function refreshSupervised(store: Store, sup: Individual): void {
+export function refreshSupervised(store: SandboxStore, sup: Individual): void {
   const name = sup.IsSupervisor === 1 ? supervisorName(sup) : null;
   for (const i of [...store.individuals.values()]) {
     if (i.SupervisorId !== sup.IndividualId || i.SupervisorName === name) continue;

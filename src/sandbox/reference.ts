@@ -1,9 +1,9 @@
 import { CERTIFICATIONS, DEPARTMENTS, JOB_TITLES, LOCALES, WORK_SHIFTS, WORK_STATUSES } from './names.ts';
-import type { ScheduleDef, ShiftDef, Store } from './store.ts';
+import type { ScheduleDef, ShiftDef, SandboxStore } from './store.ts';
 import { zone } from './time.ts';
 
 /** Fills the reference lists, and the schedules with their shifts, which every other resource refers to. */
-export function buildReference(store: Store): void {
+export function buildReference(store: SandboxStore): void {
   store.certifications = CERTIFICATIONS.map((c, i) => ({
     record: { CertificationId: 301 + i, CertificationName: c.name },
     issuer: c.issuer,
@@ -48,7 +48,7 @@ const DISPATCH_SHIFTS: readonly [string, number, number, string, number][] = [
   ['Dispatch Night 1800-0600', 18, 12, 'Dispatcher', 2],
 ];
 
-function buildSchedules(store: Store): ScheduleDef[] {
+function buildSchedules(store: SandboxStore): ScheduleDef[] {
   let shiftId = 5001;
   const make = (scheduleId: number, name: string, localeIndex: number, pattern: typeof STATION_SHIFTS): ScheduleDef => {
     const shifts: ShiftDef[] = pattern.map(([ShiftName, startHour, hours, title, slots]) => ({

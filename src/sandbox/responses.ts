@@ -2,19 +2,19 @@ import type { Individual } from '../source/schemas/index.ts';
 import { answersFor, answerValue, auditRows, formEmployee, type AnswerContext } from './forms.ts';
 import { CITIES, STREETS } from './names.ts';
 import type { Rng } from './rng.ts';
-import type { FormAnswer, FormDef, FormResponse, ResponseEntry, RunLogEntry, RunLogFormDef, RunLogFormResponse, Store } from './store.ts';
+import type { FormAnswer, FormDef, FormResponse, ResponseEntry, RunLogEntry, RunLogFormDef, RunLogFormResponse, SandboxStore } from './store.ts';
 import { COMPANY_ZONE, dateTime } from './time.ts';
 import { zoneOf } from './timeoff.ts';
 
 const ATTACHED_TO = ['IndividualRecord', 'QualityImprovement', 'EducationRecord', 'EmployeeHealth', 'FormsOnly'] as const;
 
 /** Each generic form is attached to one kind of record, so every AttachedToType occurs. */
-function attachedToOf(store: Store, form: FormDef): (typeof ATTACHED_TO)[number] {
+function attachedToOf(store: SandboxStore, form: FormDef): (typeof ATTACHED_TO)[number] {
   return ATTACHED_TO[store.forms.indexOf(form) % ATTACHED_TO.length] ?? 'FormsOnly';
 }
 
 /** A new response to a generic form, started at `startMs`, with its audit rows. */
-export function makeFormResponse(store: Store, rng: Rng, form: FormDef, startMs: number, people: readonly Individual[]): ResponseEntry {
+export function makeFormResponse(store: SandboxStore, rng: Rng, form: FormDef, startMs: number, people: readonly Individual[]): ResponseEntry {
   const submitter = rng.pick(people);
   const related = rng.pick(people);
   const zone = zoneOf(store, submitter);
@@ -49,7 +49,7 @@ export function makeFormResponse(store: Store, rng: Rng, form: FormDef, startMs:
 
 /** Changes a few answers (and maybe the status) of a response at `atMs`; the changed answers get audit rows. */
 export function editAnswers(
-  store: Store,
+  store: SandboxStore,
   rng: Rng,
   form: FormDef,
   answers: readonly FormAnswer[],
@@ -67,7 +67,7 @@ export function editAnswers(
   return { answers: next, changed };
 }
 
-export function editFormResponse(store: Store, rng: Rng, entry: ResponseEntry, form: FormDef, atMs: number, editor: Individual, people: readonly Individual[]): void {
+export function editFormResponse(store: SandboxStore, rng: Rng, entry: ResponseEntry, form: FormDef, atMs: number, editor: Individual, people: readonly Individual[]): void {
   const zone = zoneOf(store, editor);
   const ctx: AnswerContext = { responseId: entry.rec.ResponseId, atMs, zone, people, crew: [] };
   const { answers, changed } = editAnswers(store, rng, form, entry.rec.Answers ?? [], ctx);
@@ -79,7 +79,7 @@ export function editFormResponse(store: Store, rng: Rng, entry: ResponseEntry, f
 const ROLES = ['Lead', 'Driver', 'Attendant'];
 
 /** A run with its run-log form responses: always a debrief, often utilization and chart review forms. */
-export function makeRun(store: Store, rng: Rng, runMs: number, people: readonly Individual[], crewPool: readonly Individual[]): RunLogEntry[] {
+export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: readonly Individual[], crewPool: readonly Individual[]): RunLogEntry[] {
   const runType = rng.pick(store.runTypes);
   const crewPeople = rng.sample(crewPool.length > 0 ? crewPool : people, rng.int(2, 3));
   const locale = store.localeByName(crewPeople[0]?.Locale) ?? store.locales[0];
@@ -119,7 +119,7 @@ export function makeRun(store: Store, rng: Rng, runMs: number, people: readonly 
     TimeframeOfRun: rng.pick(['Day', 'Night', 'Overnight']),
     CommunicationsCenter: rng.chance(0.8) ? 'County Communications' : null,
     PatientCareReportNumber: rng.chance(0.9) ? `PCR-${rng.int(1_000_000, 9_999_999)}` : null,
-    MatchedRules: rng.chance(0.3) ? [rng.pick(['Cardiac arrest review', 'Pediatric review', 'Refusal review'])] : null,
+    MatchedRules: rng.chance(0.3) ? [rng.pick(['Cardiac arrest review', 'Pediatric review', 'SandboxRefusal review'])] : null,
   };
   const oldRun = runMs < store.nowMs - 180 * 86_400_000;
   const forms: RunLogFormDef[] = [];

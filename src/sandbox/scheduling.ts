@@ -2,7 +2,7 @@ import type { AssignmentChange, Individual, ShiftAssignment } from '../source/sc
 import { RIDE_ALONG_GUESTS, VEHICLES } from './names.ts';
 import { personRef } from './records.ts';
 import type { Rng } from './rng.ts';
-import type { Assignee, ScheduleDef, Store } from './store.ts';
+import type { Assignee, ScheduleDef, SandboxStore } from './store.ts';
 import { COMPANY_ZONE, DAY_MS, HOUR_MS, type Zone } from './time.ts';
 
 /** Who can be scheduled: active employees, by primary job title. */
@@ -11,7 +11,7 @@ export interface Pools {
   everyone: Individual[];
 }
 
-export function poolsOf(store: Store): Pools {
+export function poolsOf(store: SandboxStore): Pools {
   const byTitle = new Map<number, Individual[]>();
   const everyone: Individual[] = [];
   for (const ind of store.individuals.values()) {
@@ -32,7 +32,7 @@ export interface Slot {
   zone: Zone;
 }
 
-export function slotsPerDay(store: Store): number {
+export function slotsPerDay(store: SandboxStore): number {
   return store.schedules.reduce((n, s) => n + s.shifts.reduce((m, sh) => m + sh.slots, 0), 0);
 }
 
@@ -40,7 +40,7 @@ export function slotsPerDay(store: Store): number {
  * The assignments of one local calendar day across all schedules. `factor` scales each shift's crew count
  * so the dataset reaches its size; `openShare` is the share left open (higher for days far ahead).
  */
-export function scheduleDay(store: Store, rng: Rng, pools: Pools, day: number, factor: number, openShare: number): Slot[] {
+export function scheduleDay(store: SandboxStore, rng: Rng, pools: Pools, day: number, factor: number, openShare: number): Slot[] {
   const slots: Slot[] = [];
   for (const schedule of store.schedules) {
     for (const shift of schedule.shifts) {
@@ -51,7 +51,7 @@ export function scheduleDay(store: Store, rng: Rng, pools: Pools, day: number, f
   return slots;
 }
 
-function makeSlot(store: Store, rng: Rng, pools: Pools, schedule: ScheduleDef, shift: ScheduleDef['shifts'][number], day: number, openShare: number): Slot {
+function makeSlot(store: SandboxStore, rng: Rng, pools: Pools, schedule: ScheduleDef, shift: ScheduleDef['shifts'][number], day: number, openShare: number): Slot {
   const zone = schedule.locale.zone;
   const startMs = zone.toUtc(day * DAY_MS + shift.startHour * HOUR_MS);
   const endMs = startMs + shift.hours * HOUR_MS;
@@ -93,7 +93,7 @@ export function guest(rng: Rng): Assignee {
   return ref;
 }
 
-export function pickPerson(store: Store, rng: Rng, pool: readonly Individual[]): Assignee | null {
+export function pickPerson(store: SandboxStore, rng: Rng, pool: readonly Individual[]): Assignee | null {
   return pool.length === 0 ? null : personRef(store, rng.pick(pool));
 }
 
@@ -116,6 +116,6 @@ export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventT
   };
 }
 
-export function zoneOfSchedule(store: Store, scheduleId: number | null | undefined): Zone {
+export function zoneOfSchedule(store: SandboxStore, scheduleId: number | null | undefined): Zone {
   return store.schedules.find((s) => s.record.ScheduleId === scheduleId)?.locale.zone ?? COMPANY_ZONE;
 }

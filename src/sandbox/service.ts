@@ -26,7 +26,7 @@ export interface ReadResult {
 }
 
 /** A write or read the service refuses, in the spec's terms. */
-export interface Refusal {
+export interface SandboxRefusal {
   status: 400 | 404 | 304;
   /** `invalid_parameters`, `not_found`, ... */
   code: string;
@@ -35,7 +35,7 @@ export interface Refusal {
   fields?: Record<string, string>;
 }
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
+export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: SandboxRefusal };
 
 export interface ChangeSummary {
   hours: number;

@@ -151,7 +151,7 @@ export interface PendingState {
  * The sandbox's data. Records are immutable: a change puts a new object in place of the old one.
  * `version` moves on every change so memoized query results know they are stale.
  */
-export class Store {
+export class SandboxStore {
   version = 0;
   nowMs: number;
   readonly companyId: number;

@@ -2,16 +2,16 @@ import type { Individual, TimeOffRequest } from '../source/schemas/index.ts';
 import { LEAVE_POLICIES } from './names.ts';
 import { timeOffEmployee } from './records.ts';
 import type { Rng } from './rng.ts';
-import type { Store, TimeOffEntry } from './store.ts';
+import type { SandboxStore, TimeOffEntry } from './store.ts';
 import { COMPANY_ZONE, DAY_MS, HOUR_MS, dateTime, type Zone } from './time.ts';
 
 /** The time zone of an individual's locale, or the company's. */
-export function zoneOf(store: Store, ind: Individual): Zone {
+export function zoneOf(store: SandboxStore, ind: Individual): Zone {
   return store.localeByName(ind.Locale)?.zone ?? COMPANY_ZONE;
 }
 
 /** A time off request starting at `startMs`, requested at `requestedMs`, still pending. */
-export function makeTimeOff(store: Store, rng: Rng, ind: Individual, startMs: number, requestedMs: number): TimeOffEntry {
+export function makeTimeOff(store: SandboxStore, rng: Rng, ind: Individual, startMs: number, requestedMs: number): TimeOffEntry {
   const zone = zoneOf(store, ind);
   const days = rng.chance(0.2) ? 0 : rng.int(1, 5);
   const hours = days === 0 ? rng.pick([2, 4, 6]) : days * rng.pick([8, 12]);
@@ -34,7 +34,7 @@ export function makeTimeOff(store: Store, rng: Rng, ind: Individual, startMs: nu
 }
 
 /** The request after a supervisor's decision at `atMs`; approved hours may be split across two policies. */
-export function decide(store: Store, rng: Rng, entry: TimeOffEntry, status: 'Approved' | 'Denied' | 'Canceled', reviewer: Individual | undefined, atMs: number): TimeOffRequest {
+export function decide(store: SandboxStore, rng: Rng, entry: TimeOffEntry, status: 'Approved' | 'Denied' | 'Canceled', reviewer: Individual | undefined, atMs: number): TimeOffRequest {
   const r = entry.rec;
   const requester = store.individual(entry.serviceId);
   const zone = requester ? zoneOf(store, requester) : COMPANY_ZONE;
@@ -61,7 +61,7 @@ export function decide(store: Store, rng: Rng, entry: TimeOffEntry, status: 'App
 }
 
 /** Keeps the request list in (start, seq) order, the order pages are served in. */
-export function insertTimeOff(store: Store, entry: TimeOffEntry): void {
+export function insertTimeOff(store: SandboxStore, entry: TimeOffEntry): void {
   const list = store.timeOff;
   let i = list.length;
   while (i > 0 && ((list[i - 1] as TimeOffEntry).startMs > entry.startMs)) i--;

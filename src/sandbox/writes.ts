@@ -13,7 +13,7 @@ import {
 import { refuse } from './queries.ts';
 import { certRecord, coreOf, refreshCertsOf, refreshSupervised, supervisorName, type CertCore } from './records.ts';
 import type { Outcome, WriteEndpoint } from './service.ts';
-import type { Store } from './store.ts';
+import type { SandboxStore } from './store.ts';
 import { dateOnly } from './time.ts';
 
 /**
@@ -53,7 +53,7 @@ function ssnHash(ssn: string): string {
 type IndividualBody = z.output<typeof IndividualInsert>;
 
 /** Checks that need the store: uniqueness, reference names, supervisor. Runs on raw bodies too. */
-function crossCheck(store: Store, body: Partial<Record<keyof IndividualBody, unknown>>, self: number | undefined): Fields {
+function crossCheck(store: SandboxStore, body: Partial<Record<keyof IndividualBody, unknown>>, self: number | undefined): Fields {
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   const p = {
     LogonId: text(body.LogonId),
@@ -81,7 +81,7 @@ function crossCheck(store: Store, body: Partial<Record<keyof IndividualBody, unk
   return fields;
 }
 
-function supervisorById(store: Store, individualId: number): Individual | undefined {
+function supervisorById(store: SandboxStore, individualId: number): Individual | undefined {
   for (const i of store.individuals.values()) if (i.IndividualId === individualId && i.IsSupervisor === 1) return i;
   return undefined;
 }
@@ -95,7 +95,7 @@ function writable(body: Record<string, unknown>, keep: readonly string[]): Recor
   return out;
 }
 
-function individualFrom(store: Store, p: IndividualBody, base: Pick<Individual, 'IndividualId' | 'ServiceId' | 'LegalFirstName' | 'LegalMiddleName' | 'LegalLastName' | 'AdditionalJobTitles' | 'IsSupervisor' | 'ExcludeFromVerificationMonitoring'>): Individual {
+function individualFrom(store: SandboxStore, p: IndividualBody, base: Pick<Individual, 'IndividualId' | 'ServiceId' | 'LegalFirstName' | 'LegalMiddleName' | 'LegalLastName' | 'AdditionalJobTitles' | 'IsSupervisor' | 'ExcludeFromVerificationMonitoring'>): Individual {
   const title = p.JobTitle ? store.jobTitleByName(p.JobTitle) : undefined;
   const sup = p.SupervisorId != null ? supervisorById(store, p.SupervisorId) : undefined;
   return {
@@ -140,7 +140,7 @@ function individualFrom(store: Store, p: IndividualBody, base: Pick<Individual, 
   };
 }
 
-function insertIndividual(store: Store, body: unknown): Outcome<object | null> {
+function insertIndividual(store: SandboxStore, body: unknown): Outcome<object | null> {
   if (!isObject(body)) return refuse(400, 'invalid_request', 'The body must be an Individual object.');
   const parsed = IndividualInsert.safeParse(writable(body, []));
   if (!parsed.success) return invalid({ ...crossCheck(store, body, undefined), ...fieldsOf(parsed.error, body) });
@@ -170,7 +170,7 @@ function insertIndividual(store: Store, body: unknown): Outcome<object | null> {
  * field left out becomes null, except IsSupervisor and ExcludeFromVerificationMonitoring ("on update an omitted
  * value keeps the existing value") and SSN, which is never returned and so cannot be posted back.
  */
-function updateIndividual(store: Store, body: unknown): Outcome<object | null> {
+function updateIndividual(store: SandboxStore, body: unknown): Outcome<object | null> {
   if (!isObject(body)) return refuse(400, 'invalid_request', 'The body must be an Individual object.');
   const parsed = IndividualUpdate.safeParse(writable(body, ['ServiceId']));
   if (!parsed.success) {
@@ -193,7 +193,7 @@ function updateIndividual(store: Store, body: unknown): Outcome<object | null> {
   return { ok: true, value: ind };
 }
 
-function insertCertification(store: Store, body: unknown): Outcome<object | null> {
+function insertCertification(store: SandboxStore, body: unknown): Outcome<object | null> {
   if (!isObject(body)) return refuse(400, 'invalid_request', 'The body must be an IndividualCertification object.');
   const parsed = IndividualCertificationInsert.safeParse(body);
   if (!parsed.success) return invalid(fieldsOf(parsed.error, body));
@@ -229,7 +229,7 @@ function insertCertification(store: Store, body: unknown): Outcome<object | null
 }
 
 /** Update carries the earlier representation's fields; the ones sent replace the stored values. */
-function updateCertification(store: Store, body: unknown): Outcome<object | null> {
+function updateCertification(store: SandboxStore, body: unknown): Outcome<object | null> {
   if (!isObject(body)) return refuse(400, 'invalid_request', 'The body must be an IndividualCertification object.');
   const parsed = IndividualCertificationUpdate.safeParse(body);
   if (!parsed.success) return invalid(fieldsOf(parsed.error, body));
@@ -269,7 +269,7 @@ function updateCertification(store: Store, body: unknown): Outcome<object | null
  * A result whose RequestId was applied before is not applied again; the batch is still answered 201, since the
  * spec shows no other answer, so a resend after a lost answer is harmless.
  */
-function validateSubmission(store: Store, body: unknown): Outcome<object | null> {
+function validateSubmission(store: SandboxStore, body: unknown): Outcome<object | null> {
   if (!Array.isArray(body) || body.length === 0) return refuse(400, 'invalid_request', 'The body must be a non-empty array of verification results.');
   const fields: Fields = {};
   const items: z.output<typeof VerificationSubmissionItem>[] = [];
@@ -305,11 +305,11 @@ function validateSubmission(store: Store, body: unknown): Outcome<object | null>
 }
 
 /** Keeps what a write applied, for `/_sandbox/truth/<write endpoint>` and the stats. */
-function record(store: Store, endpoint: WriteEndpoint, value: object): void {
+function record(store: SandboxStore, endpoint: WriteEndpoint, value: object): void {
   store.applied[endpoint].push({ AppliedAt: new Date(store.nowMs).toISOString(), ...value });
 }
 
-const writers: Partial<Record<EndpointName, (store: Store, body: unknown) => Outcome<object | null>>> = {
+const writers: Partial<Record<EndpointName, (store: SandboxStore, body: unknown) => Outcome<object | null>>> = {
   individualInsert: insertIndividual,
   individualUpdate: updateIndividual,
   certificationInsert: insertCertification,
@@ -317,7 +317,7 @@ const writers: Partial<Record<EndpointName, (store: Store, body: unknown) => Out
   validateSubmission,
 };
 
-export function runWrite(store: Store, endpoint: EndpointName, body: unknown): Outcome<object | null> {
+export function runWrite(store: SandboxStore, endpoint: EndpointName, body: unknown): Outcome<object | null> {
   const writer = writers[endpoint];
   if (!writer) return refuse(404, 'not_found', `${endpoint} is not a write endpoint.`);
   return writer(store, body);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Individual, IndividualCertification } from '../../src/source/schemas/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
-import type { Refusal } from '../../src/sandbox/service.ts';
+import type { SandboxRefusal } from '../../src/sandbox/service.ts';
 
 const fresh = () => createSandboxData({ seed: 5, size: 'tiny' });
 
@@ -19,7 +19,7 @@ const newcomer = {
   Locale: 'North Station',
 };
 
-function refused(r: { ok: boolean; refusal?: Refusal }): Refusal {
+function refused(r: { ok: boolean; refusal?: SandboxRefusal }): SandboxRefusal {
   if (r.ok || !r.refusal) throw new Error('expected a refusal');
   return r.refusal;
 }
