@@ -115,7 +115,7 @@ async function givenPostgres(url: string): Promise<RunningPostgres> {
 async function measureSpeed(size: string, rateLimit: string, latencyMs: number): Promise<Speed> {
   const limit = parseRateLimit(rateLimit);
   const given = process.env.BENCH_DATABASE_URL;
-  const pg = given ? await givenPostgres(given) : await startPostgres();
+  const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
   const sandbox = await startSandboxProcess({ size, rateLimit, latencyMs });
   const proxy = await startProxy(sandbox.url);
   try {

@@ -256,7 +256,7 @@ async function main(): Promise<void> {
   const stagesAll = Object.fromEntries(
     (Object.keys(stages) as Stage[]).map((s) => [s, { usPerRecord: round(totals[s].us / records), bytesPerRecord: totals[s].counted ? Math.round(totals[s].bytes / totals[s].counted) : null }]),
   );
-  const pg = await startPostgres();
+  const pg = await startPostgres({ durable: true });
   let embedded: WriteFigures;
   try {
     embedded = await writeAll(pg.url, 'rowpath_bench', all);

@@ -193,7 +193,7 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
 }
 
 async function main(): Promise<void> {
-  const pg = await startPostgres();
+  const pg = await startPostgres({ durable: true });
   try {
     const runs = [];
     for (const n of WORKERS) runs.push(await run(n, pg.url, pg.dataDir));

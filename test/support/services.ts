@@ -87,14 +87,18 @@ export interface RunningPostgres extends Running {
   dataDir: string;
 }
 
-/** A private Postgres on a free port in a temporary directory. */
-export async function startPostgres(): Promise<RunningPostgres> {
+/**
+ * A private Postgres on a free port in a temporary directory. Tests run it with durability off, for speed;
+ * `durable` keeps the server's own settings (fsync, synchronous commit, full-page writes), as the embedded
+ * warehouse runs, for benches that count Postgres's CPU.
+ */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<RunningPostgres> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-pg-'));
   // Postgres refuses to run as root, so it runs as another user who must reach the data directory.
   chmodSync(dir, 0o755);
   const dataDir = join(dir, 'data');
-  const cluster = await embeddedCluster(dataDir, port, [...FAST_FLAGS, '-c', 'max_connections=200']);
+  const cluster = await embeddedCluster(dataDir, port, [...(opts.durable ? [] : FAST_FLAGS), '-c', 'max_connections=200']);
   await cluster.start();
   return {
     url: `postgres://wfsync:wfsync@127.0.0.1:${port}/postgres`,
