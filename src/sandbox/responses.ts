@@ -119,7 +119,7 @@ export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: re
     TimeframeOfRun: rng.pick(['Day', 'Night', 'Overnight']),
     CommunicationsCenter: rng.chance(0.8) ? 'County Communications' : null,
     PatientCareReportNumber: rng.chance(0.9) ? `PCR-${rng.int(1_000_000, 9_999_999)}` : null,
-    MatchedRules: rng.chance(0.3) ? [rng.pick(['Cardiac arrest review', 'Pediatric review', 'SandboxRefusal review'])] : null,
+    MatchedRules: rng.chance(0.3) ? [rng.pick(['Cardiac arrest review', 'Pediatric review', 'Refusal review'])] : null,
   };
   const oldRun = runMs < store.nowMs - 180 * 86_400_000;
   const forms: RunLogFormDef[] = [];
