@@ -1,4 +1,5 @@
 import { streams as catalog } from '../resources/index.ts';
+import { HOUR_MS } from '../resources/stream.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 
 /** Requests of one company's key in one minute. */
@@ -42,7 +43,6 @@ export interface ChartsOptions {
   now?: Date;
 }
 
-const HOUR_MS = 3_600_000;
 /**
  * A run counts toward a window when it started at most this long before the window: a longer one (a backfill of
  * more than a day) shows only from its later runs. Keeps each (company, stream) read an index range.

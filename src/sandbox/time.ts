@@ -1,11 +1,12 @@
+import { DAY_MS, HOUR_MS } from '../resources/stream.ts';
+
 /**
  * Time values as the service writes them (service-spec.md, "Conventions"): date-only `yyyy-MM-dd`,
  * and date-times that always carry a UTC offset. The sandbox keeps instants as epoch milliseconds and
  * formats them as local times of the time zone of the locale they belong to, with that zone's offset at that
  * instant: `-06:00` in a Chicago winter, `-05:00` in its summer, `+01:00`/`+02:00` in Köln.
  */
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
+export { DAY_MS, HOUR_MS };
 
 /** The UTC day number of an instant (days since 1970-01-01). */
 export function dayOf(ms: number): number {
