@@ -5,6 +5,7 @@ import { sendFenceCheck } from './fencing.ts';
 import { arrayElement, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { sendRejects } from './rejects.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
+import { noteInserted } from './statistics.ts';
 import type { Target } from './targets.ts';
 
 /**
@@ -90,16 +91,19 @@ function unnestInput(table: TableInfo, columns = table.columns): string {
 const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.${q(c.name)}::${c.sqlType}`;
 
 /**
- * `alias`'s key is one of the keys given as text arrays from parameter `$first` on: one index probe each, never a
- * join the planner could turn into a scan of the company's rows while the statistics of a filling table lag behind.
+ * `alias`'s key is one of the keys given as arrays of the key columns' types from parameter `$first` on: one
+ * index probe each, never a join the planner could turn into a scan of the company's rows while the statistics
+ * of a filling table lag behind. The arrays are typed parameters, not text arrays cast in the statement: a cast
+ * array is an expression, which a plan that filters rows (a generic plan made while the table was nearly empty)
+ * evaluates again for every row it looks at, parsing the whole page's keys each time.
  */
 function keyProbe(table: TableInfo, alias: string, first: number): string {
   const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
   return key.length === 1
-    ? `${alias}.${q(key[0]!.name)} = any($${first}::text[]::${key[0]!.sqlType}[])`
-    : `(${key.map((c) => `${alias}.${q(c.name)}`).join(', ')}) in (select ${key.map((c) => cast('k', c)).join(', ')} from unnest(${key
-        .map((_, i) => `$${i + first}::text[]`)
-        .join(', ')}) as k(${key.map((c) => q(c.name)).join(', ')}))`;
+    ? `${alias}.${q(key[0]!.name)} = any($${first}::${key[0]!.sqlType}[])`
+    : `(${key.map((c) => `${alias}.${q(c.name)}`).join(', ')}) in (select * from unnest(${key
+        .map((c, i) => `$${i + first}::${c.sqlType}[]`)
+        .join(', ')}))`;
 }
 
 /**
@@ -107,7 +111,7 @@ function keyProbe(table: TableInfo, alias: string, first: number): string {
  * With every writer taking row locks in one order, pages that share keys (adjacent windows share their boundary)
  * wait for each other instead of deadlocking; and what was read cannot change before the page commits.
  */
-function lockAndReadStatement(schema: string, table: TableInfo): string {
+export function lockAndReadStatement(schema: string, table: TableInfo): string {
   return cached(`lock-read:${schema}.${table.name}`, () => {
     const key = table.primaryKey.slice(1);
     return `select ${key.map((k) => `t.${q(k)}::text as ${q(k)}`).join(', ')}, t."_hash", t."_deleted_at" is not null as was_deleted
@@ -141,13 +145,13 @@ on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
   });
 }
 
-/** A join condition matching a table's key columns against unnested text arrays starting at `$first`. */
+/** A join condition matching a table's key columns against unnested arrays of their types starting at `$first`. */
 function keyJoin(schema: string, table: TableInfo, key: readonly string[], first: number): { from: string; on: string } {
   const cols = key.map((k) => table.byName.get(k)!);
-  const arrays = cols.map((_, i) => `$${first + i}::text[]`).join(', ');
+  const arrays = cols.map((c, i) => `$${first + i}::${c.sqlType}[]`).join(', ');
   return {
     from: `unnest(${arrays}) as k(${cols.map((c) => q(c.name)).join(', ')})`,
-    on: cols.map((c) => `x.${q(c.name)} = ${cast('k', c)}`).join(' and '),
+    on: cols.map((c) => `x.${q(c.name)} = k.${q(c.name)}`).join(' and '),
   };
 }
 
@@ -443,10 +447,14 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
   const rejects = [...(o.rejects ?? []), ...page.rejects];
+  let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
     transaction(wh.sessions, async (pipe) => {
       sendFenceCheck(pipe, wh);
-      if (page.envelope) await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows);
+      if (page.envelope) {
+        const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows);
+        envelopeInserted = e.inserted;
+      }
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
       sendRejects(pipe, wh.schema, { ...o, rejects, written: mapped.map((m) => m.keyText) });
       if (o.checkpoint && 'edit' in o.checkpoint) await editCursor(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.edit);
@@ -462,5 +470,8 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
     }
   };
   // A page whose connection was lost rolled back: it is written again once the warehouse is back.
-  return { ...(await retryThroughOutage(attempt, wh.outage)), keys: page.keys };
+  const result = await retryThroughOutage(attempt, wh.outage);
+  if (page.envelope) await noteInserted(wh, page.envelope.target, envelopeInserted);
+  await noteInserted(wh, o.target, result.inserted);
+  return { ...result, keys: page.keys };
 }
