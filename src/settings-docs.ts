@@ -21,7 +21,7 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   { names: ['WFS_RATE_LIMIT'], meaning: 'requests per window per API key, e.g. `100/60s`, `100/1s`, `5/250ms`', default: '`100/60s`' },
   { names: ['WFS_RATE_LIMIT_MARGIN_MS'], meaning: 'extra time each request stays counted in the window, to cover network jitter', default: '2% of the window, at most 250 ms' },
   { names: ['WFS_FORM_IDS', 'WFS_RUN_TYPE_IDS'], meaning: 'generic form ids and run-log type ids to sync', default: "none (the sandbox's own with the sandbox)" },
-  { names: ['DATABASE_URL'], meaning: 'Postgres warehouse', default: 'embedded Postgres under `WFS_DATA_DIR`' },
+  { names: ['DATABASE_URL'], meaning: 'Postgres warehouse (`?host=/dir` in the URL: its Unix socket in that directory)', default: 'embedded Postgres under `WFS_DATA_DIR`' },
   { names: ['WFS_DB_SCHEMA'], meaning: 'warehouse schema', default: '`workforce`' },
   { names: ['REDIS_URL'], meaning: 'Redis for the queue and the shared limiter', default: 'in-process jobs, in-memory limiter' },
   { names: ['WFS_CRON_<JOB>'], meaning: "overrides a job's cron, e.g. `WFS_CRON_SHIFT_ASSIGNMENTS='*/5 * * * *'` (6 fields for seconds)", default: 'see Jobs' },

@@ -2,11 +2,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import postgres, { type Sql } from 'postgres';
+import type { Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
 import { bestLocale, binariesVersion, initRootCluster, needsRootCluster, prepareRootCluster, startRootCluster, type RootCluster } from './embedded-root.ts';
-import { noDelaySockets } from './socket.ts';
+import { noDelaySockets, postgresAt } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
 import type { Fence } from './tables/fencing.ts';
 import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
@@ -69,7 +69,7 @@ export function connect(url: string, max = 10, onclose?: () => void): Sql {
     socket: noDelaySockets(),
     connection: SESSION_SETTINGS,
   };
-  return postgres(url, options);
+  return postgresAt(url, options);
 }
 
 /** Opens the warehouse: the server at databaseUrl, or an embedded Postgres under `<dataDir>/pg`. */
@@ -295,7 +295,7 @@ export async function stopPostmaster(databaseDir: string, timeoutMs = 30_000): P
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const admin = postgresAt(adminUrl, { max: 1, onnotice: () => {} });
   try {
     const found = await admin`select 1 from pg_database where datname = ${name}`;
     if (found.length === 0) await admin.unsafe(`create database "${name}"`);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { postgresAt } from './socket.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
 
@@ -36,7 +37,7 @@ function migrationsFor(schema: string): { dir: string; cleanup: () => void } {
  * connection makes processes that migrate at once take turns, and the later ones find nothing to do.
  */
 export async function migrateWarehouse(url: string, schema: string, logger?: Logger): Promise<void> {
-  const client = postgres(url, { max: 1, onnotice: () => {} });
+  const client = postgresAt(url, { max: 1, onnotice: () => {} });
   const { dir, cleanup } = migrationsFor(schema);
   try {
     await client`select pg_advisory_lock(hashtext(${`wfsync-migrate:${schema}`}))`;

@@ -1,4 +1,5 @@
 import { connect as netConnect, type Socket } from 'node:net';
+import postgres, { type Options, type PostgresType, type Sql } from 'postgres';
 
 /**
  * postgres.js leaves Nagle's algorithm on for its sockets. A message that ends with a small write (a COPY's
@@ -48,4 +49,23 @@ function connecting(where: { host: string; port: number } | { path: string }): S
   // Applied once connected; a Unix socket has no Nagle to turn off.
   if ('host' in where) socket.setNoDelay(true);
   return socket;
+}
+
+/**
+ * A URL whose query names a directory as its host, as libpq reads it (`postgres://u:p@localhost/db?host=/run/postgresql`),
+ * means Postgres's Unix socket in that directory, on the URL's port. postgres.js takes the host from the URL's
+ * authority only and would send the parameter to the server as a setting, so it moves to postgres.js's `path`.
+ */
+export function unixSocketOf(url: string): { url: string; path?: string } {
+  const parsed = new URL(url);
+  const dir = parsed.searchParams.get('host');
+  if (!dir?.startsWith('/')) return { url };
+  parsed.searchParams.delete('host');
+  return { url: parsed.toString(), path: `${dir}/.s.PGSQL.${parsed.port || 5432}` };
+}
+
+/** A postgres.js client of the server `url` names, through its Unix socket when it names one (unixSocketOf). */
+export function postgresAt<T extends Record<string, PostgresType>>(url: string, options: Options<T>): Sql {
+  const server = unixSocketOf(url);
+  return postgres(server.url, server.path ? { ...options, path: server.path } : options) as unknown as Sql;
 }

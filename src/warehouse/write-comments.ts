@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import postgres from 'postgres';
+import { postgresAt } from './socket.ts';
 import { tableCommentStatements, viewCommentStatements, VIEW_NAMES } from './descriptions.ts';
 import { MIGRATIONS_DIR, migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
@@ -19,7 +19,7 @@ async function main(tag: string, url: string): Promise<void> {
   const head = readFileSync(file, 'utf8').split(MARKER)[0]!.trimEnd();
   writeFileSync(file, `${head}\n`);
   await migrateWarehouse(url, DEFAULT_SCHEMA);
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgresAt(url, { max: 1, onnotice: () => {} });
   const rows = await sql<{ table_name: string; column_name: string; data_type: string }[]>`
     select table_name, column_name, data_type from information_schema.columns
     where table_schema = ${DEFAULT_SCHEMA} and table_name in ${sql(VIEW_NAMES)} order by table_name, ordinal_position`;

@@ -1,6 +1,7 @@
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connect } from '../../src/warehouse/connection.ts';
+import { migrateWarehouse } from '../../src/warehouse/migrate.ts';
 import { freshDatabase } from '../support/db.ts';
 import { freePort } from '../support/services.ts';
 
@@ -24,6 +25,20 @@ describe('warehouse connections', () => {
     const sql = connect(`${await freshDatabase()}?sslmode=prefer`, 1);
     try {
       expect(await sql`select 1 as one`).toEqual([{ one: 1 }]);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("reach the server by its Unix socket when the URL's host parameter names a directory, as libpq does", async () => {
+    const url = new URL(await freshDatabase());
+    url.hostname = 'localhost';
+    url.searchParams.set('host', '/tmp');
+    await migrateWarehouse(url.toString(), 'socket_test');
+    const sql = connect(url.toString(), 1);
+    try {
+      const [row] = await sql`select inet_server_addr() is null as unix, to_regclass('socket_test.individuals') is not null as migrated`;
+      expect(row).toEqual({ unix: true, migrated: true });
     } finally {
       await sql.end();
     }
