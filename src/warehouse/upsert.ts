@@ -5,6 +5,7 @@ import { sendFenceCheck } from './fencing.ts';
 import { arrayElement, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { sendRejects } from './rejects.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
+import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
 import { noteInserted } from './statistics.ts';
 import type { Target } from './targets.ts';
 
@@ -317,9 +318,10 @@ where company_key = $1 and stream = $2 and partition = $3 returning 1`,
 /**
  * How new rows (keys the page's lock-and-read did not find) are written. A plain INSERT costs Postgres a third
  * less than INSERT … ON CONFLICT; it fails only when another writer inserted one of those keys since the read,
- * and then the page is written again with `upsert`.
+ * and then the page is written again with `upsert`. `fresh` skips the read and inserts every row: for a page
+ * expected to hold only new keys (fresh-keys.ts), which fails the same way when one of them is stored.
  */
-type NewRows = 'insert' | 'upsert';
+type NewRows = 'fresh' | 'insert' | 'upsert';
 
 /** Writes mapped items of one target with children and history; counts what changed. */
 async function writeMapped(
@@ -339,7 +341,7 @@ async function writeMapped(
     for (const rows of m.children) for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
   }
   const table = tableInfo(target.table);
-  const previous = await pipe.alone(() => lockAndRead(pipe.tx, schema, table, mapped));
+  const previous = newRows === 'fresh' ? new Map<string, Previous>() : await pipe.alone(() => lockAndRead(pipe.tx, schema, table, mapped));
   const changed: MappedItem[] = [];
   const stored: MappedItem[] = [];
   const fresh: Row[] = [];
@@ -452,7 +454,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
     transaction(wh.sessions, async (pipe) => {
       sendFenceCheck(pipe, wh);
       if (page.envelope) {
-        const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows);
+        const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows === 'fresh' ? 'insert' : newRows);
         envelopeInserted = e.inserted;
       }
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
@@ -463,7 +465,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
     });
   const attempt = async () => {
     try {
-      return await write('insert');
+      return await write(expectsFreshKeys(wh, o.companyKey, o.target) ? 'fresh' : 'insert');
     } catch (e) {
       if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
       return write('upsert');
@@ -471,6 +473,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
   };
   // A page whose connection was lost rolled back: it is written again once the warehouse is back.
   const result = await retryThroughOutage(attempt, wh.outage);
+  noteStoredKeys(wh, o.companyKey, o.target, result.inserted < mapped.length);
   if (page.envelope) await noteInserted(wh, page.envelope.target, envelopeInserted);
   await noteInserted(wh, o.target, result.inserted);
   return { ...result, keys: page.keys };

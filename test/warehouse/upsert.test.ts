@@ -166,6 +166,22 @@ describe('writePage', () => {
     ]);
   });
 
+  it('writes a page right when pages of new keys came before it and some of its keys are stored', async () => {
+    const page = { target: targets['shift-assignments'], companyKey: company, stream: 's' };
+    await writePage(wh, { ...page, items: [assignment(1), assignment(2)], syncedAt: t0 });
+    await writePage(wh, { ...page, items: [assignment(3), assignment(4)], syncedAt: t0 });
+    const r = await writePage(wh, { ...page, items: [assignment(2, { VehicleName: 'Medic 9' }), assignment(4), assignment(5)], syncedAt: t1 });
+    expect(r).toEqual({ inserted: 1, updated: 1, unchanged: 1, deleted: 0, keys: ['["2"]', '["4"]', '["5"]'] });
+    const rows = await readRows(wh, targets['shift-assignments'], company);
+    expect(rows.map((x) => [x.shift_assignment_id, x.vehicle_name ?? null, (x._synced_at as Date).getTime()])).toEqual([
+      [1, 'Medic 1', t0.getTime()],
+      [2, 'Medic 9', t1.getTime()],
+      [3, 'Medic 1', t0.getTime()],
+      [4, 'Medic 1', t0.getTime()],
+      [5, 'Medic 1', t1.getTime()],
+    ]);
+  });
+
   it('returns every connection to the pool after failed pages', async () => {
     const bad = [assignment(1, { StartDateTime: '2024-02-30T00:00:00Z' })];
     // More failures than the pool has connections: a connection kept after a failure would stall the next write.
