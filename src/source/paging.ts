@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Logger } from '../log.ts';
 import type { Endpoint, ItemOf } from './endpoints.ts';
 import { SourceError } from './errors.ts';
+import { inPlace } from './in-place.ts';
 
 /** One record that failed its schema: kept raw, with the reason, so its page goes on. */
 export interface RecordReject {
@@ -25,7 +26,12 @@ export function formatIssues(error: z.ZodError): string {
 export function parseItems<T>(schema: z.ZodType<T>, raw: readonly unknown[]): ParsedItems<T> {
   const items: T[] = [];
   const rejects: RecordReject[] = [];
+  const keeps = inPlace(schema);
   for (const r of raw) {
+    if (keeps(r)) {
+      items.push(r as T);
+      continue;
+    }
     const result = schema.safeParse(r);
     if (result.success) items.push(result.data);
     else rejects.push({ raw: r, reason: formatIssues(result.error) });

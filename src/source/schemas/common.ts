@@ -12,6 +12,16 @@ export const isoDate = z.string().regex(ISO_DATE_OR_DATETIME, 'expected an ISO 8
 /** Fields the spec lists as int but which carry name text: accept either, keep text. */
 export const nameText = z.union([z.string(), z.number()]).transform(String);
 
+/**
+ * Schemas with a transform that hands back the value it was given when that value is already what it makes, by
+ * the test for such a value: what parsing may skip (source/in-place.ts).
+ */
+const keptWhen = new WeakMap<z.ZodType, (value: unknown) => boolean>([[nameText, (v) => typeof v === 'string']]);
+
+export function keptWhenOf(schema: unknown): ((value: unknown) => boolean) | undefined {
+  return keptWhen.get(schema as z.ZodType);
+}
+
 /** Absent fields are null on the wire; both null and missing are accepted. */
 export const opt = <T extends z.ZodType>(t: T) => t.nullish();
 
@@ -45,7 +55,22 @@ export function record<S extends z.ZodRawShape>(shape: S, aliases: Aliases = {})
   const object = z.looseObject(shape);
   if (Object.keys(aliases).length === 0) return object;
   const toCanonical = invert(aliases);
-  return z.preprocess((v) => renameKeys(v, toCanonical), object);
+  const renamed = z.preprocess((v) => renameKeys(v, toCanonical), object);
+  aliasedRecords.set(renamed, { object, toCanonical });
+  return renamed;
+}
+
+/** A record schema made with aliases: the object it parses once the wire names are renamed, and the renames. */
+export interface AliasedRecord {
+  readonly object: z.ZodType;
+  /** alias → canonical */
+  readonly toCanonical: Aliases;
+}
+
+const aliasedRecords = new WeakMap<z.ZodType, AliasedRecord>();
+
+export function aliasedRecordOf(schema: unknown): AliasedRecord | undefined {
+  return aliasedRecords.get(schema as z.ZodType);
 }
 
 export const JobTitleRef = record({ JobTitleId: opt(int), JobTitleName: opt(str) });
