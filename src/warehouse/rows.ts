@@ -451,11 +451,21 @@ export function encode(value: unknown, sqlType: string): string | null {
   return String(value);
 }
 
+/**
+ * What makes an element of an array literal need quotes, as Postgres's own array output decides: the literal's
+ * braces, delimiter, quotes and backslashes, white space (trimmed from unquoted elements; `\s` takes in more
+ * than Postgres's six characters, which only quotes more), the empty string, and the word NULL.
+ */
+const NEEDS_QUOTES = /[{}",\\\s]|^$|^null$/i;
 const ARRAY_ESCAPED = /["\\]/;
 
-/** One element of a `text[]` literal: NULL, or the value quoted with its quotes and backslashes escaped. */
+/**
+ * One element of a `text[]` literal: NULL, the value as it is, or quoted with its quotes and backslashes escaped.
+ * Most values (numbers, instants, names) need no quotes, and are used as they are instead of copied.
+ */
 export function arrayElement(v: string | null): string {
   if (v === null) return 'NULL';
+  if (!NEEDS_QUOTES.test(v)) return v;
   return ARRAY_ESCAPED.test(v) ? `"${v.replace(/["\\]/g, '\\$&')}"` : `"${v}"`;
 }
 

@@ -135,7 +135,7 @@ describe('writePage', () => {
   });
 
   it('keeps text that array literals quote and escape exactly as sent', async () => {
-    const names = ['a "quoted", {braced} name', 'back\\slash \\"', 'NULL', '', ' padded ', 'tab\there', 'Zoë 🚑'];
+    const names = ['a "quoted", {braced} name', 'back\\slash \\"', 'NULL', 'null', 'Null', '', ' padded ', 'tab\there', 'new\nline', 'x,y', 'a}b', 'plain', 'Zoë 🚑', '\u00a0nbsp'];
     const items = names.map((name, i) => assignment(i + 1, { ShiftName: name, VehicleName: null }));
     await writePage(wh, { target: targets['shift-assignments'], companyKey: company, items, syncedAt: t0, stream: 's' });
     const rows = await readRows(wh, targets['shift-assignments'], company);
