@@ -93,22 +93,20 @@ function blankRow(columns: readonly ColumnInfo[]): () => Row {
 }
 
 /** A date or date-time as the service writes it: `yyyy-MM-dd`, then optionally a time, then optionally an offset. */
-const WRITTEN_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/;
+const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
-export interface WrittenTime {
-  /** The calendar day as written, in the service's local time. */
-  readonly localDate: string;
-  readonly hasTime: boolean;
-  /** `+HH:MM` / `-HH:MM` (`Z` is `+00:00`); undefined when the text carries none. */
-  readonly utcOffset: string | undefined;
-}
-
-export function readWrittenTime(text: string): WrittenTime | undefined {
-  const m = WRITTEN_TIME.exec(text);
-  if (!m) return undefined;
-  const offset = m[3];
-  const utcOffset = offset === undefined ? undefined : offset === 'Z' ? '+00:00' : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
-  return { localDate: m[1]!, hasTime: m[2] !== undefined, utcOffset };
+/**
+ * The offset of a written time (one WRITTEN_TIME matches) as `+HH:MM` / `-HH:MM` (`Z` is `+00:00`); undefined
+ * when it carries none. Read by position rather than by a match's groups: this runs for every date column of
+ * every row, and a match allocates an array and a string per group.
+ */
+function writtenOffset(text: string): string | undefined {
+  if (text.length <= 10) return undefined;
+  if (text.endsWith('Z')) return '+00:00';
+  // Past the date, a sign can only begin the offset.
+  const sign = Math.max(text.lastIndexOf('+'), text.lastIndexOf('-'));
+  if (sign <= 10) return undefined;
+  return text.length - sign === 5 ? `${text.slice(sign, sign + 3)}:${text.slice(sign + 3)}` : text.slice(sign);
 }
 
 /**
@@ -118,13 +116,14 @@ export function readWrittenTime(text: string): WrittenTime | undefined {
 function fillLocalTimes(table: TableInfo, row: Row): void {
   for (const l of table.localTimes) {
     const v = row[l.column];
-    const w = typeof v === 'string' ? readWrittenTime(v) : undefined;
-    if (!w) continue;
-    row[l.utcOffset] = w.utcOffset ?? null;
-    if (l.localDate) row[l.localDate] = w.localDate;
+    if (typeof v !== 'string' || !WRITTEN_TIME.test(v)) continue;
+    const utcOffset = writtenOffset(v);
+    const localDate = v.length === 10 ? v : v.slice(0, 10);
+    row[l.utcOffset] = utcOffset ?? null;
+    if (l.localDate) row[l.localDate] = localDate;
     if (l.instant) {
-      row[l.instant] = w.hasTime && w.utcOffset ? v : null;
-      row[l.column] = w.localDate;
+      row[l.instant] = v.length > 10 && utcOffset ? v : null;
+      row[l.column] = localDate;
     }
   }
 }

@@ -253,6 +253,18 @@ describe('values as the service wrote them', () => {
     expect(row!.start_date_instant).toEqual(new Date('2024-03-01T13:30:00.123Z'));
   });
 
+  it('reads the offset a time was written with, Z as +00:00, and none when it has none', () => {
+    const offsetOf = (StartDateTime: string) => {
+      const { row } = mapItem(targetOf('shiftAssignments'), local, parsed('shiftAssignments', { StartDateTime }));
+      return [row.start_date_time_local_date, row.start_date_time_utc_offset];
+    };
+    expect(offsetOf('2024-06-01T19:00:00Z')).toEqual(['2024-06-01', '+00:00']);
+    expect(offsetOf('2024-06-01 19:00:00.5+0530')).toEqual(['2024-06-01', '+05:30']);
+    expect(offsetOf('2024-06-01T19:00-03:00')).toEqual(['2024-06-01', '-03:00']);
+    expect(offsetOf('2024-06-01T19:00:00')).toEqual(['2024-06-01', null]);
+    expect(offsetOf('2024-06-01')).toEqual(['2024-06-01', null]);
+  });
+
   it('a field of the item named like a derived column does not fill it', () => {
     const m = mapItem(targetOf('shiftAssignments'), local, { ...parsed('shiftAssignments'), StartDateTimeLocalDate: '1999-01-01' });
     expect(m.row.start_date_time_local_date).toBe('2024-06-01');
