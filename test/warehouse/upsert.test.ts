@@ -4,6 +4,7 @@ import { markDeletedByKey, markMissingDeleted } from '../../src/warehouse/deleti
 import { listCheckpoints, readCheckpoint, readRows } from '../../src/warehouse/state.ts';
 import { finishRun, openRun } from '../../src/warehouse/runs.ts';
 import { targets } from '../../src/resources/index.ts';
+import { FRESH_STREAK } from '../../src/warehouse/fresh-keys.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { waitFor } from '../support/processes.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
@@ -168,18 +169,18 @@ describe('writePage', () => {
 
   it('writes a page right when pages of new keys came before it and some of its keys are stored', async () => {
     const page = { target: targets['shift-assignments'], companyKey: company, stream: 's' };
-    await writePage(wh, { ...page, items: [assignment(1), assignment(2)], syncedAt: t0 });
-    await writePage(wh, { ...page, items: [assignment(3), assignment(4)], syncedAt: t0 });
-    const r = await writePage(wh, { ...page, items: [assignment(2, { VehicleName: 'Medic 9' }), assignment(4), assignment(5)], syncedAt: t1 });
-    expect(r).toEqual({ inserted: 1, updated: 1, unchanged: 1, deleted: 0, keys: ['["2"]', '["4"]', '["5"]'] });
+    // Enough pages of new keys that the next page is expected to hold new keys only (fresh-keys.ts).
+    for (let p = 0; p <= FRESH_STREAK; p++) await writePage(wh, { ...page, items: [assignment(2 * p + 1), assignment(2 * p + 2)], syncedAt: t0 });
+    const r = await writePage(wh, { ...page, items: [assignment(2, { VehicleName: 'Medic 9' }), assignment(4), assignment(100)], syncedAt: t1 });
+    expect(r).toEqual({ inserted: 1, updated: 1, unchanged: 1, deleted: 0, keys: ['["2"]', '["4"]', '["100"]'] });
     const rows = await readRows(wh, targets['shift-assignments'], company);
-    expect(rows.map((x) => [x.shift_assignment_id, x.vehicle_name ?? null, (x._synced_at as Date).getTime()])).toEqual([
+    expect(rows.filter((x) => [1, 2, 4, 100].includes(x.shift_assignment_id as number)).map((x) => [x.shift_assignment_id, x.vehicle_name, (x._synced_at as Date).getTime()])).toEqual([
       [1, 'Medic 1', t0.getTime()],
       [2, 'Medic 9', t1.getTime()],
-      [3, 'Medic 1', t0.getTime()],
       [4, 'Medic 1', t0.getTime()],
-      [5, 'Medic 1', t1.getTime()],
+      [100, 'Medic 1', t1.getTime()],
     ]);
+    expect(rows).toHaveLength(2 * (FRESH_STREAK + 1) + 1);
   });
 
   it('returns every connection to the pool after failed pages', async () => {
