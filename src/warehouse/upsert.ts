@@ -10,10 +10,11 @@ import { noteInserted } from './statistics.ts';
 import type { Target } from './targets.ts';
 
 /**
- * The write path. Every value travels as text, which Postgres reads as its column's type. Rows to insert or rewrite travel inside
- * one array parameter per column and are unnested: one prepared statement per table whatever the page size,
- * a handful of parameters, no limit on rows per statement but the memory of a chunk. Many rows at once go by
- * COPY into a session's staging table and one INSERT … SELECT from it instead (staging.ts).
+ * The write path. Every value travels as text, which Postgres reads as its column's type. Rows to insert or
+ * rewrite travel inside one array parameter per column and are unnested: one prepared statement per table
+ * whatever the page size, a handful of parameters, no limit on rows per statement but the memory of a chunk.
+ * Many rows at once go by COPY into a session's staging table and one INSERT … SELECT from it instead
+ * (staging.ts).
  */
 
 export interface WritePageOptions {
