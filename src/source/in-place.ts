@@ -13,10 +13,9 @@ import { aliasedRecordOf, keptWhenOf } from './schemas/common.ts';
  * schema it does not know (a transform, a refinement) is asked of zod itself, and passes only when zod returns
  * the very value it was given, as a transform of a string to a string does.
  *
- * One order is let go: that of the declared fields among themselves at the top of a record. They become the
- * columns of its row, whose order is the table's, and whatever else the record holds still comes after them
- * (it goes to `_extra` in the order it came). Inside a record, objects keep zod's order exactly, since a
- * nested value may be stored whole (jsonb), and its fingerprint reads it in order.
+ * Order counts at every level, the top of a record included: a nested value may be stored whole (jsonb), and
+ * `_extra` gathers what no column takes in the order the mapper meets the record's fields; the fingerprint
+ * reads both in order.
  */
 
 export type InPlace = (value: unknown) => boolean;
@@ -33,25 +32,18 @@ interface Def {
   readonly catchall?: Schema;
 }
 
-/** Checks made, for records (`top`) and for values inside them. */
-const made = { top: new WeakMap<Schema, InPlace>(), inner: new WeakMap<Schema, InPlace>() };
+const made = new WeakMap<Schema, InPlace>();
 
-/** The check for records of `schema`, made on first use. */
+/** The check for values of `schema`, made on first use. */
 export function inPlace(schema: Schema): InPlace {
-  return checkOf(schema, 'top');
-}
-
-type Level = keyof typeof made;
-
-function checkOf(schema: Schema, level: Level = 'inner'): InPlace {
-  let check = made[level].get(schema);
-  if (!check) made[level].set(schema, (check = compile(schema, level)));
+  let check = made.get(schema);
+  if (!check) made.set(schema, (check = compile(schema)));
   return check;
 }
 
 const defOf = (s: Schema) => s._zod.def as unknown as Def;
 
-function compile(schema: Schema, level: Level): InPlace {
+function compile(schema: Schema): InPlace {
   const kept = keptWhenOf(schema);
   if (kept) return kept;
   const def = defOf(schema);
@@ -71,27 +63,27 @@ function compile(schema: Schema, level: Level): InPlace {
       return (v) => values.has(v as never);
     }
     case 'optional': {
-      const inner = checkOf(def.innerType!, level);
+      const inner = inPlace(def.innerType!);
       return (v) => v === undefined || inner(v);
     }
     case 'nullable': {
-      const inner = checkOf(def.innerType!, level);
+      const inner = inPlace(def.innerType!);
       return (v) => v === null || inner(v);
     }
     case 'array':
-      return checks.length === 0 ? arrayCheck(checkOf(def.element!)) : unchanged(schema);
+      return checks.length === 0 ? arrayCheck(inPlace(def.element!)) : unchanged(schema);
     case 'union': {
       // zod answers with the first option that parses; any option that keeps the value keeps it.
-      const options = def.options!.map((o) => checkOf(o, level));
+      const options = def.options!.map(inPlace);
       return (v) => {
         for (const o of options) if (o(v)) return true;
         return false;
       };
     }
     case 'object':
-      return checks.length === 0 && def.catchall && defOf(def.catchall).type === 'unknown' ? looseObjectCheck(def.shape!, level) : unchanged(schema);
+      return checks.length === 0 && def.catchall && defOf(def.catchall).type === 'unknown' ? looseObjectCheck(def.shape!) : unchanged(schema);
     case 'pipe':
-      return aliasedCheck(schema, level) ?? unchanged(schema);
+      return aliasedCheck(schema) ?? unchanged(schema);
     default:
       return unchanged(schema);
   }
@@ -144,11 +136,10 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * then the others in the order they came: the value keeps its order when it already has that one. A declared
  * field that is absent stays absent only when it may be.
  */
-function looseObjectCheck(shape: Readonly<Record<string, Schema>>, level: Level): InPlace {
+function looseObjectCheck(shape: Readonly<Record<string, Schema>>): InPlace {
   const fields = Object.keys(shape);
   const position = new Map(fields.map((f, i) => [f, i]));
-  const checks = fields.map((f) => checkOf(shape[f]!));
-  const anyOrder = level === 'top';
+  const checks = fields.map((f) => inPlace(shape[f]!));
   const mayBeAbsent = fields.map((f) => shape[f]!._zod.optin === 'optional' && shape[f]!._zod.optout === 'optional');
   return (v) => {
     if (!isRecord(v)) return false;
@@ -162,7 +153,7 @@ function looseObjectCheck(shape: Readonly<Record<string, Schema>>, level: Level)
         others = true;
         continue;
       }
-      if (others || (at < last && !anyOrder)) return false;
+      if (others || at < last) return false;
       last = at;
       present++;
       if (!checks[at]!(v[k])) return false;
@@ -177,10 +168,10 @@ function looseObjectCheck(shape: Readonly<Record<string, Schema>>, level: Level)
  * A record whose fields the service may send under other names: zod renames them first. A value that uses none
  * of those names comes out of the renaming as it went in.
  */
-function aliasedCheck(schema: Schema, level: Level): InPlace | undefined {
+function aliasedCheck(schema: Schema): InPlace | undefined {
   const aliased = aliasedRecordOf(schema);
   if (!aliased) return undefined;
-  const object = checkOf(aliased.object as Schema, level);
+  const object = inPlace(aliased.object as Schema);
   const aliases = Object.keys(aliased.toCanonical);
   return (v) => {
     if (!isRecord(v)) return false;

@@ -37,14 +37,12 @@ function variants(record: Record<string, unknown>): unknown[] {
   return out;
 }
 
-/** The same record, the order of its top-level fields aside (they become columns, in the table's order). */
-const topSorted = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v);
-const same = (a: unknown, b: unknown) => JSON.stringify(topSorted(a)) === JSON.stringify(topSorted(b));
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 describe('records kept as parsed', () => {
   const records = sandboxRecords();
 
-  it('are only those zod accepts and returns unchanged, the order of nested fields included', () => {
+  it('are only those zod accepts and returns unchanged, the order of fields included', () => {
     let accepted = 0;
     let checked = 0;
     for (const [name, list] of records) {
@@ -65,14 +63,16 @@ describe('records kept as parsed', () => {
     expect(accepted).toBeGreaterThan(1000);
   });
 
-  it('are every record the sandbox sends, but form responses, whose answers zod adds to', () => {
-    const added = new Set<EndpointName>(['formResponses', 'runLogFormResponses']);
+  it('are every record of the lists the sandbox sends in their schemas\' order, the shift lists among them', () => {
+    // Form responses' answers gain a field in zod; these lists send their fields in another order than the schema's.
+    const viaZod = new Set<EndpointName>(['formResponses', 'runLogFormResponses', 'individualCertifications', 'individualCourses']);
     for (const [name, list] of records) {
       const schema = endpoints[name].item as z.ZodType;
       const { items } = parseItems(schema, list);
       const kept = items.filter((item, i) => item === list[i]).length;
-      expect({ name, kept }).toEqual({ name, kept: added.has(name) ? 0 : list.length });
-      expect(items).toEqual(list.map((r) => schema.parse(r)));
+      if (viaZod.has(name)) expect({ name, kept: kept < list.length }).toEqual({ name, kept: true });
+      else expect({ name, kept }).toEqual({ name, kept: list.length });
+      expect(items.map((i) => JSON.stringify(i))).toEqual(list.map((r) => JSON.stringify(schema.parse(r))));
     }
   });
 
@@ -80,7 +80,8 @@ describe('records kept as parsed', () => {
     const schema = record({ Id: int, Name: opt(nameText), At: isoDate, Tag: opt(str) }, { Tag: 'Label' });
     const loose = record({ Id: int, Name: opt(nameText), Ref: opt(record({ A: int, B: opt(str) })) });
     expect(inPlace(loose)({ Id: 1, Name: 'Dana', Other: [1] })).toBe(true);
-    expect(inPlace(loose)({ Name: 'Dana', Id: 1, Ref: { A: 1, B: 'b', C: 2 } })).toBe(true);
+    expect(inPlace(loose)({ Id: 1, Name: 'Dana', Ref: { A: 1, B: 'b', C: 2 } })).toBe(true);
+    expect(inPlace(loose)({ Name: 'Dana', Id: 1 })).toBe(false);
     expect(inPlace(loose)({ Id: 1, Name: 7 })).toBe(false);
     expect(inPlace(loose)({ Other: 1, Id: 1 })).toBe(false);
     expect(inPlace(loose)({ Id: 1, Ref: { B: 'b', A: 1 } })).toBe(false);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { endpoints } from '../../src/resources/index.ts';
+import { parseItems } from '../../src/source/paging.ts';
 import { mapItem } from '../../src/warehouse/rows.ts';
 import { parsed, raw, targetOf, type ResourceName } from './fixtures.ts';
 
@@ -37,5 +39,19 @@ describe('content fingerprints', () => {
         "workStatuses": "3220c503e8def8a972c058c83b2c4de2",
       }
     `);
+  });
+
+  it('of a record used as parsed are those of the copy zod makes, whatever order its fields came in', () => {
+    const employee = { ServiceId: 9001, FirstName: 'Dana', LastName: 'Reyes', UniqueIdentifier: 'U-100', EmployeeNumber: 'E-100', Badge: 'blue' };
+    const reviewer = { ServiceId: 8000, FirstName: 'Lee', LastName: 'Kim', Desk: 4 };
+    const { Employee: _e, ReviewedBy: _r, ...rest } = raw.timeOffRequests;
+    const inOrder = { Employee: employee, ...rest, ReviewedBy: reviewer, Note: 'n' };
+    const reordered = { ReviewedBy: reviewer, ...rest, Employee: employee, Note: 'n' };
+    const schema = endpoints.timeOffRequests.item;
+    const hash = (item: object) => mapItem(targetOf('timeOffRequests'), 'acme', item as Record<string, unknown>).row._hash;
+    for (const record of [inOrder, reordered]) {
+      const { items } = parseItems(schema, [JSON.parse(JSON.stringify(record))]);
+      expect(hash(items[0]!)).toBe(hash(schema.parse(record)));
+    }
   });
 });
