@@ -459,7 +459,7 @@ const NEEDS_QUOTES = /[{}",\\\s]|^$|^null$/i;
 const ARRAY_ESCAPED = /["\\]/;
 
 /**
- * One element of a `text[]` literal: NULL, the value as it is, or quoted with its quotes and backslashes escaped.
+ * One element of an array literal: NULL, the value as it is, or quoted with its quotes and backslashes escaped.
  * Most values (numbers, instants, names) need no quotes, and are used as they are instead of copied.
  */
 export function arrayElement(v: string | null): string {
@@ -469,7 +469,7 @@ export function arrayElement(v: string | null): string {
 }
 
 /**
- * A `text[]` literal of values already encoded: Postgres parses it for a `$n::text[]` parameter. Built here
+ * An array literal of values already encoded: Postgres parses it for a `$n::<type>[]` parameter. Built here
  * rather than by postgres.js, whose array serializer runs two regular expressions over every element; joined
  * once from its elements rather than appended to, which leaves one flat string instead of a chain of pieces the
  * garbage collector walks and flattens.

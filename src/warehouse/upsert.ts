@@ -460,6 +460,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
     transaction(wh.sessions, async (pipe) => {
       sendFenceCheck(pipe, wh);
       if (page.envelope) {
+        // The guess of fresh keys is the page's target's; the envelope's keys are always read.
         const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows === 'fresh' ? 'insert' : newRows);
         envelopeInserted = e.inserted;
       }
