@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { parseRateLimit } from '../src/config.ts';
@@ -210,8 +211,8 @@ async function main(): Promise<void> {
       size: SIZE,
       rateLimit: RATE,
       seed: SEED,
-      cpus: 2,
-      note: 'CPU shared with other work on the machine',
+      cpus: availableParallelism(),
+      note: 'the sandbox and Postgres share these CPUs with the sync',
       clean,
       ...Object.fromEntries(Object.entries(measured).map(([name, m]) => [name, vsClean(m)])),
     };

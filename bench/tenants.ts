@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -198,7 +199,7 @@ async function main(): Promise<void> {
     const runs = [];
     for (const n of WORKERS) runs.push(await run(n, pg.url, pg.dataDir));
     process.stdout.write(
-      `${JSON.stringify({ companies: COMPANIES, size: SIZE, budget: `${LIMIT}/60s per key`, windows: WINDOWS, cpus: 2, note: 'CPU shared with other work on the machine', runs }, null, 2)}\n`,
+      `${JSON.stringify({ companies: COMPANIES, size: SIZE, budget: `${LIMIT}/60s per key`, windows: WINDOWS, cpus: availableParallelism(), note: 'the sandbox, Postgres and Redis share these CPUs with the workers', runs }, null, 2)}\n`,
     );
   } finally {
     await pg.stop();
