@@ -118,11 +118,11 @@ function fillLocalTimes(table: TableInfo, row: Row): void {
     const v = row[l.column];
     if (typeof v !== 'string' || !WRITTEN_TIME.test(v)) continue;
     const utcOffset = writtenOffset(v);
-    const localDate = v.length === 10 ? v : v.slice(0, 10);
+    const localDate = v.slice(0, 10);
     row[l.utcOffset] = utcOffset ?? null;
     if (l.localDate) row[l.localDate] = localDate;
     if (l.instant) {
-      row[l.instant] = v.length > 10 && utcOffset ? v : null;
+      row[l.instant] = utcOffset ? v : null;
       row[l.column] = localDate;
     }
   }
