@@ -7,6 +7,8 @@ import postgres from 'postgres';
 import { AUTH_HEADER, API_VERSION, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
 import { endpoints, streams, type EndpointName } from '../src/resources/index.ts';
 import type { Target } from '../src/warehouse/targets.ts';
+import { httpResponse } from '../src/source/http.ts';
+import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { migrationsTable } from '../src/warehouse/migrate.ts';
@@ -20,7 +22,7 @@ import { BENCH_KEY, postgresCpuSeconds, startSandboxProcess } from './sync-proce
  * at most BENCH_PAGES pages per list (default 40, 0 for all; BENCH_LISTS=a,b for some lists only), then replays them through each stage of the path
  * from a service page to warehouse rows:
  *
- *   parse     JSON.parse of the body and its container (envelope or array)
+ *   parse     the body's bytes to JSON as the client parses them, and its container (envelope or array)
  *   validate  the endpoint's zod schema, record by record
  *   map       records to rows of their target's columns, child rows, keys (mapPage)
  *   fingerprint  the content fingerprint of each row that decides whether a stored row changed
@@ -50,7 +52,7 @@ function targetOfEndpoint(name: EndpointName): Target {
 interface Recorded {
   endpoint: Endpoint;
   name: EndpointName;
-  bodies: string[];
+  bodies: Buffer[];
 }
 
 /** The synced lists a first sync reads, as the sandbox answers them: raw bodies, up to PAGES per list. */
@@ -72,11 +74,11 @@ async function record(): Promise<Recorded[]> {
           q.set('Limit', String(PAGE_LIMIT_MAX));
         }
         const res = await pool.request({ method: 'GET', path: `${e.path}?${q}`, headers: { [AUTH_HEADER]: BENCH_KEY } });
-        const text = await res.body.text();
-        if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
-        const body = JSON.parse(text) as { HasMoreResults?: boolean; Data?: unknown[] } | unknown[];
+        const bytes = Buffer.from(await res.body.arrayBuffer());
+        if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode} ${bytes.toString('utf8', 0, 200)}`);
+        const body = JSON.parse(bytes.toString('utf8')) as { HasMoreResults?: boolean; Data?: unknown[] } | unknown[];
         const items = Array.isArray(body) ? body : (body.Data ?? []);
-        if (items.length > 0) rec.bodies.push(text);
+        if (items.length > 0) rec.bodies.push(bytes);
         if (Array.isArray(body) || !body.HasMoreResults) break;
       }
     }
@@ -90,7 +92,7 @@ async function record(): Promise<Recorded[]> {
 /** One page through the stages before the write, each stage's output kept for the next. */
 interface Page {
   name: EndpointName;
-  body: string;
+  body: Buffer;
   raw?: unknown[];
   extras?: Record<string, unknown>;
   items?: object[];
@@ -102,7 +104,7 @@ const COMPANY = 'bench';
 
 const stages = {
   parse: (p: Page, e: Endpoint) => {
-    const c = readContainer(e, JSON.parse(p.body));
+    const c = readContainer(e, parseJson(p.name, httpResponse(200, {}, p.body)));
     p.raw = c.raw;
     p.extras = c.extras;
   },

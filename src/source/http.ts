@@ -29,8 +29,21 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  text: string;
-  bytes: number;
+  body: Buffer;
+  /** The body as UTF-8 text, decoded when first read: a JSON page is parsed from its bytes (jsonText). */
+  readonly text: string;
+}
+
+export function httpResponse(status: number, headers: IncomingHttpHeaders, body: Buffer): HttpResponse {
+  let text: string | undefined;
+  return {
+    status,
+    headers,
+    body,
+    get text() {
+      return (text ??= body.toString('utf8'));
+    },
+  };
 }
 
 /** A response whose headers are in and whose body is read as it arrives (or dropped). */
@@ -136,8 +149,7 @@ export class Http {
       },
       text: async () => {
         try {
-          const buf = Buffer.from(await stream.arrayBuffer());
-          return { status: res.statusCode, headers: res.headers, text: buf.toString('utf8'), bytes: buf.length };
+          return httpResponse(res.statusCode, res.headers, Buffer.from(await stream.arrayBuffer()));
         } catch (e) {
           throw failure(e);
         } finally {

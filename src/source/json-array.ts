@@ -1,7 +1,8 @@
 import type { Endpoint, ItemOf } from './endpoints.ts';
 import { SourceError } from './errors.ts';
-import type { OpenResponse } from './http.ts';
+import { httpResponse, type OpenResponse } from './http.ts';
 import { parseJson, truncatedBody } from './json-body.ts';
+import { jsonText } from './json-text.ts';
 import type { PageReader, PageResult } from './paging.ts';
 import type { RequestOptions, Transport } from './transport.ts';
 
@@ -135,7 +136,7 @@ export class JsonArraySplitter {
 
   #take(chunk: Buffer, start: number, end: number): unknown {
     this.#pieces.push(chunk.subarray(start, end));
-    const text = (this.#pieces.length === 1 ? this.#pieces[0]! : Buffer.concat(this.#pieces)).toString('utf8');
+    const text = jsonText(this.#pieces.length === 1 ? this.#pieces[0]! : Buffer.concat(this.#pieces));
     this.#pieces = [];
     this.#state = 'between';
     this.#afterElement = true;
@@ -154,11 +155,11 @@ export class JsonArraySplitter {
     throw new IncompleteJson(this.#state === 'start' ? 'an empty body' : 'the list ends before its closing bracket');
   }
 
-  /** The whole body as text, when it was not an array. */
-  wholeText(): string {
-    const text = Buffer.concat(this.#pieces).toString('utf8');
+  /** The whole body, when it was not an array. */
+  wholeBody(): Buffer {
+    const body = Buffer.concat(this.#pieces);
     this.#pieces = [];
-    return text;
+    return body;
   }
 }
 
@@ -226,8 +227,7 @@ async function* arrayPages<E extends Endpoint>(
     }
     splitter.end();
     if (!splitter.isArray) {
-      const text = splitter.wholeText();
-      yield reader.whole(e, parseJson(e.name, { status: open.status, headers: open.headers, text, bytes: Buffer.byteLength(text) }));
+      yield reader.whole(e, parseJson(e.name, httpResponse(open.status, open.headers, splitter.wholeBody())));
       return;
     }
   } catch (err) {

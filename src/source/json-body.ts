@@ -1,5 +1,6 @@
 import { describeHtmlPage, htmlPageTitle, SourceError } from './errors.ts';
 import type { HttpResponse } from './http.ts';
+import { jsonText } from './json-text.ts';
 
 /**
  * A 2xx body that is not JSON was cut short on the way: the request is worth another try. An HTML page is no
@@ -7,7 +8,7 @@ import type { HttpResponse } from './http.ts';
  */
 export function parseJson(endpoint: string, res: HttpResponse): unknown {
   try {
-    return JSON.parse(res.text);
+    return JSON.parse(jsonText(res.body));
   } catch {
     const title = htmlPageTitle(res.text);
     if (title !== undefined) {
@@ -17,7 +18,7 @@ export function parseJson(endpoint: string, res: HttpResponse): unknown {
         code: 'html_page',
       });
     }
-    throw truncatedBody(endpoint, res.status, `${res.bytes} bytes`);
+    throw truncatedBody(endpoint, res.status, `${res.body.length} bytes`);
   }
 }
 

@@ -201,7 +201,7 @@ export class Transport {
   /** A response's whole body, counted. */
   async whole(open: OpenResponse): Promise<HttpResponse> {
     const res = await open.text();
-    this.#stats.bytes += res.bytes;
+    this.#stats.bytes += res.body.length;
     return res;
   }
 

@@ -8,7 +8,7 @@ function split(text: string, size: number): { elements: unknown[]; whole?: unkno
   const elements: unknown[] = [];
   for (let i = 0; i < bytes.length; i += size) elements.push(...s.push(bytes.subarray(i, i + size)));
   elements.push(...s.end());
-  return s.isArray ? { elements } : { elements, whole: JSON.parse(s.wholeText()) };
+  return s.isArray ? { elements } : { elements, whole: JSON.parse(s.wholeBody().toString()) };
 }
 
 describe('JsonArraySplitter', () => {
