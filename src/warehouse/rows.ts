@@ -470,12 +470,23 @@ export function arrayElement(v: string | null): string {
 
 /**
  * An array literal of values already encoded: Postgres parses it for a `$n::<type>[]` parameter. Built here
- * rather than by postgres.js, whose array serializer runs two regular expressions over every element; joined
- * once from its elements rather than appended to, which leaves one flat string instead of a chain of pieces the
- * garbage collector walks and flattens.
+ * rather than by postgres.js, whose array serializer runs two regular expressions over every element.
  */
 export function textArray(values: readonly (string | null)[]): string {
   const parts = new Array<string>(values.length);
   for (let i = 0; i < values.length; i++) parts[i] = arrayElement(values[i]!);
-  return `{${parts.join(',')}}`;
+  return arrayLiteral(parts);
+}
+
+/**
+ * `{a,b,…}` from its elements (overwrites the first and last), made by one join. Braces put around a join
+ * instead make a cons string, which postgres.js flattens into a second full copy when it writes the parameter;
+ * that copy lives as long as the query and survives the scavenges meanwhile.
+ */
+export function arrayLiteral(parts: string[]): string {
+  const last = parts.length - 1;
+  if (last < 0) return '{}';
+  parts[0] = `{${parts[0]}`;
+  parts[last] = `${parts[last]}}`;
+  return parts.join(',');
 }

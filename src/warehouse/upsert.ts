@@ -2,7 +2,7 @@ import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
-import { arrayElement, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { arrayElement, arrayLiteral, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { sendRejects } from './rejects.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
@@ -74,7 +74,7 @@ function columnsAsArrays(rows: readonly Row[], columns: readonly { name: string;
   const parts = new Array<string>(rows.length);
   return columns.map((c) => {
     for (let i = 0; i < rows.length; i++) parts[i] = arrayElement(encode(rows[i]![c.name], c.sqlType));
-    return `{${parts.join(',')}}`;
+    return arrayLiteral(parts);
   });
 }
 

@@ -143,6 +143,13 @@ describe('writePage', () => {
     expect(rows.map((r) => [r.shift_name, r.vehicle_name])).toEqual(names.map((n) => [n, null]));
   });
 
+  it('keeps the text of a one-record page whose only value is quoted and escaped', async () => {
+    const name = '{"only", \\one}';
+    await writePage(wh, { target: targets['shift-assignments'], companyKey: company, items: [assignment(1, { ShiftName: name })], syncedAt: t0, stream: 's' });
+    const rows = await readRows(wh, targets['shift-assignments'], company);
+    expect(rows.map((r) => r.shift_name)).toEqual([name]);
+  });
+
   it('lands a page whose new row another writer inserted after the page read it, counted as an update', async () => {
     const page = { target: targets['shift-assignments'], companyKey: company, syncedAt: t1, stream: 's' };
     const other = await wh.sql.reserve();
