@@ -269,7 +269,8 @@ function field(s: Scope, k: string): Field {
 /** Flattens `value` into the table's columns; returns what no column took (or undefined). */
 function flatten(value: Record<string, unknown>, s: Scope, row: Row): Record<string, unknown> | undefined {
   let extra: Record<string, unknown> | undefined;
-  for (const k of Object.keys(value)) {
+  // for-in rather than Object.keys: TurboFan reads `value[k]` by the enum cache's field index, not a keyed lookup.
+  for (const k in value) {
     const f = field(s, k);
     if (f.drop) continue;
     const v = value[k];
@@ -445,9 +446,33 @@ export function mapRecord(target: Target, companyKey: string, input: Record<stri
 export function encode(value: unknown, sqlType: string): string | null {
   if (value === null || value === undefined) return null;
   if (sqlType === 'jsonb') return JSON.stringify(value);
-  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Date) return instantText(value);
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
+}
+
+/**
+ * The ISO text of an instant. Every row of a page carries the page's one `_synced_at`, and V8 formats each
+ * toISOString afresh through printf: the last instant's text is kept.
+ */
+function instantText(d: Date): string {
+  const ms = d.getTime();
+  if (ms !== lastInstant.ms) lastInstant = { ms, text: d.toISOString() };
+  return lastInstant.text;
+}
+let lastInstant = { ms: Number.NaN, text: '' };
+
+/**
+ * `value` as one element of an array literal for a column of `sqlType`: encode, then arrayElement. Numbers,
+ * booleans and instants outside jsonb never need quotes, so only text is tested for them.
+ */
+export function encodeElement(value: unknown, sqlType: string): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (sqlType !== 'jsonb') {
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    if (value instanceof Date) return instantText(value);
+  }
+  return arrayElement(encode(value, sqlType));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
-import { arrayElement, arrayLiteral, dedupe, encode, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { arrayLiteral, dedupe, encodeElement, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { sendRejects } from './rejects.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
@@ -73,7 +73,7 @@ const qt = (schema: string, table: string) => `${q(schema)}.${q(table)}`;
 function columnsAsArrays(rows: readonly Row[], columns: readonly { name: string; sqlType: string }[]): string[] {
   const parts = new Array<string>(rows.length);
   return columns.map((c) => {
-    for (let i = 0; i < rows.length; i++) parts[i] = arrayElement(encode(rows[i]![c.name], c.sqlType));
+    for (let i = 0; i < rows.length; i++) parts[i] = encodeElement(rows[i]![c.name], c.sqlType);
     return arrayLiteral(parts);
   });
 }
