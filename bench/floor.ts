@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { openWarehouse } from '../src/warehouse/connection.ts';
+import { migrationsTable } from '../src/warehouse/migrate.ts';
+import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
+import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
+import { BENCH_KEY, cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
+
+/**
+ * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
+ * medium, its budget out of the way) and one warehouse, each round runs three programs over a first sync's pages,
+ * each in a process of its own started with the sync's node flags, into an empty warehouse:
+ *
+ *   read   requests and parses every page (bench/floor-process.ts)
+ *   write  the same, and inserts each page's top-level scalar fields into their table: one statement a page
+ *   stages the sync's own parse, validation, mapping, fingerprint and encoding, and one statement per table
+ *   sync   `wfsync sync --once`, all of it
+ *
+ * For each: the process's CPU per page (of the whole process, and of its loop alone for the programs of floor-process.ts), and
+ * Postgres's (server and backends). Rounds alternate the order (BENCH_ROUNDS, default 2). The warehouse is an
+ * embedded Postgres 18, or the server of BENCH_DATABASE_URL (a superuser's, which reads `data_directory`; its
+ * warehouse schema is dropped). Prints one JSON object.
+ *
+ *   node --import tsx bench/floor.ts
+ */
+
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+const SIZE = env('BENCH_SIZE', 'medium');
+const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
+const RATE_LIMIT = '1000000/1s';
+const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
+/** bin/wfsync.js's flags. */
+const NODE_FLAGS = ['--max-old-space-size=1024', '--max-semi-space-size=4'];
+
+type Program = 'read' | 'write' | 'stages' | 'sync';
+
+interface Measured {
+  pages: number;
+  records: number;
+  processMsPerPage: number;
+  /** floor-process.ts's CPU from their first request to their last write, start-up and imports aside. */
+  loopMsPerPage?: number;
+  postgresMsPerPage: number;
+  sandboxMsPerPage: number;
+}
+
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** The warehouse schema dropped and made again: each program writes into empty tables. */
+async function emptyWarehouse(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`drop schema if exists "${DEFAULT_SCHEMA}" cascade`);
+    await sql.unsafe(`drop table if exists drizzle."${migrationsTable(DEFAULT_SCHEMA)}"`);
+  } finally {
+    await sql.end();
+  }
+  const wh = await openWarehouse({ databaseUrl: url, schema: DEFAULT_SCHEMA });
+  try {
+    await wh.migrate();
+  } finally {
+    await wh.close();
+  }
+}
+
+interface FloorOutput {
+  pages: number;
+  records: number;
+  loopCpuMs: number;
+  processCpuMs: number;
+}
+
+async function runFloor(mode: Exclude<Program, 'sync'>, sandbox: SandboxProcess, databaseUrl: string): Promise<FloorOutput> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', FLOOR], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FLOOR_MODE: mode, FLOOR_SANDBOX_URL: sandbox.url, FLOOR_API_KEY: BENCH_KEY, FLOOR_SCHEMA: DEFAULT_SCHEMA, DATABASE_URL: databaseUrl },
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`floor ${mode} exited ${code}: ${err.slice(-1000)}`);
+  return JSON.parse(out) as FloorOutput;
+}
+
+async function requestsServed(sandbox: SandboxProcess): Promise<number> {
+  return ((await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number }).requests;
+}
+
+async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPostgres): Promise<Measured> {
+  await emptyWarehouse(pg.url);
+  const requests0 = await requestsServed(sandbox);
+  const sandbox0 = cpuSeconds(sandbox.proc.pid!) ?? 0;
+  const pg0 = postgresCpuSeconds(pg.dataDir) ?? 0;
+  let processMs: number;
+  let loopMs: number | undefined;
+  let records: number | undefined;
+  if (program === 'sync') {
+    const run = await runSyncProcess({ baseUrl: sandbox.url, databaseUrl: pg.url, rateLimit: RATE_LIMIT, sandbox });
+    const failed = run.summary.streams.filter((s) => s.outcome !== 'ok');
+    if (failed.length > 0) throw new Error(`sync: ${failed.map((s) => s.stream).join(', ')} failed: ${run.stderr.slice(-1000)}`);
+    processMs = run.cpuSeconds * 1000;
+    records = run.summary.rows;
+  } else {
+    const floor = await runFloor(program, sandbox, pg.url);
+    processMs = floor.processCpuMs;
+    loopMs = floor.loopCpuMs;
+    records = floor.records;
+  }
+  // Only the sandbox counts what it served: the sync reads /_sandbox/info as well, and so do the floors.
+  const pages = (await requestsServed(sandbox)) - requests0;
+  const perPage = (ms: number) => round(ms / pages);
+  return {
+    pages,
+    records,
+    processMsPerPage: perPage(processMs),
+    ...(loopMs === undefined ? {} : { loopMsPerPage: perPage(loopMs) }),
+    postgresMsPerPage: perPage(((postgresCpuSeconds(pg.dataDir) ?? 0) - pg0) * 1000),
+    sandboxMsPerPage: perPage(((cpuSeconds(sandbox.proc.pid!) ?? 0) - sandbox0) * 1000),
+  };
+}
+
+/** A server given by URL, left running after. */
+async function givenPostgres(url: string): Promise<RunningPostgres> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
+    return { url, dataDir: row!.dir, stop: async () => {} };
+  } finally {
+    await sql.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const given = process.env.BENCH_DATABASE_URL;
+  const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
+  const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: RATE_LIMIT });
+  const runs: Record<Program, Measured[]> = { read: [], write: [], stages: [], sync: [] };
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      const order: Program[] = ['read', 'write', 'stages', 'sync'];
+      if (r % 2 === 1) order.reverse();
+      for (const program of order) runs[program].push(await measure(program, sandbox, pg));
+    }
+  } finally {
+    sandbox.stop();
+    await pg.stop();
+  }
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'floor', size: SIZE, warehouse: given ? 'given' : 'embedded', goals: { syncMsPerPage: 4, postgresMsPerPage: 3 }, runs }, null, 2)}\n`,
+  );
+}
+
+await main();
