@@ -1,72 +1,51 @@
 import { Pool } from 'undici';
 import postgres from 'postgres';
-import { AUTH_HEADER, API_VERSION, PAGE_LIMIT_MAX } from '../src/source/endpoints.ts';
-import { jsonText } from '../src/source/json-text.ts';
+import { parseRateLimit } from '../src/config.ts';
+import { createMemoryRateLimiter } from '../src/ratelimit/memory.ts';
 import { endpoints, streams, type EndpointName } from '../src/resources/index.ts';
-import { arrayElement, arrayLiteral, snake, tableInfo, type TableInfo } from '../src/warehouse/rows.ts';
-import { encodePage, fingerprintPage, mapPage } from '../src/warehouse/upsert.ts';
+import { SourceClient } from '../src/source/client.ts';
+import { AUTH_HEADER, API_VERSION, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
 import { httpResponse } from '../src/source/http.ts';
 import { parseJson } from '../src/source/json-body.ts';
+import { jsonText } from '../src/source/json-text.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
-import type { Endpoint } from '../src/source/endpoints.ts';
+import { openWarehouse, SESSION_SETTINGS, type Warehouse } from '../src/warehouse/connection.ts';
+import { fenced, takeFence } from '../src/warehouse/fencing.ts';
+import { arrayElement, arrayLiteral, snake, tableInfo, type TableInfo } from '../src/warehouse/rows.ts';
+import type { Target } from '../src/warehouse/targets.ts';
+import { encodePage, fingerprintPage, mapPage, writePage } from '../src/warehouse/upsert.ts';
 import { reads } from './sandbox-backfill.ts';
 
 /**
- * The least a first sync can do with a page, run by bench/floor.ts in a process of its own:
+ * A first sync's pages, read and written by one of bench/floor.ts's programs in a process of its own:
  *
- *   read   every page of a first sync's reads, requested over HTTP and parsed (the cheapest parse we know)
- *   write  the same, then each page's records into their table: every top-level scalar field whose column
- *          exists, as text, one array literal per column, one INSERT … SELECT unnest per page in a transaction
+ *   read       every page requested over HTTP and parsed (the cheapest parse we know)
+ *   write      the same, then each page's top-level scalar fields into its table's columns, as text, one array
+ *              literal per column, one INSERT … SELECT unnest per page in a transaction
+ *   stages     the sync's parse, validation, mapping, fingerprint and encoding, then one INSERT … SELECT unnest
+ *              per table of the page (its child tables too) in a transaction
+ *   writePage  the sync's parse and validation, then its writePage (behind a run's fence, with a checkpoint)
+ *   client     the sync's client (limiter, retries, read-ahead, page readers), then its writePage
  *
- *   stages the sync's own parse, validation, mapping, fingerprint and encoding (bench/rowpath.ts's stages), then
- *          one INSERT … SELECT unnest per table of the page (its children's too) in a transaction
+ * `read` and `write` are floors: they leave out validation, fingerprints, nested objects, child rows, history,
+ * rejects, checkpoints and the fence, each of which the sync must do. A key column that no top-level field fills
+ * (`_key`, an id the target renames) gets the record's position in the run instead.
  *
- * The floors do nothing else: no validation, fingerprint, nested object, child row, history, reject, checkpoint or fence. Each
- * is work the sync must do and the floor leaves out, so what it costs is a floor of a page on this machine.
- * A key column no top-level field fills (`_key`, a renamed id) gets the record's position in the run. Prints one JSON object: pages, records, CPU of the loop and
- * of the whole process.
- *
- * Environment: FLOOR_MODE (read | write | stages), FLOOR_SANDBOX_URL, FLOOR_API_KEY, DATABASE_URL and FLOOR_SCHEMA (write, stages).
+ * Environment: FLOOR_MODE, FLOOR_SANDBOX_URL, FLOOR_API_KEY; DATABASE_URL and FLOOR_SCHEMA for all but `read`.
+ * Prints one JSON object: pages, records, and the CPU of the loop (start-up aside) and of the whole process.
  */
 
-const MODES = ['read', 'write', 'stages'] as const;
-const MODE = MODES.find((m) => m === process.env.FLOOR_MODE) ?? 'read';
+const MODES = ['read', 'write', 'stages', 'writePage', 'client'] as const;
+type Mode = (typeof MODES)[number];
 const READS_AT_ONCE = 4;
+const COMPANY = 'floor';
 
 type Query = Record<string, string | number | boolean>;
+/** What a program made of one page: its records, and whether the list goes on. */
+type Handled = { records: number; hasMore: boolean };
+type PageHandler = (name: EndpointName, bytes: Buffer, n: number) => Promise<Handled>;
 
-/** Where a list's records go: its table, and for each column the field it is read from (or a fixed source). */
-interface Plan {
-  readonly table: TableInfo;
-  readonly insert: string;
-  /** Per column: a field name, a fixed source (below) or null (left NULL). */
-  readonly sources: readonly (string | Fixed | null)[];
-}
-
-/** The company, the record's position in the run (for a key column no field fills), the run's instant, and a fingerprint's width of text. */
-type Fixed = 'company' | 'key' | 'synced' | 'hash';
-const SYNCED_AT = new Date().toISOString();
-const HASH = '0'.repeat(32);
-
-const plans = new Map<EndpointName, Plan>();
-
-function planFor(name: EndpointName, schema: string, first: Record<string, unknown>): Plan {
-  let plan = plans.get(name);
-  if (plan) return plan;
-  const table = tableInfo(streams.find((s) => s.endpoint.name === name)!.target.table);
-  const fieldOf = new Map(Object.keys(first).map((f) => [snake(f), f]));
-  const sources = table.columns.map((c) => {
-    if (c.name === 'company_key') return 'company';
-    if (c.name === '_synced_at') return 'synced';
-    if (c.name === '_hash') return 'hash';
-    if (c.sqlType === 'jsonb') return null;
-    // A key the list names otherwise (its target renames it) is numbered instead.
-    return fieldOf.get(c.name) ?? (table.primaryKey.includes(c.name) ? 'key' : null);
-  });
-  plan = { table, sources, insert: insertInto(schema, table) };
-  plans.set(name, plan);
-  return plan;
-}
+const targetOf = (name: EndpointName): Target => streams.find((s) => s.endpoint.name === name)!.target;
 
 function insertInto(schema: string, table: TableInfo): string {
   const cols = table.columns.map((c) => `"${c.name}"`).join(', ');
@@ -74,103 +53,204 @@ function insertInto(schema: string, table: TableInfo): string {
   return `insert into "${schema}"."${table.name}" (${cols}) select ${select}`;
 }
 
-/** A page through the sync's stages: its tables' inserts and their parameters (the target's table first). */
-function staged(name: EndpointName, schema: string, bytes: Buffer): { statements: string[]; params: string[][]; records: number; hasMore: boolean } {
-  const e = endpoints[name] as Endpoint;
-  const target = streams.find((s) => s.endpoint.name === name)!.target;
-  const c = readContainer(e, parseJson(name, httpResponse(200, {}, bytes)));
-  const { items } = parseItems(e.item, c.raw);
-  const page = mapPage(target, 'floor', items as object[], c.extras);
-  fingerprintPage(page);
-  const synced = new Date();
-  for (const m of page.mapped) {
-    m.row._synced_at = synced;
-    for (const rows of m.children) for (const r of rows) r._synced_at = synced;
+/** Statements with their parameters in one transaction; a key two pages hold (adjacent windows) is written once. */
+async function insertAll(sql: postgres.Sql, statements: readonly string[], params: readonly string[][]): Promise<void> {
+  const send = (suffix: string) =>
+    sql.begin((tx) => Promise.all(statements.map((s, i) => tx.unsafe(`${s}${suffix}`, params[i]!, { prepare: true }))));
+  try {
+    await send('');
+  } catch (e) {
+    if ((e as { code?: string }).code !== '23505') throw e;
+    await send(' on conflict do nothing');
   }
-  const tables = [target.table, ...(target.children ?? []).map((child) => child.table)];
-  return { statements: tables.map((t) => insertInto(schema, tableInfo(t))), params: encodePage(page), records: c.raw.length, hasMore: c.hasMore };
 }
 
-/** One array literal per column of the page's records. */
-function columnArrays(plan: Plan, items: readonly Record<string, unknown>[], page: number): string[] {
+/** The company, the record's position in the run, the run's instant, and text as wide as a fingerprint. */
+type Fixed = 'company' | 'position' | 'synced' | 'hash';
+
+/** Where the floor's rows of one list come from: per column of its table, a field, a fixed value or NULL. */
+interface FloorPlan {
+  readonly insert: string;
+  readonly sources: readonly ({ field: string } | Fixed | null)[];
+}
+
+function floorPlan(schema: string, name: EndpointName, first: Record<string, unknown>): FloorPlan {
+  const table = tableInfo(targetOf(name).table);
+  const fieldOf = new Map(Object.keys(first).map((f) => [snake(f), f]));
+  const sources = table.columns.map((c): FloorPlan['sources'][number] => {
+    if (c.name === 'company_key') return 'company';
+    if (c.name === '_synced_at') return 'synced';
+    if (c.name === '_hash') return 'hash';
+    const field = c.sqlType === 'jsonb' ? undefined : fieldOf.get(c.name);
+    if (field !== undefined) return { field };
+    return table.primaryKey.includes(c.name) ? 'position' : null;
+  });
+  return { insert: insertInto(schema, table), sources };
+}
+
+/** The floor's parameters: one array literal per column. */
+function floorArrays(plan: FloorPlan, items: readonly Record<string, unknown>[], firstPosition: number): string[] {
+  const fixed: Record<Fixed, (i: number) => string> = {
+    company: () => COMPANY,
+    position: (i) => String(firstPosition + i),
+    synced: () => SYNCED_AT,
+    hash: () => HASH,
+  };
   const parts = new Array<string>(items.length);
   return plan.sources.map((source) => {
     for (let i = 0; i < items.length; i++) {
-      if (source === 'company') parts[i] = 'floor';
-      else if (source === 'key') parts[i] = String(page * PAGE_LIMIT_MAX + i);
-      else if (source === 'synced') parts[i] = SYNCED_AT;
-      else if (source === 'hash') parts[i] = HASH;
+      if (source === null) parts[i] = 'NULL';
+      else if (typeof source === 'string') parts[i] = fixed[source](i);
       else {
-        const v = source === null ? null : items[i]![source];
+        const v = items[i]![source.field];
         parts[i] = v === null || v === undefined || typeof v === 'object' ? 'NULL' : typeof v === 'string' ? arrayElement(v) : String(v);
       }
     }
     return arrayLiteral(parts);
   });
 }
+const SYNCED_AT = new Date().toISOString();
+const HASH = '0'.repeat(32);
 
-const hasMore = (body: unknown) => !Array.isArray(body) && (body as { HasMoreResults?: boolean }).HasMoreResults === true;
+const hasMoreOf = (body: unknown) => !Array.isArray(body) && (body as { HasMoreResults?: boolean }).HasMoreResults === true;
+
+/** Parsed as the sync parses a page: its container, and its records checked against their schema. */
+function parsed(name: EndpointName, bytes: Buffer) {
+  const e = endpoints[name] as Endpoint;
+  const c = readContainer(e, parseJson(name, httpResponse(200, {}, bytes)));
+  return { ...c, ...parseItems(e.item, c.raw) };
+}
+
+function readOnly(): PageHandler {
+  return async (_name, bytes) => {
+    const body = JSON.parse(jsonText(bytes)) as { Data?: unknown[] } | unknown[];
+    return { records: (Array.isArray(body) ? body : (body.Data ?? [])).length, hasMore: hasMoreOf(body) };
+  };
+}
+
+function floorWrite(sql: postgres.Sql, schema: string): PageHandler {
+  const plans = new Map<EndpointName, FloorPlan>();
+  return async (name, bytes, n) => {
+    const body = JSON.parse(jsonText(bytes)) as { Data?: Record<string, unknown>[] } | Record<string, unknown>[];
+    const items = Array.isArray(body) ? body : (body.Data ?? []);
+    if (items.length > 0) {
+      let plan = plans.get(name);
+      if (!plan) plans.set(name, (plan = floorPlan(schema, name, items[0]!)));
+      await insertAll(sql, [plan.insert], [floorArrays(plan, items, n * PAGE_LIMIT_MAX)]);
+    }
+    return { records: items.length, hasMore: hasMoreOf(body) };
+  };
+}
+
+function stagesWrite(sql: postgres.Sql, schema: string): PageHandler {
+  return async (name, bytes) => {
+    const target = targetOf(name);
+    const c = parsed(name, bytes);
+    const page = mapPage(target, COMPANY, c.items as object[], c.extras);
+    fingerprintPage(page);
+    const syncedAt = new Date();
+    for (const m of page.mapped) {
+      m.row._synced_at = syncedAt;
+      for (const rows of m.children) for (const r of rows) r._synced_at = syncedAt;
+    }
+    if (page.mapped.length > 0) {
+      const tables = [target.table, ...(target.children ?? []).map((child) => child.table)];
+      await insertAll(sql, tables.map((t) => insertInto(schema, tableInfo(t))), encodePage(page));
+    }
+    return { records: c.raw.length, hasMore: c.hasMore };
+  };
+}
+
+function pageOf(name: EndpointName, n: number, page: { items: readonly unknown[]; rejects: readonly { raw: unknown; reason: string }[]; extras: Record<string, unknown> }) {
+  return {
+    target: targetOf(name),
+    companyKey: COMPANY,
+    items: page.items as object[],
+    rejects: page.rejects,
+    extras: page.extras,
+    syncedAt: new Date(),
+    stream: name,
+    checkpoint: { partition: name, cursor: { page: n } },
+  };
+}
+
+function writePageWrite(wh: Warehouse): PageHandler {
+  return async (name, bytes, n) => {
+    const c = parsed(name, bytes);
+    await writePage(wh, pageOf(name, n, c));
+    return { records: c.raw.length, hasMore: c.hasMore };
+  };
+}
+
+/** Walks one read page by page over plain HTTP, handing each page to `handle`; returns its pages and records. */
+async function walkRead(pool: Pool, name: EndpointName, query: Query, handle: PageHandler, next: () => number): Promise<Handled & { pages: number }> {
+  const e = endpoints[name];
+  let pages = 0;
+  let records = 0;
+  for (let offset = 0; ; offset += PAGE_LIMIT_MAX) {
+    const q = new URLSearchParams({ 'api-version': API_VERSION });
+    for (const [k, v] of Object.entries(query)) q.set(k, String(v));
+    if (e.response.kind === 'envelope') {
+      q.set('Offset', String(offset));
+      q.set('Limit', String(PAGE_LIMIT_MAX));
+    }
+    const res = await pool.request({ method: 'GET', path: `${e.path}?${q}`, headers: { [AUTH_HEADER]: process.env.FLOOR_API_KEY! } });
+    const bytes = Buffer.from(await res.body.arrayBuffer());
+    if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode}`);
+    const handled = await handle(name, bytes, next());
+    pages++;
+    records += handled.records;
+    if (!handled.hasMore) return { pages, records, hasMore: false };
+  }
+}
+
+/** Walks one read with the sync's client, each page written by writePage. */
+async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointName, query: Query, next: () => number): Promise<Handled & { pages: number }> {
+  let pages = 0;
+  let records = 0;
+  for await (const page of client.pages(endpoints[name] as Endpoint, query as never, { readAhead: READS_AT_ONCE })) {
+    await writePage(wh, pageOf(name, next(), page));
+    pages++;
+    records += page.items.length + page.rejects.length;
+  }
+  return { pages, records, hasMore: false };
+}
 
 async function main(): Promise<void> {
-  const pool = new Pool(process.env.FLOOR_SANDBOX_URL!, { connections: READS_AT_ONCE });
-  const sql = MODE !== 'read' ? postgres(process.env.DATABASE_URL!, { max: READS_AT_ONCE, onnotice: () => {} }) : undefined;
-  const schema = process.env.FLOOR_SCHEMA ?? 'warehouse';
-  const headers = { [AUTH_HEADER]: process.env.FLOOR_API_KEY! };
+  const mode: Mode = MODES.find((m) => m === process.env.FLOOR_MODE) ?? 'read';
+  const baseUrl = process.env.FLOOR_SANDBOX_URL!;
+  const schema = process.env.FLOOR_SCHEMA ?? 'workforce';
+  const pool = new Pool(baseUrl, { connections: READS_AT_ONCE });
+  const writes = mode === 'write' || mode === 'stages';
+  const sql = writes ? postgres(process.env.DATABASE_URL!, { max: READS_AT_ONCE, connection: SESSION_SETTINGS, onnotice: () => {} }) : undefined;
+  const opened = mode === 'writePage' || mode === 'client' ? await openWarehouse({ databaseUrl: process.env.DATABASE_URL!, schema }) : undefined;
+  const wh = opened && fenced(opened, await takeFence(opened, COMPANY, 'sync', COMPANY));
   const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as Parameters<typeof reads>[0];
   const todo = await reads(info);
+  const handle: PageHandler = mode === 'write' ? floorWrite(sql!, schema) : mode === 'stages' ? stagesWrite(sql!, schema) : wh ? writePageWrite(wh) : readOnly();
+  const client = mode === 'client' ? new SourceClient({ baseUrl, apiKey: process.env.FLOOR_API_KEY!, limiter: createMemoryRateLimiter(parseRateLimit('1000000/1s'), 0) }) : undefined;
+  let pageNumber = 0;
+  const next = () => pageNumber++;
   let pages = 0;
   let records = 0;
   const loop0 = process.cpuUsage();
-  const write = async (statements: string[], params: string[][]) => {
-    const send = (suffix: string) =>
-      sql!.begin((tx) => Promise.all(statements.map((s, i) => tx.unsafe(`${s}${suffix}`, params[i]!, { prepare: true }))));
-    try {
-      await send('');
-    } catch (e) {
-      // Adjacent windows share their boundary: a key two pages hold is written once.
-      if ((e as { code?: string }).code !== '23505') throw e;
-      await send(' on conflict do nothing');
-    }
-  };
-  const walk = async ([name, query]: [EndpointName, Query]) => {
-    const e = endpoints[name];
-    for (let offset = 0; ; offset += PAGE_LIMIT_MAX) {
-      const q = new URLSearchParams({ 'api-version': API_VERSION });
-      for (const [k, v] of Object.entries(query)) q.set(k, String(v));
-      if (e.response.kind === 'envelope') {
-        q.set('Offset', String(offset));
-        q.set('Limit', String(PAGE_LIMIT_MAX));
+  let read = 0;
+  await Promise.all(
+    Array.from({ length: READS_AT_ONCE }, async () => {
+      while (read < todo.length) {
+        const [name, query] = todo[read++]!;
+        const done = client ? await clientRead(client, wh!, name, query, next) : await walkRead(pool, name, query, handle, next);
+        pages += done.pages;
+        records += done.records;
       }
-      const res = await pool.request({ method: 'GET', path: `${e.path}?${q}`, headers });
-      const bytes = Buffer.from(await res.body.arrayBuffer());
-      if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode}`);
-      pages++;
-      if (MODE === 'stages') {
-        const page = staged(name, schema, bytes);
-        records += page.records;
-        if (page.records > 0) await write(page.statements, page.params);
-        if (!page.hasMore) return;
-        continue;
-      }
-      const body = JSON.parse(jsonText(bytes)) as { Data?: Record<string, unknown>[] } | Record<string, unknown>[];
-      const items = Array.isArray(body) ? body : (body.Data ?? []);
-      records += items.length;
-      if (MODE === 'write' && items.length > 0) {
-        const plan = planFor(name, schema, items[0]!);
-        await write([plan.insert], [columnArrays(plan, items, pages)]);
-      }
-      if (!hasMore(body)) return;
-    }
-  };
-  let next = 0;
-  await Promise.all(Array.from({ length: READS_AT_ONCE }, async () => {
-    while (next < todo.length) await walk(todo[next++]!);
-  }));
+    }),
+  );
   const ms = (u: NodeJS.CpuUsage) => Math.round((u.user + u.system) / 1000);
   const loopCpuMs = ms(process.cpuUsage(loop0));
   await sql?.end();
+  await opened?.close();
   await pool.close();
-  process.stdout.write(`${JSON.stringify({ mode: MODE, pages, records, loopCpuMs, processCpuMs: ms(process.cpuUsage()) })}\n`);
+  process.stdout.write(`${JSON.stringify({ mode, pages, records, loopCpuMs, processCpuMs: ms(process.cpuUsage()) })}\n`);
 }
 
 await main();

@@ -15,10 +15,12 @@ import { BENCH_KEY, cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandbox
  *   read   requests and parses every page (bench/floor-process.ts)
  *   write  the same, and inserts each page's top-level scalar fields into their table: one statement a page
  *   stages the sync's own parse, validation, mapping, fingerprint and encoding, and one statement per table
+ *   writePage  the sync's parse and validation, and its writePage
+ *   client the same through the sync's client (limiter, retries, read-ahead)
  *   sync   `wfsync sync --once`, all of it
  *
  * For each: the process's CPU per page (of the whole process, and of its loop alone for the programs of floor-process.ts), and
- * Postgres's (server and backends). Rounds alternate the order (BENCH_ROUNDS, default 2). The warehouse is an
+ * Postgres's (server and backends). BENCH_PROGRAMS=a,b runs some of them. Rounds alternate the order (BENCH_ROUNDS, default 2). The warehouse is an
  * embedded Postgres 18, or the server of BENCH_DATABASE_URL (a superuser's, which reads `data_directory`; its
  * warehouse schema is dropped). Prints one JSON object.
  *
@@ -33,7 +35,14 @@ const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
 /** bin/wfsync.js's flags. */
 const NODE_FLAGS = ['--max-old-space-size=1024', '--max-semi-space-size=4'];
 
-type Program = 'read' | 'write' | 'stages' | 'sync';
+const ALL_PROGRAMS = ['read', 'write', 'stages', 'writePage', 'client', 'sync'] as const;
+type Program = (typeof ALL_PROGRAMS)[number];
+const PROGRAMS = env('BENCH_PROGRAMS', ALL_PROGRAMS.join(',')).split(',').map((p) => p.trim());
+const unknown = PROGRAMS.filter((p) => !(ALL_PROGRAMS as readonly string[]).includes(p));
+if (unknown.length > 0) {
+  process.stderr.write(`BENCH_PROGRAMS: no program named ${unknown.join(', ')} (there are ${ALL_PROGRAMS.join(', ')})\n`);
+  process.exit(2);
+}
 
 interface Measured {
   pages: number;
@@ -137,12 +146,12 @@ async function main(): Promise<void> {
   const given = process.env.BENCH_DATABASE_URL;
   const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
   const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: RATE_LIMIT });
-  const runs: Record<Program, Measured[]> = { read: [], write: [], stages: [], sync: [] };
+  const runs = Object.fromEntries(PROGRAMS.map((p) => [p, [] as Measured[]]));
   try {
     for (let r = 0; r < ROUNDS; r++) {
-      const order: Program[] = ['read', 'write', 'stages', 'sync'];
+      const order = PROGRAMS.slice() as Program[];
       if (r % 2 === 1) order.reverse();
-      for (const program of order) runs[program].push(await measure(program, sandbox, pg));
+      for (const program of order) runs[program]!.push(await measure(program, sandbox, pg));
     }
   } finally {
     sandbox.stop();
