@@ -9,20 +9,20 @@ import { BENCH_KEY, cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandbox
 
 /**
  * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
- * medium, its budget out of the way) and one warehouse, each round runs three programs over a first sync's pages,
- * each in a process of its own started with the sync's node flags, into an empty warehouse:
+ * medium, its budget out of the way) and one warehouse, emptied before each, a round runs six programs over a first
+ * sync's pages, each in a process of its own started with the sync's node flags:
  *
- *   read   requests and parses every page (bench/floor-process.ts)
- *   write  the same, and inserts each page's top-level scalar fields into their table: one statement a page
- *   stages the sync's own parse, validation, mapping, fingerprint and encoding, and one statement per table
+ *   read       requests and parses every page (bench/floor-process.ts)
+ *   write      the same, and inserts each page's top-level scalar fields into their table: one statement a page
+ *   stages     the sync's own parse, validation, mapping, fingerprint and encoding, and one statement per table
  *   writePage  the sync's parse and validation, and its writePage
- *   client the same through the sync's client (limiter, retries, read-ahead)
- *   sync   `wfsync sync --once`, all of it
+ *   client     the same through the sync's client (limiter, retries, read-ahead)
+ *   sync       `wfsync sync --once`, all of it
  *
- * For each: the process's CPU per page (of the whole process, and of its loop alone for the programs of floor-process.ts), and
- * Postgres's (server and backends). BENCH_PROGRAMS=a,b runs some of them. Rounds alternate the order (BENCH_ROUNDS, default 2). The warehouse is an
- * embedded Postgres 18, or the server of BENCH_DATABASE_URL (a superuser's, which reads `data_directory`; its
- * warehouse schema is dropped). Prints one JSON object.
+ * For each: the process's CPU per page (of the whole process, and for floor-process.ts's programs of its loop
+ * alone), and Postgres's (server and backends). BENCH_PROGRAMS=a,b runs some of them; rounds alternate the order
+ * (BENCH_ROUNDS, default 2). The warehouse is an embedded Postgres 18, or the server of BENCH_DATABASE_URL (a
+ * superuser's, which reads `data_directory`; its warehouse schema is dropped). Prints one JSON object.
  *
  *   node --import tsx bench/floor.ts
  */
