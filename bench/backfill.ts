@@ -3,12 +3,10 @@ import { parseRateLimit } from '../src/config.ts';
 import { isPaged, PAGE_LIMIT_MAX } from '../src/source/endpoints.ts';
 import { endpointByPath, endpoints, type EndpointName } from '../src/resources/index.ts';
 import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
-import postgres from 'postgres';
-import { migrationsTable } from '../src/warehouse/migrate.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
-import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
+import { startPostgres } from '../test/support/services.ts';
 import { measureMemory, MEMORY_GOAL_MB, type Measured } from './memory.ts';
-import { cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
+import { cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
 
 /**
  * A first sync (`wfsync sync --once` into an empty warehouse), measured three ways. Prints one JSON object.
@@ -99,22 +97,10 @@ interface Speed {
   byStream: Record<string, { requests: number; seconds: number }>;
 }
 
-/** A server given by URL, its warehouse schema dropped so that the sync is a first one; left running after. */
-async function givenPostgres(url: string): Promise<RunningPostgres> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(`drop schema if exists "${DEFAULT_SCHEMA}" cascade`);
-    await sql.unsafe(`drop table if exists drizzle."${migrationsTable(DEFAULT_SCHEMA)}"`);
-    const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
-    return { url, dataDir: row!.dir, stop: async () => {} };
-  } finally {
-    await sql.end();
-  }
-}
-
 async function measureSpeed(size: string, rateLimit: string, latencyMs: number): Promise<Speed> {
   const limit = parseRateLimit(rateLimit);
   const given = process.env.BENCH_DATABASE_URL;
+  if (given) await dropWarehouse(given, DEFAULT_SCHEMA);
   const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
   const sandbox = await startSandboxProcess({ size, rateLimit, latencyMs });
   const proxy = await startProxy(sandbox.url);

@@ -2,9 +2,9 @@ import { Pool } from 'undici';
 import postgres from 'postgres';
 import { parseRateLimit } from '../src/config.ts';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.ts';
-import { endpoints, streams, type EndpointName } from '../src/resources/index.ts';
+import { endpoints, type EndpointName } from '../src/resources/index.ts';
 import { SourceClient } from '../src/source/client.ts';
-import { AUTH_HEADER, API_VERSION, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
+import { AUTH_HEADER, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
 import { httpResponse } from '../src/source/http.ts';
 import { parseJson } from '../src/source/json-body.ts';
 import { jsonText } from '../src/source/json-text.ts';
@@ -12,9 +12,8 @@ import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, SESSION_SETTINGS, type Warehouse } from '../src/warehouse/connection.ts';
 import { fenced, takeFence } from '../src/warehouse/fencing.ts';
 import { arrayElement, arrayLiteral, snake, tableInfo, type TableInfo } from '../src/warehouse/rows.ts';
-import type { Target } from '../src/warehouse/targets.ts';
 import { encodePage, fingerprintPage, mapPage, writePage } from '../src/warehouse/upsert.ts';
-import { reads } from './sandbox-backfill.ts';
+import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './sandbox-backfill.ts';
 
 /**
  * A first sync's pages, read and written by one of bench/floor.ts's programs in a process of its own:
@@ -40,12 +39,9 @@ type Mode = (typeof MODES)[number];
 const READS_AT_ONCE = 4;
 const COMPANY = 'floor';
 
-type Query = Record<string, string | number | boolean>;
 /** What a program made of one page: its records, and whether the list goes on. */
 type Handled = { records: number; hasMore: boolean };
 type PageHandler = (name: EndpointName, bytes: Buffer, n: number) => Promise<Handled>;
-
-const targetOf = (name: EndpointName): Target => streams.find((s) => s.endpoint.name === name)!.target;
 
 function insertInto(schema: string, table: TableInfo): string {
   const cols = table.columns.map((c) => `"${c.name}"`).join(', ');
@@ -182,30 +178,26 @@ function writePageWrite(wh: Warehouse): PageHandler {
   };
 }
 
-/** Walks one read page by page over plain HTTP, handing each page to `handle`; returns its pages and records. */
-async function walkRead(pool: Pool, name: EndpointName, query: Query, handle: PageHandler, next: () => number): Promise<Handled & { pages: number }> {
-  const e = endpoints[name];
+/** What one read came to. */
+type ReadDone = { pages: number; records: number };
+
+/** Walks one read page by page over plain HTTP, handing each page to `handle`. */
+async function walkRead(pool: Pool, name: EndpointName, query: Query, handle: PageHandler, next: () => number): Promise<ReadDone> {
   let pages = 0;
   let records = 0;
   for (let offset = 0; ; offset += PAGE_LIMIT_MAX) {
-    const q = new URLSearchParams({ 'api-version': API_VERSION });
-    for (const [k, v] of Object.entries(query)) q.set(k, String(v));
-    if (e.response.kind === 'envelope') {
-      q.set('Offset', String(offset));
-      q.set('Limit', String(PAGE_LIMIT_MAX));
-    }
-    const res = await pool.request({ method: 'GET', path: `${e.path}?${q}`, headers: { [AUTH_HEADER]: process.env.FLOOR_API_KEY! } });
+    const res = await pool.request({ method: 'GET', path: pagePath(name, query, offset), headers: { [AUTH_HEADER]: process.env.FLOOR_API_KEY! } });
     const bytes = Buffer.from(await res.body.arrayBuffer());
     if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode}`);
     const handled = await handle(name, bytes, next());
     pages++;
     records += handled.records;
-    if (!handled.hasMore) return { pages, records, hasMore: false };
+    if (!handled.hasMore) return { pages, records };
   }
 }
 
 /** Walks one read with the sync's client, each page written by writePage. */
-async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointName, query: Query, next: () => number): Promise<Handled & { pages: number }> {
+async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointName, query: Query, next: () => number): Promise<ReadDone> {
   let pages = 0;
   let records = 0;
   for await (const page of client.pages(endpoints[name] as Endpoint, query as never, { readAhead: READS_AT_ONCE })) {
@@ -213,7 +205,7 @@ async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointNam
     pages++;
     records += page.items.length + page.rejects.length;
   }
-  return { pages, records, hasMore: false };
+  return { pages, records };
 }
 
 async function main(): Promise<void> {

@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
 import { openWarehouse } from '../src/warehouse/connection.ts';
-import { migrationsTable } from '../src/warehouse/migrate.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
-import { BENCH_KEY, cpuSeconds, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
+import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
 
 /**
  * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
@@ -58,13 +56,7 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 
 /** The warehouse schema dropped and made again: each program writes into empty tables. */
 async function emptyWarehouse(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(`drop schema if exists "${DEFAULT_SCHEMA}" cascade`);
-    await sql.unsafe(`drop table if exists drizzle."${migrationsTable(DEFAULT_SCHEMA)}"`);
-  } finally {
-    await sql.end();
-  }
+  await dropWarehouse(url, DEFAULT_SCHEMA);
   const wh = await openWarehouse({ databaseUrl: url, schema: DEFAULT_SCHEMA });
   try {
     await wh.migrate();
@@ -129,17 +121,6 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
     postgresMsPerPage: perPage(((postgresCpuSeconds(pg.dataDir) ?? 0) - pg0) * 1000),
     sandboxMsPerPage: perPage(((cpuSeconds(sandbox.proc.pid!) ?? 0) - sandbox0) * 1000),
   };
-}
-
-/** A server given by URL, left running after. */
-async function givenPostgres(url: string): Promise<RunningPostgres> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
-    return { url, dataDir: row!.dir, stop: async () => {} };
-  } finally {
-    await sql.end();
-  }
 }
 
 async function main(): Promise<void> {

@@ -4,18 +4,16 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
 import postgres from 'postgres';
-import { AUTH_HEADER, API_VERSION, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
-import { endpoints, streams, type EndpointName } from '../src/resources/index.ts';
-import type { Target } from '../src/warehouse/targets.ts';
+import { AUTH_HEADER, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
+import { endpoints, type EndpointName } from '../src/resources/index.ts';
 import { httpResponse } from '../src/source/http.ts';
 import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
-import { migrationsTable } from '../src/warehouse/migrate.ts';
 import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
 import { startPostgres } from '../test/support/services.ts';
-import { reads } from './sandbox-backfill.ts';
-import { BENCH_KEY, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+import { pagePath, reads, targetOfEndpoint } from './sandbox-backfill.ts';
+import { BENCH_KEY, dropWarehouse, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
 
 /**
  * The row path stage by stage. Records pages of every synced list from a sandbox (BENCH_SIZE, default medium),
@@ -44,11 +42,6 @@ const SIZE = env('BENCH_SIZE', 'medium');
 const PAGES = Number(env('BENCH_PAGES', '40'));
 const LISTS = env('BENCH_LISTS', '').split(',').map((s) => s.trim()).filter(Boolean);
 
-/** The warehouse target of the stream that reads the endpoint `name`. */
-function targetOfEndpoint(name: EndpointName): Target {
-  return streams.find((s) => s.endpoint.name === name)!.target;
-}
-
 interface Recorded {
   endpoint: Endpoint;
   name: EndpointName;
@@ -67,13 +60,7 @@ async function record(): Promise<Recorded[]> {
       const rec = byName.get(name) ?? { endpoint: e, name, bodies: [] };
       byName.set(name, rec);
       for (let offset = 0; PAGES === 0 || rec.bodies.length < PAGES; offset += PAGE_LIMIT_MAX) {
-        const q = new URLSearchParams({ 'api-version': API_VERSION });
-        for (const [k, v] of Object.entries(query)) q.set(k, String(v));
-        if (e.response.kind === 'envelope') {
-          q.set('Offset', String(offset));
-          q.set('Limit', String(PAGE_LIMIT_MAX));
-        }
-        const res = await pool.request({ method: 'GET', path: `${e.path}?${q}`, headers: { [AUTH_HEADER]: BENCH_KEY } });
+        const res = await pool.request({ method: 'GET', path: pagePath(name, query, offset), headers: { [AUTH_HEADER]: BENCH_KEY } });
         const bytes = Buffer.from(await res.body.arrayBuffer());
         if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode} ${bytes.toString('utf8', 0, 200)}`);
         const body = JSON.parse(bytes.toString('utf8')) as { HasMoreResults?: boolean; Data?: unknown[] } | unknown[];
@@ -196,10 +183,7 @@ async function writeAll(url: string, schema: string, pages: Page[]): Promise<Wri
   const dir = await dataDirectory(url);
   const wh: Warehouse = await openWarehouse({ databaseUrl: url, schema });
   try {
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`drop schema if exists "${schema}" cascade`);
-    await sql.unsafe(`drop table if exists drizzle."${migrationsTable(schema)}"`);
-    await sql.end();
+    await dropWarehouse(url, schema);
     await wh.migrate();
     const syncedAt = new Date();
     const pass = async () => {

@@ -1,5 +1,7 @@
 import { Pool } from 'undici';
-import { endpoints, type EndpointName } from '../src/resources/index.ts';
+import { API_VERSION, AUTH_HEADER, PAGE_LIMIT_MAX } from '../src/source/endpoints.ts';
+import { endpoints, streams, type EndpointName } from '../src/resources/index.ts';
+import type { Target } from '../src/warehouse/targets.ts';
 
 /**
  * The load of a first sync against the sandbox: every endpoint read once, whole, page by page, the way a backfill
@@ -22,7 +24,24 @@ export interface BackfillResult {
 }
 
 const DAY = 86_400_000;
-type Query = Record<string, string | number | boolean>;
+export type Query = Record<string, string | number | boolean>;
+
+/** The path of one page of a read: an envelope list's page at `offset`; any other list whole. */
+export function pagePath(name: EndpointName, query: Query, offset: number): string {
+  const e = endpoints[name];
+  const q = new URLSearchParams({ 'api-version': API_VERSION });
+  for (const [k, v] of Object.entries(query)) q.set(k, String(v));
+  if (e.response.kind === 'envelope') {
+    q.set('Offset', String(offset));
+    q.set('Limit', String(PAGE_LIMIT_MAX));
+  }
+  return `${e.path}?${q}`;
+}
+
+/** The warehouse target of the stream that reads the endpoint `name`. */
+export function targetOfEndpoint(name: EndpointName): Target {
+  return streams.find((s) => s.endpoint.name === name)!.target;
+}
 
 /** Windows of `days` days from `from` to `to` (instants), as `[start, end]` ISO texts. */
 function windows(from: number, to: number, days: number): [string, string][] {
@@ -54,22 +73,15 @@ export async function reads(info: { now: string; formIds: number[]; runTypeIds: 
 
 export async function backfill(job: BackfillJob): Promise<BackfillResult> {
   const pool = new Pool(job.url, { connections: job.connections, pipelining: 1 });
-  const headers = { 'Authorization-Token': job.apiKey };
+  const headers = { [AUTH_HEADER]: job.apiKey };
   const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as { now: string; formIds: number[]; runTypeIds: number[] };
   const todo = await reads(info);
   const result: BackfillResult = { requests: 0, failures: 0, records: 0, bytes: 0, seconds: 0, byEndpoint: {} };
   const started = performance.now();
   const walk = async ([name, query]: [EndpointName, Query]) => {
-    const e = endpoints[name];
     const stats = (result.byEndpoint[name] ??= { requests: 0, records: 0 });
-    for (let offset = 0; ; offset += 200) {
-      const q = new URLSearchParams({ 'api-version': '2.0' });
-      for (const [k, v] of Object.entries(query)) q.set(k, String(v));
-      if (e.response.kind === 'envelope') {
-        q.set('Offset', String(offset));
-        q.set('Limit', '200');
-      }
-      const res = await pool.request({ method: 'GET', path: `${e.path}?${q}`, headers });
+    for (let offset = 0; ; offset += PAGE_LIMIT_MAX) {
+      const res = await pool.request({ method: 'GET', path: pagePath(name, query, offset), headers });
       const text = await res.body.text();
       result.requests += 1;
       stats.requests += 1;

@@ -3,10 +3,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { migrationsTable } from '../src/warehouse/migrate.ts';
+import type { RunningPostgres } from '../test/support/services.ts';
 
 /**
  * The parts of a bench that runs `wfsync sync --once` the way an operator does: the sandbox and the sync each in a
- * process of their own, so the sync's memory and time are its own. Used by bench/memory.ts and bench/backfill.ts.
+ * process of their own, so the sync's memory and time are its own; and the warehouse it writes into, emptied or
+ * given by URL. Used by bench/memory.ts, bench/backfill.ts, bench/rowpath.ts and bench/floor.ts.
  */
 
 const WFSYNC = fileURLToPath(new URL('../bin/wfsync.js', import.meta.url));
@@ -54,6 +58,28 @@ export function postgresCpuSeconds(dataDir: string): number | undefined {
     return own === undefined ? undefined : children.reduce((sum, c) => sum + (cpuSeconds(c) ?? 0), own);
   } catch {
     return undefined;
+  }
+}
+
+/** A warehouse schema and its record of migrations dropped: the next sync into it is a first one. */
+export async function dropWarehouse(url: string, schema: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+    await sql.unsafe(`drop table if exists drizzle."${migrationsTable(schema)}"`);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** A server given by URL (its role a superuser, which reads `data_directory`), left running after. */
+export async function givenPostgres(url: string): Promise<RunningPostgres> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
+    return { url, dataDir: row!.dir, stop: async () => {} };
+  } finally {
+    await sql.end();
   }
 }
 
