@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { postgresAt } from '../src/warehouse/socket.ts';
 import { parseRateLimit } from '../src/config.ts';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.ts';
 import { endpoints, type EndpointName } from '../src/resources/index.ts';
@@ -214,7 +215,7 @@ async function main(): Promise<void> {
   const schema = process.env.FLOOR_SCHEMA ?? 'workforce';
   const pool = new Pool(baseUrl, { connections: READS_AT_ONCE });
   const writes = mode === 'write' || mode === 'stages';
-  const sql = writes ? postgres(process.env.DATABASE_URL!, { max: READS_AT_ONCE, connection: SESSION_SETTINGS, onnotice: () => {} }) : undefined;
+  const sql = writes ? postgresAt(process.env.DATABASE_URL!, { max: READS_AT_ONCE, connection: SESSION_SETTINGS, onnotice: () => {} }) : undefined;
   const opened = mode === 'writePage' || mode === 'client' ? await openWarehouse({ databaseUrl: process.env.DATABASE_URL!, schema }) : undefined;
   const wh = opened && fenced(opened, await takeFence(opened, COMPANY, 'sync', COMPANY));
   const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as Parameters<typeof reads>[0];

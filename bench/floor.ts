@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
-import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
-import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
+import type { RunningPostgres } from '../test/support/services.ts';
+import { BENCH_KEY, cpuSeconds, dropWarehouse, embeddedPostgres, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
 
 /**
  * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
@@ -30,8 +31,11 @@ const SIZE = env('BENCH_SIZE', 'medium');
 const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
 const RATE_LIMIT = '1000000/1s';
 const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
-/** bin/wfsync.js's flags. */
-const NODE_FLAGS = ['--max-old-space-size=1024', '--max-semi-space-size=4'];
+/** The node flags of bin/wfsync.js's first line, which every wfsync process runs with. */
+const NODE_FLAGS = readFileSync(new URL('../bin/wfsync.js', import.meta.url), 'utf8')
+  .split('\n', 1)[0]!
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 const ALL_PROGRAMS = ['read', 'write', 'stages', 'writePage', 'client', 'sync'] as const;
 type Program = (typeof ALL_PROGRAMS)[number];
@@ -125,7 +129,7 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
 
 async function main(): Promise<void> {
   const given = process.env.BENCH_DATABASE_URL;
-  const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
+  const pg = given ? await givenPostgres(given) : await embeddedPostgres();
   const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: RATE_LIMIT });
   const runs = Object.fromEntries(PROGRAMS.map((p) => [p, [] as Measured[]]));
   try {

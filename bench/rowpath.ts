@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
-import postgres from 'postgres';
+import { postgresAt } from '../src/warehouse/socket.ts';
 import { AUTH_HEADER, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
 import { endpoints, type EndpointName } from '../src/resources/index.ts';
 import { httpResponse } from '../src/source/http.ts';
@@ -11,9 +11,8 @@ import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
-import { startPostgres } from '../test/support/services.ts';
 import { pagePath, reads, targetOfEndpoint } from './sandbox-backfill.ts';
-import { BENCH_KEY, dropWarehouse, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+import { BENCH_KEY, dropWarehouse, embeddedPostgres, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
 
 /**
  * The row path stage by stage. Records pages of every synced list from a sandbox (BENCH_SIZE, default medium),
@@ -169,7 +168,7 @@ interface WriteFigures {
 
 /** The server's data directory, whose postmaster.pid names the process whose backends are counted. */
 async function dataDirectory(url: string): Promise<string> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgresAt(url, { max: 1, onnotice: () => {} });
   try {
     const [row] = await sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`;
     return row!.data_directory;
@@ -242,7 +241,7 @@ async function main(): Promise<void> {
   const stagesAll = Object.fromEntries(
     (Object.keys(stages) as Stage[]).map((s) => [s, { usPerRecord: round(totals[s].us / records), bytesPerRecord: totals[s].counted ? Math.round(totals[s].bytes / totals[s].counted) : null }]),
   );
-  const pg = await startPostgres({ durable: true });
+  const pg = await embeddedPostgres();
   let embedded: WriteFigures;
   try {
     embedded = await writeAll(pg.url, 'rowpath_bench', all);

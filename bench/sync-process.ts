@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
+import { localSocketUrl, postgresAt } from '../src/warehouse/socket.ts';
 import { migrationsTable } from '../src/warehouse/migrate.ts';
-import type { RunningPostgres } from '../test/support/services.ts';
+import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
 
 /**
  * The parts of a bench that runs `wfsync sync --once` the way an operator does: the sandbox and the sync each in a
@@ -63,7 +63,7 @@ export function postgresCpuSeconds(dataDir: string): number | undefined {
 
 /** A warehouse schema and its record of migrations dropped: the next sync into it is a first one. */
 export async function dropWarehouse(url: string, schema: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgresAt(url, { max: 1, onnotice: () => {} });
   try {
     await sql.unsafe(`drop schema if exists "${schema}" cascade`);
     await sql.unsafe(`drop table if exists drizzle."${migrationsTable(schema)}"`);
@@ -72,9 +72,15 @@ export async function dropWarehouse(url: string, schema: string): Promise<void> 
   }
 }
 
+/** A bench's own embedded Postgres, durable, reached as the sync reaches its embedded warehouse: through its Unix socket. */
+export async function embeddedPostgres(): Promise<RunningPostgres> {
+  const pg = await startPostgres({ durable: true });
+  return { ...pg, url: await localSocketUrl(pg.url) };
+}
+
 /** A server given by URL (its role a superuser, which reads `data_directory`), left running after. */
 export async function givenPostgres(url: string): Promise<RunningPostgres> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgresAt(url, { max: 1, onnotice: () => {} });
   try {
     const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
     return { url, dataDir: row!.dir, stop: async () => {} };
