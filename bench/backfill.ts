@@ -4,8 +4,9 @@ import { isPaged, PAGE_LIMIT_MAX } from '../src/source/endpoints.ts';
 import { endpointByPath, endpoints, type EndpointName } from '../src/resources/index.ts';
 import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
+import { startPostgres } from '../test/support/services.ts';
 import { measureMemory, MEMORY_GOAL_MB, type Measured } from './memory.ts';
-import { cpuSeconds, dropWarehouse, embeddedPostgres, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
+import { cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
 
 /**
  * A first sync (`wfsync sync --once` into an empty warehouse), measured three ways. Prints one JSON object.
@@ -100,7 +101,7 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
   const limit = parseRateLimit(rateLimit);
   const given = process.env.BENCH_DATABASE_URL;
   if (given) await dropWarehouse(given, DEFAULT_SCHEMA);
-  const pg = given ? await givenPostgres(given) : await embeddedPostgres();
+  const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
   const sandbox = await startSandboxProcess({ size, rateLimit, latencyMs });
   const proxy = await startProxy(sandbox.url);
   try {

@@ -6,7 +6,7 @@ import type { Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
 import { bestLocale, binariesVersion, initRootCluster, needsRootCluster, prepareRootCluster, startRootCluster, type RootCluster } from './embedded-root.ts';
-import { localSocketUrl, noDelaySockets, postgresAt } from './socket.ts';
+import { noDelaySockets, postgresAt } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
 import type { Fence } from './tables/fencing.ts';
 import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
@@ -78,13 +78,12 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
   if (!IDENTIFIER.test(schema)) throw new Error(`schema name "${schema}" is not a plain lower-case SQL identifier`);
   const embedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir ?? '.wfsync', opts.logger);
   const url = opts.databaseUrl ?? embedded!.url;
-  const clientUrl = opts.databaseUrl ?? embedded!.clientUrl;
-  const sql = connect(clientUrl, opts.max);
+  const sql = connect(url, opts.max);
   const tables = warehouseTables(schema);
   // drizzle replaces the date parsers of the client it is given, so it gets a client of its own.
-  const dbClient = connect(clientUrl, 4);
+  const dbClient = connect(url, 4);
   const db = drizzle(dbClient, { schema: tables });
-  const sessions = sessionPool((onclose) => connect(clientUrl, 1, onclose), opts.max ?? 10);
+  const sessions = sessionPool((onclose) => connect(url, 1, onclose), opts.max ?? 10);
   return {
     sql,
     db: db as unknown as PostgresJsDatabase,
@@ -93,7 +92,7 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
     tables,
     sessions,
     outage: { maxWaitMs: opts.outageMs ?? WAREHOUSE_OUTAGE_MS, ...outageReporter(opts.logger) },
-    migrate: () => migrateWarehouse(clientUrl, schema, opts.logger),
+    migrate: () => migrateWarehouse(url, schema, opts.logger),
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);
       await embedded?.stop();
@@ -122,10 +121,7 @@ function outageReporter(logger?: Logger): Pick<OutageOptions, 'onOutage' | 'onRe
 }
 
 interface Embedded {
-  /** Over TCP, for psql and BI tools. */
   url: string;
-  /** Through its Unix socket where it has one, for this process's own connections (localSocketUrl). */
-  clientUrl: string;
   stop(): Promise<void>;
 }
 
@@ -180,13 +176,11 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   });
   const base = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}`;
   await ensureDatabase(`${base}/postgres`, EMBEDDED_DB);
-  const clientUrl = await localSocketUrl(`${base}/${EMBEDDED_DB}`);
-  logger?.info({ port, databaseDir, socket: clientUrl !== `${base}/${EMBEDDED_DB}` }, 'embedded Postgres started');
+  logger?.info({ port, databaseDir }, 'embedded Postgres started');
   const onExit = () => signalPostmaster(databaseDir);
   process.once('exit', onExit);
   return {
     url: `${base}/${EMBEDDED_DB}`,
-    clientUrl,
     stop: async () => {
       process.removeListener('exit', onExit);
       await stopPostmaster(databaseDir);

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import postgres, { type Options, type PostgresType, type Sql } from 'postgres';
 
@@ -69,46 +68,4 @@ export function unixSocketOf(url: string): { url: string; path?: string } {
 export function postgresAt<T extends Record<string, PostgresType>>(url: string, options: Options<T>): Sql {
   const server = unixSocketOf(url);
   return postgres(server.url, server.path ? { ...options, path: server.path } : options) as unknown as Sql;
-}
-
-/** The longest path a Unix socket address holds on Linux (sun_path, less its terminating zero). */
-const MAX_SOCKET_PATH = 107;
-
-/**
- * The URL of the same server through its Unix socket, when the server listens on one this process can reach;
- * else `url` itself. A socket spares both sides the loopback TCP stack for every message of every page: about a
- * twentieth of the sync's CPU per page and a little of Postgres's. For a server on this machine (the embedded
- * one): the directories it names are looked for here.
- */
-export async function localSocketUrl(url: string): Promise<string> {
-  if (unixSocketOf(url).path) return url;
-  const tcp = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  let dirs: string[];
-  let port: string;
-  try {
-    const [row] = await tcp<{ dirs: string; port: string }[]>`select current_setting('unix_socket_directories') as dirs, current_setting('port') as port`;
-    dirs = row!.dirs.split(',').map((d) => d.trim());
-    port = row!.port;
-  } finally {
-    await tcp.end();
-  }
-  const dir = dirs.find((d) => d.startsWith('/') && `${d}/.s.PGSQL.${port}`.length <= MAX_SOCKET_PATH && existsSync(`${d}/.s.PGSQL.${port}`));
-  if (!dir) return url;
-  const viaSocket = new URL(url);
-  viaSocket.searchParams.set('host', dir);
-  viaSocket.port = port;
-  return (await answersAt(viaSocket.toString())) ? viaSocket.toString() : url;
-}
-
-/** Whether the server at `url` lets this client in (a socket may ask for another kind of login than TCP). */
-async function answersAt(url: string): Promise<boolean> {
-  const sql = postgresAt(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    await sql`select 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.end();
-  }
 }

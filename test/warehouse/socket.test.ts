@@ -1,7 +1,6 @@
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connect } from '../../src/warehouse/connection.ts';
-import { localSocketUrl } from '../../src/warehouse/socket.ts';
 import { migrateWarehouse } from '../../src/warehouse/migrate.ts';
 import { freshDatabase } from '../support/db.ts';
 import { freePort } from '../support/services.ts';
@@ -40,19 +39,6 @@ describe('warehouse connections', () => {
     try {
       const [row] = await sql`select inet_server_addr() is null as unix, to_regclass('socket_test.individuals') is not null as migrated`;
       expect(row).toEqual({ unix: true, migrated: true });
-    } finally {
-      await sql.end();
-    }
-  });
-
-  it('find the Unix socket of a server on this machine, and keep a URL that names one already', async () => {
-    const viaSocket = await localSocketUrl(await freshDatabase());
-    expect(new URL(viaSocket).searchParams.get('host')).toMatch(/^\//);
-    expect(await localSocketUrl(viaSocket)).toBe(viaSocket);
-    const sql = connect(viaSocket, 1);
-    try {
-      const [row] = await sql`select inet_server_addr() is null as unix`;
-      expect(row).toEqual({ unix: true });
     } finally {
       await sql.end();
     }
