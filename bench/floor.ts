@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
-import type { RunningPostgres } from '../test/support/services.ts';
-import { BENCH_KEY, cpuSeconds, dropWarehouse, embeddedPostgres, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
+import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
+import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
 
 /**
  * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
@@ -129,7 +129,7 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
 
 async function main(): Promise<void> {
   const given = process.env.BENCH_DATABASE_URL;
-  const pg = given ? await givenPostgres(given) : await embeddedPostgres();
+  const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
   const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: RATE_LIMIT });
   const runs = Object.fromEntries(PROGRAMS.map((p) => [p, [] as Measured[]]));
   try {

@@ -11,8 +11,9 @@ import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
+import { startPostgres } from '../test/support/services.ts';
 import { pagePath, reads, targetOfEndpoint } from './sandbox-backfill.ts';
-import { BENCH_KEY, dropWarehouse, embeddedPostgres, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+import { BENCH_KEY, dropWarehouse, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
 
 /**
  * The row path stage by stage. Records pages of every synced list from a sandbox (BENCH_SIZE, default medium),
@@ -241,7 +242,7 @@ async function main(): Promise<void> {
   const stagesAll = Object.fromEntries(
     (Object.keys(stages) as Stage[]).map((s) => [s, { usPerRecord: round(totals[s].us / records), bytesPerRecord: totals[s].counted ? Math.round(totals[s].bytes / totals[s].counted) : null }]),
   );
-  const pg = await embeddedPostgres();
+  const pg = await startPostgres({ durable: true });
   let embedded: WriteFigures;
   try {
     embedded = await writeAll(pg.url, 'rowpath_bench', all);

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { localSocketUrl, postgresAt } from '../src/warehouse/socket.ts';
+import { postgresAt } from '../src/warehouse/socket.ts';
 import { migrationsTable } from '../src/warehouse/migrate.ts';
-import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
+import type { RunningPostgres } from '../test/support/services.ts';
 
 /**
  * The parts of a bench that runs `wfsync sync --once` the way an operator does: the sandbox and the sync each in a
@@ -70,12 +70,6 @@ export async function dropWarehouse(url: string, schema: string): Promise<void> 
   } finally {
     await sql.end();
   }
-}
-
-/** A bench's own embedded Postgres, durable, reached as the sync reaches its embedded warehouse: through its Unix socket. */
-export async function embeddedPostgres(): Promise<RunningPostgres> {
-  const pg = await startPostgres({ durable: true });
-  return { ...pg, url: await localSocketUrl(pg.url) };
 }
 
 /** A server given by URL (its role a superuser, which reads `data_directory`), left running after. */
