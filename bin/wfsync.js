@@ -7,8 +7,9 @@
 // with the default limit (a quarter of the machine's memory, several GB) it lets garbage grow to four times the
 // live set before collecting it; with 1 GB, to about 1.6 times.
 // The young generation's semispaces are held to 4 MB (16 by default): a page's garbage dies young either way.
-// This trades CPU for memory: `sync --once` at `large` peaks at 227 MB with 4 MB, 246 MB with 8 and 261 MB with 16,
-// and uses a third more CPU than with 16 (bench/memory.ts): the memory bound is the one kept.
+// This trades CPU for memory: with 16 MB a first `sync --once` spends about a twentieth less CPU per page
+// (bench/floor.ts) and peaks about 27 MB higher at `large` (bench/memory.ts), at the edge of the 250 MB bound:
+// the memory bound is the one kept.
 import { loadCli } from './load.js';
 
 await loadCli();
