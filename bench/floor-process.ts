@@ -14,6 +14,7 @@ import { openWarehouse, SESSION_SETTINGS, type Warehouse } from '../src/warehous
 import { fenced, takeFence } from '../src/warehouse/fencing.ts';
 import { arrayElement, arrayLiteral, snake, tableInfo, type TableInfo } from '../src/warehouse/rows.ts';
 import { encodePage, fingerprintPage, mapPage, writePage } from '../src/warehouse/upsert.ts';
+import { forEachLimited } from '../src/sync/windows.ts';
 import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './sandbox-backfill.ts';
 
 /**
@@ -109,7 +110,11 @@ function floorArrays(plan: FloorPlan, items: readonly Record<string, unknown>[],
 const SYNCED_AT = new Date().toISOString();
 const HASH = '0'.repeat(32);
 
-const hasMoreOf = (body: unknown) => !Array.isArray(body) && (body as { HasMoreResults?: boolean }).HasMoreResults === true;
+/** A page's records and whether its list goes on, from the cheapest parse we know. */
+function pageBody(bytes: Buffer): { items: Record<string, unknown>[]; hasMore: boolean } {
+  const body = JSON.parse(jsonText(bytes)) as { Data?: Record<string, unknown>[]; HasMoreResults?: boolean } | Record<string, unknown>[];
+  return Array.isArray(body) ? { items: body, hasMore: false } : { items: body.Data ?? [], hasMore: body.HasMoreResults === true };
+}
 
 /** Parsed as the sync parses a page: its container, and its records checked against their schema. */
 function parsed(name: EndpointName, bytes: Buffer) {
@@ -120,22 +125,21 @@ function parsed(name: EndpointName, bytes: Buffer) {
 
 function readOnly(): PageHandler {
   return async (_name, bytes) => {
-    const body = JSON.parse(jsonText(bytes)) as { Data?: unknown[] } | unknown[];
-    return { records: (Array.isArray(body) ? body : (body.Data ?? [])).length, hasMore: hasMoreOf(body) };
+    const { items, hasMore } = pageBody(bytes);
+    return { records: items.length, hasMore };
   };
 }
 
 function floorWrite(sql: postgres.Sql, schema: string): PageHandler {
   const plans = new Map<EndpointName, FloorPlan>();
   return async (name, bytes, n) => {
-    const body = JSON.parse(jsonText(bytes)) as { Data?: Record<string, unknown>[] } | Record<string, unknown>[];
-    const items = Array.isArray(body) ? body : (body.Data ?? []);
+    const { items, hasMore } = pageBody(bytes);
     if (items.length > 0) {
       let plan = plans.get(name);
       if (!plan) plans.set(name, (plan = floorPlan(schema, name, items[0]!)));
       await insertAll(sql, [plan.insert], [floorArrays(plan, items, n * PAGE_LIMIT_MAX)]);
     }
-    return { records: items.length, hasMore: hasMoreOf(body) };
+    return { records: items.length, hasMore };
   };
 }
 
@@ -227,17 +231,11 @@ async function main(): Promise<void> {
   let pages = 0;
   let records = 0;
   const loop0 = process.cpuUsage();
-  let read = 0;
-  await Promise.all(
-    Array.from({ length: READS_AT_ONCE }, async () => {
-      while (read < todo.length) {
-        const [name, query] = todo[read++]!;
-        const done = client ? await clientRead(client, wh!, name, query, next) : await walkRead(pool, name, query, handle, next);
-        pages += done.pages;
-        records += done.records;
-      }
-    }),
-  );
+  await forEachLimited(todo, READS_AT_ONCE, async ([name, query]) => {
+    const done = client ? await clientRead(client, wh!, name, query, next) : await walkRead(pool, name, query, handle, next);
+    pages += done.pages;
+    records += done.records;
+  });
   const ms = (u: NodeJS.CpuUsage) => Math.round((u.user + u.system) / 1000);
   const loopCpuMs = ms(process.cpuUsage(loop0));
   await sql?.end();

@@ -3,7 +3,6 @@ import { loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
-import { postgresAt } from '../src/warehouse/socket.ts';
 import { AUTH_HEADER, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
 import { endpoints, type EndpointName } from '../src/resources/index.ts';
 import { httpResponse } from '../src/source/http.ts';
@@ -13,7 +12,7 @@ import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
 import { startPostgres } from '../test/support/services.ts';
 import { pagePath, reads, targetOfEndpoint } from './sandbox-backfill.ts';
-import { BENCH_KEY, dropWarehouse, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+import { BENCH_KEY, dropWarehouse, givenPostgres, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
 
 /**
  * The row path stage by stage. Records pages of every synced list from a sandbox (BENCH_SIZE, default medium),
@@ -167,20 +166,10 @@ interface WriteFigures {
   unchanged: { syncMsPerPage: number; postgresMsPerPage: number };
 }
 
-/** The server's data directory, whose postmaster.pid names the process whose backends are counted. */
-async function dataDirectory(url: string): Promise<string> {
-  const sql = postgresAt(url, { max: 1, onnotice: () => {} });
-  try {
-    const [row] = await sql<{ data_directory: string }[]>`select current_setting('data_directory') as data_directory`;
-    return row!.data_directory;
-  } finally {
-    await sql.end();
-  }
-}
-
 /** Every page written once into an empty schema, then again: Postgres's CPU and this process's, per page. */
 async function writeAll(url: string, schema: string, pages: Page[]): Promise<WriteFigures> {
-  const dir = await dataDirectory(url);
+  // The server's data directory: its postmaster.pid names the process whose backends are counted.
+  const dir = (await givenPostgres(url)).dataDir;
   const wh: Warehouse = await openWarehouse({ databaseUrl: url, schema });
   try {
     await dropWarehouse(url, schema);
