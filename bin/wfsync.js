@@ -6,14 +6,14 @@
 // The heap limit is given here because V8 grows its heap by a factor of the live set that depends on the limit:
 // with the default limit (a quarter of the machine's memory, several GB) it lets garbage grow to four times the
 // live set before collecting it; with 1 GB, to about 1.6 times.
-// The young generation's semispaces are held to 4 MB (16 by default): a page's garbage dies young either way.
+// The young generation's semispaces are held to 4 MB (16 by default).
 // This trades CPU for memory: with 16 MB a first `sync --once` spends about a twentieth less CPU per page
 // (bench/floor.ts) and peaks about 27 MB higher at `large` (bench/memory.ts), at the edge of the 250 MB bound:
 // the memory bound is the one kept.
-// The collector runs on this thread alone: its helper threads would shorten pauses but compete with Postgres for
-// the machine's cores, and a sync is judged by its CPU, not by a pause of a few milliseconds. Without them a first
-// `sync --once` at `medium` spends 6 to 8% less CPU per page (bench/floor.ts, embedded and stock Postgres) and
-// peaks at 232 MB at `large`.
+// The collector runs on this thread alone: its helper threads compete with Postgres for the machine's cores and
+// shortened no pause. Without them a first `sync --once` at `medium` spends 6 to 8% less CPU per page
+// (bench/floor.ts, embedded and stock Postgres), its scavenges pause it no longer in all, and it peaks at 232 MB
+// at `large`.
 import { loadCli } from './load.js';
 
 await loadCli();
