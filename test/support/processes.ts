@@ -10,9 +10,12 @@ export interface Spawned {
   exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs `wfsync <args>` as a child process with the given settings; its output is kept for assertions. */
+/**
+ * Runs `wfsync <args>` as a child process with the given settings; its output is kept for assertions. Started as an
+ * operator starts it, as its own executable, so that node gets the flags of its first line.
+ */
 export function spawnWfsync(args: string[], env: Record<string, string>, cwd?: string): Spawned {
-  const proc = spawn(process.execPath, [WFSYNC, ...args], {
+  const proc = spawn(WFSYNC, args, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
