@@ -31,7 +31,7 @@ import { BENCH_KEY, dropWarehouse, givenPostgres, postgresCpuSeconds, startSandb
  * The write runs against an embedded Postgres and, when DATABASE_URL is set, against that server too (its
  * role must read `data_directory`, a superuser). Prints one JSON object.
  *
- *   node --max-semi-space-size=4 --min-semi-space-size=4 --import tsx bench/rowpath.ts
+ *   node --max-semi-space-size=8 --min-semi-space-size=8 --import tsx bench/rowpath.ts
  *
  * (the semispaces of bin/wfsync.js, at full size from the start so that one page of a stage fits in them)
  */
