@@ -12,7 +12,7 @@ import { editAnswers, editFormResponse, makeFormResponse, makeRun } from './resp
 import type { Rng } from './rng.ts';
 import { changeOf, zoneOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
 import type { Assignee, DayBucket, SandboxStore } from './store.ts';
-import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, parseInstant } from './time.ts';
+import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, latestStamp, parseInstant } from './time.ts';
 import { decide, insertTimeOff, makeTimeOff, zoneOf } from './timeoff.ts';
 
 /**
@@ -72,7 +72,13 @@ export function advance(store: SandboxStore, rng: Rng, size: SizeProfile, hours:
   const toMs = fromMs + Math.max(0, hours) * HOUR_MS;
   store.nowMs = toMs;
   const counts: Record<string, number> = Object.fromEntries(CHANGE_KINDS.map((k) => [k, 0]));
-  const period: Period = { fromMs, toMs, days: hours / 24, counts, at: () => fromMs + 1 + Math.floor(rng.next() * Math.max(1, toMs - fromMs)) };
+  const period: Period = {
+    fromMs,
+    toMs,
+    days: hours / 24,
+    counts,
+    at: () => Math.min(fromMs + 1 + Math.floor(rng.next() * Math.max(1, toMs - fromMs)), latestStamp(toMs)),
+  };
   if (hours > 0) {
     const perDay = store.individuals.size / 100;
     const auditFrom = store.audit.length;
@@ -260,7 +266,7 @@ function publish(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: S
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   while (store.horizonDay < dayOf(p.toMs) + size.futureDays) {
     store.horizonDay++;
-    const at = Math.min(Math.max((store.horizonDay - size.futureDays) * DAY_MS + rng.int(0, 3_600_000), p.fromMs + 1), p.toMs);
+    const at = Math.min(Math.max((store.horizonDay - size.futureDays) * DAY_MS + rng.int(0, 3_600_000), p.fromMs + 1), latestStamp(p.toMs));
     for (const slot of scheduleDay(store, rng, pools, store.horizonDay, factor, 0.2)) {
       store.insertAssignment(slot.rec, slot.startMs);
       emit(slot.rec, 'Created', at, slot.rec.Assignee ?? null);
@@ -308,7 +314,7 @@ function reassign(store: SandboxStore, rng: Rng, pools: Pools, b: DayBucket, i: 
   const next = candidate !== null && candidate !== a.Assignee && rng.chance(0.7) ? candidate : null;
   b.items[i] = { ...a, Assignee: next };
   // The reassignment follows the unassignment by a second, still inside the period.
-  if (next) emit(a, 'Assigned', Math.min(at + 1000, p.toMs), next);
+  if (next) emit(a, 'Assigned', Math.min(at + 1000, latestStamp(p.toMs)), next);
 }
 
 /** Employees clock in to shifts whose start passed in the period, and out of those whose end passed. */
@@ -337,7 +343,7 @@ function clock(store: SandboxStore, rng: Rng, p: Period): void {
 }
 
 function clamp(ms: number, p: Period): number {
-  return Math.min(Math.max(ms, p.fromMs + 1000), p.toMs);
+  return Math.min(Math.max(ms, p.fromMs + 1000), latestStamp(p.toMs));
 }
 
 /** Supervisors decide pending requests; employees file new ones for the coming weeks. */
@@ -385,7 +391,7 @@ function forms(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: Siz
     const e = rng.pick(recent);
     const form = store.forms.find((f) => f.FormId === e.formId);
     if (!form) continue;
-    editFormResponse(store, rng, e, form, Math.min(Math.max(p.at(), e.updatedMs + 1000), p.toMs), rng.pick(people), people);
+    editFormResponse(store, rng, e, form, Math.min(Math.max(p.at(), e.updatedMs + 1000), latestStamp(p.toMs)), rng.pick(people), people);
     add(p, 'formResponsesEdited');
   }
   const runsPerDay = size.runs / size.historyDays;
@@ -408,7 +414,7 @@ function editRuns(store: SandboxStore, rng: Rng, p: Period, people: readonly Ind
     const form = store.runLogForms.find((f) => f.FormId === e?.formId);
     if (!e || !form) continue;
     const editor = rng.pick(people);
-    const at = Math.min(Math.max(p.at(), e.updatedMs + 1000), p.toMs);
+    const at = Math.min(Math.max(p.at(), e.updatedMs + 1000), latestStamp(p.toMs));
     const crew = e.rec.RelatedRun?.Crew ?? [];
     const ctx: AnswerContext = {
       responseId: e.rec.ResponseId,

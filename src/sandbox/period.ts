@@ -4,7 +4,7 @@ import type { Rng } from './rng.ts';
 export interface Period {
   fromMs: number;
   toMs: number;
-  /** A random instant inside the period (after its start, at or before its end). */
+  /** A random instant inside the period: after its start, before its end (see latestStamp in time.ts). */
   at(): number;
   days: number;
   counts: Record<string, number>;

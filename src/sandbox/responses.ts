@@ -3,7 +3,7 @@ import { answersFor, answerValue, auditRows, formEmployee, type AnswerContext } 
 import { CITIES, STREETS } from './names.ts';
 import type { Rng } from './rng.ts';
 import type { FormAnswer, FormDef, FormResponse, ResponseEntry, RunLogEntry, RunLogFormDef, RunLogFormResponse, SandboxStore } from './store.ts';
-import { COMPANY_ZONE, dateTime } from './time.ts';
+import { COMPANY_ZONE, dateTime, latestStamp } from './time.ts';
 import { zoneOf } from './timeoff.ts';
 
 const ATTACHED_TO = ['IndividualRecord', 'QualityImprovement', 'EducationRecord', 'EmployeeHealth', 'FormsOnly'] as const;
@@ -42,7 +42,7 @@ export function makeFormResponse(store: SandboxStore, rng: Rng, form: FormDef, s
     RelatedShift: attached === 'FormsOnly' ? { ShiftName: rng.pick(['A Shift 0700-1900', 'B Shift 1900-0700']), ShiftDate: dateTime(startMs + rng.int(1, 14) * 86_400_000, zone) } : null,
     Answers: answers,
   };
-  const submittedMs = Math.min(startMs + rng.int(2, 90) * 60_000, store.nowMs);
+  const submittedMs = Math.min(startMs + rng.int(2, 90) * 60_000, latestStamp(store.nowMs));
   for (const row of auditRows(store, form, responseId, null, answers, submitter, submittedMs, zone)) store.addAudit(row, submittedMs, form.FormId);
   return { formId: form.FormId, startMs, updatedMs: submittedMs, rec };
 }
@@ -132,7 +132,7 @@ export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: re
   return forms.map((form) => {
     const responseId = 600_000 + ++store.next.response;
     const submitter = crewPeople[0] ?? rng.pick(people);
-    const startMs = Math.min(runMs + rng.int(30, 240) * 60_000, store.nowMs);
+    const startMs = Math.min(runMs + rng.int(30, 240) * 60_000, latestStamp(store.nowMs));
     const ctx: AnswerContext = { responseId, atMs: startMs, zone, people, crew };
     const answers = answersFor(store, rng, form, ctx);
     const rec: RunLogFormResponse = {
@@ -145,7 +145,7 @@ export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: re
       Answers: answers,
       RelatedRun: run,
     };
-    const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, store.nowMs);
+    const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, latestStamp(store.nowMs));
     for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone)) store.addAudit(row, submittedMs, form.FormId);
     return { formId: form.FormId, formType: form.FormType, runTypeId: runType.id, runMs, zone, updatedMs: submittedMs, rec };
   });

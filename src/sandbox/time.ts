@@ -8,6 +8,16 @@ import { DAY_MS, HOUR_MS } from '../resources/stream.ts';
  */
 export { DAY_MS, HOUR_MS };
 
+/**
+ * The latest instant an event can be stamped at while the clock reads `nowMs`: just before it. Now is the moment a
+ * reader asks, and its read of a window that ends at now (open at its end) must find every event so far. The
+ * clock's events and form and run responses keep to it; the generated history's clock-ins and time-off reviews
+ * stamp up to now itself, as the warehouse fixture of release 0.1.0 (test/fixtures) was written from them.
+ */
+export function latestStamp(nowMs: number): number {
+  return nowMs - 1;
+}
+
 /** The UTC day number of an instant (days since 1970-01-01). */
 export function dayOf(ms: number): number {
   return Math.floor(ms / DAY_MS);

@@ -152,3 +152,20 @@ describe('the clock', () => {
     expect(all.ok && all.value.items.length).toBe((d.truth('assignmentChanges', q) as AssignmentChange[]).length);
   });
 });
+
+describe('a period ends when a reader asks', () => {
+  // Seed 13 logs a run near the end of its first six days, whose response (and its audit rows) would fall at the end.
+  const data = createSandboxData({ seed: 13, size: 'small' });
+  data.advance(144);
+  const now = data.now().getTime();
+
+  it('stamps every event before the new now, so a read of a window ending at now finds them all', () => {
+    const stamps = [
+      ...(data.truth('formAudit') as FormAudit[]).map((a) => ms(a.InsertDate)),
+      ...(data.truth('assignmentChanges') as AssignmentChange[]).map((c) => ms(c.EventTimeStamp)),
+    ];
+    expect(stamps.filter((t) => t >= now)).toEqual([]);
+    const window = data.read('formAudit', { StartDate: new Date(now - 3_600_000).toISOString(), EndDate: data.now().toISOString() }, page);
+    expect(window.ok && window.value.items.length).toBeGreaterThan(0);
+  });
+});
