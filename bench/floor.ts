@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
+import { WFSYNC_NODE_FLAGS } from '../test/support/processes.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
 import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
 
@@ -31,11 +31,6 @@ const SIZE = env('BENCH_SIZE', 'medium');
 const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
 const RATE_LIMIT = '1000000/1s';
 const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
-/** The node flags of bin/wfsync.js's first line, which every wfsync process runs with. */
-const NODE_FLAGS = readFileSync(new URL('../bin/wfsync.js', import.meta.url), 'utf8')
-  .split('\n', 1)[0]!
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
 
 const ALL_PROGRAMS = ['read', 'write', 'stages', 'writePage', 'client', 'sync'] as const;
 type Program = (typeof ALL_PROGRAMS)[number];
@@ -77,7 +72,7 @@ interface FloorOutput {
 }
 
 async function runFloor(mode: Exclude<Program, 'sync'>, sandbox: SandboxProcess, databaseUrl: string): Promise<FloorOutput> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', FLOOR], {
+  const child = spawn(process.execPath, [...WFSYNC_NODE_FLAGS, '--import', 'tsx', FLOOR], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FLOOR_MODE: mode, FLOOR_SANDBOX_URL: sandbox.url, FLOOR_API_KEY: BENCH_KEY, FLOOR_SCHEMA: DEFAULT_SCHEMA, DATABASE_URL: databaseUrl },
   });

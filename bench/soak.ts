@@ -2,13 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cron } from 'croner';
 import postgres from 'postgres';
 import { jobs } from '../jobs/index.ts';
 import { dependencyBounds } from '../src/queue/dependencies.ts';
 import { createSyncQueue, enqueueRun, redisConnection } from '../src/queue/sync-queue.ts';
+import { WFSYNC } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
 import { BENCH_KEY, startSandboxProcess } from './sync-process.ts';
 
@@ -28,7 +28,6 @@ import { BENCH_KEY, startSandboxProcess } from './sync-process.ts';
  * Redis keys at the end of each simulated day.
  */
 
-const WFSYNC = fileURLToPath(new URL('../bin/wfsync.js', import.meta.url));
 const HOUR = 3_600_000;
 const COMPANY = 'default';
 

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { postgresAt } from '../src/warehouse/socket.ts';
 import { migrationsTable } from '../src/warehouse/migrate.ts';
+import { WFSYNC } from '../test/support/processes.ts';
 import type { RunningPostgres } from '../test/support/services.ts';
 
 /**
@@ -13,7 +13,6 @@ import type { RunningPostgres } from '../test/support/services.ts';
  * given by URL. Used by bench/memory.ts, bench/backfill.ts, bench/rowpath.ts and bench/floor.ts.
  */
 
-const WFSYNC = fileURLToPath(new URL('../bin/wfsync.js', import.meta.url));
 
 export const BENCH_KEY = 'bench-key';
 

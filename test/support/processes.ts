@@ -1,7 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const WFSYNC = fileURLToPath(new URL('../../bin/wfsync.js', import.meta.url));
+
+/** The node flags of bin/wfsync.js's first line, which every wfsync process runs with. */
+export const WFSYNC_NODE_FLAGS: readonly string[] = readFileSync(WFSYNC, 'utf8')
+  .split('\n', 1)[0]!
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 export interface Spawned {
   proc: ChildProcess;
