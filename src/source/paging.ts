@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Logger } from '../log.ts';
 import type { Endpoint, ItemOf } from './endpoints.ts';
 import { SourceError } from './errors.ts';
-import { inPlace } from './in-place.ts';
+import { quickParse, REFUSED } from './quick-parse.ts';
 
 /** One record that failed its schema: kept raw, with the reason, so its page goes on. */
 export interface RecordReject {
@@ -26,10 +26,11 @@ export function formatIssues(error: z.ZodError): string {
 export function parseItems<T>(schema: z.ZodType<T>, raw: readonly unknown[]): ParsedItems<T> {
   const items: T[] = [];
   const rejects: RecordReject[] = [];
-  const keeps = inPlace(schema);
+  const quick = quickParse(schema);
   for (const r of raw) {
-    if (keeps(r)) {
-      items.push(r as T);
+    const parsed = quick(r);
+    if (parsed !== REFUSED) {
+      items.push(parsed as T);
       continue;
     }
     const result = schema.safeParse(r);

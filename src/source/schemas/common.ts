@@ -9,18 +9,27 @@ export const str = z.string();
 export const bool = z.boolean();
 export const isoDate = z.string().regex(ISO_DATE_OR_DATETIME, 'expected an ISO 8601 date or date-time');
 
-/** Fields the spec lists as int but which carry name text: accept either, keep text. */
-export const nameText = z.union([z.string(), z.number()]).transform(String);
-
-/**
- * Schemas with a transform that hands back the value it was given when that value is already what it makes, by
- * the test for such a value: what parsing may skip (source/in-place.ts).
- */
-const keptWhen = new WeakMap<z.ZodType, (value: unknown) => boolean>([[nameText, (v) => typeof v === 'string']]);
-
-export function keptWhenOf(schema: unknown): ((value: unknown) => boolean) | undefined {
-  return keptWhen.get(schema as z.ZodType);
+/** A transform whose output depends on its input alone, as the quick parse (source/quick-parse.ts) runs it. */
+export interface PureTransform {
+  readonly input: z.ZodType;
+  readonly transform: (value: never) => unknown;
 }
+
+const pureTransforms = new WeakMap<z.ZodType, PureTransform>();
+
+/** `input.transform(transform)`, known to the quick parse: it parses `input` itself and then transforms. */
+export function pureTransform<I extends z.ZodType, O>(input: I, transform: (value: z.output<I>) => O) {
+  const schema = input.transform(transform);
+  pureTransforms.set(schema, { input, transform });
+  return schema;
+}
+
+export function pureTransformOf(schema: unknown): PureTransform | undefined {
+  return pureTransforms.get(schema as z.ZodType);
+}
+
+/** Fields the spec lists as int but which carry name text: accept either, keep text. */
+export const nameText = pureTransform(z.union([z.string(), z.number()]), String);
 
 /** Absent fields are null on the wire; both null and missing are accepted. */
 export const opt = <T extends z.ZodType>(t: T) => t.nullish();
@@ -34,7 +43,9 @@ export type Aliases = Readonly<Record<string, string>>;
 export function renameKeys(value: unknown, renames: Aliases): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
+  // for-in rather than Object.entries, which makes an array for every field of every record that uses an alias.
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
     const target = renames[k] ?? k;
     if (target !== k && k in out && out[target] !== undefined) continue;
     if (!(target in out) || out[target] === undefined || out[target] === null) out[target] = v;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { bool, int, isoDate, nameText, opt, record, str } from './common.ts';
+import { quickParse, REFUSED } from '../quick-parse.ts';
+import { bool, int, isoDate, nameText, opt, pureTransform, record, str } from './common.ts';
 
 const SelectedValue = z.looseObject({ SelectedValue: opt(str), OtherAnswerValue: opt(str) });
 const RowSelected = z.array(z.looseObject({ Row: opt(str), SelectedValue: opt(str) }));
@@ -48,10 +49,10 @@ export type AnswerValue = { [K in QuestionType]: z.output<(typeof ANSWER_VALUE_S
 export function answerMatchesType(questionType: string | null | undefined, value: unknown): boolean {
   if (value === null || value === undefined) return true;
   const schema = ANSWER_VALUE_SCHEMAS[questionType as QuestionType];
-  return schema ? schema.safeParse(value).success : false;
+  return schema ? quickParse(schema)(value) !== REFUSED || schema.safeParse(value).success : false;
 }
 
-export const FormResponseAnswer = record({
+export const FormResponseAnswer = pureTransform(record({
   QuestionId: int,
   QuestionType: opt(str),
   QuestionText: opt(str),
@@ -59,7 +60,7 @@ export const FormResponseAnswer = record({
   PageNumber: opt(int),
   SectionName: opt(str),
   AnswerValue: z.unknown(),
-}).transform((a) => ({ ...a, AnswerValueMatchesType: answerMatchesType(a.QuestionType, a.AnswerValue) }));
+}), (a) => ({ ...a, AnswerValueMatchesType: answerMatchesType(a.QuestionType, a.AnswerValue) }));
 export type FormResponseAnswer = z.output<typeof FormResponseAnswer>;
 
 /** FormResponseEmployee and RelatedIndividual; names are text although the table lists int. */
