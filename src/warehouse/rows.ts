@@ -1,6 +1,7 @@
 import { createHash, hash } from 'node:crypto';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { DEFAULT_SCHEMA, warehouseTables } from './schema.ts';
+import { instantText } from './instant-text.ts';
 import type { ChildTarget, KeyField, Target } from './targets.ts';
 
 /**
@@ -206,8 +207,8 @@ const OFFSET_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+
 /** Key parts compare by meaning: one instant written with two offsets is one key. */
 function keyPart(v: unknown): unknown {
   if (typeof v === 'string' && OFFSET_DATETIME.test(v)) {
-    const d = new Date(v);
-    if (!Number.isNaN(d.getTime())) return d.toISOString();
+    const ms = Date.parse(v);
+    if (!Number.isNaN(ms)) return instantText(ms);
   }
   return v ?? null;
 }
@@ -303,7 +304,7 @@ function content(t: TableInfo, r: Row): unknown[] {
   const out = new Array<unknown>(t.hashed.length);
   for (let i = 0; i < t.hashed.length; i++) {
     const v = r[t.hashed[i]!];
-    out[i] = v instanceof Date ? v.toISOString() : (v ?? null);
+    out[i] = v instanceof Date ? encodedInstant(v) : (v ?? null);
   }
   return out;
 }
@@ -446,18 +447,15 @@ export function mapRecord(target: Target, companyKey: string, input: Record<stri
 export function encode(value: unknown, sqlType: string): string | null {
   if (value === null || value === undefined) return null;
   if (sqlType === 'jsonb') return JSON.stringify(value);
-  if (value instanceof Date) return instantText(value);
+  if (value instanceof Date) return encodedInstant(value);
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
 
-/**
- * The ISO text of an instant. Every row of a page carries the page's one `_synced_at`, and V8 formats each
- * toISOString afresh through printf: the last instant's text is kept.
- */
-function instantText(d: Date): string {
+/** The ISO text of an instant. Every row of a page carries the page's one `_synced_at`: the last one's text is kept. */
+function encodedInstant(d: Date): string {
   const ms = d.getTime();
-  if (ms !== lastInstant.ms) lastInstant = { ms, text: d.toISOString() };
+  if (ms !== lastInstant.ms) lastInstant = { ms, text: Number.isNaN(ms) ? d.toISOString() : instantText(ms) };
   return lastInstant.text;
 }
 let lastInstant = { ms: Number.NaN, text: '' };
@@ -470,7 +468,7 @@ export function encodeElement(value: unknown, sqlType: string): string {
   if (value === null || value === undefined) return 'NULL';
   if (sqlType !== 'jsonb') {
     if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    if (value instanceof Date) return instantText(value);
+    if (value instanceof Date) return encodedInstant(value);
   }
   return arrayElement(encode(value, sqlType));
 }
