@@ -189,8 +189,12 @@ function scrubbed(value: unknown): unknown {
 }
 
 export function getPath(item: unknown, path: string): unknown {
+  return atPath(item, splitPath(path));
+}
+
+function atPath(item: unknown, parts: readonly string[]): unknown {
   let v: unknown = item;
-  for (const part of splitPath(path)) v = isPlainObject(v) ? v[part] : undefined;
+  for (let i = 0; i < parts.length; i++) v = isPlainObject(v) ? v[parts[i]!] : undefined;
   return v;
 }
 
@@ -204,20 +208,47 @@ function splitPath(path: string): readonly string[] {
 
 const OFFSET_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
+/** The shortest text OFFSET_DATETIME matches: `yyyy-MM-ddTHH:mmZ`. */
+const OFFSET_DATETIME_MIN_LENGTH = 17;
+const HYPHEN = 45;
+
 /** Key parts compare by meaning: one instant written with two offsets is one key. */
 function keyPart(v: unknown): unknown {
-  if (typeof v === 'string' && OFFSET_DATETIME.test(v)) {
+  // Most key parts are ids and words: the length and the date's first hyphen rule them out before the match.
+  if (typeof v === 'string' && v.length >= OFFSET_DATETIME_MIN_LENGTH && v.charCodeAt(4) === HYPHEN && OFFSET_DATETIME.test(v)) {
     const ms = Date.parse(v);
     if (!Number.isNaN(ms)) return instantText(ms);
   }
   return v ?? null;
 }
 
+/** Each identifying field as its path's parts, alternatives as a list of them: split once per list of fields. */
+type KeyPaths = readonly (readonly string[] | readonly (readonly string[])[])[];
+const keyPathsOf = new WeakMap<readonly KeyField[], KeyPaths>();
+
+function keyPaths(fields: readonly KeyField[]): KeyPaths {
+  let paths = keyPathsOf.get(fields);
+  if (!paths) keyPathsOf.set(fields, (paths = fields.map((f) => (typeof f === 'string' ? splitPath(f) : f.map(splitPath)))));
+  return paths;
+}
+
+/** The first of the alternatives that is not null or undefined. */
+function firstPresent(item: unknown, alternatives: readonly (readonly string[])[]): unknown {
+  for (let i = 0; i < alternatives.length; i++) {
+    const v = atPath(item, alternatives[i]!);
+    if (v != null) return v;
+  }
+  return undefined;
+}
+
 /** sha-256 hex (first 32) of the identifying fields of a record that has no id. */
 export function hashKey(item: unknown, fields: readonly KeyField[]): string {
-  const parts = fields.map((f) =>
-    keyPart(typeof f === 'string' ? getPath(item, f) : f.map((alt) => getPath(item, alt)).find((v) => v != null)),
-  );
+  const paths = keyPaths(fields);
+  const parts = new Array<unknown>(paths.length);
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i]!;
+    parts[i] = keyPart(typeof fields[i] === 'string' ? atPath(item, path as readonly string[]) : firstPresent(item, path as readonly (readonly string[])[]));
+  }
   return sha256Hex32(JSON.stringify(parts));
 }
 
@@ -310,6 +341,10 @@ function content(t: TableInfo, r: Row): unknown[] {
 }
 
 export function keyText(row: Row, key: readonly string[]): string {
+  if (key.length === 1) {
+    const v = row[key[0]!];
+    return v == null ? '[null]' : `[${JSON.stringify(String(v))}]`;
+  }
   return JSON.stringify(key.map((k) => (row[k] == null ? null : String(row[k]))));
 }
 

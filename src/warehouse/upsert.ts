@@ -385,14 +385,25 @@ function envelopeItems(target: Target, extras: Record<string, unknown> | undefin
 
 /** One order for a table's keys in every writer (numbers as numbers), so new rows are inserted in it too. */
 function compareKeys(a: Row, b: Row, key: readonly string[]): number {
-  for (const k of key) {
-    const x = a[k];
-    const y = b[k];
+  for (let i = 0; i < key.length; i++) {
+    const x = a[key[i]!];
+    const y = b[key[i]!];
     if (x === y) continue;
     if (typeof x === 'number' && typeof y === 'number') return x - y;
+    if (typeof x === 'string' && typeof y === 'string') return x < y ? -1 : 1;
     return String(x) < String(y) ? -1 : 1;
   }
   return 0;
+}
+
+/** Sorts mapped items by key (compareKeys), leaving a page that came in key order as it is. */
+function sortByKey(mapped: MappedItem[], key: readonly string[]): void {
+  for (let i = 1; i < mapped.length; i++) {
+    if (compareKeys(mapped[i - 1]!.row, mapped[i]!.row, key) > 0) {
+      mapped.sort((a, b) => compareKeys(a.row, b.row, key));
+      return;
+    }
+  }
 }
 
 /** Postgres's unique_violation. */
@@ -418,7 +429,7 @@ function mapAll(t: Target, companyKey: string, items: readonly object[], extras:
 /** Maps a page's records (and its envelope's) to rows, without fingerprints. */
 export function mapPage(target: Target, companyKey: string, items: readonly object[], extras?: Record<string, unknown>): MappedPage {
   const { mapped, keys } = mapAll(target, companyKey, items, extras);
-  mapped.sort((a, b) => compareKeys(a.row, b.row, target.key));
+  sortByKey(mapped, target.key);
   const e = envelopeItems(target, extras);
   return {
     target,
