@@ -222,13 +222,12 @@ function keyPart(v: unknown): unknown {
   return v ?? null;
 }
 
-/** Each identifying field as its path's parts, alternatives as a list of them: split once per list of fields. */
-type KeyPaths = readonly (readonly string[] | readonly (readonly string[])[])[];
-const keyPathsOf = new WeakMap<readonly KeyField[], KeyPaths>();
+/** Each identifying field as the split paths of its alternatives (a plain field is one): split once per list of fields. */
+const keyPathsOf = new WeakMap<readonly KeyField[], readonly (readonly string[])[][]>();
 
-function keyPaths(fields: readonly KeyField[]): KeyPaths {
+function keyPaths(fields: readonly KeyField[]): readonly (readonly string[])[][] {
   let paths = keyPathsOf.get(fields);
-  if (!paths) keyPathsOf.set(fields, (paths = fields.map((f) => (typeof f === 'string' ? splitPath(f) : f.map(splitPath)))));
+  if (!paths) keyPathsOf.set(fields, (paths = fields.map((f) => (typeof f === 'string' ? [f] : f).map(splitPath))));
   return paths;
 }
 
@@ -245,10 +244,7 @@ function firstPresent(item: unknown, alternatives: readonly (readonly string[])[
 export function hashKey(item: unknown, fields: readonly KeyField[]): string {
   const paths = keyPaths(fields);
   const parts = new Array<unknown>(paths.length);
-  for (let i = 0; i < paths.length; i++) {
-    const path = paths[i]!;
-    parts[i] = keyPart(typeof fields[i] === 'string' ? atPath(item, path as readonly string[]) : firstPresent(item, path as readonly (readonly string[])[]));
-  }
+  for (let i = 0; i < paths.length; i++) parts[i] = keyPart(firstPresent(item, paths[i]!));
   return sha256Hex32(JSON.stringify(parts));
 }
 

@@ -390,7 +390,6 @@ function compareKeys(a: Row, b: Row, key: readonly string[]): number {
     const y = b[key[i]!];
     if (x === y) continue;
     if (typeof x === 'number' && typeof y === 'number') return x - y;
-    if (typeof x === 'string' && typeof y === 'string') return x < y ? -1 : 1;
     return String(x) < String(y) ? -1 : 1;
   }
   return 0;
