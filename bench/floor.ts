@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
@@ -17,6 +19,9 @@ import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds
  *   writePage  the sync's parse and validation, and its writePage
  *   client     the same through the sync's client (limiter, retries, read-ahead)
  *   sync       `wfsync sync --once`, all of it
+ *   base       the same from another checkout, BENCH_BASE (its directory, dependencies installed or linked): goals
+ *              in milliseconds depend on the machine, so with both `sync` and `base` it prints `syncOverBase`, the
+ *              ratio of their medians, which holds from one machine to another
  *
  * For each: the process's CPU per page (of the whole process, and for floor-process.ts's programs of its loop
  * alone), and Postgres's (server and backends). BENCH_PROGRAMS=a,b runs some of them; rounds alternate the order
@@ -32,12 +37,19 @@ const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
 const RATE_LIMIT = '1000000/1s';
 const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
 
-const ALL_PROGRAMS = ['read', 'write', 'stages', 'writePage', 'client', 'sync'] as const;
+const ALL_PROGRAMS = ['read', 'write', 'stages', 'writePage', 'client', 'sync', 'base'] as const;
 type Program = (typeof ALL_PROGRAMS)[number];
-const PROGRAMS = env('BENCH_PROGRAMS', ALL_PROGRAMS.join(',')).split(',').map((p) => p.trim());
+const BASE = process.env.BENCH_BASE;
+const DEFAULT_PROGRAMS = ALL_PROGRAMS.filter((p) => p !== 'base' || BASE !== undefined);
+const PROGRAMS = env('BENCH_PROGRAMS', DEFAULT_PROGRAMS.join(',')).split(',').map((p) => p.trim());
 const unknown = PROGRAMS.filter((p) => !(ALL_PROGRAMS as readonly string[]).includes(p));
 if (unknown.length > 0) {
   process.stderr.write(`BENCH_PROGRAMS: no program named ${unknown.join(', ')} (there are ${ALL_PROGRAMS.join(', ')})\n`);
+  process.exit(2);
+}
+const BASE_WFSYNC = BASE === undefined ? undefined : resolve(BASE, 'bin/wfsync.js');
+if (PROGRAMS.includes('base') && (BASE_WFSYNC === undefined || !existsSync(BASE_WFSYNC))) {
+  process.stderr.write(`BENCH_BASE: the base program needs another checkout's directory, with bin/wfsync.js (got ${BASE ?? 'nothing'})\n`);
   process.exit(2);
 }
 
@@ -90,17 +102,20 @@ async function requestsServed(sandbox: SandboxProcess): Promise<number> {
 }
 
 async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPostgres): Promise<Measured> {
-  await emptyWarehouse(pg.url);
+  // Another checkout makes its own schema, as its first run would.
+  if (program === 'base') await dropWarehouse(pg.url, DEFAULT_SCHEMA);
+  else await emptyWarehouse(pg.url);
   const requests0 = await requestsServed(sandbox);
   const sandbox0 = cpuSeconds(sandbox.proc.pid!) ?? 0;
   const pg0 = postgresCpuSeconds(pg.dataDir) ?? 0;
   let processMs: number;
   let loopMs: number | undefined;
   let records: number | undefined;
-  if (program === 'sync') {
-    const run = await runSyncProcess({ baseUrl: sandbox.url, databaseUrl: pg.url, rateLimit: RATE_LIMIT, sandbox });
+  if (program === 'sync' || program === 'base') {
+    const wfsync = program === 'base' ? BASE_WFSYNC : undefined;
+    const run = await runSyncProcess({ baseUrl: sandbox.url, databaseUrl: pg.url, rateLimit: RATE_LIMIT, sandbox, wfsync });
     const failed = run.summary.streams.filter((s) => s.outcome !== 'ok');
-    if (failed.length > 0) throw new Error(`sync: ${failed.map((s) => s.stream).join(', ')} failed: ${run.stderr.slice(-1000)}`);
+    if (failed.length > 0) throw new Error(`${program}: ${failed.map((s) => s.stream).join(', ')} failed: ${run.stderr.slice(-1000)}`);
     processMs = run.cpuSeconds * 1000;
     records = run.summary.rows;
   } else {
@@ -122,6 +137,20 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
   };
 }
 
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** This checkout's CPU per page over the base's, of the sync process and of Postgres: a figure that holds across machines. */
+function ratioOfMedians(these: Measured[], base: Measured[]): { process: number; postgres: number } {
+  const of = (runs: Measured[], pick: (m: Measured) => number) => median(runs.map(pick));
+  return {
+    process: round(of(these, (m) => m.processMsPerPage) / of(base, (m) => m.processMsPerPage), 3),
+    postgres: round(of(these, (m) => m.postgresMsPerPage) / of(base, (m) => m.postgresMsPerPage), 3),
+  };
+}
+
 async function main(): Promise<void> {
   const given = process.env.BENCH_DATABASE_URL;
   const pg = given ? await givenPostgres(given) : await startPostgres({ durable: true });
@@ -137,8 +166,9 @@ async function main(): Promise<void> {
     sandbox.stop();
     await pg.stop();
   }
+  const overBase = runs.base?.length && runs.sync?.length ? { syncOverBase: ratioOfMedians(runs.sync, runs.base) } : {};
   process.stdout.write(
-    `${JSON.stringify({ bench: 'floor', size: SIZE, warehouse: given ? 'given' : 'embedded', goals: { syncMsPerPage: 4, postgresMsPerPage: 3 }, runs }, null, 2)}\n`,
+    `${JSON.stringify({ bench: 'floor', size: SIZE, warehouse: given ? 'given' : 'embedded', goals: { syncMsPerPage: 4, postgresMsPerPage: 3 }, runs, ...overBase }, null, 2)}\n`,
   );
 }
 

@@ -138,12 +138,14 @@ export async function runSyncProcess(o: {
   rateLimit: string;
   sandbox: SandboxProcess;
   env?: Record<string, string>;
+  /** Another checkout's bin/wfsync.js (default: this one's). */
+  wfsync?: string;
 }): Promise<SyncProcessResult> {
   const cwd = mkdtempSync(join(tmpdir(), 'wfsync-bench-'));
   try {
     const started = Date.now();
     // Started as an operator starts it, as its own executable: its first line gives node its flags.
-    const sync = spawn(WFSYNC, ['sync', '--once', '--json'], {
+    const sync = spawn(o.wfsync ?? WFSYNC, ['sync', '--once', '--json'], {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
