@@ -12,8 +12,9 @@ import { jsonText } from '../src/source/json-text.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, SESSION_SETTINGS, type Warehouse } from '../src/warehouse/connection.ts';
 import { fenced, takeFence } from '../src/warehouse/fencing.ts';
-import { arrayElement, arrayLiteral, snake, tableInfo, type TableInfo } from '../src/warehouse/rows.ts';
-import { encodePage, fingerprintPage, mapPage, writePage } from '../src/warehouse/upsert.ts';
+import { arrayElement, arrayLiteral, snake, tableInfo, type Row, type TableInfo } from '../src/warehouse/rows.ts';
+import { staging } from '../src/warehouse/staging.ts';
+import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
 import { forEachLimited } from '../src/sync/windows.ts';
 import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './sandbox-backfill.ts';
 
@@ -25,6 +26,7 @@ import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './san
  *              literal per column, one INSERT … SELECT unnest per page in a transaction
  *   stages     the sync's parse, validation, mapping, fingerprint and encoding, then one INSERT … SELECT unnest
  *              per table of the page (its child tables too) in a transaction
+ *   copy       the same stages, then one COPY per table of the page straight into it, in a transaction
  *   writePage  the sync's parse and validation, then its writePage (behind a run's fence, with a checkpoint)
  *   client     the sync's client (limiter, retries, read-ahead, page readers), then its writePage
  *
@@ -36,7 +38,7 @@ import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './san
  * Prints one JSON object: pages, records, and the CPU of the loop (start-up aside) and of the whole process.
  */
 
-const MODES = ['read', 'write', 'stages', 'writePage', 'client'] as const;
+const MODES = ['read', 'write', 'stages', 'copy', 'writePage', 'client'] as const;
 type Mode = (typeof MODES)[number];
 const READS_AT_ONCE = 4;
 const COMPANY = 'floor';
@@ -143,23 +145,59 @@ function floorWrite(sql: postgres.Sql, schema: string): PageHandler {
   };
 }
 
+/** A page as the sync makes it before the write: parsed, validated, mapped, fingerprinted, stamped. */
+function stagedPage(name: EndpointName, bytes: Buffer): { page: MappedPage; tables: string[]; records: number; hasMore: boolean } {
+  const target = targetOf(name);
+  const c = parsed(name, bytes);
+  const page = mapPage(target, COMPANY, c.items as object[], c.extras);
+  fingerprintPage(page);
+  const syncedAt = new Date();
+  for (const m of page.mapped) {
+    m.row._synced_at = syncedAt;
+    for (const rows of m.children) for (const r of rows) r._synced_at = syncedAt;
+  }
+  const tables = [target.table, ...(target.children ?? []).map((child) => child.table)];
+  return { page, tables, records: c.raw.length, hasMore: c.hasMore };
+}
+
 function stagesWrite(sql: postgres.Sql, schema: string): PageHandler {
   return async (name, bytes) => {
-    const target = targetOf(name);
-    const c = parsed(name, bytes);
-    const page = mapPage(target, COMPANY, c.items as object[], c.extras);
-    fingerprintPage(page);
-    const syncedAt = new Date();
-    for (const m of page.mapped) {
-      m.row._synced_at = syncedAt;
-      for (const rows of m.children) for (const r of rows) r._synced_at = syncedAt;
-    }
-    if (page.mapped.length > 0) {
-      const tables = [target.table, ...(target.children ?? []).map((child) => child.table)];
-      await insertAll(sql, tables.map((t) => insertInto(schema, tableInfo(t))), encodePage(page));
-    }
-    return { records: c.raw.length, hasMore: c.hasMore };
+    const { page, tables, records, hasMore } = stagedPage(name, bytes);
+    if (page.mapped.length > 0) await insertAll(sql, tables.map((t) => insertInto(schema, tableInfo(t))), encodePage(page));
+    return { records, hasMore };
   };
+}
+
+/**
+ * The stages, then each table's rows by COPY straight into it, in a transaction. COPY cannot skip a key it finds
+ * stored (and postgres.js never settles a COPY the server rejects, porsager/postgres#1173), so a key that an
+ * earlier page of the run wrote (adjacent windows share their boundary) is left out with its child rows.
+ */
+function copyWrite(sql: postgres.Sql, schema: string): PageHandler {
+  const written = new Map<string, Set<string>>();
+  return async (name, bytes) => {
+    const { page, tables, records, hasMore } = stagedPage(name, bytes);
+    let keys = written.get(tables[0]!);
+    if (!keys) written.set(tables[0]!, (keys = new Set()));
+    const fresh = page.mapped.filter((m) => !keys.has(m.keyText));
+    for (const m of fresh) keys.add(m.keyText);
+    const rows = [fresh.map((m) => m.row), ...tables.slice(1).map((_, i) => fresh.flatMap((m) => m.children[i]!))];
+    await sql.begin(async (tx) => {
+      for (const [i, t] of tables.entries()) if (rows[i]!.length > 0) await copyInto(tx, schema, tableInfo(t), rows[i]!);
+    });
+    return { records, hasMore };
+  };
+}
+
+async function copyInto(tx: postgres.TransactionSql, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
+  const text = staging(schema, table).lines(rows);
+  if (text === undefined) throw new Error(`${table.name}: a value COPY cannot carry`);
+  const columns = table.columns.map((c) => `"${c.name}"`).join(', ');
+  const writable = await tx.unsafe(`copy "${schema}"."${table.name}" (${columns}) from stdin`).writable();
+  await new Promise<void>((resolve, reject) => {
+    writable.once('error', reject);
+    writable.end(text, () => resolve());
+  });
 }
 
 function pageOf(name: EndpointName, n: number, page: { items: readonly unknown[]; rejects: readonly { raw: unknown; reason: string }[]; extras: Record<string, unknown> }) {
@@ -213,18 +251,26 @@ async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointNam
   return { pages, records };
 }
 
+/** What a program does with each page it reads over plain HTTP (`client` reads with the sync's client instead). */
+function pageHandler(mode: Mode, schema: string, sql: postgres.Sql | undefined, wh: Warehouse | undefined): PageHandler {
+  if (mode === 'write') return floorWrite(sql!, schema);
+  if (mode === 'stages') return stagesWrite(sql!, schema);
+  if (mode === 'copy') return copyWrite(sql!, schema);
+  return wh ? writePageWrite(wh) : readOnly();
+}
+
 async function main(): Promise<void> {
   const mode: Mode = MODES.find((m) => m === process.env.FLOOR_MODE) ?? 'read';
   const baseUrl = process.env.FLOOR_SANDBOX_URL!;
   const schema = process.env.FLOOR_SCHEMA ?? 'workforce';
   const pool = new Pool(baseUrl, { connections: READS_AT_ONCE });
-  const writes = mode === 'write' || mode === 'stages';
+  const writes = mode === 'write' || mode === 'stages' || mode === 'copy';
   const sql = writes ? postgresAt(process.env.DATABASE_URL!, { max: READS_AT_ONCE, connection: SESSION_SETTINGS, onnotice: () => {} }) : undefined;
   const opened = mode === 'writePage' || mode === 'client' ? await openWarehouse({ databaseUrl: process.env.DATABASE_URL!, schema }) : undefined;
   const wh = opened && fenced(opened, await takeFence(opened, COMPANY, 'sync', COMPANY));
   const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as Parameters<typeof reads>[0];
   const todo = await reads(info);
-  const handle: PageHandler = mode === 'write' ? floorWrite(sql!, schema) : mode === 'stages' ? stagesWrite(sql!, schema) : wh ? writePageWrite(wh) : readOnly();
+  const handle = pageHandler(mode, schema, sql, wh);
   const client = mode === 'client' ? new SourceClient({ baseUrl, apiKey: process.env.FLOOR_API_KEY!, limiter: createMemoryRateLimiter(parseRateLimit('1000000/1s'), 0) }) : undefined;
   let pageNumber = 0;
   const next = () => pageNumber++;

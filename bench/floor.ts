@@ -4,18 +4,22 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
+import { postgresAt } from '../src/warehouse/socket.ts';
 import { WFSYNC_NODE_FLAGS } from '../test/support/processes.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
 import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
 
 /**
  * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
- * medium, its budget out of the way) and one warehouse, emptied before each, a round runs six programs over a first
+ * medium, its budget out of the way) and one warehouse, emptied before each, a round runs these programs over a first
  * sync's pages, each in a process of its own started with the sync's node flags:
  *
  *   read       requests and parses every page (bench/floor-process.ts)
  *   write      the same, and inserts each page's top-level scalar fields into their table: one statement a page
  *   stages     the sync's own parse, validation, mapping, fingerprint and encoding, and one statement per table
+ *   copy       the same stages, then one COPY per table straight into it: the other set-based write
+ *   unindexed  `stages` into tables with their primary keys and unique indexes alone: what the other indexes (the
+ *              analysts' queries, the sync's ranged reads) cost the write
  *   writePage  the sync's parse and validation, and its writePage
  *   client     the same through the sync's client (limiter, retries, read-ahead)
  *   sync       `wfsync sync --once`, all of it
@@ -37,7 +41,7 @@ const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
 const RATE_LIMIT = '1000000/1s';
 const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
 
-const ALL_PROGRAMS = ['read', 'write', 'stages', 'writePage', 'client', 'sync', 'base'] as const;
+const ALL_PROGRAMS = ['read', 'write', 'stages', 'copy', 'unindexed', 'writePage', 'client', 'sync', 'base'] as const;
 type Program = (typeof ALL_PROGRAMS)[number];
 const BASE = process.env.BENCH_BASE;
 const DEFAULT_PROGRAMS = ALL_PROGRAMS.filter((p) => p !== 'base' || BASE !== undefined);
@@ -83,7 +87,22 @@ interface FloorOutput {
   processCpuMs: number;
 }
 
-async function runFloor(mode: Exclude<Program, 'sync'>, sandbox: SandboxProcess, databaseUrl: string): Promise<FloorOutput> {
+/** Drops every index of the warehouse but primary keys and unique ones, which no write needs. */
+async function dropQueryIndexes(url: string, schema: string): Promise<void> {
+  const sql = postgresAt(url, { max: 1, onnotice: () => {} });
+  try {
+    const indexes = await sql<{ name: string }[]>`select i.indexrelid::regclass::text as name from pg_index i
+      join pg_class c on c.oid = i.indrelid join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema} and not i.indisprimary and not i.indisunique`;
+    for (const { name } of indexes) await sql.unsafe(`drop index ${name}`);
+  } finally {
+    await sql.end();
+  }
+}
+
+type FloorMode = Exclude<Program, 'sync' | 'base' | 'unindexed'>;
+
+async function runFloor(mode: FloorMode, sandbox: SandboxProcess, databaseUrl: string): Promise<FloorOutput> {
   const child = spawn(process.execPath, [...WFSYNC_NODE_FLAGS, '--import', 'tsx', FLOOR], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FLOOR_MODE: mode, FLOOR_SANDBOX_URL: sandbox.url, FLOOR_API_KEY: BENCH_KEY, FLOOR_SCHEMA: DEFAULT_SCHEMA, DATABASE_URL: databaseUrl },
@@ -105,6 +124,7 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
   // Another checkout makes its own schema, as its first run would.
   if (program === 'base') await dropWarehouse(pg.url, DEFAULT_SCHEMA);
   else await emptyWarehouse(pg.url);
+  if (program === 'unindexed') await dropQueryIndexes(pg.url, DEFAULT_SCHEMA);
   const requests0 = await requestsServed(sandbox);
   const sandbox0 = cpuSeconds(sandbox.proc.pid!) ?? 0;
   const pg0 = postgresCpuSeconds(pg.dataDir) ?? 0;
@@ -119,7 +139,7 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
     processMs = run.cpuSeconds * 1000;
     records = run.summary.rows;
   } else {
-    const floor = await runFloor(program, sandbox, pg.url);
+    const floor = await runFloor(program === 'unindexed' ? 'stages' : program, sandbox, pg.url);
     processMs = floor.processCpuMs;
     loopMs = floor.loopCpuMs;
     records = floor.records;
