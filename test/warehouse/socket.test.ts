@@ -52,4 +52,16 @@ describe('warehouse connections', () => {
       await sql.end();
     }
   });
+
+  it('keep refusing promptly while the server stays away, however many connections have failed', async () => {
+    const sql = connect(`postgres://nobody@127.0.0.1:${await freePort()}/none`, 1);
+    try {
+      const started = Date.now();
+      // postgres.js alone waits 3^n / 100 s (up to 20 s) before its n-th attempt: the tenth would come after 30 s.
+      for (let i = 0; i < 10; i++) await expect(sql`select 1`).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await sql.end();
+    }
+  }, 60_000);
 });
