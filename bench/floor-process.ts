@@ -13,7 +13,7 @@ import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, SESSION_SETTINGS, type Warehouse } from '../src/warehouse/connection.ts';
 import { fenced, takeFence } from '../src/warehouse/fencing.ts';
 import { arrayElement, arrayLiteral, snake, tableInfo, type Row, type TableInfo } from '../src/warehouse/rows.ts';
-import { staging } from '../src/warehouse/staging.ts';
+import { copyText, endCopy } from '../src/warehouse/staging.ts';
 import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
 import { forEachLimited } from '../src/sync/windows.ts';
 import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './sandbox-backfill.ts';
@@ -190,14 +190,10 @@ function copyWrite(sql: postgres.Sql, schema: string): PageHandler {
 }
 
 async function copyInto(tx: postgres.TransactionSql, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
-  const text = staging(schema, table).lines(rows);
+  const text = copyText(table, rows);
   if (text === undefined) throw new Error(`${table.name}: a value COPY cannot carry`);
   const columns = table.columns.map((c) => `"${c.name}"`).join(', ');
-  const writable = await tx.unsafe(`copy "${schema}"."${table.name}" (${columns}) from stdin`).writable();
-  await new Promise<void>((resolve, reject) => {
-    writable.once('error', reject);
-    writable.end(text, () => resolve());
-  });
+  await endCopy(await tx.unsafe(`copy "${schema}"."${table.name}" (${columns}) from stdin`).writable(), text);
 }
 
 function pageOf(name: EndpointName, n: number, page: { items: readonly unknown[]; rejects: readonly { raw: unknown; reason: string }[]; extras: Record<string, unknown> }) {

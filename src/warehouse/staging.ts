@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import type { Sql, TransactionSql } from 'postgres';
 import { encode, type Row, type TableInfo } from './rows.ts';
 
@@ -49,8 +50,8 @@ export function staging(schema: string, table: TableInfo): Staging {
 /** Characters COPY's text format escapes, and NUL, which no Postgres text holds (the unnest path reports it). */
 const SPECIAL = /[\\\t\n\r\0]/;
 
-/** Rows in COPY text format: tab-separated, `\N` for null, backslash escapes. */
-function copyText(table: TableInfo, rows: readonly Row[]): string | undefined {
+/** Rows in COPY text format: tab-separated, `\N` for null, backslash escapes; undefined when a value holds NUL. */
+export function copyText(table: TableInfo, rows: readonly Row[]): string | undefined {
   const cols = table.columns;
   let out = '';
   for (const r of rows) {
@@ -81,12 +82,16 @@ export async function stageRows(tx: Tx, s: Staging, rows: readonly Row[]): Promi
   const opened = copy.writable();
   copy.execute();
   const [, writable] = await Promise.all([created, opened]);
-  await new Promise<void>((resolve, reject) => {
+  await endCopy(writable, text);
+  return true;
+}
+
+/** Writes a COPY's whole text and ends it; settles with the server's CommandComplete for the COPY ('finish'). */
+export function endCopy(writable: Writable, text: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     writable.once('error', reject);
-    // 'finish' comes with the server's CommandComplete for the COPY.
     writable.end(text, () => resolve());
   });
-  return true;
 }
 
 /** The staging tables each open transaction has filled, by its transaction object. */
