@@ -7,6 +7,7 @@ import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
 import { postgresAt } from '../src/warehouse/socket.ts';
 import { WFSYNC_NODE_FLAGS } from '../test/support/processes.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
+import type { GcTotals } from './gc-trace.ts';
 import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
 
 /**
@@ -30,7 +31,9 @@ import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds
  * For each: the process's CPU per page (of the whole process, and for floor-process.ts's programs of its loop
  * alone), and Postgres's (server and backends). BENCH_PROGRAMS=a,b runs some of them; rounds alternate the order
  * (BENCH_ROUNDS, default 2). The warehouse is an embedded Postgres 18, or the server of BENCH_DATABASE_URL (a
- * superuser's, which reads `data_directory`; its warehouse schema is dropped). Prints one JSON object.
+ * superuser's, which reads `data_directory`; its warehouse schema is dropped). With BENCH_GC=1, `sync` and `base`
+ * run under V8's --trace-gc-nvp and print the collector's work a page as well (bench/gc-trace.ts): KB promoted out
+ * of the young generation, the scavenges' pauses, and the full collections. Prints one JSON object.
  *
  *   node --import tsx bench/floor.ts
  */
@@ -38,6 +41,7 @@ import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SIZE = env('BENCH_SIZE', 'medium');
 const ROUNDS = Number(env('BENCH_ROUNDS', '2'));
+const TRACE_GC = env('BENCH_GC', '') === '1';
 const RATE_LIMIT = '1000000/1s';
 const FLOOR = fileURLToPath(new URL('./floor-process.ts', import.meta.url));
 
@@ -65,6 +69,8 @@ interface Measured {
   loopMsPerPage?: number;
   postgresMsPerPage: number;
   sandboxMsPerPage: number;
+  /** `sync` and `base` with BENCH_GC=1: the collector's work a page (bench/gc-trace.ts). */
+  gc?: { promotedKbPerPage: number; scavengePauseMsPerPage: number; fullCollections: number; fullCollectionMsPerPage: number };
 }
 
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -131,13 +137,15 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
   let processMs: number;
   let loopMs: number | undefined;
   let records: number | undefined;
+  let gc: GcTotals | undefined;
   if (program === 'sync' || program === 'base') {
     const wfsync = program === 'base' ? BASE_WFSYNC : undefined;
-    const run = await runSyncProcess({ baseUrl: sandbox.url, databaseUrl: pg.url, rateLimit: RATE_LIMIT, sandbox, wfsync });
+    const run = await runSyncProcess({ baseUrl: sandbox.url, databaseUrl: pg.url, rateLimit: RATE_LIMIT, sandbox, wfsync, traceGc: TRACE_GC });
     const failed = run.summary.streams.filter((s) => s.outcome !== 'ok');
     if (failed.length > 0) throw new Error(`${program}: ${failed.map((s) => s.stream).join(', ')} failed: ${run.stderr.slice(-1000)}`);
     processMs = run.cpuSeconds * 1000;
     records = run.summary.rows;
+    gc = run.gc;
   } else {
     const floor = await runFloor(program === 'unindexed' ? 'stages' : program, sandbox, pg.url);
     processMs = floor.processCpuMs;
@@ -154,6 +162,16 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
     ...(loopMs === undefined ? {} : { loopMsPerPage: perPage(loopMs) }),
     postgresMsPerPage: perPage(((postgresCpuSeconds(pg.dataDir) ?? 0) - pg0) * 1000),
     sandboxMsPerPage: perPage(((cpuSeconds(sandbox.proc.pid!) ?? 0) - sandbox0) * 1000),
+    ...(gc
+      ? {
+          gc: {
+            promotedKbPerPage: round((gc.promotedMb * 1000) / pages, 1),
+            scavengePauseMsPerPage: perPage(gc.scavengePauseMs),
+            fullCollections: gc.fullCollections,
+            fullCollectionMsPerPage: perPage(gc.fullCollectionMs),
+          },
+        }
+      : {}),
   };
 }
 

@@ -4,7 +4,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresAt } from '../src/warehouse/socket.ts';
 import { migrationsTable } from '../src/warehouse/migrate.ts';
-import { WFSYNC } from '../test/support/processes.ts';
+import { nodeFlagsOf, WFSYNC } from '../test/support/processes.ts';
+import { gcTotals, isGcTraceLine, type GcTotals } from './gc-trace.ts';
 import type { RunningPostgres } from '../test/support/services.ts';
 
 /**
@@ -129,6 +130,8 @@ export interface SyncProcessResult {
   exitCode: number | null;
   summary: SyncSummary;
   stderr: string;
+  /** With `traceGc`: what the garbage collector did. */
+  gc?: GcTotals;
 }
 
 /** Runs `wfsync sync --once --json` against `baseUrl` into `databaseUrl`, sampling its peak RSS while it runs. */
@@ -140,12 +143,19 @@ export async function runSyncProcess(o: {
   env?: Record<string, string>;
   /** Another checkout's bin/wfsync.js (default: this one's). */
   wfsync?: string;
+  /** Runs it with V8's --trace-gc-nvp beside its own flags and reports the collector's totals (gc-trace.ts). */
+  traceGc?: boolean;
 }): Promise<SyncProcessResult> {
   const cwd = mkdtempSync(join(tmpdir(), 'wfsync-bench-'));
   try {
     const started = Date.now();
-    // Started as an operator starts it, as its own executable: its first line gives node its flags.
-    const sync = spawn(o.wfsync ?? WFSYNC, ['sync', '--once', '--json'], {
+    const wfsync = o.wfsync ?? WFSYNC;
+    // Started as an operator starts it, as its own executable: its first line gives node its flags. A traced run
+    // passes node those flags itself, and the trace's.
+    const [file, args] = o.traceGc
+      ? [process.execPath, [...nodeFlagsOf(wfsync), '--trace-gc-nvp', wfsync, 'sync', '--once', '--json']]
+      : [wfsync, ['sync', '--once', '--json']];
+    const sync = spawn(file, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -173,9 +183,10 @@ export async function runSyncProcess(o: {
     }, 50);
     const exitCode = await new Promise<number | null>((resolve) => sync.once('exit', (code) => resolve(code)));
     clearInterval(poll);
+    const lines = stdout.split('\n');
     let summary: SyncSummary;
     try {
-      summary = JSON.parse(stdout) as SyncSummary;
+      summary = JSON.parse(lines.filter((l) => !isGcTraceLine(l)).join('\n')) as SyncSummary;
     } catch {
       throw new Error(`sync printed no summary (exit ${exitCode}): ${stderr.slice(-1000)}`);
     }
@@ -187,6 +198,7 @@ export async function runSyncProcess(o: {
       exitCode,
       summary,
       stderr,
+      ...(o.traceGc ? { gc: gcTotals(lines) } : {}),
     };
   } finally {
     rmSync(cwd, { recursive: true, force: true });

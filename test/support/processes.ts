@@ -4,11 +4,16 @@ import { fileURLToPath } from 'node:url';
 
 export const WFSYNC = fileURLToPath(new URL('../../bin/wfsync.js', import.meta.url));
 
+/** The node flags of an executable script's first line (`#!/usr/bin/env -S node --flag ...`). */
+export function nodeFlagsOf(script: string): string[] {
+  return readFileSync(script, 'utf8')
+    .split('\n', 1)[0]!
+    .split(/\s+/)
+    .filter((word) => word.startsWith('--'));
+}
+
 /** The node flags of bin/wfsync.js's first line, which every wfsync process runs with. */
-export const WFSYNC_NODE_FLAGS: readonly string[] = readFileSync(WFSYNC, 'utf8')
-  .split('\n', 1)[0]!
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
+export const WFSYNC_NODE_FLAGS: readonly string[] = nodeFlagsOf(WFSYNC);
 
 export interface Spawned {
   proc: ChildProcess;
