@@ -23,7 +23,7 @@ export function isGcTraceLine(line: string): boolean {
   return line.includes(' pause=') && line.includes(' gc=');
 }
 
-/** The totals of the trace lines among `lines` (others are ignored). */
+/** The totals of the trace lines among `lines` (others are ignored), unrounded: callers round what they print. */
 export function gcTotals(lines: readonly string[]): GcTotals {
   const totals: GcTotals = { scavenges: 0, scavengePauseMs: 0, promotedMb: 0, fullCollections: 0, fullCollectionMs: 0 };
   for (const line of lines) {
@@ -39,6 +39,5 @@ export function gcTotals(lines: readonly string[]): GcTotals {
       totals.fullCollectionMs += pause + Number(v.incremental ?? 0);
     }
   }
-  const round = (x: number) => Math.round(x * 10) / 10;
-  return { ...totals, scavengePauseMs: round(totals.scavengePauseMs), promotedMb: round(totals.promotedMb), fullCollectionMs: round(totals.fullCollectionMs) };
+  return totals;
 }
