@@ -3,7 +3,7 @@ import { formatRateLimit, type Config, type RateLimit } from '../config.ts';
 import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 import { CompanyRegistry } from '../sync/companies.ts';
 import { mirrorEnvironmentCompanies, type NewCompany } from '../warehouse/companies.ts';
-import { createRateLimiter } from '../ratelimit/index.ts';
+import { rateLimiterMaker } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
@@ -46,11 +46,12 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
   const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
   // One limiter per budget: the companies on the same budget share it (each key still has its own count).
   const limiters = new Map<string, RateLimiter>();
+  const createRateLimiter = await rateLimiterMaker(config.redisUrl);
   const limiterFor = (budget: RateLimit): RateLimiter => {
     const name = formatRateLimit(budget);
     let l = limiters.get(name);
     if (!l) {
-      l = createRateLimiter({ rateLimit: budget, redis: config.redisUrl, safetyMarginMs: config.rateLimitMarginMs, logger: log });
+      l = createRateLimiter({ rateLimit: budget, safetyMarginMs: config.rateLimitMarginMs, logger: log });
       limiters.set(name, l);
     }
     return l;

@@ -15,9 +15,9 @@ import { createSealer, lazySealer, secretKeyOf } from '../warehouse/secret.ts';
 import { stderrConsole, type Console } from '../console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
-import { createSyncQueue, enqueueRun, reachRedis, redisConnection, type SyncJobData } from '../queue/sync-queue.ts';
-import { startSyncWorker, type SyncWorker } from '../queue/worker.ts';
-import { redisHealth } from '../redis-health.ts';
+import type { SyncJobData } from '../queue/sync-queue.ts';
+import type { SyncWorker } from '../queue/worker.ts';
+import { redisHealth, type RedisHealth } from '../redis-health.ts';
 import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
@@ -33,6 +33,10 @@ export interface Runner {
   /** Ends after the work in hand; resolves when it has. */
   stop(): Promise<void> | void;
 }
+
+/** The sync queue's module, and bullmq and ioredis with it: loaded on first use, so a process without Redis does not carry them. */
+const queueModule = () => import('../queue/sync-queue.ts');
+type QueueModule = Awaited<ReturnType<typeof queueModule>>;
 
 /** How long one step may take to stop before the next one goes (the whole shutdown has 15 s: lifecycle.ts). */
 const STEP_LIMIT_MS = 8_000;
@@ -64,8 +68,10 @@ export class App {
   /** The companies table's keys, for a process that serves without syncing (read every refresh interval). */
   #listed?: string[];
   #warehouse?: Warehouse;
-  #redis?: Redis;
+  #redis?: Promise<Redis>;
+  /** The sync queue once made, for /metrics. */
   #queue?: Queue<SyncJobData>;
+  #queueMade?: Promise<Queue<SyncJobData>>;
   #runner?: InProcessRunner;
 
   constructor(
@@ -122,31 +128,44 @@ export class App {
     this.metrics.seedLastSuccess((await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams);
   }
 
-  redis(): Redis {
-    if (this.#redis) return this.#redis;
-    if (!this.config.redisUrl) throw new Error('setting REDIS_URL: required here');
-    const redis = redisConnection(this.config.redisUrl, redisHealth(this.log));
-    this.#redis = redis;
-    this.onStop('redis', () => void redis.disconnect());
-    return redis;
+  /** The connection to REDIS_URL, made on first use. */
+  redis(): Promise<Redis> {
+    const url = this.config.redisUrl;
+    if (!url) return Promise.reject(new Error('setting REDIS_URL: required here'));
+    return (this.#redis ??= this.#connectRedis((m, health) => m.redisConnection(url, health)));
   }
 
   /** Redis, once it answers; one line and no start-up when it does not within 15 s (redis-health.ts). */
   async reachRedis(): Promise<void> {
-    if (this.#redis || !this.config.redisUrl) return;
-    const redis = await reachRedis(this.config.redisUrl, redisHealth(this.log));
-    this.#redis = redis;
+    const url = this.config.redisUrl;
+    if (url) await (this.#redis ??= this.#connectRedis((m, health) => m.reachRedis(url, health)));
+  }
+
+  async #connectRedis(connect: (m: QueueModule, health: RedisHealth) => Redis | Promise<Redis>): Promise<Redis> {
+    const redis = await connect(await queueModule(), redisHealth(this.log));
     this.onStop('redis', () => void redis.disconnect());
+    return redis;
   }
 
   /** The BullMQ `sync` queue. */
-  syncQueue(): Queue<SyncJobData> {
-    if (this.#queue) return this.#queue;
-    const queue = createSyncQueue(this.redis());
+  syncQueue(): Promise<Queue<SyncJobData>> {
+    return (this.#queueMade ??= this.#makeSyncQueue());
+  }
+
+  async #makeSyncQueue(): Promise<Queue<SyncJobData>> {
+    const { createSyncQueue } = await queueModule();
+    const queue = createSyncQueue(await this.redis());
     redisHealth(this.log).watch(queue);
     this.#queue = queue;
     this.onStop('queue', () => queue.close());
     return queue;
+  }
+
+  /** Enqueues one run on the sync queue. */
+  async #enqueuer(): Promise<Dispatch> {
+    const queue = await this.syncQueue();
+    const { enqueueRun } = await queueModule();
+    return (run) => enqueueRun(queue, run);
   }
 
   /** Takes sync jobs from the queue. */
@@ -154,10 +173,11 @@ export class App {
     const env = await this.environment();
     // Two jobs per company unless WFS_WORKER_CONCURRENCY says otherwise: the companies table's count, kept up as it grows.
     const concurrency = () => (this.config.workerConcurrencySet ? this.config.workerConcurrency : Math.max(this.config.workerConcurrency, defaultConcurrency(env.companies.keys().length)));
+    const { startSyncWorker } = await import('../queue/worker.ts');
     const worker = startSyncWorker({
       env,
       jobs,
-      connection: this.redis(),
+      connection: await this.redis(),
       concurrency: concurrency(),
       lockDurationMs: this.config.jobLockMs,
       log: this.log,
@@ -212,10 +232,7 @@ export class App {
 
   /** Where jobs go: the queue with Redis, this process without. */
   async dispatch(): Promise<Dispatch> {
-    if (this.config.redisUrl) {
-      const queue = this.syncQueue();
-      return (run) => enqueueRun(queue, run);
-    }
+    if (this.config.redisUrl) return this.#enqueuer();
     return (await this.inProcessRunner()).dispatch;
   }
 
@@ -241,7 +258,7 @@ export class App {
     };
     if (this.config.redisUrl && o.serve) {
       const { Queue } = await import('bullmq');
-      const queue = new Queue(push.PUSH_QUEUE, { connection: this.redis() });
+      const queue = new Queue(push.PUSH_QUEUE, { connection: await this.redis() });
       redisHealth(this.log).watch(queue);
       this.boardQueues.push(queue);
       this.onStop('push queue', () => queue.close());
@@ -256,7 +273,7 @@ export class App {
       sealer: push.createSealer(push.secretKeyOf(this.config)),
       log: this.log,
       observers: this.observers,
-      redis: this.config.redisUrl ? this.redis() : undefined,
+      redis: this.config.redisUrl ? await this.redis() : undefined,
       health: redisHealth(this.log),
       webhook: url && token ? { url, token } : undefined,
     });
@@ -275,7 +292,7 @@ export class App {
   async serve(): Promise<OpsServer> {
     const warehouse = await this.warehouse();
     if (!this.#env) await this.#listCompanies(warehouse);
-    const queues = this.config.redisUrl ? [this.syncQueue(), ...this.boardQueues] : undefined;
+    const queues = this.config.redisUrl ? [await this.syncQueue(), ...this.boardQueues] : undefined;
     if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
     const { startOpsServer } = await import('../ops/server.ts');
     const server = await startOpsServer({
@@ -289,7 +306,7 @@ export class App {
       budget: (company) => this.#env?.companies.get(company)?.ctx.budget ?? (this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit),
       schedule: this.schedule,
       queues,
-      redis: this.config.redisUrl ? this.redis() : undefined,
+      redis: this.config.redisUrl ? await this.redis() : undefined,
       dashboardToken: this.config.dashboardToken,
       sessions: this.config.sessions,
       companyAdmin: await this.companyAdmin(),
@@ -324,7 +341,7 @@ export class App {
   async serveMetrics(): Promise<OpsServer | undefined> {
     if (this.config.metricsPort === undefined) return undefined;
     const { createMetricsApp, listen } = await import('../ops/server.ts');
-    const app = createMetricsApp({ metrics: this.metrics, warehouse: await this.warehouse(), redis: this.config.redisUrl ? this.redis() : undefined });
+    const app = createMetricsApp({ metrics: this.metrics, warehouse: await this.warehouse(), redis: this.config.redisUrl ? await this.redis() : undefined });
     const server = await listen(app, this.config.metricsPort, this.config.httpHost);
     this.onStop('metrics server', server.close);
     return server;
@@ -334,9 +351,9 @@ export class App {
   async #runStreamAction(): Promise<OpsActions['runStream']> {
     const oneStream = (stream: StreamName): JobDef => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
     if (this.config.redisUrl) {
-      const queue = this.syncQueue();
+      const enqueue = await this.#enqueuer();
       return async (company, stream) => {
-        await enqueueRun(queue, { company, job: oneStream(stream), firedAt: new Date() });
+        await enqueue({ company, job: oneStream(stream), firedAt: new Date() });
         return `${stream} of ${company} is queued`;
       };
     }

@@ -46,7 +46,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
     await app.push({ serve: true, run: true });
     if (app.config.redisUrl) {
       await app.worker();
-      const queue = app.syncQueue();
+      const queue = await app.syncQueue();
       const ops = await app.serve();
       await app.startRunners();
       announce(app, env, ops);
@@ -103,7 +103,7 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
     const worker = await app.worker();
     await app.push({ serve: false, run: true });
     // Its queue's job counts go in the worker's own /metrics too.
-    app.syncQueue();
+    await app.syncQueue();
     app.progress(false);
     const metrics = await app.serveMetrics();
     await app.startRunners();

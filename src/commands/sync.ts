@@ -45,7 +45,7 @@ export async function runSyncCommand(args: string[]): Promise<number> {
     warehouse = `warehouse: psql '${shownUrl(app.config, env.warehouse)}'   (schema ${app.config.dbSchema})\n`;
     const board = app.progress(true);
     // With Redis, a run by hand takes each stream as the workers do, so it never reads one beside a worker's run.
-    const locks = app.config.redisUrl ? redisStreamLocks(app.redis(), { holder: `sync-once:${process.pid}`, ttlMs: app.config.jobLockMs }) : undefined;
+    const locks = app.config.redisUrl ? redisStreamLocks(await app.redis(), { holder: `sync-once:${process.pid}`, ttlMs: app.config.jobLockMs }) : undefined;
     for (const ctx of env.contexts) {
       summaries.push(await runStreams(ctx, selected, { fullRefresh: values['full-refresh'], locks }));
     }

@@ -45,7 +45,7 @@ beforeAll(async () => {
     WFS_CRON_REFERENCE_LISTS: '*/4 * * * * *',
     WFS_DASHBOARD_TOKEN: TOKEN,
   });
-  await t.app.syncQueue().obliterate({ force: true });
+  await (await t.app.syncQueue()).obliterate({ force: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 });
@@ -132,7 +132,7 @@ describe('the status page', () => {
 
 describe('/queues', () => {
   it("shows the queue's jobs only signed in, refuses a retry without sign-in, and lets a signed-in operator act", async () => {
-    const queue = t.app.syncQueue();
+    const queue = await t.app.syncQueue();
     const firedAt = new Date('2026-01-01T06:00:00Z');
     for (const job of jobs.slice(0, 3)) await enqueueRun(queue, { company: 'north', job, firedAt });
 

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { createRateLimiter } from '../../src/ratelimit/index.ts';
+import { rateLimiterMaker } from '../../src/ratelimit/index.ts';
 import { redisConnection } from '../../src/queue/sync-queue.ts';
 import { createPushRunner } from '../../src/push/runner.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
@@ -14,7 +14,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 const env = process.env;
 const log = pino({ level: 'info' });
 const warehouse = await openWarehouse({ databaseUrl: env.DATABASE_URL!, max: 8 });
-const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 }, redis: env.REDIS_URL, logger: log });
+const limiter = (await rateLimiterMaker(env.REDIS_URL))({ rateLimit: { limit: 100, windowMs: 1000 }, logger: log });
 const client = new SourceClient({
   baseUrl: env.BASE_URL!,
   apiKey: env.API_KEY!,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { RateLimit } from '../../src/config.ts';
-import { createRateLimiter, type Lane, type OnStart, type RateLimiter } from '../../src/ratelimit/index.ts';
+import { createRateLimiter, rateLimiterMaker, type Lane, type OnStart, type RateLimiter } from '../../src/ratelimit/index.ts';
 import { maxInWindow } from './sandbox-worker.ts';
 
 /**
@@ -16,6 +16,8 @@ interface Impl {
   pair(rateLimit: RateLimit, onStart?: OnStart): [RateLimiter, RateLimiter];
 }
 
+const createRedisRateLimiter = await rateLimiterMaker(inject('redisUrl'));
+
 const impls: Impl[] = [
   {
     name: 'memory',
@@ -26,13 +28,10 @@ const impls: Impl[] = [
   },
   {
     name: 'redis',
-    pair: (rateLimit, onStart) => {
-      const redis = inject('redisUrl');
-      return [
-        createRateLimiter({ rateLimit, redis, safetyMarginMs: 0, onStart }),
-        createRateLimiter({ rateLimit, redis, safetyMarginMs: 0, onStart }),
-      ];
-    },
+    pair: (rateLimit, onStart) => [
+      createRedisRateLimiter({ rateLimit, safetyMarginMs: 0, onStart }),
+      createRedisRateLimiter({ rateLimit, safetyMarginMs: 0, onStart }),
+    ],
   },
 ];
 

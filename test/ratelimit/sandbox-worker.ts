@@ -7,7 +7,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import type { RateLimit } from '../../src/config.ts';
-import { createRateLimiter } from '../../src/ratelimit/index.ts';
+import { rateLimiterMaker } from '../../src/ratelimit/index.ts';
 import type { ServiceFeedback } from '../../src/ratelimit/types.ts';
 
 /**
@@ -84,7 +84,7 @@ async function startsAt(startAt: number): Promise<void> {
 async function byLimiter(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, startAt: number, deadline: number) {
   const redis = cfg.redisUrl ? new Redis(cfg.redisUrl) : undefined;
   await redis?.ping();
-  const limiter = createRateLimiter({ rateLimit: cfg.rateLimit, redis, safetyMarginMs: cfg.safetyMarginMs });
+  const limiter = (await rateLimiterMaker(redis))({ rateLimit: cfg.rateLimit, safetyMarginMs: cfg.safetyMarginMs });
   const key = createHash('sha256').update(cfg.apiKey).digest('hex').slice(0, 24);
   await startsAt(startAt);
   const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
