@@ -101,7 +101,8 @@ export class Transport {
    * The attempts of one request: `take` gets each 2xx response with its headers in and its body unread, and
    * its result is the call's; a retryable error it throws (a body cut short) is another attempt.
    */
-  async attempts<T>(e: Endpoint, req: OutgoingCall, opts: RequestOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
+  async attempts<T>(e: Endpoint, req: OutgoingCall, callerOpts: RequestOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
+    const opts = ownSignal(callerOpts);
     const lane = opts.lane ?? e.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
     for (let attempt = 0; ; attempt++) {
@@ -241,4 +242,14 @@ export class Transport {
   close(): Promise<void> {
     return this.#o.http.close();
   }
+}
+
+/**
+ * The options with a signal of the call's own, joined to the caller's. The caller's signal is shared by every page
+ * in flight of a stream's reads (sixteen and more at once): a call's request and its waits (for the limiter, before
+ * a retry) listen on its own signal, as a listener each on the shared one would pass Node's bound of ten and print
+ * a warning of a leak that is not one.
+ */
+function ownSignal(opts: RequestOptions): RequestOptions {
+  return opts.signal ? { ...opts, signal: AbortSignal.any([opts.signal]) } : opts;
 }

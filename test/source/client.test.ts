@@ -576,6 +576,24 @@ describe('retries', () => {
     expect(getEventListeners(ctl.signal, 'abort')).toHaveLength(0);
   });
 
+  it('warns of no leak when sixteen requests in flight share the caller’s signal, each retried once', async () => {
+    const { client } = await setup((_req, res, n) =>
+      setTimeout(() => (n <= 16 ? json(res, 503, { error: 'unavailable', error_message: 'try again' }) : json(res, 200, [])), 50),
+      { backoff: { baseMs: 50, capMs: 50, random: () => 1 } },
+    );
+    const ctl = new AbortController();
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      await Promise.all(Array.from({ length: 16 }, () => client.all(endpoints.locales, {}, { signal: ctl.signal })));
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('stops at once when the caller aborts, with the caller’s reason', async () => {
     const { client } = await setup(() => {});
     const ctl = new AbortController();
