@@ -46,12 +46,12 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
   const rateLimit = sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit;
   // One limiter per budget: the companies on the same budget share it (each key still has its own count).
   const limiters = new Map<string, RateLimiter>();
-  const createRateLimiter = await rateLimiterMaker(config.redisUrl);
+  const makeLimiter = await rateLimiterMaker(config.redisUrl);
   const limiterFor = (budget: RateLimit): RateLimiter => {
     const name = formatRateLimit(budget);
     let l = limiters.get(name);
     if (!l) {
-      l = createRateLimiter({ rateLimit: budget, safetyMarginMs: config.rateLimitMarginMs, logger: log });
+      l = makeLimiter({ rateLimit: budget, safetyMarginMs: config.rateLimitMarginMs, logger: log });
       limiters.set(name, l);
     }
     return l;
