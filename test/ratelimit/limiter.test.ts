@@ -16,7 +16,7 @@ interface Impl {
   pair(rateLimit: RateLimit, onStart?: OnStart): [RateLimiter, RateLimiter];
 }
 
-const createRedisRateLimiter = await rateLimiterMaker(inject('redisUrl'));
+const makeRedisLimiter = await rateLimiterMaker(inject('redisUrl'));
 
 const impls: Impl[] = [
   {
@@ -29,8 +29,8 @@ const impls: Impl[] = [
   {
     name: 'redis',
     pair: (rateLimit, onStart) => [
-      createRedisRateLimiter({ rateLimit, safetyMarginMs: 0, onStart }),
-      createRedisRateLimiter({ rateLimit, safetyMarginMs: 0, onStart }),
+      makeRedisLimiter({ rateLimit, safetyMarginMs: 0, onStart }),
+      makeRedisLimiter({ rateLimit, safetyMarginMs: 0, onStart }),
     ],
   },
 ];
