@@ -1,5 +1,5 @@
 /** What a complete read saw, and marking gone the rows it did not. */
-import { markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
+import { anyLiveRow, markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
 import type { RecordReject } from '../source/paging.ts';
 import type { StreamRun } from './context.ts';
 
@@ -7,9 +7,28 @@ import type { StreamRun } from './context.ts';
 export interface Seen {
   keys: Set<string>;
   unkeyed: number;
+  /**
+   * Whether the read's scope held a live row as it began. A read that began on an empty scope (a first sync, a
+   * backfill's new days) has nothing to mark gone: every row there came from it, or from a read beside it after
+   * it began, which it cannot have missed. Its own rows are not read back to find that out.
+   */
+  storedBefore: boolean;
 }
 
-export const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0 });
+export const newSeen = (): Seen => ({ keys: new Set(), unkeyed: 0, storedBefore: true });
+
+/** What a complete read of `scope` sees, begun by asking whether the warehouse holds anything there yet. */
+export async function seenIn(run: StreamRun, scope: Omit<Scope, 'label'> = {}): Promise<Seen> {
+  const { ctx, stream } = run;
+  const storedBefore = await anyLiveRow(ctx.warehouse, {
+    target: stream.target,
+    companyKey: ctx.companyKey,
+    range: scope.range,
+    where: scope.where,
+    partition: partitionFilter(run),
+  });
+  return { keys: new Set(), unkeyed: 0, storedBefore };
+}
 
 /** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
 export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly RecordReject[], extras: Record<string, unknown>): void {
@@ -35,6 +54,7 @@ export async function markGone(run: StreamRun, seen: Seen, scope: Scope): Promis
     skipInference(run, `${scope.label}: ${seen.unkeyed} refused record(s) without a readable key; nothing marked gone`);
     return;
   }
+  if (!seen.storedBefore) return;
   run.counters.deleted += await markMissingDeleted(ctx.warehouse, {
     target: stream.target,
     companyKey: ctx.companyKey,

@@ -7,7 +7,7 @@ import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HO
 import type { Reread, StreamDef } from '../resources/stream.ts';
 import type { StreamRun } from './context.ts';
 import { type PageAt, resumeFrom, type PageCheckpoint, readAll, saveCursor, editCursor } from './read.ts';
-import { type Seen, newSeen, markGone, skipInference } from './seen.ts';
+import { type Seen, newSeen, seenIn, markGone, skipInference } from './seen.ts';
 import { dueReread, rereading, rereadSpan } from './rereads.ts';
 
 const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
@@ -54,7 +54,9 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
  * resumed part way goes on from where it stands: its records before that were not seen by this read.
  */
 export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: PageCheckpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
-  const seen = newSeen();
+  const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
+  // A window resumed part way infers nothing (below): it need not ask what its scope held.
+  const seen = range && resumeFrom(resume) === 0 ? await seenIn(run, { range, where: spec.where }) : newSeen();
   let rows: number;
   try {
     rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, resume, countDuplicates: spec.countDuplicates });
@@ -70,7 +72,6 @@ export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: Wi
     for (const k of seen.keys) spec.collect.keys.add(k);
     spec.collect.unkeyed += seen.unkeyed;
   }
-  const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   const label = `window ${w.start.toISOString()} – ${w.end.toISOString()}`;
   if (resumeFrom(resume) > 0) {
     // What this read returned is only the end of the window: a row it missed may be among the records before.

@@ -103,6 +103,14 @@ export async function liveRows(wh: Warehouse, o: LiveRowsOptions, columns: reado
   )) as unknown as Row[];
 }
 
+/** Whether the target holds any live row in a read's scope: one index probe where rows are there. */
+export async function anyLiveRow(wh: Warehouse, o: LiveRowsOptions): Promise<boolean> {
+  const table = tableInfo(o.target.table);
+  const { conds, params } = scopeConditions(table, o, 1);
+  const found = await wh.sql.unsafe(`select 1 from "${wh.schema}"."${table.name}" where ${conds.join(' and ')} limit 1`, params as never[]);
+  return found.length > 0;
+}
+
 /** Marks the given rows deleted (e.g. shift assignments named by `Deleted` change records). Returns how many. */
 export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Promise<number> {
   if (o.keys.length === 0) return 0;

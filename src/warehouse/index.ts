@@ -6,6 +6,6 @@ export { markMissingDeleted, markDeletedByKey, type RangeFilter, type MarkMissin
 export { readCheckpoint, saveCheckpoint, listCheckpoints, readRows, type Checkpoint } from './state.ts';
 export { openRun, finishRun, type SyncRun, type RunOutcome } from './runs.ts';
 export { mapItem, snake } from './rows.ts';
-export { liveKeys, liveRows, type LiveRowsOptions } from './deletions.ts';
+export { anyLiveRow, liveKeys, liveRows, type LiveRowsOptions } from './deletions.ts';
 export { settledBefore, individualsChangedSince, holdersOutOfStep, type HolderCopies, individualsOutside, changesArrivedSince, startsBetween, credentialHoldersChangedSince, credentialHoldersExpiring, type ChangeColumns, type StartsOptions } from './signals.ts';
 export { takeFence, fenced, isFencedOff, type Fence } from './fencing.ts';

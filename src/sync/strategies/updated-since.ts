@@ -7,7 +7,7 @@ import { addDays, addMs, startOfDayUtc } from '../windows.ts';
 import type { UpdatedSince } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
 import { resumeFrom, type PageCheckpoint, readAll } from '../read.ts';
-import { type Seen, newSeen, markGone, skipInference } from '../seen.ts';
+import { type Seen, newSeen, seenIn, markGone, skipInference } from '../seen.ts';
 import { rereading, dueReread, rereadsAfter } from '../rereads.ts';
 
 export async function runUpdatedSince(run: StreamRun, s: UpdatedSince, stored: SinceCursor | undefined): Promise<SinceCursor> {
@@ -29,12 +29,13 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince, stored: S
   const wholeIsCheaper = followed.length > 0 && followed.length >= (await pagesHeld(run));
   const complete = !previous || reread !== undefined || wholeIsCheaper;
   const query = complete ? range : { ...range, [s.param]: sinceParam(new Date(previous!.since), s) };
-  const seen = newSeen();
+  const resume = partial?.firstReadAt;
+  // A complete read resumed part way infers nothing (below): it need not ask what its scope held.
+  const seen = complete && resumeFrom(resume) === 0 ? await seenIn(run) : newSeen();
   const firstRead: SinceCursor = { version: CURSOR_VERSION, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
   const checkpoint: PageCheckpoint | undefined = previous
     ? undefined
     : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor };
-  const resume = partial?.firstReadAt;
   const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, resume });
   await (reread ? rereading(run, reread.name, read) : read());
   const label = reread ? `re-read ${reread.name}` : 'complete read';
