@@ -8,7 +8,7 @@ import { addDays, forEachLimited } from '../windows.ts';
 import type { Snapshot } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
 import { readAll } from '../read.ts';
-import { newSeen, markGone, partitionFilter } from '../seen.ts';
+import { newSeen, seenIn, markGone, partitionFilter } from '../seen.ts';
 import { rereadingValue, dueReread, rereadsAfter } from '../rereads.ts';
 
 /**
@@ -44,13 +44,14 @@ export async function runSnapshot(run: StreamRun, s: Snapshot, previous: Snapsho
 /** Reads the whole list; returns the keys it missed for the first time (suspects), marking gone those missed twice. */
 async function readSnapshot(run: StreamRun, previous: readonly string[]): Promise<string[]> {
   const { ctx, stream } = run;
-  const seen = newSeen();
+  const seen = await seenIn(run);
   await readAll(run, {}, 'incremental', { seen });
   const target = stream.target;
   if (seen.unkeyed > 0) {
     await markGone(run, seen, { label: 'snapshot' });
     return [...previous];
   }
+  if (!seen.storedBefore) return [];
   const live = await liveKeys(ctx.warehouse, { target, companyKey: ctx.companyKey, partition: partitionFilter(run) });
   const missed = live.filter((k) => !seen.keys.has(keyText(k, target.key)));
   const suspects = new Set(previous);
