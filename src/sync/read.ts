@@ -3,7 +3,7 @@ import { readCheckpoint, recordKey, writePage, type CheckpointWrite, type Cursor
 import { readStoredCursor, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { StreamRun } from './context.ts';
-import { type Seen, noteRejects } from './seen.ts';
+import { type Seen, noteRejects, noteWritten } from './seen.ts';
 
 /** Where a page stands in its read: its offset, whether it completes the read, and where the read goes on after it. */
 export interface PageAt {
@@ -98,7 +98,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
     const cp = !page.hasMore || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
     const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
     const result = await write(cp && ('edit' in cp ? { edit: cp.edit(at) } : { cursor: cp.cursor(at) }));
-    if (o.seen) for (const k of result.keys) o.seen.keys.add(k);
+    if (o.seen) noteWritten(o.seen, result.keys);
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;

@@ -5,6 +5,7 @@ import type { StreamRun } from './context.ts';
 
 /** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
 export interface Seen {
+  /** Kept only where its absences are looked for: none when the scope was empty as the read began. */
   keys: Set<string>;
   unkeyed: number;
   /**
@@ -30,13 +31,19 @@ export async function seenIn(run: StreamRun, scope: Omit<Scope, 'label'> = {}): 
   return { keys: new Set(), unkeyed: 0, storedBefore };
 }
 
+/** The keys of the rows a page wrote, seen. */
+export function noteWritten(seen: Seen, keys: readonly string[]): void {
+  if (!seen.storedBefore) return;
+  for (const k of keys) seen.keys.add(k);
+}
+
 /** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
 export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly RecordReject[], extras: Record<string, unknown>): void {
   const target = run.stream.target;
   for (const r of rejects) {
     const key = refusedRecordKey(target, run.ctx.companyKey, r.raw, extras);
     if (key === undefined) seen.unkeyed++;
-    else seen.keys.add(key);
+    else if (seen.storedBefore) seen.keys.add(key);
   }
 }
 

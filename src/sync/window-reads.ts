@@ -55,8 +55,9 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
  */
 export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: PageCheckpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
-  // A window resumed part way infers nothing (below): it need not ask what its scope held.
-  const seen = range && resumeFrom(resume) === 0 ? await seenIn(run, { range, where: spec.where }) : newSeen();
+  // A window resumed part way infers nothing (below): it need not ask what its scope held. One whose keys are
+  // collected keeps them all.
+  const seen = range && resumeFrom(resume) === 0 && !spec.collect ? await seenIn(run, { range, where: spec.where }) : newSeen();
   let rows: number;
   try {
     rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, resume, countDuplicates: spec.countDuplicates });
