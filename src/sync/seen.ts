@@ -10,8 +10,8 @@ export interface Seen {
   unkeyed: number;
   /**
    * Whether the read's scope held a live row as it began. A read that began on an empty scope (a first sync, a
-   * backfill's new days) has nothing to mark gone: every row there came from it, or from a read beside it after
-   * it began, which it cannot have missed. Its own rows are not read back to find that out.
+   * backfill's new days) has nothing to mark gone: every row there came from it, or from another read after it
+   * began, whose rows are not its to judge. Its own rows are not read back to find that out.
    */
   storedBefore: boolean;
 }

@@ -103,7 +103,7 @@ export async function liveRows(wh: Warehouse, o: LiveRowsOptions, columns: reado
   )) as unknown as Row[];
 }
 
-/** Whether the target holds any live row in a read's scope: one index probe where rows are there. */
+/** Whether the target holds any live row in a read's scope: the scan stops at the first. */
 export async function anyLiveRow(wh: Warehouse, o: LiveRowsOptions): Promise<boolean> {
   const table = tableInfo(o.target.table);
   const { conds, params } = scopeConditions(table, o, 1);
