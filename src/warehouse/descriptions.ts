@@ -41,6 +41,7 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_state: 'Checkpoint of each stream partition, written in the same transaction as the page it completes.',
   sync_runs: 'One row per stream run: when, outcome, counts and error.',
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
+  events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -221,6 +222,9 @@ const FIELD_DOCS: Record<string, string> = {
   notified_at: 'When the webhook acknowledged the final state.',
   notify_attempts: 'Webhook deliveries tried for the final state.',
   notify_next_at: 'When the next webhook delivery is due (null: none due).',
+  happened_at: 'When the event happened.',
+  event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
+  detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
 
 /** Nested objects flattened into prefixed columns: prefix → what the object is. */

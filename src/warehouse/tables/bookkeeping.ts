@@ -53,4 +53,17 @@ export const bookkeepingTables = (s: PgSchema) => ({
     // One row per record and reason, however often it is read.
     (t) => [uniqueIndex().on(t.company_key, t.stream, t.record_key, t.reason), index().on(t.company_key, t.stream, t.seen_at)],
   ),
+  /** A company's timeline: what happened to it and its streams, as ../events.ts records it. */
+  events: s.table(
+    'events',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      happened_at: tz().notNull().defaultNow(),
+      event: text().notNull(),
+      stream: text(),
+      detail: jsonb(),
+    },
+    (t) => [index().on(t.company_key, t.happened_at)],
+  ),
 });
