@@ -1,16 +1,22 @@
 #!/bin/sh
 # What `npm test` needs beyond Node (run before it by npm's pretest): redis-server for the queue tests, chromium
-# for the pages' browser tests, promtool and amtool to check the alert rules and routes. Each missing one is
+# for the pages' browser tests, promtool and amtool to check the alert rules and routes, and Compose to check
+# docker-compose.yml (`docker compose`, or Debian's Compose 1, `docker-compose`). Each missing one is
 # installed from Debian's packages when this runs as root with apt-get; otherwise it stops with one line naming
 # the command to run.
 set -u
 
 # Each tool, then the Debian package that has it.
-set -- redis-server redis-server chromium chromium promtool prometheus amtool prometheus-alertmanager
+set -- redis-server redis-server chromium chromium promtool prometheus amtool prometheus-alertmanager \
+  docker-compose docker-compose
 
-# The browser tests launch CHROMIUM_PATH, or /usr/bin/chromium (Debian's) when it is unset.
+# chromium is where the browser tests launch it: CHROMIUM_PATH, or Debian's /usr/bin/chromium when that is unset.
 found() {
-  if [ "$1" = chromium ]; then test -x "${CHROMIUM_PATH:-/usr/bin/chromium}"; else command -v "$1" >/dev/null 2>&1; fi
+  case $1 in
+    chromium) test -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ;;
+    docker-compose) command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 ;;
+    *) command -v "$1" >/dev/null 2>&1 ;;
+  esac
 }
 
 # Sets $tools and $packages to the missing ones, space-separated.

@@ -39,7 +39,8 @@ describe('bin/test-tools.sh (npm pretest)', () => {
     expect(r.out).toBe('');
     // chromium is found at /usr/bin/chromium whatever PATH says, as the browser tests launch it there.
     expect(r.err).toBe(
-      'npm test needs redis-server promtool amtool: run `sudo apt-get install -y redis-server prometheus prometheus-alertmanager` ' +
+      'npm test needs redis-server promtool amtool docker-compose: ' +
+        'run `sudo apt-get install -y redis-server prometheus prometheus-alertmanager docker-compose` ' +
         "(Debian's packages), then npm test again\n",
     );
   });
@@ -47,7 +48,7 @@ describe('bin/test-tools.sh (npm pretest)', () => {
   it.runIf(root)('stops in one line as root where there is no apt-get', () => {
     const r = run({ PATH: pathWith('id') });
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^npm test needs redis-server promtool amtool: run `sudo apt-get install -y redis-server prometheus prometheus-alertmanager`[^\n]*\n$/);
+    expect(r.err).toMatch(/^npm test needs redis-server promtool amtool docker-compose: run `sudo apt-get install -y redis-server prometheus prometheus-alertmanager docker-compose`[^\n]*\n$/);
   });
 
   it.runIf(root)('counts chromium missing where /usr/bin/chromium is not there (a private mount hides it)', () => {
@@ -57,8 +58,8 @@ describe('bin/test-tools.sh (npm pretest)', () => {
     const hide = `/bin/mount --bind ${empty} /usr/bin/chromium && exec /bin/sh ${SCRIPT}`;
     const r = run({ PATH: pathWith('id') }, {}, ['/usr/bin/unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', hide]);
     expect(r.err).toBe(
-      'npm test needs redis-server chromium promtool amtool: run ' +
-        "`sudo apt-get install -y redis-server chromium prometheus prometheus-alertmanager` (Debian's packages), then npm test again\n",
+      'npm test needs redis-server chromium promtool amtool docker-compose: run `sudo apt-get install -y ' +
+        "redis-server chromium prometheus prometheus-alertmanager docker-compose` (Debian's packages), then npm test again\n",
     );
     expect(r.code).toBe(1);
   });
