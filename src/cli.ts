@@ -37,7 +37,7 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
   },
   companies: {
     summary: 'add, list, pause, resume, rotate the key of, or remove a company',
-    run: async () => (await import('./commands/companies.ts')).runCompaniesCommand,
+    run: async () => (await import('./commands/companies-command.ts')).runCompaniesCommand,
   },
   sandbox: {
     summary: 'serve the simulated workforce service',

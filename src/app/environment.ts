@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { formatRateLimit, type Config, type RateLimit } from '../config.ts';
 import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
-import { CompanyRegistry } from '../sync/companies.ts';
-import { mirrorEnvironmentCompanies, type NewCompany } from '../warehouse/companies.ts';
+import { CompanyRegistry } from '../sync/company-registry.ts';
+import { mirrorEnvironmentCompanies, type NewCompany } from '../warehouse/company-records.ts';
 import { rateLimiterMaker } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Warehouse } from '../warehouse/connection.ts';

@@ -10,7 +10,7 @@ import { Metrics } from '../ops/metrics.ts';
 // The HTTP side (hono, bull-board) loads only in a process that serves it: a scheduler starts without it.
 import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
-import type { CompanyAdmin } from '../ops/companies.ts';
+import type { CompanyAdmin } from '../ops/company-admin.ts';
 import { createSealer, lazySealer, secretKeyOf } from '../warehouse/secret.ts';
 import { stderrConsole, type Console } from '../console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
@@ -22,7 +22,7 @@ import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
-import { listCompanies } from '../warehouse/companies.ts';
+import { listCompanies } from '../warehouse/company-records.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
 
@@ -331,7 +331,7 @@ export class App {
 
   /** What an operator does to the companies (CLI, dashboard, JSON routes), on this process's warehouse. */
   async companyAdmin(): Promise<CompanyAdmin> {
-    const { companyAdmin } = await import('../ops/companies.ts');
+    const { companyAdmin } = await import('../ops/company-admin.ts');
     // A refresh of the table, and a few seconds for the page in flight to be written.
     const settleMs = this.config.companiesRefreshMs + 2_000;
     return companyAdmin({ warehouse: await this.warehouse(), sealer: lazySealer(() => createSealer(secretKeyOf(this.config))), settleMs });

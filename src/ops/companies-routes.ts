@@ -3,8 +3,8 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
-import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/companies.ts';
-import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './companies.ts';
+import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/company-records.ts';
+import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
 import { esc, layout, type Viewer } from './page.ts';
 
 /**

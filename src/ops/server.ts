@@ -17,7 +17,7 @@ import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
 import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
 import { idParam, nameParam } from './input.ts';
-import type { CompanyAdmin } from './companies.ts';
+import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';

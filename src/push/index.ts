@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Warehouse } from '../warehouse/index.ts';
-import { listCompanies } from '../warehouse/companies.ts';
+import { listCompanies } from '../warehouse/company-records.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { IntakeContext } from './intake.ts';
 import { createSealer, secretKeyOf } from '../warehouse/secret.ts';

@@ -13,7 +13,7 @@ import type { Rng } from './rng.ts';
 import { changeOf, zoneOfSchedule, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools } from './scheduling.ts';
 import type { Assignee, DayBucket, SandboxStore } from './store.ts';
 import { DAY_MS, HOUR_MS, dateOnly, dateOfDay, dateTime, dayOf, latestStamp, parseInstant } from './time.ts';
-import { decide, insertTimeOff, makeTimeOff, zoneOf } from './timeoff.ts';
+import { decide, insertTimeOff, makeTimeOff, zoneOf } from './time-off.ts';
 
 /**
  * The moving clock: `advance` moves the sandbox's time forward and applies the changes a real company makes in

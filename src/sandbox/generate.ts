@@ -8,7 +8,7 @@ import type { Rng } from './rng.ts';
 import { changeOf, pickPerson, poolsOf, scheduleDay, slotsPerDay, type Pools, type Slot } from './scheduling.ts';
 import type { Assignee, DayBucket, SandboxStore } from './store.ts';
 import { DAY_MS, HOUR_MS, dateTime as fmt, dayOf } from './time.ts';
-import { decide, makeTimeOff, zoneOf } from './timeoff.ts';
+import { decide, makeTimeOff, zoneOf } from './time-off.ts';
 
 export type SandboxSize = 'tiny' | 'small' | 'medium' | 'large';
 

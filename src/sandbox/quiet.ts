@@ -7,7 +7,7 @@ import type { Rng } from './rng.ts';
 import { zoneOfSchedule } from './scheduling.ts';
 import type { DayBucket, SandboxStore } from './store.ts';
 import { DAY_MS, dateOfDay, dateOnly, dateTime, dayOf, parseInstant } from './time.ts';
-import { decide } from './timeoff.ts';
+import { decide } from './time-off.ts';
 
 /**
  * Changes the real service makes that leave no signal a reader can filter on: no change record, no newer

@@ -4,7 +4,7 @@ import { CITIES, STREETS } from './names.ts';
 import type { Rng } from './rng.ts';
 import type { FormAnswer, FormDef, FormResponse, ResponseEntry, RunLogEntry, RunLogFormDef, RunLogFormResponse, SandboxStore } from './store.ts';
 import { COMPANY_ZONE, dateTime, latestStamp } from './time.ts';
-import { zoneOf } from './timeoff.ts';
+import { zoneOf } from './time-off.ts';
 
 const ATTACHED_TO = ['IndividualRecord', 'QualityImprovement', 'EducationRecord', 'EmployeeHealth', 'FormsOnly'] as const;
 

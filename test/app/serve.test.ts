@@ -3,7 +3,7 @@ import { App } from '../../src/app/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { log } from '../../src/log.ts';
 import type { OpsServer } from '../../src/ops/server.ts';
-import { addCompany } from '../../src/warehouse/companies.ts';
+import { addCompany } from '../../src/warehouse/company-records.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';

@@ -56,7 +56,7 @@ describe('ops/alerts.yml', () => {
   it('passes promtool check rules (where promtool is installed)', () => {
     const found = spawnSync('sh', ['-c', 'command -v promtool']).status === 0;
     if (!found) {
-      // .ci/run installs Debian's prometheus package, which has promtool.
+      // npm test's pretest (bin/test-tools.sh) installs Debian's prometheus package, which has promtool.
       expect(process.env.CI ?? '').toBe('');
       return;
     }

@@ -119,7 +119,7 @@ describe('ops/grafana/workforce-sync.json', () => {
 
   it('every query is valid PromQL for promtool (where promtool is installed)', () => {
     if (spawnSync('sh', ['-c', 'command -v promtool']).status !== 0) {
-      // .ci/run installs Debian's prometheus package, which has promtool.
+      // npm test's pretest (bin/test-tools.sh) installs Debian's prometheus package, which has promtool.
       expect(process.env.CI ?? '').toBe('');
       return;
     }

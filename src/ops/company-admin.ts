@@ -15,7 +15,7 @@ import {
   type CompanyRecord,
   type NewCompany,
   type Purged,
-} from '../warehouse/companies.ts';
+} from '../warehouse/company-records.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 
 /**

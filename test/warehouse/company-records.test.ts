@@ -10,7 +10,7 @@ import {
   removeCompany,
   rotateKey,
   setPaused,
-} from '../../src/warehouse/companies.ts';
+} from '../../src/warehouse/company-records.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 

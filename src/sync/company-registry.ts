@@ -5,7 +5,7 @@ import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 import { clockProbe } from '../resources/index.ts';
 import { SourceClient } from '../source/client.ts';
-import { readCompaniesWithKeys, type CompanyWithKey } from '../warehouse/companies.ts';
+import { readCompaniesWithKeys, type CompanyWithKey } from '../warehouse/company-records.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { CompanyStopped } from './company-stopped.ts';
 import type { RegisteredCompany, SyncContext } from './context.ts';

@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
-import { companyView, parseApiKey, parseNewCompany } from '../ops/companies.ts';
-import type { CompanyRecord } from '../warehouse/companies.ts';
+import { companyView, parseApiKey, parseNewCompany } from '../ops/company-admin.ts';
+import type { CompanyRecord } from '../warehouse/company-records.ts';
 
 const USAGE = `usage:
   wfsync companies add KEY --base-url URL --api-key-stdin [--form-ids 1,2] [--run-type-ids 1,2] [--rate-limit 100/60s]

@@ -7,9 +7,9 @@ import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { parseKeySpec } from '../../src/sandbox/keys.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
-import { CompanyRegistry } from '../../src/sync/companies.ts';
+import { CompanyRegistry } from '../../src/sync/company-registry.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { addCompany, removeCompany, rotateKey, setPaused } from '../../src/warehouse/companies.ts';
+import { addCompany, removeCompany, rotateKey, setPaused } from '../../src/warehouse/company-records.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 
