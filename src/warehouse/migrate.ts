@@ -8,6 +8,7 @@ import type postgres from 'postgres';
 import { postgresAt } from './socket.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
+import { ensureAccessPolicies } from './access-policies.ts';
 
 /** drizzle/ beside src/: generated migrations plus the hand-written views and comments. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -47,6 +48,8 @@ export async function migrateWarehouse(url: string, schema: string, logger?: Log
       migrationsSchema: 'drizzle',
       migrationsTable: migrationsTable(schema),
     });
+    // Data, not a migration: a table a later migration adds with a company_key is covered as it appears.
+    await client.begin((tx) => ensureAccessPolicies(tx, schema));
     await client`select pg_advisory_unlock(hashtext(${`wfsync-migrate:${schema}`}))`;
     const applied = (await appliedCount(client, schema)) - before;
     // Every command migrates on its way in: only a change to the warehouse is news.
