@@ -43,8 +43,18 @@ async function companyTables(sql: postgres.TransactionSql, schema: string): Prom
     order by c.relname`;
 }
 
+/**
+ * Caller's-rights views came with Postgres 15. Before it a view reads with its owner's rights, past the
+ * policies: there, no granted role is given any view.
+ */
+async function callerViews(sql: postgres.TransactionSql): Promise<boolean> {
+  const [row] = await sql<{ v: number }[]>`select current_setting('server_version_num')::int as v`;
+  return row!.v >= 150000;
+}
+
 /** Views of the schema that do not yet run with their caller's rights. */
 async function definerViews(sql: postgres.TransactionSql, schema: string): Promise<string[]> {
+  if (!(await callerViews(sql))) return [];
   const rows = await sql<{ name: string }[]>`
     select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and c.relkind = 'v'
@@ -104,6 +114,7 @@ async function readableViews(sql: postgres.TransactionSql, schema: string, table
     join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
     where n.nspname = ${schema} and c.relkind = 'v' order by a.attnum`;
   const views = new Map<string, string[]>();
+  if (!(await callerViews(sql))) return views;
   for (let changed = true; changed; ) {
     changed = false;
     const readable = (t: string, c: string) => (tables.get(t) ?? views.get(t))?.includes(c) ?? false;
