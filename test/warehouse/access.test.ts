@@ -7,6 +7,7 @@ import { AccessError, grantAccess, listAccess, revokeAccess } from '../../src/wa
 import { personalColumnsOf } from '../../src/warehouse/personal-columns.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
+import { HOSTILE_VALUES } from '../support/hostile.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
@@ -239,6 +240,16 @@ describe('a grant the warehouse refuses', () => {
     expect(await refusal(grantAccess(wh, { role: PERSONAL, companies: ['b'], personal: false }))).toMatch(/^mixed_personal: role ".*" reads company "a" with personal columns/);
     expect(await refusal(revokeAccess(wh, PERSONAL, ['b']))).toMatch(/^not_granted: .*company "b"/);
     expect(await refusal(grantAccess(wh, { role: 'x'.repeat(64), companies: ['a'], personal: false }))).toMatch(/^invalid:/);
+    expect(await grants()).toEqual(before);
+  });
+
+  it('refuses hostile role names as one of its kinds, never with a database message', async () => {
+    const before = await grants();
+    for (const role of HOSTILE_VALUES) {
+      const refused = await refusal(grantAccess(wh, { role, companies: ['a'], personal: false }));
+      expect([role, refused]).toEqual([role, expect.stringMatching(/^(invalid|unknown_role): /)]);
+      expect(await refusal(revokeAccess(wh, role))).toMatch(/^(invalid|not_granted): /);
+    }
     expect(await grants()).toEqual(before);
   });
 
