@@ -80,6 +80,23 @@ export async function ensureAccessPolicies(sql: postgres.TransactionSql, schema:
   for (const r of roles) await grantRolePrivileges(sql, schema, r.role, r.personal);
 }
 
+/**
+ * Takes every view from the granted roles until ensureAccessPolicies gives them back. Run before pending
+ * migrations: one that replaces a view (CREATE OR REPLACE VIEW) resets it to its owner's rights, which read past
+ * the policies, and the migration commits before the view is set to its caller's rights again.
+ */
+export async function withdrawViews(sql: postgres.TransactionSql, schema: string): Promise<void> {
+  const [grants] = await sql<{ t: string | null }[]>`select to_regclass(${`${ident(schema)}.${GRANTS_TABLE}`})::text as t`;
+  if (!grants?.t) return;
+  const views = await sql<{ name: string }[]>`
+    select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and c.relkind = 'v'`;
+  const roles = await sql<{ role: string }[]>`
+    select distinct g.role from ${sql(schema)}.${sql(GRANTS_TABLE)} g where exists (select 1 from pg_roles r where r.rolname = g.role)`;
+  if (views.length === 0 || roles.length === 0) return;
+  const list = views.map((v) => `${ident(schema)}.${ident(v.name)}`).join(', ');
+  await sql.unsafe(`revoke all on ${list} from ${roles.map((r) => ident(r.role)).join(', ')}`);
+}
+
 /** What a role granted companies may select: per table (and view), its columns. */
 export async function readableColumns(sql: postgres.TransactionSql, schema: string, personal: boolean): Promise<Map<string, string[]>> {
   const columns = await sql<{ table: string; column: string }[]>`

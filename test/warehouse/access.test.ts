@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { AccessError, grantAccess, listAccess, revokeAccess } from '../../src/warehouse/access.ts';
+import { withdrawViews } from '../../src/warehouse/access-policies.ts';
 import { personalColumnsOf } from '../../src/warehouse/personal-columns.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -217,6 +218,26 @@ describe('a table a later migration adds with a company_key', () => {
     expect(await login(later)`select company_key, amount from workforce.later_facts`).toEqual([{ company_key: 'a', amount: 1 }]);
     const [owner] = await wh.sql<{ n: number }[]>`select count(*)::int as n from workforce.later_facts`;
     expect(owner!.n).toBe(3);
+  });
+});
+
+describe('a view a later migration replaces', () => {
+  it('is withheld from granted roles until it runs with their rights again', async () => {
+    const role = `${ANALYST}_views`;
+    await grantAccess(wh, { role, companies: ['a'], personal: false, createWithPassword: PASSWORD });
+    const analyst = login(role);
+    const companies = async (sql: postgres.Sql) => (await sql<{ c: string }[]>`select distinct company_key as c from workforce.v_approved_leave_hours order by 1`).map((r) => r.c);
+    expect(await companies(wh.sql)).toEqual(['a', 'b']);
+    expect(await companies(analyst)).toEqual(['a']);
+
+    // What migrate does before pending migrations, then a migration replacing the view as it is.
+    await wh.sql.begin((tx) => withdrawViews(tx, 'workforce'));
+    const [{ def }] = await wh.sql<{ def: string }[]>`select pg_get_viewdef('workforce.v_approved_leave_hours'::regclass) as def`;
+    await wh.sql.unsafe(`create or replace view workforce.v_approved_leave_hours as ${def}`);
+    expect(await attempt(analyst`select company_key from workforce.v_approved_leave_hours`)).toBe(DENIED);
+
+    await wh.migrate();
+    expect(await companies(analyst)).toEqual(['a']);
   });
 });
 
