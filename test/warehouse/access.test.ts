@@ -232,8 +232,8 @@ describe('a view a later migration replaces', () => {
 
     // What migrate does before pending migrations, then a migration replacing the view as it is.
     await wh.sql.begin((tx) => withdrawViews(tx, 'workforce'));
-    const [{ def }] = await wh.sql<{ def: string }[]>`select pg_get_viewdef('workforce.v_approved_leave_hours'::regclass) as def`;
-    await wh.sql.unsafe(`create or replace view workforce.v_approved_leave_hours as ${def}`);
+    const [view] = await wh.sql<{ def: string }[]>`select pg_get_viewdef('workforce.v_approved_leave_hours'::regclass) as def`;
+    await wh.sql.unsafe(`create or replace view workforce.v_approved_leave_hours as ${view!.def}`);
     expect(await attempt(analyst`select company_key from workforce.v_approved_leave_hours`)).toBe(DENIED);
 
     await wh.migrate();
