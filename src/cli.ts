@@ -39,6 +39,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'add, list, pause, resume, rotate the key of, or remove a company',
     run: async () => (await import('./commands/companies-command.ts')).runCompaniesCommand,
   },
+  access: {
+    summary: "grant or revoke a Postgres role's read access to companies' rows",
+    run: async () => (await import('./commands/access.ts')).runAccessCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,
@@ -109,7 +113,7 @@ function describeFailure(err: unknown): string {
 }
 
 function userFacing(err: Error): string | undefined {
-  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError') return err.message;
+  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError' || err.name === 'AccessError') return err.message;
   if (err instanceof SourceError) return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;

@@ -42,6 +42,7 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_runs: 'One row per stream run: when, outcome, counts and error.',
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
+  access_grants: "Which of the operator's Postgres roles read which companies' rows (wfsync access); the row-level security policy of every table with a company_key reads it.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -223,6 +224,9 @@ const FIELD_DOCS: Record<string, string> = {
   notify_attempts: 'Webhook deliveries tried for the final state.',
   notify_next_at: 'When the next webhook delivery is due (null: none due).',
   happened_at: 'When the event happened.',
+  role: "A Postgres role of the operator (by name) that reads this company's rows.",
+  personal: 'Whether the role also reads the personal columns (names, e-mail, phones, address, birth date, ...); false: only the other columns.',
+  granted_at: 'When the role was granted this company.',
   event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
   detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };

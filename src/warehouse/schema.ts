@@ -1,4 +1,5 @@
 import { pgSchema } from 'drizzle-orm/pg-core';
+import { accessTables } from './tables/access.ts';
 import { bookkeepingTables } from './tables/bookkeeping.ts';
 import { companyTables } from './tables/companies.ts';
 import { courseTables } from './tables/courses.ts';
@@ -32,6 +33,7 @@ export function warehouseTables(schemaName: string) {
     ...pushTables(s),
     ...fencingTables(s),
     ...companyTables(s),
+    ...accessTables(s),
   };
 }
 
