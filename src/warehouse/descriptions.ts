@@ -42,6 +42,7 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_runs: 'One row per stream run: when, outcome, counts and error.',
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
+  schema_changes: "Fields the service sends that no column maps yet (kept in each row's _extra), one row per company, stream and JSON path: when first and last seen, how many records carried it, its JSON type and a masked example, and when it stopped coming.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -205,6 +206,14 @@ const FIELD_DOCS: Record<string, string> = {
   record_key: "The refused record's key as its row has it (a JSON list of the key values), or payload: and a hash of the payload when it gives no key.",
   first_seen_at: 'When a read first refused the record.',
   times_seen: 'How many pages refused the record for this reason.',
+  field_path: "Path of the field in the record, as it sits in _extra (top-level fields: their name; read it with _extra->>'Name').",
+  json_type: 'JSON type of the field when first seen: string, number, boolean, object, array or null.',
+  example: 'A value the field had, with every string masked (letters as x, digits as 9) so no personal value is kept.',
+  field_first_seen_at: 'When a read first returned a record with the field.',
+  field_last_seen_at: 'When a read last returned a record with the field.',
+  records_seen: 'Records read with the field, over every read.',
+  reads_without: 'Complete reads in a row whose records all lacked the field (three and it is gone).',
+  gone_at: 'When the field was found gone: absent from every record of three complete reads in a row; null while it comes.',
   resolved_at: 'When the record was next written (it passed); null while it is still refused.',
   kind: 'Kind of change: individual, certification (credential insert or update) or verification (result).',
   payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',

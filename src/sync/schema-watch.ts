@@ -1,0 +1,123 @@
+/** Fields the service sends that no column maps: announced once when first seen, and once when they stop coming. */
+import { mapItem } from '../warehouse/index.ts';
+import { recordAppeared, recordedFields, recordRead, type NewField } from '../warehouse/schema-changes.ts';
+import { recordEvents } from '../warehouse/events.ts';
+import type { Target } from '../warehouse/targets.ts';
+import type { StreamRun } from './context.ts';
+
+/** What a read tells the watch: each page's records, then its end. */
+export interface FieldWatch {
+  page(items: readonly object[], extras: Record<string, unknown>): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** Per target, whether each top-level field name lands in `_extra` (asked of the mapper once per name). */
+const landsInExtra = new WeakMap<Target, Map<string, boolean>>();
+
+/** Per company and stream, its recorded fields (true: gone), loaded once per process. */
+const recorded = new Map<string, Promise<Map<string, boolean>>>();
+
+function isExtra(target: Target, name: string, value: unknown, extras: Record<string, unknown>): boolean {
+  let names = landsInExtra.get(target);
+  if (!names) landsInExtra.set(target, (names = new Map()));
+  let extra = names.get(name);
+  if (extra === undefined) {
+    try {
+      const row = mapItem(target, '-', { [name]: value }, extras).row;
+      extra = typeof row._extra === 'object' && row._extra !== null && name in row._extra;
+    } catch {
+      extra = false;
+    }
+    names.set(name, extra);
+  }
+  return extra;
+}
+
+const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
+
+/** The value with every string masked (letters x, digits 9): its shape, never a personal value. */
+export function masked(v: unknown): unknown {
+  if (typeof v === 'string') return v.replace(/\p{L}/gu, 'x').replace(/\p{N}/gu, '9');
+  if (Array.isArray(v)) return v.slice(0, 3).map(masked);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, masked(x)]));
+  return v;
+}
+
+/**
+ * The watch of one read. A page costs the field names of its records, compared with the previous record's
+ * (records of one list mostly share them); only a record whose names differ has each name looked up. A field
+ * not recorded yet costs one statement, once per process; the read's end one more, when it met such fields.
+ * A read counts as complete for a field that stops coming only when it is of the stream's whole list.
+ */
+export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
+  const { ctx, stream } = run;
+  const key = `${ctx.companyKey}\u0000${stream.name}`;
+  const counts = new Map<string, number>();
+  let previous: readonly string[] = [];
+  let previousExtra: readonly string[] = [];
+
+  const fieldsOf = (item: Record<string, unknown>, extras: Record<string, unknown>): readonly string[] => {
+    const names = Object.keys(item);
+    let same = names.length === previous.length;
+    for (let i = 0; same && i < names.length; i++) same = names[i] === previous[i];
+    if (!same) {
+      previous = names;
+      previousExtra = names.filter((n) => isExtra(stream.target, n, item[n], extras));
+    }
+    return previousExtra;
+  };
+
+  return {
+    async page(items, extras) {
+      let fresh: NewField[] | undefined;
+      const known = await (recorded.get(key) ?? load(run, key));
+      for (const item of items as Record<string, unknown>[]) {
+        for (const path of fieldsOf(item, extras)) {
+          counts.set(path, (counts.get(path) ?? 0) + 1);
+          if (known.get(path) === false || fresh?.some((f) => f.path === path)) continue;
+          (fresh ??= []).push({ path, jsonType: jsonType(item[path]), example: masked(item[path]) });
+        }
+      }
+      if (!fresh) return;
+      const appeared = await recordAppeared(ctx.warehouse, ctx.companyKey, stream.name, fresh);
+      for (const f of fresh) known.set(f.path, false);
+      await announce(run, 'appeared', fresh.filter((f) => appeared.includes(f.path)));
+    },
+    async end() {
+      const known = await (recorded.get(key) ?? load(run, key));
+      const coming = [...known].some(([, gone]) => !gone);
+      if (counts.size === 0 && !(complete && coming)) return;
+      const gone = await recordRead(ctx.warehouse, ctx.companyKey, stream.name, [...counts].map(([path, records]) => ({ path, records })), complete);
+      for (const path of gone) known.set(path, true);
+      await announce(run, 'gone', gone.map((path) => ({ path })));
+    },
+  };
+}
+
+function load(run: StreamRun, key: string): Promise<Map<string, boolean>> {
+  const p = recordedFields(run.ctx.warehouse, run.ctx.companyKey, run.stream.name);
+  recorded.set(key, p);
+  p.catch(() => recorded.delete(key));
+  return p;
+}
+
+/** Logs each change once, counts it for the metric and puts it on the company's timeline. */
+async function announce(run: StreamRun, kind: 'appeared' | 'gone', fields: readonly { path: string; jsonType?: string }[]): Promise<void> {
+  if (fields.length === 0) return;
+  const { ctx, stream } = run;
+  for (const f of fields) {
+    const where = { company: ctx.companyKey, stream: stream.name, path: f.path };
+    if (kind === 'appeared') ctx.log.warn({ ...where, jsonType: f.jsonType }, 'the service sends a field no column maps; it is kept in _extra');
+    else ctx.log.warn(where, 'a field the service sent is gone: no record of three complete reads in a row had it');
+    ctx.observers?.emit('schemaChange', { ...where, kind });
+  }
+  await recordEvents(
+    ctx.warehouse,
+    fields.map((f) => ({
+      companyKey: ctx.companyKey,
+      event: kind === 'appeared' ? 'field_appeared' : 'field_gone',
+      stream: stream.name,
+      detail: { path: f.path, ...(f.jsonType ? { jsonType: f.jsonType } : {}) },
+    })),
+  );
+}
