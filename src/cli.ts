@@ -35,6 +35,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'fields the service added that no column maps, and those gone',
     run: async () => (await import('./commands/schema.ts')).runSchemaCommand,
   },
+  dbt: {
+    summary: 'write a dbt source package for the warehouse (--out DIR)',
+    run: async () => (await import('./commands/dbt.ts')).runDbtCommand,
+  },
   push: {
     summary: 'queue changes for the service and see what became of them',
     run: async () => (await import('./commands/push.ts')).runPushCommand,
