@@ -67,7 +67,7 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
     return previousExtra;
   };
 
-  return {
+  const watch: FieldWatch = {
     async page(items, extras) {
       let fresh: NewField[] | undefined;
       const known = await (recorded.get(key) ?? load(run, key));
@@ -92,6 +92,10 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
       await announce(run, 'gone', gone.map((path) => ({ path })));
     },
   };
+  // The watch only tells: a warehouse that fails it (an outage the page writes wait out) never fails the read.
+  const told = (what: string, f: () => Promise<void>) =>
+    f().catch((err: unknown) => ctx.log.warn({ err, stream: stream.name, company: ctx.companyKey }, `could not record the fields a read met (${what})`));
+  return { page: (items, extras) => told('page', () => watch.page(items, extras)), end: () => told('end', () => watch.end()) };
 }
 
 function load(run: StreamRun, key: string): Promise<Map<string, boolean>> {
