@@ -31,6 +31,14 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'the status server alone',
     run: async () => (await import('./commands/status.ts')).runServeCommand,
   },
+  schema: {
+    summary: 'fields the service added that no column maps, and those gone',
+    run: async () => (await import('./commands/schema.ts')).runSchemaCommand,
+  },
+  dbt: {
+    summary: 'write a dbt source package for the warehouse (--out DIR)',
+    run: async () => (await import('./commands/dbt.ts')).runDbtCommand,
+  },
   push: {
     summary: 'queue changes for the service and see what became of them',
     run: async () => (await import('./commands/push.ts')).runPushCommand,

@@ -98,6 +98,14 @@ export interface PushEvent {
   latencyMs: number;
 }
 
+/** A field the service sends that no column maps, first seen (`appeared`) or found gone (sync/schema-watch.ts). */
+export interface SchemaChangeEvent {
+  company: string;
+  stream: string;
+  kind: 'appeared' | 'gone';
+  path: string;
+}
+
 export interface Observer {
   request?(e: RequestEvent): void;
   limiterWait?(e: LimiterWaitEvent): void;
@@ -106,6 +114,7 @@ export interface Observer {
   stream?(e: StreamEvent): void;
   progress?(e: ProgressEvent): void;
   push?(e: PushEvent): void;
+  schemaChange?(e: SchemaChangeEvent): void;
 }
 
 type Events = { [K in keyof Observer]-?: Parameters<NonNullable<Observer[K]>>[0] };

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { settingsTable } from '../settings-docs.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { VIEW_EXAMPLES } from '../warehouse/descriptions.ts';
 
 /** Generated documents: the README's settings table and docs/warehouse.md. `npm run docs` rewrites both. */
 
@@ -27,6 +28,8 @@ interface Described {
 
 const cell = (s: string | null) => (s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
+const exampleOf = (name: string) => (VIEW_EXAMPLES[name] ? `\nExample:\n\n\`\`\`sql\n${VIEW_EXAMPLES[name]}\n\`\`\`\n` : '');
+
 /** The data dictionary, from the COMMENTs the migrations put on every table, view and column. */
 export async function warehouseDictionary(wh: Warehouse): Promise<string> {
   const rows = await wh.sql<{ name: string; kind: string; doc: string | null; column: string; type: string; coldoc: string | null }[]>`
@@ -51,7 +54,7 @@ export async function warehouseDictionary(wh: Warehouse): Promise<string> {
     (o) =>
       `## ${o.name}\n\n${o.kind === 'view' ? '*View.* ' : ''}${cell(o.doc)}\n\n| column | type | meaning |\n|---|---|---|\n${o.columns
         .map((c) => `| \`${c.name}\` | ${c.type} | ${cell(c.doc)} |`)
-        .join('\n')}\n`,
+        .join('\n')}\n${exampleOf(o.name)}`,
   );
   return [
     '# The warehouse: data dictionary',

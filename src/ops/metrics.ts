@@ -40,6 +40,7 @@ export class Metrics {
   readonly #lastSuccess: Gauge<'company' | 'stream'>;
   readonly #push: Counter<'kind' | 'outcome'>;
   readonly #pushSeconds: Histogram<'kind'>;
+  readonly #schemaChanges: Counter<'stream' | 'kind'>;
 
   constructor(opts: { queues?: () => readonly QueueCounts[]; outbox?: OutboxCounts } = {}) {
     const registers = [this.registry];
@@ -107,6 +108,12 @@ export class Metrics {
       buckets: [0.5, 1, 5, 15, 60, 300, 900, 3600],
       registers,
     });
+    this.#schemaChanges = new Counter({
+      name: `${PREFIX}schema_changes_total`,
+      help: 'Fields the service sends that no column maps, by stream and kind: appeared (first seen) or gone (absent from three complete reads)',
+      labelNames: ['stream', 'kind'],
+      registers,
+    });
     if (opts.outbox) {
       const outbox = opts.outbox;
       new Gauge({
@@ -172,6 +179,7 @@ export class Metrics {
       this.#push.inc({ kind: e.kind, outcome: e.outcome });
       this.#pushSeconds.observe({ kind: e.kind }, e.latencyMs / 1000);
     },
+    schemaChange: (e) => this.#schemaChanges.inc({ stream: e.stream, kind: e.kind }),
   };
 
   /** Listens to the process's observers; the returned function stops listening. */

@@ -139,9 +139,22 @@ ${tables || '<p>No company is configured.</p>'}
       pushCounts.length ? pushCounts.map(([k, n]) => `<div class="card" data-status="${esc(k)}"><b>${n}</b>${esc(k)}</div>`).join('') : '<div class="card"><b>0</b>changes</div>'
     }<div class="card"><b class="${push.inDoubt ? 'failed' : ''}">${push.inDoubt}</b>in doubt</div><div class="card"><b>${push.oldestQueuedAt ? esc(formatLag(p.now - push.oldestQueuedAt.getTime())) : '-'}</b>oldest queued</div></div>
 ${retry}
+${schemaChangesTable(status.schemaChanges ?? [])}
 ${p.charts ?? ''}`,
     10,
   );
+}
+
+/** Fields the service added that no column maps, and those that stopped coming (schema_changes). */
+function schemaChangesTable(rows: Status['schemaChanges']): string {
+  if (rows.length === 0) return '<h2>schema changes</h2><p id="schema-changes" class="muted">The service has sent no field that no column maps.</p>';
+  return `<h2>schema changes</h2><p class="muted">Fields the service sends that no column maps: kept in each row's <code>_extra</code> (read one with <code>_extra-&gt;&gt;'Name'</code>).</p>
+<table id="schema-changes"><thead><tr><th>company</th><th>stream</th><th>field</th><th>type</th><th>example (masked)</th><th>first seen</th><th>last seen</th><th>records</th><th>gone</th></tr></thead><tbody>${rows
+    .map(
+      (r) =>
+        `<tr data-field="${esc(r.field_path)}"><td>${esc(r.company_key)}</td><td>${esc(r.stream)}</td><td><code>${esc(r.field_path)}</code></td><td>${esc(r.json_type)}</td><td><code>${esc(JSON.stringify(r.example))}</code></td><td>${when(r.field_first_seen_at)}</td><td>${when(r.field_last_seen_at)}</td><td class="n">${r.records_seen}</td><td class="${r.gone_at ? 'failed' : ''}">${r.gone_at ? when(r.gone_at) : '-'}</td></tr>`,
+    )
+    .join('')}</tbody></table>`;
 }
 
 export function rejectsPage(rejects: Reject[], filter: { company?: string; stream?: string }, viewer: Viewer, records: RecordView, next?: number): string {

@@ -1,5 +1,6 @@
 import { streams as catalog } from '../resources/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { listSchemaChanges, type SchemaChangeRow } from '../warehouse/schema-changes.ts';
 import { freshnessOf, type Freshness } from './freshness.ts';
 import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
 import type { StoredProgress } from '../warehouse/runs.ts';
@@ -49,6 +50,8 @@ export interface Status {
   progress: CompanyProgress[];
   rejectsTotal: number;
   push: PushSummary;
+  /** Fields the service sends that no column maps (schema_changes), the latest first. */
+  schemaChanges: SchemaChangeRow[];
 }
 
 export interface StatusOptions {
@@ -138,7 +141,13 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
     }
   }
   const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects where resolved_at is null`;
-  return { streams, progress: companyProgress(running, progressOf), rejectsTotal: rejects?.n ?? 0, push: await readPushSummary(wh) };
+  return {
+    streams,
+    progress: companyProgress(running, progressOf),
+    rejectsTotal: rejects?.n ?? 0,
+    push: await readPushSummary(wh),
+    schemaChanges: await listSchemaChanges(wh),
+  };
 }
 
 /** push_outbox counts by status, read generically so any set of statuses shows. */

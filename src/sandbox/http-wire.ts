@@ -17,9 +17,10 @@ export type Format = 'json' | 'xml';
  * `date-times` writes the fields the spec types `date` as date-times with fractions and an offset (as the service's
  * own documentation examples do, `1980-01-02T00:00:00.000-05:00`); `single-object` answers a plain-array list of
  * one item with the item alone; `bare-array` answers an envelope list with its Data array alone. The last two
- * apply to JSON bodies.
+ * apply to JSON bodies. `new-field` adds a field the spec does not have to every individual (`BadgeNumber`, a
+ * string), as a service release that adds one would.
  */
-export const QUIRKS = ['date-times', 'single-object', 'bare-array'] as const;
+export const QUIRKS = ['date-times', 'single-object', 'bare-array', 'new-field'] as const;
 export type Quirk = (typeof QUIRKS)[number];
 
 /** Fields the spec types `date` (service-spec.md, Resources), as they appear at the top level of records. */
@@ -44,6 +45,13 @@ function dateTimesQuirk(value: unknown): unknown {
     }
   }
   return out ?? value;
+}
+
+/** The individual with the field the `new-field` quirk adds. */
+function newFieldQuirk(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const serviceId = (value as Record<string, unknown>).ServiceId;
+  return { ...(value as Record<string, unknown>), BadgeNumber: `B-${String(serviceId).padStart(8, '0')}` };
 }
 
 type Rename = (value: unknown) => unknown;
@@ -233,10 +241,12 @@ export class Codecs {
   readonly #byKey = new Map<z.ZodType, Map<string, RecordCodec>>();
   readonly #caches = new Map<string, CodecCaches>();
   readonly #dateTimes: boolean;
+  readonly #newField: boolean;
 
   constructor(data: SandboxData, quirks: ReadonlySet<Quirk> = new Set()) {
     this.#data = data;
     this.#dateTimes = quirks.has('date-times');
+    this.#newField = quirks.has('new-field');
   }
 
   for(endpoint: Endpoint, earlier: boolean): RecordCodec {
@@ -246,7 +256,8 @@ export class Codecs {
     let codec = bySchema.get(version);
     if (!codec) {
       const renamed = compileRenamer(endpoint.item) ?? ((v: unknown) => v);
-      const rename = this.#dateTimes ? (v: unknown) => dateTimesQuirk(renamed(v)) : renamed;
+      const dated = this.#dateTimes ? (v: unknown) => dateTimesQuirk(renamed(v)) : renamed;
+      const rename = this.#newField && endpoint.item === s.Individual ? (v: unknown) => newFieldQuirk(dated(v)) : dated;
       const kind = endpoint.earlier;
       const representation = version === 'v2' || !kind ? 'v2' : 'earlier';
       let caches = this.#caches.get(representation);

@@ -4,6 +4,7 @@ import { readStoredCursor, type ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { StreamRun } from './context.ts';
 import { type Seen, noteRejects, noteWritten } from './seen.ts';
+import { watchFields } from './schema-watch.ts';
 
 /** Where a page stands in its read: its offset, whether it completes the read, and where the read goes on after it. */
 export interface PageAt {
@@ -67,6 +68,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
   const point = o.resume && 'lastKey' in o.resume ? o.resume : undefined;
   let lookFor = point?.lastKey;
   let rows = 0;
+  const fields = watchFields(run, o.seen !== undefined && partition.key === '-' && Object.keys(query).length === 0);
   // Pages come in page order and each is written before the next is taken, so a page's checkpoint never names
   // a position with an earlier page unwritten (read-ahead fetches pages early, never writes them early).
   for await (const page of pages) {
@@ -99,6 +101,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
     const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
     const result = await write(cp && ('edit' in cp ? { edit: cp.edit(at) } : { cursor: cp.cursor(at) }));
     if (o.seen) noteWritten(o.seen, result.keys);
+    await fields.page(page.items as object[], page.extras);
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;
@@ -116,6 +119,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
     });
     ctx.onProgress?.({ stream: stream.name, partition: partition.key, ...counters });
   }
+  await fields.end();
   return rows;
 }
 

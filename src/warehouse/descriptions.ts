@@ -43,6 +43,7 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
   access_grants: "Which of the operator's Postgres roles read which companies' rows (wfsync access); the row-level security policy of every table with a company_key reads it.",
+  schema_changes: "Fields the service sends that no column maps yet (kept in each row's _extra), one row per company, stream and JSON path: when first and last seen, how many records carried it, its JSON type and a masked example, and when it stopped coming.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -206,6 +207,14 @@ const FIELD_DOCS: Record<string, string> = {
   record_key: "The refused record's key as its row has it (a JSON list of the key values), or payload: and a hash of the payload when it gives no key.",
   first_seen_at: 'When a read first refused the record.',
   times_seen: 'How many pages refused the record for this reason.',
+  field_path: "Path of the field in the record, as it sits in _extra (top-level fields: their name; read it with _extra->>'Name').",
+  json_type: 'JSON type of the field when first seen: string, number, boolean, object, array or null.',
+  example: 'A value the field had, with every string masked (letters as x, digits as 9) so no personal value is kept.',
+  field_first_seen_at: 'When a read first returned a record with the field.',
+  field_last_seen_at: 'When a read last returned a record with the field.',
+  records_seen: 'Records read with the field, over every read.',
+  reads_without: 'Complete reads in a row whose records all lacked the field (three and it is gone).',
+  gone_at: 'When the field was found gone: absent from every record of three complete reads in a row; null while it comes.',
   resolved_at: 'When the record was next written (it passed); null while it is still refused.',
   kind: 'Kind of change: individual, certification (credential insert or update) or verification (result).',
   payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',
@@ -301,6 +310,70 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
     doc: 'Approved leave hours by approved policy and month of the request start, by the local date the service gave.',
     columns: { month: 'First day of the month of the request start.', hours: 'Sum of approved hours.', requests: 'Number of approved requests.' },
   },
+  v_headcount_daily: {
+    doc: "People by day, department, job title, status and employee or not, from individuals_history: a version counts on each day it was current at the day's end (days of the session time zone), from the day it was first synced; days before the first sync are not known. Only groups with someone in them.",
+    columns: {
+      day: 'The day (session time zone) at whose end the people are counted.',
+      department: 'Department of the people counted.',
+      job_title: 'Job title of the people counted.',
+      status: 'Status of the people counted (Active, LOA, Former).',
+      is_employee: 'True for employees, false for others (volunteers, contractors).',
+      headcount: 'Number of individuals in the group at the end of the day.',
+    },
+  },
+  v_hires_and_exits_monthly: {
+    doc: "Hires (by the service's hire date) and exits (a version of individuals_history saying Former after one that did not, in the month it was synced) by department and month. A person first synced as Former left before the history began and is not counted.",
+    columns: {
+      month: 'First day of the month.',
+      department: "Department of the person: today's for hires, at the exit for exits.",
+      hires: 'Individuals whose hire date falls in the month.',
+      exits: 'Individuals who became Former in the month.',
+    },
+  },
+  v_hours_weekly: {
+    doc: 'Per person and week (Monday first, by the local date the service gave for the shift start): shifts, scheduled hours (start to end of the assigned shifts) against worked hours (clock-in to clock-out), and overtime past 40 worked hours.',
+    columns: {
+      employee_number: 'Employee number of the assignee.',
+      first_name: 'First name of the assignee.',
+      last_name: 'Last name of the assignee.',
+      week: 'Monday of the week of the shift start, as the service wrote it (start_date_time_local_date).',
+      shifts: 'Shift assignments of the person in the week.',
+      scheduled_hours: 'Hours from start to end of the assigned shifts.',
+      worked_hours: 'Hours from clock-in to clock-out of the shifts with both.',
+      overtime_hours: 'Worked hours past 40 in the week.',
+    },
+  },
+  v_credential_compliance: {
+    doc: 'Per department and job title, the share of required credentials (required_certification_requirements of the people the required-status list names) that are current: today, and at the end of each of the last 12 months. A requirement is current on a day when a credential of the person named as the requirement or its fulfilling credential, in the version known that day (individual_certifications_history; the earliest version stands for all time before it), was active and not expired.',
+    columns: {
+      period: 'today (as of the current date) or month (as of the last day of a month).',
+      as_of: 'The day the requirements are judged on.',
+      department: "Department of the people (today's).",
+      required: 'Requirements of the people of the department and job title.',
+      current: 'Of those, the requirements met by a current credential.',
+      share_current: 'current / required.',
+    },
+  },
+  v_time_off_monthly: {
+    doc: 'Time off per leave type and month of the request start (by the local date the service gave): requests and hours requested (by requested leave type), approved requests and hours approved (by approved leave type).',
+    columns: {
+      month: 'First day of the month of the request start.',
+      leave_type: 'Leave type: requested for the requested figures, approved for the approved ones.',
+      requests: 'Requests of the leave type.',
+      requested_hours: 'Hours requested.',
+      approved_requests: 'Approved requests with hours of the leave type.',
+      approved_hours: 'Hours approved.',
+    },
+  },
+  v_course_completion: {
+    doc: 'Course attempts, completions (status Passed or Approved) and the share completed, per course and month of the course start.',
+    columns: {
+      month: 'First day of the month of the course start.',
+      attempts: 'Course records started in the month.',
+      completions: 'Of those, the ones passed or approved.',
+      share_completed: 'completions / attempts.',
+    },
+  },
   v_form_answers: {
     doc: 'Answers of form and run-log form responses, one row per answer, with typed columns by question type.',
     columns: {
@@ -312,6 +385,41 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
       answer_json: 'Structured answers (lists and objects: checkboxes, matrices, address, documents, signature).',
     },
   },
+};
+
+/** An example query per analyst view, shown under the view in docs/warehouse.md. */
+export const VIEW_EXAMPLES: Record<string, string> = {
+  v_headcount_daily: `-- Employees on each of the last 30 days, by department
+select day, department, sum(headcount) as people
+from workforce.v_headcount_daily
+where is_employee and status <> 'Former' and day > current_date - 30
+group by day, department order by day, department;`,
+  v_hires_and_exits_monthly: `-- Net change per department this year
+select department, sum(hires) as hires, sum(exits) as exits, sum(hires) - sum(exits) as net
+from workforce.v_hires_and_exits_monthly
+where month >= date_trunc('year', current_date)
+group by department order by net;`,
+  v_hours_weekly: `-- Who worked overtime last week
+select employee_number, first_name, last_name, scheduled_hours, worked_hours, overtime_hours
+from workforce.v_hours_weekly
+where week = date_trunc('week', current_date - 7)::date and overtime_hours > 0
+order by overtime_hours desc;`,
+  v_credential_compliance: `-- Departments and job titles below 95% compliant today
+select department, job_title_name, required, current, share_current
+from workforce.v_credential_compliance
+where period = 'today' and share_current < 0.95
+order by share_current;`,
+  v_time_off_monthly: `-- Hours approved against requested per leave type, last 12 months
+select leave_type, sum(requested_hours) as requested, sum(approved_hours) as approved
+from workforce.v_time_off_monthly
+where month > current_date - interval '12 months'
+group by leave_type order by requested desc;`,
+  v_course_completion: `-- Courses least often completed this year
+select course_name, sum(attempts) as attempts, sum(completions) as completions,
+       round(sum(completions)::numeric / sum(attempts), 3) as share
+from workforce.v_course_completion
+where month >= date_trunc('year', current_date)
+group by course_name order by share;`,
 };
 
 /** The columns the mapper derives from a date or date-time's text, by suffix (see tables/columns.ts). */

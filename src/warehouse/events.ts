@@ -44,7 +44,7 @@ export async function recordEvents(wh: Warehouse, events: readonly NewEvent[]): 
     insert into ${t(wh)} (company_key, event, stream, detail)
     select * from unnest(${events.map((e) => e.companyKey)}::text[], ${events.map((e) => e.event)}::text[],
                          ${events.map((e) => e.stream ?? null) as string[]}::text[],
-                         ${events.map((e) => (e.detail ? JSON.stringify(e.detail) : null)) as string[]}::jsonb[])`;
+                         ${events.map((e) => (e.detail ? JSON.stringify(e.detail) : null)) as string[]}::text[]::jsonb[])`;
 }
 
 export const recordEvent = (wh: Warehouse, e: NewEvent): Promise<void> => recordEvents(wh, [e]);

@@ -1,5 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -37,6 +39,7 @@ describe('ops/alerts.yml', () => {
     expect(uses('wfsync_push_in_doubt_changes')).toBe(true);
     expect(uses('wfsync_push_changes_total', /outcome="failed"/)).toBe(true);
     expect(uses('wfsync_rejects_total')).toBe(true);
+    expect(uses('wfsync_schema_changes_total')).toBe(true);
     for (const r of rules) {
       expect(r.alert, JSON.stringify(r)).toMatch(/^Wfsync[A-Za-z]+$/);
       expect(['critical', 'warning', 'info']).toContain(r.labels?.severity);
@@ -62,5 +65,47 @@ describe('ops/alerts.yml', () => {
     }
     const out = execFileSync('promtool', ['check', 'rules', FILE], { encoding: 'utf8' });
     expect(out).toMatch(new RegExp(`SUCCESS: ${rules.length} rules found`));
+  });
+
+  it('raises WfsyncSchemaChanged once a field appears, and lets it go after the hour (promtool test rules)', () => {
+    if (spawnSync('sh', ['-c', 'command -v promtool']).status !== 0) {
+      expect(process.env.CI ?? '').toBe('');
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'wfsync-alerts-'));
+    try {
+      const alert = (kind: string) => ({
+        exp_labels: { severity: 'info', stream: 'individuals', kind },
+        exp_annotations: {
+          summary: `individuals: a field the service sends has ${kind}`,
+          description: rules.find((r) => r.alert === 'WfsyncSchemaChanged')!.annotations.description,
+        },
+      });
+      const test = {
+        rule_files: [FILE],
+        evaluation_interval: '1m',
+        tests: [
+          {
+            interval: '1m',
+            input_series: [
+              { series: 'wfsync_schema_changes_total{stream="individuals",kind="appeared"}', values: '0 0 1 1 1x120' },
+              { series: 'wfsync_schema_changes_total{stream="individuals",kind="gone"}', values: '0x125' },
+            ],
+            alert_rule_test: [
+              { eval_time: '1m', alertname: 'WfsyncSchemaChanged', exp_alerts: [] },
+              { eval_time: '10m', alertname: 'WfsyncSchemaChanged', exp_alerts: [alert('appeared')] },
+              { eval_time: '90m', alertname: 'WfsyncSchemaChanged', exp_alerts: [] },
+            ],
+          },
+        ],
+      };
+      const file = join(dir, 'schema-changes.test.yml');
+      writeFileSync(file, JSON.stringify(test));
+      const r = spawnSync('promtool', ['test', 'rules', file], { encoding: 'utf8' });
+      expect(`${r.stdout}${r.stderr}`).toMatch(/SUCCESS/);
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -16,6 +16,7 @@ export async function renderedMetrics(): Promise<string> {
   o.page!({ company: 'acme', stream: 'individuals', partition: 'all', rows: 200, rejects: 1, deleted: 2 });
   o.stream!({ company: 'acme', stream: 'individuals', outcome: 'ok', durationMs: 5000, rows: 200, rejects: 1, deleted: 2, requests: 2, at: Date.now() });
   o.push!({ company: 'acme', kind: 'individual', outcome: 'applied', latencyMs: 900 });
+  o.schemaChange!({ company: 'acme', stream: 'individuals', kind: 'appeared', path: 'BadgeNumber' });
   return metrics.render();
 }
 

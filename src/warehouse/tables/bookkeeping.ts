@@ -66,4 +66,21 @@ export const bookkeepingTables = (s: PgSchema) => ({
     },
     (t) => [index().on(t.company_key, t.happened_at)],
   ),
+  /** Fields the service sends that no column maps (kept in `_extra`), as ../../sync/schema-watch.ts finds them. */
+  schemaChanges: s.table(
+    'schema_changes',
+    {
+      company_key: companyKey(),
+      stream: text().notNull(),
+      field_path: text().notNull(),
+      json_type: text().notNull(),
+      example: jsonb(),
+      field_first_seen_at: tz().notNull().defaultNow(),
+      field_last_seen_at: tz().notNull().defaultNow(),
+      records_seen: bigint({ mode: 'number' }).notNull().default(0),
+      reads_without: integer().notNull().default(0),
+      gone_at: tz(),
+    },
+    (t) => [primaryKey({ columns: [t.company_key, t.stream, t.field_path] })],
+  ),
 });

@@ -1,0 +1,35 @@
+{{ config(materialized='view') }}
+
+select
+    company_key,
+    individual_course_id,
+    course_name,
+    course_description,
+    credit,
+    start_date,
+    end_date,
+    first_name,
+    middle_name,
+    last_name,
+    individual_id,
+    employee_number,
+    department,
+    locale,
+    job_title,
+    author_instructor,
+    status,
+    course_id,
+    exam_start_date,
+    exam_end_date,
+    _synced_at as synced_at,
+    _extra as extra_fields,
+    start_date_instant as start_at,
+    start_date_utc_offset,
+    end_date_instant as end_at,
+    end_date_utc_offset,
+    exam_start_date_instant as exam_start_at,
+    exam_start_date_utc_offset,
+    exam_end_date_instant as exam_end_at,
+    exam_end_date_utc_offset
+from {{ source('workforce', 'individual_courses') }}
+where _deleted_at is null

@@ -1,0 +1,11 @@
+{{ config(materialized='view') }}
+
+select
+    company_key,
+    service_id,
+    job_title_id,
+    job_title_name,
+    _synced_at as synced_at,
+    _extra as extra_fields
+from {{ source('workforce', 'individual_job_titles') }}
+where _deleted_at is null

@@ -1,0 +1,37 @@
+{{ config(materialized='view') }}
+
+select
+    company_key,
+    individual_certification_id,
+    service_id,
+    first_name,
+    last_name,
+    legal_first_name,
+    legal_middle_name,
+    legal_last_name,
+    job_title_id,
+    job_title,
+    additional_job_titles,
+    certification_id,
+    certification_name,
+    certification_number,
+    state,
+    country,
+    activation_date,
+    expiration_date,
+    reference,
+    update_date,
+    is_maintained,
+    is_non_driver,
+    verification_status,
+    issuing_body_failure_reason,
+    _synced_at as synced_at,
+    _extra as extra_fields,
+    activation_date_instant as activation_at,
+    activation_date_utc_offset,
+    expiration_date_instant as expiration_at,
+    expiration_date_utc_offset,
+    update_date_instant as update_at,
+    update_date_utc_offset
+from {{ source('workforce', 'pending_certifications') }}
+where _deleted_at is null
