@@ -156,13 +156,20 @@ describe('a role granted company a without personal columns', () => {
       outcome[view] = typeof rows === 'string' ? rows : rows[0]!.other === 0 ? 'only a' : `${rows[0]!.other} rows of others`;
     }
     // A view reading a personal column anywhere (v_open_shifts tests the assignee's names for null) is refused.
+    // The HR views count people without naming them, so they are readable; v_hours_weekly names each person.
     expect(outcome).toEqual({
       v_approved_leave_hours: 'only a',
+      v_course_completion: 'only a',
+      v_credential_compliance: 'only a',
       v_credentials_expiring: DENIED,
       v_form_answers: DENIED,
+      v_headcount_daily: 'only a',
+      v_hires_and_exits_monthly: 'only a',
+      v_hours_weekly: DENIED,
       v_open_shifts: DENIED,
       v_requirements_not_met: DENIED,
       v_shifts_without_current_credential: DENIED,
+      v_time_off_monthly: 'only a',
     });
   });
 
