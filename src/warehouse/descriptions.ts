@@ -43,6 +43,8 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
+  push_models: "Push models: an operator's SQL query of the desired state of individuals or credentials, diffed by key against the warehouse and pushed on a cron (wfsync push model).",
+  push_model_runs: 'One row per run of a push model: rows the query read, how many were unchanged, changed, queued or refused, and whether the run stopped over its cap.',
 };
 
 /** Column meanings by name, wherever the name occurs. */
@@ -224,6 +226,20 @@ const FIELD_DOCS: Record<string, string> = {
   notify_next_at: 'When the next webhook delivery is due (null: none due).',
   happened_at: 'When the event happened.',
   event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
+  name: 'Name of the push model, unique.',
+  query: "The model's SQL query of the desired state; its columns are named by the service's fields.",
+  key_field: 'The service field a model row is matched by: EmployeeNumber, UniqueNumber, ServiceId or IndividualCertificationId.',
+  service_fields: "The model query's columns as service fields, checked when the model was added.",
+  cron: 'When the model runs (a cron expression, UTC); null: only when run by hand.',
+  max_changes: 'Most rows a run may change: a run with more differing rows queues nothing and fails.',
+  paused: 'True while the model is paused: its cron does not run it.',
+  model_name: 'Name of the push model the run belongs to.',
+  rows_read: "Rows the model's query returned.",
+  unchanged: 'Rows equal to the warehouse on every field the model names.',
+  changed: 'Rows that differ from the warehouse (or whose key it lacks).',
+  queued: 'Changes put in the push outbox by the run.',
+  refused: 'Changed rows push validation refused (not queued).',
+  over_cap: 'True when more rows differed than max_changes: nothing was queued.',
   detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
 
