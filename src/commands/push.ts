@@ -3,10 +3,11 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { PUSH_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
-import { getChange, intake, listChanges, openPushIntake, parseBody, retryChange, type PushStatus } from '../push/index.ts';
+import { getChange, intake, listChanges, openPushIntake, parseBody, previewPush, retryChange, type PushStatus } from '../push/index.ts';
 
 const USAGE = `usage:
   wfsync push individual|certification|verification FILE|-   queue changes (JSON, a JSON array, or NDJSON)
+       [--dry-run]                                            only say what each would do: nothing stored or sent
   wfsync push status ID                                       what became of one change
   wfsync push list [--status S] [--since T] [--json]          changes, newest first
   wfsync push retry ID                                        send a failed change again (looked up first)
@@ -33,7 +34,7 @@ function idOf(text: string | undefined): number {
 export async function runPushCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, status: { type: 'string' }, since: { type: 'string' } },
+    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, status: { type: 'string' }, since: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     allowPositionals: true,
     strict: true,
   });
@@ -58,6 +59,11 @@ export async function runPushCommand(args: string[]): Promise<number> {
     if (kind) {
       const body = parseBody(text!, arg!.endsWith('.ndjson') || arg!.endsWith('.jsonl'));
       if ('error' in body) throw new UsageError(`push ${verb}: ${body.error}`);
+      if (values['dry-run']) {
+        const preview = await previewPush(ctx, kind, body.items);
+        process.stdout.write(`${JSON.stringify(preview, null, 2)}\n`);
+        return preview.refused > 0 ? 1 : 0;
+      }
       const result = await intake(ctx, kind, body.items);
       if (!result.ok) {
         process.stdout.write(`${JSON.stringify({ error: 'some changes are refused: nothing was stored', refused: result.refused }, null, 2)}\n`);

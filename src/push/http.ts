@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, z as described } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
@@ -7,6 +7,7 @@ import { PUSH_KINDS, PUSH_STATES, type PushKind } from '../warehouse/tables/push
 import { MAX_CHANGES } from './bounds.ts';
 import { intake, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
+import { previewPush } from './preview.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
 
 /**
@@ -27,6 +28,38 @@ const Refused = z.object({
   refused: z.array(z.object({ index: z.number().int(), changeId: z.string().optional(), fields: z.record(z.string(), z.string()) })),
 });
 const Problem = z.object({ error: z.string() });
+// Typed per branch: a nullable union would otherwise gain a bare `nullable` member that OpenAPI 3.0 refuses.
+const Value = described
+  .union([described.string(), described.number(), described.boolean()])
+  .nullable()
+  .openapi({ anyOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }], description: 'The value; null where none is held' });
+const Previewed = z.object({
+  index: z.number().int(),
+  changeId: z.string().optional(),
+  company: z.string().optional(),
+  valid: z.boolean(),
+  refused: z.record(z.string(), z.string()).optional().describe('Why intake would refuse it, by field'),
+  action: z.enum(['insert', 'update', 'submit']).optional(),
+  record: z.record(z.string(), z.number().int()).nullable().optional().describe("The warehouse's record the change updates (its ids); null for an insert"),
+  changed: z.record(z.string(), z.array(Value)).optional().describe("Fields that would change, as [warehouse's value, pushed value]; a hashed field shows hashes"),
+  unchanged: z.array(z.string()).optional().describe('Fields sent with the value the warehouse already holds'),
+  notCompared: z.record(z.string(), z.string()).optional().describe('Fields that cannot be compared, and why'),
+  note: z.string().optional(),
+  requests: z.number().int().describe('Requests the change would cost at the service'),
+});
+const Preview = z.object({
+  dryRun: z.boolean(),
+  valid: z.number().int(),
+  refused: z.number().int(),
+  inserts: z.number().int(),
+  updates: z.number().int(),
+  noChange: z.number().int().describe('Valid updates that would change no field the warehouse holds'),
+  requests: z.number().int(),
+  changes: z.array(Previewed),
+});
+const DryRun = z.object({
+  dryRun: z.enum(['true', 'false']).optional().describe('true: check and compare with the warehouse only; nothing is stored or sent'),
+});
 const Status = z.object({
   id: z.number().int(),
   changeId: z.string(),
@@ -88,6 +121,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       summary: k.summary,
       security,
       request: {
+        query: DryRun,
         body: {
           required: true,
           description: 'One change, an array of changes, or NDJSON (one change a line)',
@@ -98,8 +132,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
         },
       },
       responses: {
+        200: json(Preview, 'A dry run (dryRun=true): what each change would do; nothing was stored or sent'),
         202: json(Accepted, 'Every change is stored; one entry per change, in order'),
-        400: json(Problem, 'The body is not JSON or NDJSON'),
+        400: json(Problem, 'The body is not JSON or NDJSON, or dryRun is neither true nor false'),
         422: json(Refused, 'Some changes are refused: nothing was stored'),
         ...common,
       },
@@ -108,6 +143,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       const ndjson = (c.req.header('content-type') ?? '').includes('ndjson');
       const body = parseBody(await c.req.text(), ndjson);
       if ('error' in body) return c.json({ error: body.error }, 400);
+      const dryRun = c.req.query('dryRun');
+      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false') return c.json({ error: 'dryRun: expected true or false' }, 400);
+      if (dryRun === 'true') return c.json(await previewPush(o.intake, k.kind, body.items), 200);
       const result = await intake(o.intake, k.kind, body.items);
       if (!result.ok) return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
       return c.json(result.accepted, 202);
