@@ -162,7 +162,7 @@ function compared(kind: PushKind, change: Accepted, row: CurrentRow, treatments:
 }
 
 /** Compares each pushed field with the row's column (`snake_case` of the field, as the mapper names it). */
-function diffFields(
+export function diffFields(
   table: string,
   payload: Record<string, unknown>,
   row: Record<string, unknown>,
