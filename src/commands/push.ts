@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
+import { runPushModelCommand } from './push-model.ts';
 import { log } from '../log.ts';
 import { PUSH_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
 import { getChange, intake, listChanges, openPushIntake, parseBody, previewPush, retryChange, type PushStatus } from '../push/index.ts';
@@ -11,6 +12,8 @@ const USAGE = `usage:
   wfsync push status ID                                       what became of one change
   wfsync push list [--status S] [--since T] [--json]          changes, newest first
   wfsync push retry ID                                        send a failed change again (looked up first)
+  wfsync push model add|list|preview|run|pause|resume|remove  push from a SQL query of the desired state
+                                                              (wfsync push model --help)
 
 Changes are stored in the push outbox at once; the worker (wfsync start) sends them.
 `;
@@ -32,6 +35,7 @@ function idOf(text: string | undefined): number {
 }
 
 export async function runPushCommand(args: string[]): Promise<number> {
+  if (args[0] === 'model') return runPushModelCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
     options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, status: { type: 'string' }, since: { type: 'string' }, 'dry-run': { type: 'boolean' } },
