@@ -278,6 +278,8 @@ export class App {
       webhook: url && token ? { url, token } : undefined,
     });
     this.runners.push({ name: 'push runner', start: () => runner.start(), stop: () => runner.stop() });
+    const models = push.createModelScheduler({ intake: push.intakeContext(this.config, env.warehouse), log: this.log });
+    this.runners.push({ name: 'push models', start: async () => models.start(), stop: () => models.stop() });
   }
 
   /** Starts the runners other modules added (the push runner). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Individual } from '../../src/source/schemas/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { addModel, ModelError } from '../../src/push/models.ts';
+import { addModel, ModelError, setModelPaused } from '../../src/push/models.ts';
 import { previewModel, runModel } from '../../src/push/model-run.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 import { openRig, type PushRig } from './support.ts';
@@ -99,5 +99,25 @@ describe('push from a model', () => {
     expect(run).toMatchObject({ outcome: 'failed', queued: 0 });
     expect(run.error).toMatch(/read-only transaction/);
     expect(await rig.warehouse.sql.unsafe(`select 1 from hr.people where employee_number = 'TOUCHED'`)).toHaveLength(0);
+  });
+});
+
+describe('push models on their cron', () => {
+  it('runs a model whose cron has come round, once however many schedulers check, and not while paused', async () => {
+    const { ModelScheduler } = await import('../../src/push/model-schedule.ts');
+    const { pino } = await import('pino');
+    await addModel(rig.warehouse, { name: 'every-second', company: 'acme', kind: 'individuals', query: HR_MODEL, keyField: 'EmployeeNumber', cron: '* * * * * *' });
+    const runs = async () => Number((await rig.warehouse.sql.unsafe(`select count(*) as n from "${rig.warehouse.schema}".push_model_runs where model_name = 'every-second'`))[0]!.n);
+    const schedulers = [0, 1, 2].map(() => new ModelScheduler({ intake: rig.intake, log: pino({ level: 'silent' }) }));
+    // Added a minute ago: its cron has come round since.
+    await rig.warehouse.sql.unsafe(`update "${rig.warehouse.schema}".push_models set created_at = now() - interval '1 minute' where name = 'every-second'`);
+    const now = new Date();
+    await Promise.all(schedulers.map((s) => s.check(now)));
+    for (const s of schedulers) await s.check(now);
+    expect(await runs()).toBe(1);
+    await setModelPaused(rig.warehouse, 'every-second', true);
+    await rig.warehouse.sql.unsafe(`delete from "${rig.warehouse.schema}".push_model_runs where model_name = 'every-second'`);
+    await schedulers[0]!.check(new Date());
+    expect(await runs()).toBe(0);
   });
 });
