@@ -29,7 +29,7 @@ function modelLine(m: PushModel): string {
 /** One line a person reads first, then the run as JSON. */
 function summary(r: ModelRunResult, verb: string): string {
   const counts = `${r.rowsRead} rows read, ${r.unchanged} unchanged, ${r.changed} changed, ${verb === 'preview' ? 'would queue' : 'queued'} ${verb === 'preview' ? r.changed - r.refused : r.queued}, refused ${r.refused}`;
-  return r.error ?? `model ${r.model}: ${counts}`;
+  return r.error ? `${r.error}${r.detail ? `: ${r.detail}` : ''}` : `model ${r.model}: ${counts}`;
 }
 
 export async function runPushModelCommand(args: string[]): Promise<number> {
@@ -85,7 +85,7 @@ export async function runPushModelCommand(args: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (!(err instanceof ModelError)) throw err;
-    process.stderr.write(`${err.message}\n`);
+    process.stderr.write(`${err.message}${err.detail ? `: ${err.detail}` : ''}\n`);
     return 1;
   } finally {
     await ctx.close();

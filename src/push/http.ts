@@ -4,7 +4,7 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { PUSH_KINDS, PUSH_MODEL_KINDS, PUSH_MODEL_OUTCOMES, PUSH_STATES, type PushKind } from '../warehouse/tables/push.ts';
-import { listModelRuns, previewModel, runModel } from './model-run.ts';
+import { listModelRuns, previewModel, runModel, type ModelRunResult } from './model-run.ts';
 import { addModel, listModels, MODEL_NAME, ModelError, removeModel, setModelPaused, type ModelErrorKind } from './models.ts';
 import { MAX_CHANGES } from './bounds.ts';
 import { intake, parseBody, type IntakeContext } from './intake.ts';
@@ -208,6 +208,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
   return app;
 }
 
+/** Postgres's word on an operator's query stays in the log and the CLI: an answer says what failed, not the database's message. */
+const withoutDetail = ({ detail: _detail, ...r }: ModelRunResult) => r;
+
 const MODEL_STATUS: Record<ModelErrorKind, 400 | 404 | 409 | 422> = { invalid: 400, unknown_model: 404, already_added: 409, query_refused: 422 };
 
 const Model = z.object({
@@ -227,7 +230,7 @@ const Model = z.object({
 const NewModelBody = z.strictObject({
   name: z.string().regex(MODEL_NAME, 'expected letters, digits, - or _ (at most 64)'),
   kind: z.enum(PUSH_MODEL_KINDS),
-  sql: z.string().min(1).max(100_000).describe("A SELECT of the desired state; its columns are named by the service's fields"),
+  query: z.string().min(1).max(100_000).describe("A SELECT of the desired state; its columns are named by the service's fields"),
   key: z.string().describe('EmployeeNumber, UniqueNumber or ServiceId (individuals); IndividualCertificationId (certifications)'),
   company: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected a company key').optional(),
   cron: z.string().max(200).optional(),
@@ -324,19 +327,19 @@ function mountModels(app: OpenAPIHono, o: PushApiOptions, security: { bearer: ne
     const b = body.data;
     const company = b.company ?? (o.intake.companies.length === 1 ? o.intake.companies[0]!.key : undefined);
     if (!company) return c.json({ error: 'company: required, several companies are configured', kind: 'invalid' }, 400);
-    return acting(c, async () => c.json(await addModel(wh, { name: b.name, company, kind: b.kind, query: b.sql, keyField: b.key, cron: b.cron, maxChanges: b.maxChanges }, o.intake.policy), 201));
+    return acting(c, async () => c.json(await addModel(wh, { name: b.name, company, kind: b.kind, query: b.query, keyField: b.key, cron: b.cron, maxChanges: b.maxChanges }, o.intake.policy), 201));
   });
 
   path('get', '/push/models/{name}/preview', 'previewModel', 'What a run would queue and refuse now; nothing is stored or sent', { 200: json(ModelRun, 'The dry run') });
   app.get('/push/models/:name/preview', async (c) => {
     const name = named(c);
-    return name ? acting(c, async () => c.json(await previewModel(o.intake, name))) : badName(c);
+    return name ? acting(c, async () => c.json(withoutDetail(await previewModel(o.intake, name)))) : badName(c);
   });
 
   path('post', '/push/models/{name}/run', 'runModel', 'Run the model now: queue what differs', { 200: json(ModelRun, 'The run (outcome failed: over its cap or its query failed; nothing queued)') });
   app.post('/push/models/:name/run', async (c) => {
     const name = named(c);
-    return name ? acting(c, async () => c.json(await runModel(o.intake, name))) : badName(c);
+    return name ? acting(c, async () => c.json(withoutDetail(await runModel(o.intake, name)))) : badName(c);
   });
 
   path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", { 200: json(z.array(ModelRunRow), 'The runs') });

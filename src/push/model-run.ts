@@ -42,6 +42,8 @@ export interface ModelRunResult {
   refused: number;
   overCap: boolean;
   error?: string;
+  /** Postgres's word on a query that failed: for the operator (CLI, push_model_runs), never in an HTTP answer. */
+  detail?: string;
   /** Every changed row (a preview, or refused rows of a run); a run lists only the refused. */
   changes: ModelChange[];
 }
@@ -172,12 +174,12 @@ export async function runModel(ctx: IntakeContext, name: string): Promise<ModelR
       result = { ...diff, runId, outcome: 'ok', queued: stored.length, changes: changes.filter((c) => !c.valid) };
     }
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-    result = { model: m.name, company: m.company, runId, outcome: 'failed', rowsRead: 0, unchanged: 0, changed: 0, queued: 0, refused: 0, overCap: false, error: `model ${m.name}: ${message}`, changes: [] };
+    const detail = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+    result = { model: m.name, company: m.company, runId, outcome: 'failed', rowsRead: 0, unchanged: 0, changed: 0, queued: 0, refused: 0, overCap: false, error: `model ${m.name}: its query failed`, detail, changes: [] };
   }
   await wh.sql.unsafe(
     `update ${runsTable(wh)} set finished_at = now(), outcome = $2, rows_read = $3, unchanged = $4, changed = $5, queued = $6, refused = $7, over_cap = $8, error = $9 where id = $1`,
-    [runId, result.outcome, result.rowsRead, result.unchanged, result.changed, result.queued, result.refused, result.overCap, result.error ?? null],
+    [runId, result.outcome, result.rowsRead, result.unchanged, result.changed, result.queued, result.refused, result.overCap, result.detail ? `${result.error}: ${result.detail}` : (result.error ?? null)],
   );
   return result;
 }

@@ -14,11 +14,16 @@ import { CertificationChange, IndividualChange, READ_ONLY } from './validate.ts'
 
 export type ModelErrorKind = 'invalid' | 'unknown_model' | 'already_added' | 'query_refused';
 
-/** Why a model cannot be added or found; `kind` tells a caller which (the HTTP status, the exit code). */
+/**
+ * Why a model cannot be added or found; `kind` tells a caller which (the HTTP status, the exit code). `detail` is
+ * Postgres's own word on a query that does not plan: for the operator at the CLI and in the log, never in an
+ * HTTP answer.
+ */
 export class ModelError extends Error {
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
+    readonly detail?: string,
   ) {
     super(message);
   }
@@ -101,8 +106,8 @@ async function columnsOf(wh: Warehouse, query: string): Promise<string[]> {
       return result.columns.map((c) => c.name);
     });
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new ModelError('query_refused', `--sql: the query does not plan: ${message}`);
+    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ModelError('query_refused', 'query: it does not plan', detail);
   }
 }
 

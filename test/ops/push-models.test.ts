@@ -26,15 +26,15 @@ const bearer = { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'applica
 describe('push models on the ops server', () => {
   it('adds, previews and lists a model over the API; refuses a bad one with a 4xx naming it', async () => {
     const add = (body: unknown) => t.get('/push/models', { method: 'POST', headers: bearer, body: JSON.stringify(body) });
-    const sql = `select employee_number as "EmployeeNumber", first_name as "FirstName" from public.hr_people`;
-    const added = await add({ name: 'hr', kind: 'individuals', sql, key: 'EmployeeNumber', cron: '*/15 * * * *' });
+    const query = `select employee_number as "EmployeeNumber", first_name as "FirstName" from public.hr_people`;
+    const added = await add({ name: 'hr', kind: 'individuals', query, key: 'EmployeeNumber', cron: '*/15 * * * *' });
     expect(added.status).toBe(201);
     expect(await added.json()).toMatchObject({ name: 'hr', company: 'north', fields: ['EmployeeNumber', 'FirstName'], cron: '*/15 * * * *', maxChanges: 100 });
-    expect((await add({ name: 'hr', kind: 'individuals', sql, key: 'EmployeeNumber' })).status).toBe(409);
-    const readOnly = await add({ name: 'ro', kind: 'individuals', sql: `select 'x' as "EmployeeNumber", 1 as "JobTitleId"`, key: 'EmployeeNumber' });
+    expect((await add({ name: 'hr', kind: 'individuals', query, key: 'EmployeeNumber' })).status).toBe(409);
+    const readOnly = await add({ name: 'ro', kind: 'individuals', query: `select 'x' as "EmployeeNumber", 1 as "JobTitleId"`, key: 'EmployeeNumber' });
     expect(readOnly.status).toBe(400);
     expect(((await readOnly.json()) as { error: string }).error).toBe('model ro: JobTitleId is read only: the service sets it, so it cannot be pushed');
-    expect((await add({ name: 'broken', kind: 'individuals', sql: 'select from nowhere', key: 'EmployeeNumber' })).status).toBe(422);
+    expect((await add({ name: 'broken', kind: 'individuals', query: 'select from nowhere', key: 'EmployeeNumber' })).status).toBe(422);
     expect((await t.get('/push/models', { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
     const preview = await t.get('/push/models/hr/preview', { headers: bearer });
     // Two people the warehouse lacks: two inserts, each refused (an insert needs LastName, Status, e-mail and LogonId).

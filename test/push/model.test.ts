@@ -97,7 +97,8 @@ describe('push from a model', () => {
     await addModel(rig.warehouse, { name: 'writer', company: 'acme', kind: 'individuals', query: `select hr.touch() as "EmployeeNumber"`, keyField: 'EmployeeNumber' });
     const run = await runModel(rig.intake, 'writer');
     expect(run).toMatchObject({ outcome: 'failed', queued: 0 });
-    expect(run.error).toMatch(/read-only transaction/);
+    expect(run.error).toBe('model writer: its query failed');
+    expect(run.detail).toMatch(/read-only transaction/);
     expect(await rig.warehouse.sql.unsafe(`select 1 from hr.people where employee_number = 'TOUCHED'`)).toHaveLength(0);
   });
 });
