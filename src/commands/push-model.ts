@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
-import { openPushIntake } from '../push/index.ts';
+import { knownCompanies, openPushIntake } from '../push/index.ts';
 import { addModel, listModels, ModelError, removeModel, setModelPaused, type PushModel } from '../push/models.ts';
 import { previewModel, runModel, type ModelRunResult } from '../push/model-run.ts';
 
@@ -63,9 +63,10 @@ export async function runPushModelCommand(args: string[]): Promise<number> {
   try {
     if (verb === 'add') {
       if (!values.kind || !values.sql || !values.key) throw new UsageError('push model add: --kind, --sql and --key are required');
-      const company = values.company ?? (ctx.companies.length === 1 ? ctx.companies[0]!.key : undefined);
-      if (!company) throw new UsageError(`push model add: --company is required: several companies are configured (${ctx.companies.map((c) => c.key).join(', ')})`);
-      const m = await addModel(wh, { name: name!, company, kind: values.kind, query: values.sql, keyField: values.key, cron: values.cron, maxChanges: maxText ? Number(maxText) : undefined }, ctx.policy);
+      const companies = (await knownCompanies(ctx)).map((c) => c.key);
+      const company = values.company ?? (companies.length === 1 ? companies[0]! : undefined);
+      if (!company) throw new UsageError(`push model add: --company is required: several companies are configured (${companies.join(', ')})`);
+      const m = await addModel(wh, { name: name!, company, kind: values.kind, query: values.sql, keyField: values.key, cron: values.cron, maxChanges: maxText ? Number(maxText) : undefined }, companies, ctx.policy);
       process.stdout.write(`${modelLine(m)}\n`);
       return 0;
     }

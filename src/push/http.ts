@@ -7,7 +7,7 @@ import { PUSH_KINDS, PUSH_MODEL_KINDS, PUSH_MODEL_OUTCOMES, PUSH_STATES, type Pu
 import { listModelRuns, previewModel, runModel, type ModelRunResult } from './model-run.ts';
 import { addModel, listModels, MODEL_NAME, ModelError, removeModel, setModelPaused, type ModelErrorKind } from './models.ts';
 import { MAX_CHANGES } from './bounds.ts';
-import { intake, parseBody, type IntakeContext } from './intake.ts';
+import { intake, knownCompanies, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
 import { previewPush } from './preview.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
@@ -325,9 +325,10 @@ function mountModels(app: OpenAPIHono, o: PushApiOptions, security: { bearer: ne
       return c.json({ error: `${issue.path.join('.') || 'body'}: ${issue.message}`, kind: 'invalid' }, 400);
     }
     const b = body.data;
-    const company = b.company ?? (o.intake.companies.length === 1 ? o.intake.companies[0]!.key : undefined);
+    const companies = (await knownCompanies(o.intake)).map((x) => x.key);
+    const company = b.company ?? (companies.length === 1 ? companies[0] : undefined);
     if (!company) return c.json({ error: 'company: required, several companies are configured', kind: 'invalid' }, 400);
-    return acting(c, async () => c.json(await addModel(wh, { name: b.name, company, kind: b.kind, query: b.query, keyField: b.key, cron: b.cron, maxChanges: b.maxChanges }, o.intake.policy), 201));
+    return acting(c, async () => c.json(await addModel(wh, { name: b.name, company, kind: b.kind, query: b.query, keyField: b.key, cron: b.cron, maxChanges: b.maxChanges }, companies, o.intake.policy), 201));
   });
 
   path('get', '/push/models/{name}/preview', 'previewModel', 'What a run would queue and refuse now; nothing is stored or sent', { 200: json(ModelRun, 'The dry run') });

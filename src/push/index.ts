@@ -7,7 +7,7 @@ import type { IntakeContext } from './intake.ts';
 import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 import { ModelScheduler, type ModelSchedulerOptions } from './model-schedule.ts';
 
-export { pushIndividuals, pushCertifications, pushVerifications, intake, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
+export { pushIndividuals, pushCertifications, pushVerifications, intake, knownCompanies, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
 export { previewPush, type Preview, type PreviewedChange } from './preview.ts';
 export { KEEP_EVERYTHING, type FieldPolicy, type FieldTreatment } from './field-policy.ts';
 export { getChange, listChanges, retryChange, type PushStatus, type ListOptions } from './outbox.ts';

@@ -42,7 +42,7 @@ function companyOf(companies: readonly IntakeCompany[], named: string | undefine
 }
 
 /** The configured companies and, after them, those the companies table adds. */
-async function knownCompanies(ctx: IntakeContext): Promise<readonly IntakeCompany[]> {
+export async function knownCompanies(ctx: IntakeContext): Promise<readonly IntakeCompany[]> {
   if (!ctx.added) return ctx.companies;
   const configured = new Set(ctx.companies.map((c) => c.key));
   return [...ctx.companies, ...(await ctx.added()).filter((c) => !configured.has(c.key))];

@@ -150,8 +150,10 @@ function checkedShape(m: NewModel): NewModel & { kind: PushModelKind } {
   return m as NewModel & { kind: PushModelKind };
 }
 
-export async function addModel(wh: Warehouse, model: NewModel, policy: FieldPolicy = KEEP_EVERYTHING): Promise<PushModel> {
+/** Adds a model for one of `companies` (the keys push intake knows). */
+export async function addModel(wh: Warehouse, model: NewModel, companies: readonly string[], policy: FieldPolicy = KEEP_EVERYTHING): Promise<PushModel> {
   const m = checkedShape(model);
+  if (!companies.includes(m.company)) throw new ModelError('invalid', `company: unknown company "${m.company.slice(0, 40)}" (configured: ${companies.join(', ')})`);
   const columns = await columnsOf(wh, m.query);
   const fields = await checkedFields(wh, m, columns, policy);
   const rows = await wh.sql.unsafe<ModelRow[]>(

@@ -53,7 +53,7 @@ describe('a model run under SIGKILL', () => {
     await sql.unsafe(`create table hr.people as select employee_number, last_name || '-Crash' as last_name from ${wh}.individuals where employee_number is not null and last_name is not null`);
     const changed = (await sql.unsafe<{ employee_number: string; last_name: string }[]>(`select * from hr.people`)).length;
     expect(changed).toBeGreaterThan(10);
-    await addModel(rig.warehouse, { name: 'crash', company: 'acme', kind: 'individuals', query: `select employee_number as "EmployeeNumber", last_name as "LastName" from hr.people`, keyField: 'EmployeeNumber', maxChanges: 10_000 });
+    await addModel(rig.warehouse, { name: 'crash', company: 'acme', kind: 'individuals', query: `select employee_number as "EmployeeNumber", last_name as "LastName" from hr.people`, keyField: 'EmployeeNumber', maxChanges: 10_000 }, ['acme']);
     const rng = new Rng(5);
     for (let round = 0; round < 6; round++) {
       const p = spawnWorker();

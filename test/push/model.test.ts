@@ -36,7 +36,7 @@ const HR_MODEL = `select employee_number as "EmployeeNumber", first_name as "Fir
 
 describe('push from a model', () => {
   it('refuses at add a query that does not plan, a column that is no field, a read-only field and a field the warehouse does not keep', async () => {
-    const add = (name: string, query: string) => addModel(rig.warehouse, { name, company: 'acme', kind: 'individuals', query, keyField: 'EmployeeNumber' });
+    const add = (name: string, query: string) => addModel(rig.warehouse, { name, company: 'acme', kind: 'individuals', query, keyField: 'EmployeeNumber' }, ['acme']);
     await expect(add('broken', 'select nope from hr.nothing')).rejects.toThrow(/does not plan/);
     await expect(add('odd', `select employee_number as "EmployeeNumber", 1 as shoe_size from hr.people`)).rejects.toThrow(/shoe_size is not a field of individuals/);
     await expect(add('ro', `select employee_number as "EmployeeNumber", 'x' as "LegalFirstName" from hr.people`)).rejects.toThrow(/LegalFirstName is read only/);
@@ -45,7 +45,7 @@ describe('push from a model', () => {
   });
 
   it('queues exactly the one changed row, which the service applies; run again, nothing is queued', async () => {
-    await addModel(rig.warehouse, { name: 'hr', company: 'acme', kind: 'individuals', query: HR_MODEL, keyField: 'EmployeeNumber' });
+    await addModel(rig.warehouse, { name: 'hr', company: 'acme', kind: 'individuals', query: HR_MODEL, keyField: 'EmployeeNumber' }, ['acme']);
     const first = await runModel(rig.intake, 'hr');
     expect(first).toMatchObject({ outcome: 'ok', changed: 0, queued: 0 });
     expect(first.rowsRead).toBeGreaterThan(5);
@@ -82,7 +82,7 @@ describe('push from a model', () => {
   it('queues nothing and fails in one line when more rows differ than its cap', async () => {
     const query = `select 'CAP' || g as "EmployeeNumber", 'Cap' as "FirstName", 'Row' || g as "LastName", 'Active' as "Status",
                           'cap' || g || '@example.org' as "PrimaryEmailAddress", 'cap' || g as "LogonId" from generate_series(1, 10000) g`;
-    await addModel(rig.warehouse, { name: 'everyone', company: 'acme', kind: 'individuals', query, keyField: 'EmployeeNumber', maxChanges: 100 });
+    await addModel(rig.warehouse, { name: 'everyone', company: 'acme', kind: 'individuals', query, keyField: 'EmployeeNumber', maxChanges: 100 }, ['acme']);
     const before = await outboxCount();
     const run = await runModel(rig.intake, 'everyone');
     expect(run).toMatchObject({ outcome: 'failed', overCap: true, rowsRead: 10_000, changed: 10_000, queued: 0 });
@@ -94,7 +94,7 @@ describe('push from a model', () => {
 
   it('runs its query read only: a query that would write fails its run and writes nothing', async () => {
     await rig.warehouse.sql.unsafe(`create function hr.touch() returns text language sql as $$ insert into hr.people (employee_number) values ('TOUCHED') returning employee_number $$`);
-    await addModel(rig.warehouse, { name: 'writer', company: 'acme', kind: 'individuals', query: `select hr.touch() as "EmployeeNumber"`, keyField: 'EmployeeNumber' });
+    await addModel(rig.warehouse, { name: 'writer', company: 'acme', kind: 'individuals', query: `select hr.touch() as "EmployeeNumber"`, keyField: 'EmployeeNumber' }, ['acme']);
     const run = await runModel(rig.intake, 'writer');
     expect(run).toMatchObject({ outcome: 'failed', queued: 0 });
     expect(run.error).toBe('model writer: its query failed');
@@ -107,7 +107,7 @@ describe('push models on their cron', () => {
   it('runs a model whose cron has come round, once however many schedulers check, and not while paused', async () => {
     const { ModelScheduler } = await import('../../src/push/model-schedule.ts');
     const { pino } = await import('pino');
-    await addModel(rig.warehouse, { name: 'every-second', company: 'acme', kind: 'individuals', query: HR_MODEL, keyField: 'EmployeeNumber', cron: '* * * * * *' });
+    await addModel(rig.warehouse, { name: 'every-second', company: 'acme', kind: 'individuals', query: HR_MODEL, keyField: 'EmployeeNumber', cron: '* * * * * *' }, ['acme']);
     const runs = async () => Number((await rig.warehouse.sql.unsafe(`select count(*) as n from "${rig.warehouse.schema}".push_model_runs where model_name = 'every-second'`))[0]!.n);
     const schedulers = [0, 1, 2].map(() => new ModelScheduler({ intake: rig.intake, log: pino({ level: 'silent' }) }));
     // Added a minute ago: its cron has come round since.
