@@ -69,13 +69,16 @@ async function differing(ctx: IntakeContext, m: PushModel, limit: number | null)
   const compared = m.fields.map((f, i) => ({ f, i })).filter(({ f }) => f !== m.keyField);
   const differs = hashed ? 'true' : ['w._key_ is null', ...compared.map(({ f, i }) => `${col(i)}::text is distinct from w.${snake(f)}::text`)].join(' or ');
   const table = `"${wh.schema}"."${k.table}"`;
+  const keyColumn = snake(m.keyField);
+  // One pass over the company's current rows, hashed by key as text: no value of the query can fail a cast.
   const sql = `
-    with m as (${subquery(m.query)})
+    with m as (${subquery(m.query)}),
+    current_rows as (
+      select distinct on (c.${keyColumn}) c.*, true as _key_ from ${table} c
+      where c.company_key = $1 and c._deleted_at is null and c.${keyColumn} is not null
+      order by c.${keyColumn}, c.${tableInfo(k.table).primaryKey.at(-1)})
     select to_jsonb(m) as desired, case when w._key_ is null then null else to_jsonb(w) - '_key_' end as current, count(*) over () as total
-    from m left join lateral (
-      select w.*, true as _key_ from ${table} w
-      where w.company_key = $1 and w._deleted_at is null and w.${snake(m.keyField)}::text = ${col(keyIndex)}::text
-      order by w.${tableInfo(k.table).primaryKey.at(-1)} limit 1) w on true
+    from m left join current_rows w on w.${keyColumn}::text = ${col(keyIndex)}::text
     where ${differs}
     ${limit === null ? '' : `limit ${limit}`}`;
   return readOnly(wh.sql, async (tx) => {

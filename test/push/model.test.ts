@@ -16,7 +16,7 @@ let sync: TestSync;
 beforeAll(async () => {
   rig = await openRig();
   sync = await openTestSync(rig.sandbox, { databaseUrl: rig.databaseUrl });
-  await runStreams(sync.ctx, selectStreams(['individuals']));
+  await runStreams(sync.ctx, selectStreams(['individuals', 'individual-certifications']));
   const sql = rig.warehouse.sql;
   await sql.unsafe(`create schema hr`);
   await sql.unsafe(`create table hr.people (employee_number text primary key, first_name text, last_name text, status text, email text, logon text)`);
@@ -100,6 +100,30 @@ describe('push from a model', () => {
     expect(run.error).toBe('model writer: its query failed');
     expect(run.detail).toMatch(/read-only transaction/);
     expect(await rig.warehouse.sql.unsafe(`select 1 from hr.people where employee_number = 'TOUCHED'`)).toHaveLength(0);
+  });
+});
+
+describe('a model of credentials', () => {
+  it('keyed by IndividualCertificationId, a changed expiration date is one Update applied at the service; a key the warehouse lacks is refused', async () => {
+    const sql = rig.warehouse.sql;
+    const wh = `"${rig.warehouse.schema}"`;
+    await sql.unsafe(
+      `create table hr.credentials as select individual_certification_id as id, expiration_date as expires from ${wh}.individual_certifications
+       where _deleted_at is null and expiration_date is not null and not coalesce(is_deleted, false) order by individual_certification_id limit 20`,
+    );
+    const [target] = await sql.unsafe<{ id: number }[]>(`select id from hr.credentials order by id limit 1`);
+    await sql.unsafe(`update hr.credentials set expires = date '2031-03-31' where id = $1`, [target!.id]);
+    await sql.unsafe(`insert into hr.credentials values (999999999, date '2030-01-01')`);
+    await addModel(rig.warehouse, { name: 'credentials', company: 'acme', kind: 'certifications', query: `select id as "IndividualCertificationId", expires as expiration_date from hr.credentials`, keyField: 'IndividualCertificationId' }, ['acme']);
+    const run = await runModel(rig.intake, 'credentials');
+    expect(run).toMatchObject({ outcome: 'ok', rowsRead: 21, changed: 2, queued: 1, refused: 1 });
+    expect(run.changes[0]!.refused).toEqual({ IndividualCertificationId: expect.stringMatching(/no record with IndividualCertificationId 999999999/) });
+    const [last] = await sql.unsafe<{ id: string }[]>(`select id from ${wh}.push_outbox order by id desc limit 1`);
+    const [done] = await rig.settled([Number(last!.id)]);
+    expect(done!.status).toBe('applied');
+    const truth = (rig.sandbox.data.truth('individualCertifications') as { IndividualCertificationId: number; ExpirationDate: string | null }[]).find((c) => c.IndividualCertificationId === target!.id)!;
+    expect(truth.ExpirationDate?.slice(0, 10)).toBe('2031-03-31');
+    expect(await runModel(rig.intake, 'credentials')).toMatchObject({ changed: 1, queued: 0, refused: 1 });
   });
 });
 
