@@ -42,6 +42,10 @@ describe('push from a model', () => {
     await expect(add('ro', `select employee_number as "EmployeeNumber", 'x' as "LegalFirstName" from hr.people`)).rejects.toThrow(/LegalFirstName is read only/);
     await expect(add('ssn', `select employee_number as "EmployeeNumber", '123456789' as "SSN" from hr.people`)).rejects.toThrow(/SSN is not kept in the warehouse/);
     await expect(add('nokey', `select first_name as "FirstName" from hr.people`)).rejects.toBeInstanceOf(ModelError);
+    const blocking = { fieldPolicy: async () => new Map([['FirstName', 'block']] as const), hashValue: (v: string) => v };
+    await expect(addModel(rig.warehouse, { name: 'blocked', company: 'acme', kind: 'individuals', query: HR_MODEL, keyField: 'EmployeeNumber' }, ['acme'], blocking)).rejects.toThrow(
+      "model blocked: FirstName is blocked by the company's personal-data policy, so it cannot be compared",
+    );
   });
 
   it('queues exactly the one changed row, which the service applies; run again, nothing is queued', async () => {

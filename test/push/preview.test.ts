@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Individual } from '../../src/source/schemas/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { createHmac } from 'node:crypto';
 import { previewPush } from '../../src/push/preview.ts';
+import type { FieldPolicy } from '../../src/push/field-policy.ts';
 import { createPushApi } from '../../src/push/http.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 import { newcomer, openRig, type PushRig } from './support.ts';
@@ -70,5 +72,21 @@ describe('a dry run of a push', () => {
     expect(rig.sandbox.stats().requests).toBe(requestsBefore);
     const bad = await api.request('/push/individuals?dryRun=maybe', { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{}' });
     expect(bad.status).toBe(400);
+  });
+
+  it("compares a field the company's policy hashes by its hash, and shows no value the warehouse does not hold; a blocked field is not compared", async () => {
+    const hmac = (v: string) => createHmac('sha256', 'policy-test-key').update(v).digest('hex');
+    const policy: FieldPolicy = { fieldPolicy: async () => new Map([['LastName', 'hash'], ['MiddleName', 'block']] as const), hashValue: hmac };
+    const person = [...people()].reverse().find((i) => i.LastName)!;
+    // What such a warehouse holds: the HMAC of the last name.
+    await rig.warehouse.sql.unsafe(`update "${rig.warehouse.schema}".individuals set last_name = $1 where service_id = $2`, [hmac(person.LastName!), person.ServiceId]);
+    const preview = await previewPush({ ...rig.intake, policy }, 'individual', [
+      { ServiceId: person.ServiceId, LastName: person.LastName, MiddleName: 'Quincy' },
+      { ServiceId: person.ServiceId, LastName: 'Otherwise' },
+    ]);
+    expect(preview.changes[0]).toMatchObject({ changed: {}, unchanged: ['LastName'], notCompared: { MiddleName: expect.stringMatching(/blocked by the company's personal-data policy/) } });
+    expect(preview.changes[1]!.changed).toEqual({ LastName: [hmac(person.LastName!), hmac('Otherwise')] });
+    const answer = JSON.stringify(preview);
+    for (const value of [person.LastName!, 'Otherwise', 'Quincy']) expect(answer).not.toContain(`"${value}"`);
   });
 });
