@@ -256,6 +256,21 @@ export class App {
       const change = await push.retryChange(warehouse.sql, warehouse, id);
       return change ? `change ${id} is ${change.status} again` : `change ${id} is not failed or refused`;
     };
+    const intake = push.intakeContext(this.config, warehouse);
+    this.actions.pushModel = async (name, verb) => {
+      try {
+        if (verb === 'run') {
+          const r = await push.runModel(intake, name);
+          return r.error ?? `model ${name}: ${r.changed} changed, ${r.queued} queued, ${r.refused} refused`;
+        }
+        if (verb === 'remove') return (await push.removeModel(warehouse, name), `model ${name} removed`);
+        const m = await push.setModelPaused(warehouse, name, verb === 'pause');
+        return `model ${name} is ${m.paused ? 'paused' : 'resumed'}`;
+      } catch (err) {
+        if (err instanceof push.ModelError) return err.message;
+        throw err;
+      }
+    };
     if (this.config.redisUrl && o.serve) {
       const { Queue } = await import('bullmq');
       const queue = new Queue(push.PUSH_QUEUE, { connection: await this.redis() });
@@ -278,6 +293,8 @@ export class App {
       webhook: url && token ? { url, token } : undefined,
     });
     this.runners.push({ name: 'push runner', start: () => runner.start(), stop: () => runner.stop() });
+    const models = push.createModelScheduler({ intake: push.intakeContext(this.config, env.warehouse), log: this.log });
+    this.runners.push({ name: 'push models', start: async () => models.start(), stop: () => models.stop() });
   }
 
   /** Starts the runners other modules added (the push runner). */

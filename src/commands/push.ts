@@ -1,15 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
+import { runPushModelCommand } from './push-model.ts';
 import { log } from '../log.ts';
 import { PUSH_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
-import { getChange, intake, listChanges, openPushIntake, parseBody, retryChange, type PushStatus } from '../push/index.ts';
+import { getChange, intake, listChanges, openPushIntake, parseBody, previewPush, retryChange, type PushStatus } from '../push/index.ts';
 
 const USAGE = `usage:
   wfsync push individual|certification|verification FILE|-   queue changes (JSON, a JSON array, or NDJSON)
+       [--dry-run]                                            only say what each would do: nothing stored or sent
   wfsync push status ID                                       what became of one change
   wfsync push list [--status S] [--since T] [--json]          changes, newest first
   wfsync push retry ID                                        send a failed change again (looked up first)
+  wfsync push model add|list|preview|run|pause|resume|remove  push from a SQL query of the desired state
+                                                              (wfsync push model --help)
 
 Changes are stored in the push outbox at once; the worker (wfsync start) sends them.
 `;
@@ -31,9 +35,10 @@ function idOf(text: string | undefined): number {
 }
 
 export async function runPushCommand(args: string[]): Promise<number> {
+  if (args[0] === 'model') return runPushModelCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
-    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, status: { type: 'string' }, since: { type: 'string' } },
+    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, status: { type: 'string' }, since: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     allowPositionals: true,
     strict: true,
   });
@@ -58,6 +63,11 @@ export async function runPushCommand(args: string[]): Promise<number> {
     if (kind) {
       const body = parseBody(text!, arg!.endsWith('.ndjson') || arg!.endsWith('.jsonl'));
       if ('error' in body) throw new UsageError(`push ${verb}: ${body.error}`);
+      if (values['dry-run']) {
+        const preview = await previewPush(ctx, kind, body.items);
+        process.stdout.write(`${JSON.stringify(preview, null, 2)}\n`);
+        return preview.refused > 0 ? 1 : 0;
+      }
       const result = await intake(ctx, kind, body.items);
       if (!result.ok) {
         process.stdout.write(`${JSON.stringify({ error: 'some changes are refused: nothing was stored', refused: result.refused }, null, 2)}\n`);

@@ -1,6 +1,6 @@
 import type { KeyFigures } from './live.ts';
 import { formatLag } from './freshness.ts';
-import type { Reject, Status, StreamStatus } from './status.ts';
+import type { PushModelLine, Reject, Status, StreamStatus } from './status.ts';
 import { companyBars, progressBar } from './progress-view.ts';
 
 export const esc = (v: unknown): string =>
@@ -92,6 +92,8 @@ export interface StatusPageInput {
   records: RecordView;
   /** Changes an operator may retry, when the push module offers retries. */
   retryable?: { id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[];
+  /** Push models and their latest runs, when push is configured. */
+  models?: PushModelLine[];
   flash?: string;
   /** The charts section (./charts.ts), drawn below the tables. */
   charts?: string;
@@ -140,6 +142,7 @@ ${tables || '<p>No company is configured.</p>'}
     }<div class="card"><b class="${push.inDoubt ? 'failed' : ''}">${push.inDoubt}</b>in doubt</div><div class="card"><b>${push.oldestQueuedAt ? esc(formatLag(p.now - push.oldestQueuedAt.getTime())) : '-'}</b>oldest queued</div></div>
 ${retry}
 ${schemaChangesTable(status.schemaChanges ?? [])}
+${p.models?.length ? modelTable(p.models, p.viewer, p.records) : ''}
 ${p.charts ?? ''}`,
     10,
   );
@@ -155,6 +158,20 @@ function schemaChangesTable(rows: Status['schemaChanges']): string {
         `<tr data-field="${esc(r.field_path)}"><td>${esc(r.company_key)}</td><td>${esc(r.stream)}</td><td><code>${esc(r.field_path)}</code></td><td>${esc(r.json_type)}</td><td><code>${esc(JSON.stringify(r.example))}</code></td><td>${when(r.field_first_seen_at)}</td><td>${when(r.field_last_seen_at)}</td><td class="n">${r.records_seen}</td><td class="${r.gone_at ? 'failed' : ''}">${r.gone_at ? when(r.gone_at) : '-'}</td></tr>`,
     )
     .join('')}</tbody></table>`;
+}
+
+/** A run's error may quote a value of the query's rows: shown only with record contents, as the service's messages are. */
+function modelTable(models: readonly PushModelLine[], viewer: Viewer, records: RecordView): string {
+  const button = (name: string, verb: string) =>
+    `<form class="inline" method="post" action="/actions/push-models/${encodeURIComponent(name)}/${verb}"><button>${verb}</button></form>`;
+  const rows = models.map((m) => {
+    const r = m.lastRun;
+    const counts = r ? [r.rowsRead, r.unchanged, r.changed, r.queued, r.refused].map((n) => `<td>${n}</td>`).join('') : '<td></td>'.repeat(5);
+    const outcome = r ? `<td class="${r.outcome === 'ok' ? 'ok' : 'failed'}">${esc(r.outcome ?? 'running')}${r.overCap ? ' (over the cap)' : ''}</td>` : '<td class="muted">never run</td>';
+    const acts = viewer.signedIn ? [button(m.name, 'run'), button(m.name, m.paused ? 'resume' : 'pause'), button(m.name, 'remove')].join('') : '';
+    return `<tr data-model="${esc(m.name)}"><td>${esc(m.name)}</td><td>${esc(m.company)}</td><td>${esc(m.kind)}</td><td>${esc(m.cron ?? 'by hand')}${m.paused ? ' <span class="muted">paused</span>' : ''}</td><td>${m.maxChanges}</td><td>${r ? when(r.startedAt) : ''}</td>${outcome}${counts}<td class="error">${r?.error ? (records.shown || r.overCap ? esc(r.error) : '<span class="muted">hidden</span>') : ''}</td><td>${acts}</td></tr>`;
+  });
+  return `<h2>push models</h2><table id="push-models"><thead><tr><th>model</th><th>company</th><th>kind</th><th>cron</th><th>cap</th><th>last run</th><th>outcome</th><th>rows read</th><th>unchanged</th><th>changed</th><th>queued</th><th>refused</th><th>error</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 export function rejectsPage(rejects: Reject[], filter: { company?: string; stream?: string }, viewer: Viewer, records: RecordView, next?: number): string {

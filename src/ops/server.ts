@@ -21,7 +21,7 @@ import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
-import { readRejects, readRetryablePushes, readStatus } from './status.ts';
+import { readPushModels, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { isStreamName, streams as catalog, type StreamName } from '../resources/index.ts';
 
 /** The dashboard's forms hold a token or a company and stream: nothing near this size. */
@@ -39,7 +39,12 @@ export interface OpsActions {
   runStream?(company: string, stream: StreamName): Promise<string>;
   /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
   retryPush?(id: number): Promise<string>;
+  /** Runs, pauses, resumes or removes a push model; offered by the push module when push is configured. */
+  pushModel?(name: string, verb: PushModelVerb): Promise<string>;
 }
+
+export const PUSH_MODEL_VERBS = ['run', 'pause', 'resume', 'remove'] as const;
+export type PushModelVerb = (typeof PUSH_MODEL_VERBS)[number];
 
 export interface OpsServerOptions {
   warehouse: Warehouse;
@@ -115,6 +120,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   app.get('/', async (c) => {
     const v = viewer(c);
     const retryable = opts.actions?.retryPush ? await readRetryablePushes(wh) : undefined;
+    const models = opts.actions?.pushModel ? await readPushModels(wh) : undefined;
     return c.html(
       statusPage({
         status: await status(),
@@ -123,6 +129,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         records: records(c),
         canRun: !!opts.actions?.runStream,
         retryable,
+        models,
         flash: c.req.query('done'),
         charts: await statusCharts(wh, { companies: companies(), live: opts.live, budget: opts.budget }),
         now: Date.now(),
@@ -191,6 +198,17 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (!id.ok) return c.json({ error: id.error }, 400);
     const said = await retry(id.value);
     opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
+    return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
+  });
+  actions.post('/push-models/:name/:verb', async (c) => {
+    const act = opts.actions?.pushModel;
+    if (!act) return c.json({ error: 'push is not configured' }, 404);
+    const name = c.req.param('name');
+    const verb = c.req.param('verb') as PushModelVerb;
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) return c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
+    if (!PUSH_MODEL_VERBS.includes(verb)) return c.json({ error: `action: expected one of ${PUSH_MODEL_VERBS.join(', ')}` }, 400);
+    const said = await act(name, verb);
+    opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
   if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer });

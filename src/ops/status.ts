@@ -174,6 +174,53 @@ export async function readRetryablePushes(wh: Warehouse, limit = 20): Promise<{ 
     order by updated_at desc limit ${limit}`;
 }
 
+/** A push model with its latest run, for the status page. */
+export interface PushModelLine {
+  name: string;
+  company: string;
+  kind: string;
+  cron: string | null;
+  paused: boolean;
+  maxChanges: number;
+  lastRun: {
+    startedAt: Date;
+    outcome: string | null;
+    rowsRead: number;
+    unchanged: number;
+    changed: number;
+    queued: number;
+    refused: number;
+    overCap: boolean;
+    error: string | null;
+  } | null;
+}
+
+/** Every push model and its latest run (push_models, push_model_runs), in one statement. */
+export async function readPushModels(wh: Warehouse): Promise<PushModelLine[]> {
+  const s = wh.sql(wh.schema);
+  const rows = await wh.sql<(Omit<PushModelLine, 'lastRun'> & { run: Record<string, unknown> | null })[]>`
+    select m.name, m.company_key as company, m.kind, m.cron, m.paused, m.max_changes as "maxChanges", to_jsonb(r) as run
+    from ${s}.push_models m
+    left join lateral (select * from ${s}.push_model_runs r where r.model_name = m.name order by r.id desc limit 1) r on true
+    order by m.name`;
+  return rows.map(({ run, ...m }) => ({
+    ...m,
+    lastRun: run
+      ? {
+          startedAt: new Date(String(run.started_at)),
+          outcome: (run.outcome as string | null) ?? null,
+          rowsRead: Number(run.rows_read),
+          unchanged: Number(run.unchanged),
+          changed: Number(run.changed),
+          queued: Number(run.queued),
+          refused: Number(run.refused),
+          overCap: Boolean(run.over_cap),
+          error: (run.error as string | null) ?? null,
+        }
+      : null,
+  }));
+}
+
 export interface Reject {
   id: number;
   company: string;

@@ -1,12 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, z as described } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
-import { PUSH_KINDS, PUSH_STATES, type PushKind } from '../warehouse/tables/push.ts';
+import { PUSH_KINDS, PUSH_MODEL_KINDS, PUSH_MODEL_OUTCOMES, PUSH_STATES, type PushKind } from '../warehouse/tables/push.ts';
+import { listModelRuns, previewModel, runModel, type ModelRunResult } from './model-run.ts';
+import { addModel, listModels, MODEL_NAME, ModelError, removeModel, setModelPaused, type ModelErrorKind } from './models.ts';
 import { MAX_CHANGES } from './bounds.ts';
-import { intake, parseBody, type IntakeContext } from './intake.ts';
+import { intake, knownCompanies, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
+import { previewPush } from './preview.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
 
 /**
@@ -27,6 +30,38 @@ const Refused = z.object({
   refused: z.array(z.object({ index: z.number().int(), changeId: z.string().optional(), fields: z.record(z.string(), z.string()) })),
 });
 const Problem = z.object({ error: z.string() });
+// Typed per branch: a nullable union would otherwise gain a bare `nullable` member that OpenAPI 3.0 refuses.
+const Value = described
+  .union([described.string(), described.number(), described.boolean()])
+  .nullable()
+  .openapi({ anyOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }], description: 'The value; null where none is held' });
+const Previewed = z.object({
+  index: z.number().int(),
+  changeId: z.string().optional(),
+  company: z.string().optional(),
+  valid: z.boolean(),
+  refused: z.record(z.string(), z.string()).optional().describe('Why intake would refuse it, by field'),
+  action: z.enum(['insert', 'update', 'submit']).optional(),
+  record: z.record(z.string(), z.number().int()).nullable().optional().describe("The warehouse's record the change updates (its ids); null for an insert"),
+  changed: z.record(z.string(), z.array(Value)).optional().describe("Fields that would change, as [warehouse's value, pushed value]; a hashed field shows hashes"),
+  unchanged: z.array(z.string()).optional().describe('Fields sent with the value the warehouse already holds'),
+  notCompared: z.record(z.string(), z.string()).optional().describe('Fields that cannot be compared, and why'),
+  note: z.string().optional(),
+  requests: z.number().int().describe('Requests the change would cost at the service'),
+});
+const Preview = z.object({
+  dryRun: z.boolean(),
+  valid: z.number().int(),
+  refused: z.number().int(),
+  inserts: z.number().int(),
+  updates: z.number().int(),
+  noChange: z.number().int().describe('Valid updates that would change no field the warehouse holds'),
+  requests: z.number().int(),
+  changes: z.array(Previewed),
+});
+const DryRun = z.object({
+  dryRun: z.enum(['true', 'false']).optional().describe('true: check and compare with the warehouse only; nothing is stored or sent'),
+});
 const Status = z.object({
   id: z.number().int(),
   changeId: z.string(),
@@ -88,6 +123,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       summary: k.summary,
       security,
       request: {
+        query: DryRun,
         body: {
           required: true,
           description: 'One change, an array of changes, or NDJSON (one change a line)',
@@ -98,8 +134,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
         },
       },
       responses: {
+        200: json(Preview, 'A dry run (dryRun=true): what each change would do; nothing was stored or sent'),
         202: json(Accepted, 'Every change is stored; one entry per change, in order'),
-        400: json(Problem, 'The body is not JSON or NDJSON'),
+        400: json(Problem, 'The body is not JSON or NDJSON, or dryRun is neither true nor false'),
         422: json(Refused, 'Some changes are refused: nothing was stored'),
         ...common,
       },
@@ -108,6 +145,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       const ndjson = (c.req.header('content-type') ?? '').includes('ndjson');
       const body = parseBody(await c.req.text(), ndjson);
       if ('error' in body) return c.json({ error: body.error }, 400);
+      const dryRun = c.req.query('dryRun');
+      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false') return c.json({ error: 'dryRun: expected true or false' }, 400);
+      if (dryRun === 'true') return c.json(await previewPush(o.intake, k.kind, body.items), 200);
       const result = await intake(o.intake, k.kind, body.items);
       if (!result.ok) return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
       return c.json(result.accepted, 202);
@@ -164,7 +204,164 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     return found ? c.json(found) : c.json({ error: `no change ${c.req.param('id')}` }, 404);
   });
   app.get('/push', async (c) => list(c, o, ListQuery));
+  mountModels(app, o, security, common);
   return app;
+}
+
+/** Postgres's word on an operator's query stays in the log and the CLI: an answer says what failed, not the database's message. */
+const withoutDetail = ({ detail: _detail, ...r }: ModelRunResult) => r;
+
+const MODEL_STATUS: Record<ModelErrorKind, 400 | 404 | 409 | 422> = { invalid: 400, unknown_model: 404, already_added: 409, query_refused: 422 };
+
+const Model = z.object({
+  name: z.string(),
+  company: z.string(),
+  kind: z.enum(PUSH_MODEL_KINDS),
+  query: z.string(),
+  keyField: z.string(),
+  fields: z.array(z.string()).describe("The query's columns as service fields"),
+  columns: z.array(z.string()),
+  cron: z.string().nullable(),
+  maxChanges: z.number().int(),
+  paused: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+const NewModelBody = z.strictObject({
+  name: z.string().regex(MODEL_NAME, 'expected letters, digits, - or _ (at most 64)'),
+  kind: z.enum(PUSH_MODEL_KINDS),
+  query: z.string().min(1).max(100_000).describe("A SELECT of the desired state; its columns are named by the service's fields"),
+  key: z.string().describe('EmployeeNumber, UniqueNumber or ServiceId (individuals); IndividualCertificationId (certifications)'),
+  company: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected a company key').optional(),
+  cron: z.string().max(200).optional(),
+  maxChanges: z.number().int().min(1).max(1_000_000).optional(),
+});
+const ModelChange = z.object({
+  key: Value,
+  action: z.enum(['insert', 'update']),
+  record: z.record(z.string(), z.number().int()).nullable(),
+  changed: z.record(z.string(), z.array(Value)),
+  unchanged: z.array(z.string()),
+  valid: z.boolean(),
+  refused: z.record(z.string(), z.string()).optional(),
+  changeId: z.string(),
+  id: z.number().int().optional(),
+});
+const ModelRun = z.object({
+  model: z.string(),
+  company: z.string(),
+  runId: z.number().int().optional(),
+  outcome: z.enum(PUSH_MODEL_OUTCOMES),
+  rowsRead: z.number().int(),
+  unchanged: z.number().int(),
+  changed: z.number().int(),
+  queued: z.number().int(),
+  refused: z.number().int(),
+  overCap: z.boolean(),
+  error: z.string().optional(),
+  changes: z.array(ModelChange).describe('A preview: every changed row; a run: the refused rows'),
+});
+const ModelRunRow = z.object({
+  id: z.number().int(),
+  model: z.string(),
+  company: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  outcome: z.enum(PUSH_MODEL_OUTCOMES).nullable(),
+  rowsRead: z.number().int(),
+  unchanged: z.number().int(),
+  changed: z.number().int(),
+  queued: z.number().int(),
+  refused: z.number().int(),
+  overCap: z.boolean(),
+  error: z.string().nullable(),
+});
+const ModelName = z.object({ name: z.string().regex(MODEL_NAME) });
+
+/** Push models under /push/models: the CLI's `push model` verbs as JSON routes, behind the push token. */
+function mountModels(app: OpenAPIHono, o: PushApiOptions, security: { bearer: never[] }[], common: Record<number, ReturnType<typeof json>>): void {
+  const wh = o.intake.warehouse;
+  const named = (c: Context): string | undefined => (MODEL_NAME.test(c.req.param('name') ?? '') ? c.req.param('name') : undefined);
+  const badName = (c: Context) => c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
+  const acting = async (c: Context, act: () => Promise<Response>) => {
+    try {
+      return await act();
+    } catch (err) {
+      if (err instanceof ModelError) return c.json({ error: err.message, kind: err.kind }, MODEL_STATUS[err.kind]);
+      throw err;
+    }
+  };
+  const ModelProblem = z.object({ error: z.string(), kind: z.enum(['invalid', 'unknown_model', 'already_added', 'query_refused']).optional() });
+  const problems = { 400: json(ModelProblem, 'A bad name or body'), 404: json(ModelProblem, 'No such model'), ...common };
+  const path = (method: 'get' | 'post' | 'delete', route: string, operationId: string, summary: string, responses: Record<number, ReturnType<typeof json> | { description: string }>, body?: z.ZodType) =>
+    app.openAPIRegistry.registerPath({
+      method,
+      path: route,
+      operationId,
+      summary,
+      security,
+      request: { ...(route.includes('{name}') ? { params: ModelName } : {}), ...(body ? { body: { required: true, content: { 'application/json': { schema: body } } } } : {}) },
+      responses: { ...problems, ...responses },
+    });
+
+  path('get', '/push/models', 'listModels', 'Push models', { 200: json(z.array(Model), 'The models, by name') });
+  app.get('/push/models', async (c) => c.json(await listModels(wh)));
+
+  path('post', '/push/models', 'addModel', 'Add a push model (its query is planned and its columns checked first)', {
+    201: json(Model, 'The model'),
+    409: json(ModelProblem, 'A model of that name exists'),
+    422: json(ModelProblem, 'The query does not plan'),
+  }, NewModelBody);
+  app.post('/push/models', async (c) => {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      return c.json({ error: 'the body is not JSON' }, 400);
+    }
+    const body = NewModelBody.safeParse(raw);
+    if (!body.success) {
+      const issue = body.error.issues[0]!;
+      return c.json({ error: `${issue.path.join('.') || 'body'}: ${issue.message}`, kind: 'invalid' }, 400);
+    }
+    const b = body.data;
+    const companies = (await knownCompanies(o.intake)).map((x) => x.key);
+    const company = b.company ?? (companies.length === 1 ? companies[0] : undefined);
+    if (!company) return c.json({ error: 'company: required, several companies are configured', kind: 'invalid' }, 400);
+    return acting(c, async () => c.json(await addModel(wh, { name: b.name, company, kind: b.kind, query: b.query, keyField: b.key, cron: b.cron, maxChanges: b.maxChanges }, companies, o.intake.policy), 201));
+  });
+
+  path('get', '/push/models/{name}/preview', 'previewModel', 'What a run would queue and refuse now; nothing is stored or sent', { 200: json(ModelRun, 'The dry run') });
+  app.get('/push/models/:name/preview', async (c) => {
+    const name = named(c);
+    return name ? acting(c, async () => c.json(withoutDetail(await previewModel(o.intake, name)))) : badName(c);
+  });
+
+  path('post', '/push/models/{name}/run', 'runModel', 'Run the model now: queue what differs', { 200: json(ModelRun, 'The run (outcome failed: over its cap or its query failed; nothing queued)') });
+  app.post('/push/models/:name/run', async (c) => {
+    const name = named(c);
+    return name ? acting(c, async () => c.json(withoutDetail(await runModel(o.intake, name)))) : badName(c);
+  });
+
+  path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", { 200: json(z.array(ModelRunRow), 'The runs') });
+  app.get('/push/models/:name/runs', async (c) => {
+    const name = named(c);
+    return name ? c.json(await listModelRuns(o.intake, { model: name })) : badName(c);
+  });
+
+  for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
+    path('post', `/push/models/{name}/${verb}`, `${verb}Model`, paused ? 'Pause the model: its cron does not run it' : 'Resume the model on its cron', { 200: json(Model, 'The model') });
+    app.post(`/push/models/:name/${verb}`, async (c) => {
+      const name = named(c);
+      return name ? acting(c, async () => c.json(await setModelPaused(wh, name, paused))) : badName(c);
+    });
+  }
+
+  path('delete', '/push/models/{name}', 'removeModel', 'Remove the model (its runs and queued changes stay)', { 204: { description: 'Removed' } });
+  app.delete('/push/models/:name', async (c) => {
+    const name = named(c);
+    return name ? acting(c, async () => (await removeModel(wh, name), c.body(null, 204))) : badName(c);
+  });
 }
 
 async function list(c: Context, o: PushApiOptions, schema: z.ZodType<{ status?: (typeof PUSH_STATES)[number]; since?: string; company?: string; limit?: number }>) {

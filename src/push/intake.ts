@@ -4,6 +4,7 @@ import { checkBounds } from './bounds.ts';
 import { store, type Stored } from './outbox.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 import { checkers, type Accepted, type Fields } from './validate.ts';
+import type { FieldPolicy } from './field-policy.ts';
 
 /**
  * Intake: the one path every change takes, from HTTP, the CLI or the library. Every item is checked first;
@@ -22,6 +23,8 @@ export interface IntakeContext {
   companies: readonly IntakeCompany[];
   /** Companies besides `companies`, read at each intake: those added to the companies table while running. */
   added?: () => Promise<readonly IntakeCompany[]>;
+  /** The companies' personal-data policies, which a preview and a model compare under; every field kept when absent. */
+  policy?: FieldPolicy;
 }
 
 export interface RefusedItem {
@@ -39,18 +42,24 @@ function companyOf(companies: readonly IntakeCompany[], named: string | undefine
 }
 
 /** The configured companies and, after them, those the companies table adds. */
-async function knownCompanies(ctx: IntakeContext): Promise<readonly IntakeCompany[]> {
+export async function knownCompanies(ctx: IntakeContext): Promise<readonly IntakeCompany[]> {
   if (!ctx.added) return ctx.companies;
   const configured = new Set(ctx.companies.map((c) => c.key));
   return [...ctx.companies, ...(await ctx.added()).filter((c) => !configured.has(c.key))];
 }
 
-export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly unknown[]): Promise<IntakeResult> {
+/** Each item checked against its company's rules, as intake and a preview check it; nothing is stored. */
+export interface CheckedItems {
+  refused: RefusedItem[];
+  accepted: { index: number; company: string; change: Accepted }[];
+}
+
+export async function checkItems(ctx: IntakeContext, kind: PushKind, items: readonly unknown[]): Promise<CheckedItems> {
   const refused: RefusedItem[] = [];
-  const accepted: { company: string; change: Accepted }[] = [];
-  if (items.length === 0) return { ok: false, refused: [{ index: 0, fields: { body: 'no change was sent' } }] };
+  const accepted: CheckedItems['accepted'] = [];
+  if (items.length === 0) return { refused: [{ index: 0, fields: { body: 'no change was sent' } }], accepted };
   const outOfBounds = checkBounds(items);
-  if (outOfBounds) return { ok: false, refused: [outOfBounds.kind === 'too-many' ? { index: 0, fields: { body: outOfBounds.message } } : { index: outOfBounds.index, fields: { [outOfBounds.field]: outOfBounds.message } }] };
+  if (outOfBounds) return { refused: [outOfBounds.kind === 'too-many' ? { index: 0, fields: { body: outOfBounds.message } } : { index: outOfBounds.index, fields: { [outOfBounds.field]: outOfBounds.message } }], accepted };
   const companies = await knownCompanies(ctx);
   items.forEach((raw, index) => {
     const named = raw && typeof raw === 'object' && typeof (raw as { company?: unknown }).company === 'string' ? (raw as { company: string }).company : undefined;
@@ -61,9 +70,14 @@ export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly
     if (Object.keys(fields).length > 0) {
       refused.push({ index, changeId: checked.ok ? checked.change.changeId : checked.changeId, fields });
     } else if (checked.ok && typeof company !== 'string') {
-      accepted.push({ company: company.key, change: checked.change });
+      accepted.push({ index, company: company.key, change: checked.change });
     }
   });
+  return { refused, accepted };
+}
+
+export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly unknown[]): Promise<IntakeResult> {
+  const { refused, accepted } = await checkItems(ctx, kind, items);
   if (refused.length > 0) return { ok: false, refused };
   const out: Stored[] = new Array(items.length);
   const byCompany = new Map<string, number[]>();

@@ -105,7 +105,7 @@ export type VerificationChange = z.output<typeof VerificationChange>;
 export type VerificationItem = z.output<typeof VerificationSubmissionItem>;
 
 /** Fields the service generates or derives: refused by name, so nobody believes they were set. */
-const READ_ONLY: Record<PushKind, readonly string[]> = {
+export const READ_ONLY: Record<PushKind, readonly string[]> = {
   individual: [...INDIVIDUAL_READ_ONLY, 'Supervisor'],
   certification: ['FirstName', 'LastName', 'LegalFirstName', 'LegalMiddleName', 'LegalLastName', 'CertificationName', 'JobTitleId', 'JobTitle', 'AdditionalJobTitles', 'UpdateDate', 'UpdateBy', 'IsMaintained', 'IsDeleted', 'IsPrimary', 'IsNonDriver', 'BusinessUnitId', 'IssuingBody'],
   verification: [],

@@ -45,6 +45,8 @@ export const TABLE_DOCS: Record<string, string> = {
   access_grants: "Which of the operator's Postgres roles read which companies' rows (wfsync access); the row-level security policy of every table with a company_key reads it.",
   schema_changes: "Fields the service sends that no column maps yet (kept in each row's _extra), one row per company, stream and JSON path: when first and last seen, how many records carried it, its JSON type and a masked example, and when it stopped coming.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
+  push_models: "Push models: an operator's SQL query of the desired state of individuals or credentials, diffed by key against the warehouse and pushed on a cron (wfsync push model).",
+  push_model_runs: 'One row per run of a push model: rows the query read, how many were unchanged, changed, queued or refused, and whether the run stopped over its cap.',
 };
 
 /** Column meanings by name, wherever the name occurs. */
@@ -237,6 +239,20 @@ const FIELD_DOCS: Record<string, string> = {
   personal: 'Whether the role also reads the personal columns (names, e-mail, phones, address, birth date, ...); false: only the other columns.',
   granted_at: 'When the role was granted this company.',
   event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
+  name: 'Name of the push model, unique.',
+  query: "The model's SQL query of the desired state; its columns are named by the service's fields.",
+  key_field: 'The service field a model row is matched by: EmployeeNumber, UniqueNumber, ServiceId or IndividualCertificationId.',
+  service_fields: "The model query's columns as service fields, checked when the model was added.",
+  cron: 'When the model runs (a cron expression, UTC); null: only when run by hand.',
+  max_changes: 'Most rows a run may change: a run with more differing rows queues nothing and fails.',
+  paused: 'True while the model is paused: its cron does not run it.',
+  model_name: 'Name of the push model the run belongs to.',
+  rows_read: "Rows the model's query returned.",
+  unchanged: 'Rows equal to the warehouse on every field the model names.',
+  changed: 'Rows that differ from the warehouse (or whose key it lacks).',
+  queued: 'Changes put in the push outbox by the run.',
+  refused: 'Changed rows push validation refused (not queued).',
+  over_cap: 'True when more rows differed than max_changes: nothing was queued.',
   detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
 

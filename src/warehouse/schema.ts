@@ -7,7 +7,7 @@ import { credentialTables } from './tables/credentials.ts';
 import { fencingTables } from './tables/fencing.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
-import { pushTables } from './tables/push.ts';
+import { pushModelTables, pushTables } from './tables/push.ts';
 import { referenceTables } from './tables/reference.ts';
 import { schedulingTables } from './tables/scheduling.ts';
 import { timeOffTables } from './tables/time-off.ts';
@@ -31,6 +31,7 @@ export function warehouseTables(schemaName: string) {
     ...referenceTables(s),
     ...bookkeepingTables(s),
     ...pushTables(s),
+    ...pushModelTables(s),
     ...fencingTables(s),
     ...companyTables(s),
     ...accessTables(s),

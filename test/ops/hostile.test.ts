@@ -266,6 +266,12 @@ describe('every route', () => {
       'GET /push/:id{[0-9]+}',
       'GET /push',
       'GET /push/openapi.json',
+      'GET /push/models',
+      'POST /push/models',
+      'GET /push/models/:name/preview',
+      'POST /push/models/:name/run',
+      'DELETE /push/models/:name',
+      'POST /actions/push-models/:name/:verb',
     ]) {
       expect(paths).toContain(known);
     }

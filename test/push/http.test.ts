@@ -94,7 +94,11 @@ describe('push API', () => {
 
   it('serves an OpenAPI document generated from the intake schemas', async () => {
     const doc = (await (await fetch(`${base}/push/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>> };
-    expect(Object.keys(doc.paths).sort()).toEqual(['/push', '/push/certifications', '/push/individuals', '/push/verifications', '/push/{id}']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/push', '/push/certifications', '/push/individuals', '/push/models', '/push/models/{name}', '/push/models/{name}/pause',
+      '/push/models/{name}/preview', '/push/models/{name}/resume', '/push/models/{name}/run', '/push/models/{name}/runs',
+      '/push/verifications', '/push/{id}',
+    ]);
     const schema = JSON.stringify(doc.paths['/push/individuals']!.post!.requestBody!.content['application/json']!.schema);
     for (const f of ['PrimaryEmailAddress', 'LogonId', 'changeId']) expect(schema).toContain(f);
     expect(doc.paths['/push/individuals']!.post!.requestBody!.content).toHaveProperty('application/x-ndjson');

@@ -133,7 +133,10 @@ describe('the push API contract', () => {
   it('names every operation, so generated clients name their methods after them', async () => {
     const doc = await served();
     const ids = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item as Record<string, { operationId?: string }>).map((op) => op.operationId));
-    expect(ids.sort()).toEqual(['getChange', 'listChanges', 'pushCertifications', 'pushIndividuals', 'pushVerifications']);
+    expect(ids.sort()).toEqual([
+      'addModel', 'getChange', 'listChanges', 'listModelRuns', 'listModels', 'pauseModel', 'previewModel',
+      'pushCertifications', 'pushIndividuals', 'pushVerifications', 'removeModel', 'resumeModel', 'runModel',
+    ]);
   });
 
   it('a client generated from it compiles with tsc and pushes an individual that the service applies', async () => {

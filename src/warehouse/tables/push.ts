@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, tz } from './columns.ts';
 
 /** States of a pushed change (see src/push/outbox.ts). */
@@ -65,5 +65,56 @@ export const pushTables = (s: PgSchema) => ({
         sql`not jsonb_path_exists(${t.payload}, 'lax $.**.keyvalue() ? (@.key like_regex "^ssn$" flag "i")', '{}', true)`,
       ),
     ],
+  ),
+});
+
+/** What a push model sets: individuals or credentials. */
+export const PUSH_MODEL_KINDS = ['individuals', 'certifications'] as const;
+export type PushModelKind = (typeof PUSH_MODEL_KINDS)[number];
+/** How a model run ended. */
+export const PUSH_MODEL_OUTCOMES = ['ok', 'failed'] as const;
+export type PushModelOutcome = (typeof PUSH_MODEL_OUTCOMES)[number];
+
+/**
+ * Push models: an operator's SQL query of the desired state of individuals or credentials, diffed against the
+ * warehouse on a cron; each run's counts are kept in push_model_runs.
+ */
+export const pushModelTables = (s: PgSchema) => ({
+  pushModels: s.table(
+    'push_models',
+    {
+      name: text().primaryKey(),
+      company_key: companyKey(),
+      kind: text().notNull(),
+      query: text().notNull(),
+      key_field: text().notNull(),
+      /** The query's columns as service fields, in the query's order (checked when the model was added). */
+      service_fields: text().array().notNull(),
+      cron: text(),
+      max_changes: integer().notNull().default(100),
+      paused: boolean().notNull().default(false),
+      created_at: tz().notNull().defaultNow(),
+      updated_at: tz().notNull().defaultNow(),
+    },
+    (t) => [check('push_models_kind', sql`${t.kind} in ('individuals', 'certifications')`)],
+  ),
+  pushModelRuns: s.table(
+    'push_model_runs',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      model_name: text().notNull(),
+      company_key: companyKey(),
+      started_at: tz().notNull().defaultNow(),
+      finished_at: tz(),
+      outcome: text(),
+      rows_read: integer().notNull().default(0),
+      unchanged: integer().notNull().default(0),
+      changed: integer().notNull().default(0),
+      queued: integer().notNull().default(0),
+      refused: integer().notNull().default(0),
+      over_cap: boolean().notNull().default(false),
+      error: text(),
+    },
+    (t) => [index().on(t.model_name, t.started_at)],
   ),
 });
