@@ -6,3 +6,4 @@ export * from './timeoff.ts';
 export * from './course.ts';
 export * from './forms.ts';
 export * from './reference.ts';
+export * from './personal.ts';
