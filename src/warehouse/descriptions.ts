@@ -42,6 +42,10 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_runs: 'One row per stream run: when, outcome, counts and error.',
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
+  personal_data_policies: "What is stored of each personal field of the service, per company or as the default (company_key '*'): keep, hash (HMAC-SHA-256 hex under the warehouse's personal-data key) or block (never stored). A field without a row is kept.",
+  personal_data_versions: "One row per company (and '*' for the default): raised with each policy change or erasure; pages written under an older version are refused, and the stored rows are rewritten up to applied_version.",
+  personal_data_suppressions: 'People erased on request or by retention: a keyed hash of their ServiceId or EmployeeNumber, never the value. Later syncs store their records with every personal field blocked.',
+  erasures: 'One row per erasure of a person (wfsync erase, the API, or retention): when, who asked and the rows rewritten per table; no personal data.',
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -223,6 +227,18 @@ const FIELD_DOCS: Record<string, string> = {
   notify_attempts: 'Webhook deliveries tried for the final state.',
   notify_next_at: 'When the next webhook delivery is due (null: none due).',
   happened_at: 'When the event happened.',
+  field: 'A personal field of the service, by its name (PrimaryEmailAddress, DateOfBirth, ...; see PERSONAL_FIELDS in src/source/schemas/personal.ts).',
+  action: 'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
+  changed_at: 'When this was last changed.',
+  version: 'Raised by one with each policy change or erasure for the company.',
+  applied_version: 'The version up to which the stored rows have been rewritten; below version while a rewrite is under way or was interrupted.',
+  person_hash: 'HMAC-SHA-256 hex under the personal-data key of the erased person\'s id (service_id:N or employee_number:X): recognizes their records, reveals nothing.',
+  erasure_id: 'The erasure (erasures.id) that put the person on the list.',
+  suppressed_at: 'When the person was put on the list.',
+  erased_at: 'When the erasure ran.',
+  requested_by: 'Who asked: the operator or API caller, or retention.',
+  cause: 'Why: request (wfsync erase or the API) or retention (WFS_KEEP_FORMER_PERSONAL_DAYS).',
+  counts: 'Rows rewritten per table (JSON); no personal data.',
   event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
   detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
@@ -348,8 +364,8 @@ function prefixedDoc(column: string): string | undefined {
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** COMMENT statements for every table and column of the schema (views: see viewCommentStatements). */
-export function tableCommentStatements(schema = DEFAULT_SCHEMA): string[] {
-  return allTableInfos().flatMap((t) => {
+export function tableCommentStatements(schema = DEFAULT_SCHEMA, only?: readonly string[]): string[] {
+  return allTableInfos().filter((t) => !only || only.includes(t.name)).flatMap((t) => {
     const table = `"${schema}"."${t.name}"`;
     const doc = TABLE_DOCS[t.name];
     if (!doc) throw new Error(`no description for table ${t.name}`);

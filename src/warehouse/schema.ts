@@ -6,6 +6,7 @@ import { credentialTables } from './tables/credentials.ts';
 import { fencingTables } from './tables/fencing.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
+import { personalDataTables } from './tables/personal-data.ts';
 import { pushTables } from './tables/push.ts';
 import { referenceTables } from './tables/reference.ts';
 import { schedulingTables } from './tables/scheduling.ts';
@@ -32,6 +33,7 @@ export function warehouseTables(schemaName: string) {
     ...pushTables(s),
     ...fencingTables(s),
     ...companyTables(s),
+    ...personalDataTables(s),
   };
 }
 
