@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { PERSONAL_FIELDS, personalFieldNamed, type PersonalField, type PersonalFieldSpec } from '../source/schemas/personal.ts';
+import { PERSONAL_FIELDS, PERSONAL_FIELD_NAMES, personalFieldNamed, type PersonalField, type PersonalFieldSpec } from '../source/schemas/personal.ts';
 import { snake, tableInfo } from '../warehouse/rows.ts';
 import { columnsByTable, type PersonColumns, type PersonalCatalog, type PersonalColumn } from '../warehouse/personal-data/catalog.ts';
 import type { ChildTarget, Target } from '../warehouse/targets.ts';
@@ -9,6 +9,14 @@ import type { ChildTarget, Target } from '../warehouse/targets.ts';
  * stream's record schema the way the mapper (warehouse/rows.ts) flattens records. The fields themselves are
  * named once, in source/schemas/personal.ts.
  */
+
+/** Every name a personal field goes by in records → the field. */
+export const PERSONAL_NAMES: Readonly<Record<string, string>> = Object.fromEntries(
+  PERSONAL_FIELD_NAMES.flatMap((f) => {
+    const spec: PersonalFieldSpec = PERSONAL_FIELDS[f];
+    return [f, ...(spec.alsoNamed ?? [])].map((n) => [n, f]);
+  }),
+);
 
 type Shape = Record<string, z.ZodType>;
 type Unwrapped = { kind: 'object'; shape: Shape } | { kind: 'array'; element: z.ZodType };

@@ -43,6 +43,8 @@ export interface Target {
   readonly partitionColumns?: Readonly<Record<string, string>>;
   /** The personal columns of its table, child tables and history (filled from the record schema by defineStream). */
   readonly personal?: PersonalCatalog;
+  /** A record field's name → the personal field it carries, wherever it is met (in `_extra` and raw payloads too). */
+  readonly personalNames?: Readonly<Record<string, string>>;
   /** Explicit per-resource override of the item before the generic mapping; none is needed today. */
   readonly prepare?: (item: Record<string, unknown>) => Record<string, unknown>;
 }
