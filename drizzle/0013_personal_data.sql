@@ -41,6 +41,26 @@ $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION "workforce"."personal_hmac"(text, bytea, bytea) IS 'HMAC-SHA-256 hex of a value given the inner and outer pads of the personal-data key: the hash policy and the suppression list.';
 --> statement-breakpoint
+-- A JSON value (_extra, a raw payload, a pushed change) with the personal fields named in p_blocked dropped and those
+-- in p_hashed replaced by their HMAC, at any depth, as the row path does it (src/warehouse/personal-data/apply.ts).
+CREATE FUNCTION "workforce"."personal_json"(p_value jsonb, p_blocked text[], p_hashed text[], p_inner bytea, p_outer bytea) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE jsonb_typeof(p_value)
+    WHEN 'object' THEN (
+      SELECT coalesce(jsonb_object_agg(e.key,
+        CASE WHEN e.key = ANY(p_hashed) AND jsonb_typeof(e.value) = 'string' AND (e.value #>> '{}') !~ '^[0-9a-f]{64}$'
+             THEN to_jsonb("workforce".personal_hmac(e.value #>> '{}', p_inner, p_outer))
+             ELSE "workforce".personal_json(e.value, p_blocked, p_hashed, p_inner, p_outer) END), '{}'::jsonb)
+      FROM jsonb_each(p_value) AS e
+      WHERE NOT e.key = ANY(p_blocked))
+    WHEN 'array' THEN (
+      SELECT coalesce(jsonb_agg("workforce".personal_json(e.value, p_blocked, p_hashed, p_inner, p_outer) ORDER BY e.n), '[]'::jsonb)
+      FROM jsonb_array_elements(p_value) WITH ORDINALITY AS e(value, n))
+    ELSE p_value END
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION "workforce"."personal_json"(jsonb, text[], text[], bytea, bytea) IS 'A JSON value with the named personal fields dropped (p_blocked) or replaced by their HMAC (p_hashed), at any depth: how a policy change and an erasure rewrite _extra, raw payloads and pushed changes.';
+--> statement-breakpoint
 -- A page's transaction calls this: it waits for a policy change being committed (which holds the lock
 -- exclusively), then fails the page if it was mapped under an older policy version than the one now stored.
 CREATE FUNCTION "workforce"."check_personal_data_version"(p_company text, p_version text) RETURNS void
