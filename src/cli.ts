@@ -39,6 +39,14 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'add, list, pause, resume, rotate the key of, or remove a company',
     run: async () => (await import('./commands/companies.ts')).runCompaniesCommand,
   },
+  'personal-data': {
+    summary: 'set or list what is stored of each personal field (keep, hash, block), per company or by default',
+    run: async () => (await import('./commands/personal-data.ts')).runPersonalDataCommand,
+  },
+  erase: {
+    summary: "block every personal field of one person everywhere, and keep it blocked",
+    run: async () => (await import('./commands/personal-data.ts')).runEraseCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,
@@ -46,7 +54,7 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
 };
 
 function usage(): string {
-  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(13)} ${c.summary}`);
   return `usage: wfsync <command> [options]\n\ncommands:\n${rows.join('\n')}\n`;
 }
 
@@ -109,7 +117,7 @@ function describeFailure(err: unknown): string {
 }
 
 function userFacing(err: Error): string | undefined {
-  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError') return err.message;
+  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError' || err.name === 'PersonalDataError') return err.message;
   if (err instanceof SourceError) return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;

@@ -7,7 +7,8 @@ import * as people from './people.ts';
 import * as reference from './reference.ts';
 import * as scheduling from './scheduling.ts';
 import type { StreamDef } from './stream.ts';
-import { catalogOf, personalColumnsByTable } from './personal-data.ts';
+import { catalogOf, PERSONAL_NAMES, personalColumnsByTable } from './personal-data.ts';
+import type { PersonalData } from '../warehouse/personal-data/admin.ts';
 import type { PersonalCatalog } from '../warehouse/personal-data/catalog.ts';
 import { dedupe } from '../warehouse/rows.ts';
 import * as timeOff from './time-off.ts';
@@ -113,3 +114,6 @@ export const personalCatalog: PersonalCatalog = dedupe(catalogOf(streams.map((s)
 export function personalColumns(): Record<string, string[]> {
   return personalColumnsByTable(personalCatalog);
 }
+
+/** The catalog and the names of the personal fields, as the warehouse's personal-data functions take them. */
+export const personalData: PersonalData = { catalog: personalCatalog, names: PERSONAL_NAMES };
