@@ -33,7 +33,9 @@ interface Update {
 /** Runs `update` over the company's rows in batches until none is pending; the number of rows rewritten. */
 async function runBatches(wh: Warehouse, u: Update, params: readonly unknown[], batch: number): Promise<number> {
   const t = `${q(wh.schema)}.${q(u.table)}`;
-  const statement = `with batch as (
+  // Every parameter typed once, used or not by this table's update.
+  const typed = `select $2::bytea, $3::bytea, $4::text[], $5::text[]${params.length > 5 ? ', $6::int[], $7::text[]' : ''}`;
+  const statement = `with typed as (${typed}), batch as (
   select ctid from ${t} where company_key = $1${u.scope ? ` and (${u.scope})` : ''} and (${u.pending.join(' or ')}) limit ${batch}
 ) update ${t} x set ${u.sets.join(', ')} from batch where x.ctid = batch.ctid`;
   let total = 0;
