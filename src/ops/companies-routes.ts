@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/companies.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './companies.ts';
 import { esc, layout, type Viewer } from './page.ts';
+import { mountPersonalDataApi, type PersonalDataRoutesOptions } from './personal-data-routes.ts';
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -30,6 +31,8 @@ export interface CompanyRoutesOptions {
   token?: string;
   log: Logger;
   viewer: (c: Context) => Viewer;
+  /** Personal-data policies and erasures, on the same API. */
+  personalData?: Omit<PersonalDataRoutesOptions, 'log'>;
 }
 
 function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
@@ -196,6 +199,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
+  if (o.personalData) mountPersonalDataApi(api, { ...o.personalData, log });
   app.route('/api/companies', api);
 }
 

@@ -19,6 +19,7 @@ import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, 
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './companies.ts';
 import { mountCompanies } from './companies-routes.ts';
+import { personalData } from '../resources/index.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readRejects, readRetryablePushes, readStatus } from './status.ts';
@@ -193,7 +194,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
-  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer });
+  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer, personalData: { warehouse: wh, data: personalData } });
   app.route('/actions', actions);
 
   if (opts.queues) {
