@@ -8,6 +8,8 @@ import type { Warehouse } from '../../src/warehouse/index.ts';
 import { freshDatabase } from '../support/db.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 import { listEvents } from '../../src/warehouse/events.ts';
+import { runHousekeeping } from '../../src/sync/housekeeping.ts';
+import { DEFAULT_RETENTION } from '../../src/config.ts';
 
 const rateLimit = { limit: 100, windowMs: 1000 };
 let sandboxA: RunningSandbox;
@@ -136,6 +138,28 @@ describe('a personal-data policy set after the first sync', () => {
 
     const events = await listEvents(wh, { companyKey: 'a' });
     expect(events.map((e) => e.event)).toContain('personal_data_policy_changed');
+  });
+});
+
+describe('retention of people who left', () => {
+  it('blocks the personal fields of an individual Former for longer than WFS_KEEP_FORMER_PERSONAL_DAYS, not of one who left lately', { timeout: 60_000 }, async () => {
+    const s = wh.sql(wh.schema);
+    const people = await wh.sql<{ service_id: number; primary_email_address: string }[]>`
+      select service_id, primary_email_address from ${s}.individuals
+      where company_key = 'b' and primary_email_address is not null and status <> 'Former' order by service_id limit 2`;
+    const [long, lately] = people;
+    for (const [p, days] of [[long!, 40], [lately!, 10]] as const) {
+      await wh.sql`update ${s}.individuals set status = 'Former' where company_key = 'b' and service_id = ${p.service_id}`;
+      await wh.sql`update ${s}.individuals_history set status = 'Former', valid_from = now() - make_interval(days => ${days})
+        where company_key = 'b' and service_id = ${p.service_id} and valid_to is null`;
+    }
+    const summary = await runHousekeeping({ ...b.ctx, retention: { ...DEFAULT_RETENTION, formerPersonalDays: 30 } });
+    expect(summary.failed).toBe(0);
+    const text = await dump('b');
+    expect(found(text, [long!.primary_email_address])).toEqual([]);
+    expect(found(text, [lately!.primary_email_address])).toEqual([lately!.primary_email_address]);
+    const [erasure] = await wh.sql`select requested_by, cause from ${s}.erasures where company_key = 'b' order by id desc limit 1`;
+    expect(erasure).toMatchObject({ requested_by: 'retention', cause: 'retention' });
   });
 });
 

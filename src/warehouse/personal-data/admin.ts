@@ -124,26 +124,66 @@ export interface Erasure {
 export async function erase(wh: Warehouse, pd: PersonalData, companyKey: string, ref: PersonRef, requestedBy: string, cause: 'request' | 'retention' = 'request'): Promise<Erasure> {
   await knownCompany(wh, companyKey);
   if (companyKey === DEFAULT_POLICY_KEY) throw new PersonalDataError('unknown_company', 'erase needs a company');
-  const hmac = personalHmac(wh.personalDataKey());
-  const person = await findPerson(wh, companyKey, ref, hmac.of);
+  const person = await findPerson(wh, companyKey, ref, personalHmac(wh.personalDataKey()).of);
   if (!person) {
     const which = 'serviceId' in ref ? `service id ${ref.serviceId}` : 'that employee number';
     throw new PersonalDataError('unknown_person', `company "${companyKey}" has no individual with ${which}`);
   }
   const clearNumbers = [...('employeeNumber' in ref ? [ref.employeeNumber] : []), ...person.employeeNumbers.filter((n) => !HASHED.test(n))];
+  return erasePeople(wh, pd, companyKey, person, clearNumbers, requestedBy, cause);
+}
+
+/** Erases the people of `ids` in one pass: one erasures row, one event, one rewrite of every table. */
+async function erasePeople(
+  wh: Warehouse,
+  pd: PersonalData,
+  companyKey: string,
+  ids: PersonIds,
+  clearNumbers: readonly string[],
+  requestedBy: string,
+  cause: 'request' | 'retention',
+): Promise<Erasure> {
+  const hmac = personalHmac(wh.personalDataKey());
   const hashes = [
-    ...person.serviceIds.map((id) => personHash(hmac, 'service_id', id)),
+    ...ids.serviceIds.map((id) => personHash(hmac, 'service_id', id)),
     ...[...new Set(clearNumbers)].map((n) => personHash(hmac, 'employee_number', n)),
   ];
   const [erasureRow] = await wh.sql<{ id: number }[]>`
     insert into ${wh.sql(wh.schema)}.erasures (company_key, requested_by, cause, counts) values (${companyKey}, ${requestedBy}, ${cause}, '{}'::jsonb) returning id`;
   const erasureId = Number(erasureRow!.id);
   const version = await suppress(wh, companyKey, hashes, erasureId);
-  const counts = await erasePerson(wh, pd.catalog, pd.names, companyKey, person);
+  const counts = await erasePerson(wh, pd.catalog, pd.names, companyKey, ids);
   await markApplied(wh, companyKey, version);
   await wh.sql`update ${wh.sql(wh.schema)}.erasures set counts = ${wh.sql.json(counts)} where id = ${erasureId}`;
-  await recordEvent(wh, { companyKey, event: 'individual_erased', detail: { erasure: erasureId, cause, rewritten: counts } });
+  await recordEvent(wh, { companyKey, event: 'individual_erased', detail: { erasure: erasureId, cause, people: ids.serviceIds.length, rewritten: counts } });
   return { id: erasureId, company: companyKey, counts };
+}
+
+/**
+ * Retention: erases every individual of the company deleted at the service, or `Former`, for longer than `days`
+ * (since the first version that was Former, after the last that was not), who is not erased yet.
+ */
+export async function eraseFormerIndividuals(wh: Warehouse, pd: PersonalData, companyKey: string, days: number): Promise<{ people: number; erasure?: Erasure }> {
+  const s = wh.sql(wh.schema);
+  const rows = await wh.sql<{ service_id: number; employee_number: string | null }[]>`
+    select i.service_id, i.employee_number from ${s}.individuals i
+    where i.company_key = ${companyKey}
+      and (i._deleted_at < now() - make_interval(secs => ${days * 86_400})
+        or (i.status = 'Former' and (
+          select coalesce(max(h.valid_to) filter (where h.status is distinct from 'Former'), min(h.valid_from))
+          from ${s}.individuals_history h where h.company_key = i.company_key and h.service_id = i.service_id
+        ) < now() - make_interval(secs => ${days * 86_400})))`;
+  if (rows.length === 0) return { people: 0 };
+  const hmac = personalHmac(wh.personalDataKey());
+  const suppressed = new Set(
+    (await wh.sql<{ person_hash: string }[]>`select person_hash from ${s}.personal_data_suppressions where company_key = ${companyKey}`).map((r) => r.person_hash),
+  );
+  const due = rows.filter((r) => !suppressed.has(personHash(hmac, 'service_id', Number(r.service_id))));
+  if (due.length === 0) return { people: 0 };
+  const numbers = due.flatMap((r) => (r.employee_number ? [r.employee_number] : []));
+  const ids: PersonIds = { serviceIds: due.map((r) => Number(r.service_id)), employeeNumbers: numbers };
+  const erasure = await erasePeople(wh, pd, companyKey, ids, numbers.filter((n) => !HASHED.test(n)), 'retention', 'retention');
+  return { people: due.length, erasure };
 }
 
 /** Puts hashes on the suppression list and raises the version, under the policy lock (as a policy change). */
