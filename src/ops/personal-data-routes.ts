@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { COMPANY_KEY } from '../warehouse/companies.ts';
 import { erase, setPersonalDataPolicy, type PersonalData, type PersonRef } from '../warehouse/personal-data/admin.ts';
-import { listPolicies, PersonalDataError, type PersonalDataErrorKind } from '../warehouse/personal-data/policy.ts';
+import { listPolicies, PERSONAL_DATA_ACTIONS, PersonalDataError, type PersonalDataErrorKind, type PolicyListing } from '../warehouse/personal-data/policy.ts';
+import { esc, layout, type Viewer } from './page.ts';
 
 /**
  * Personal data on the JSON API (behind the push token, with the companies routes): a company's policy
@@ -110,5 +111,88 @@ export function mountPersonalDataApi(api: Hono, o: PersonalDataRoutesOptions): v
       o.log.info({ company: key, erasure: done.id }, 'individual erased through the API');
       return c.json({ id: done.id, company: key, rewritten: done.counts }, 201);
     }),
+  );
+}
+
+export interface PersonalDataPageOptions extends PersonalDataRoutesOptions {
+  viewer: (c: Context) => Viewer;
+}
+
+const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
+
+async function formOf(c: Context): Promise<Record<string, string | undefined> | undefined> {
+  try {
+    const form = await c.req.parseBody();
+    return Object.fromEntries(Object.entries(form).map(([k, v]) => [k, typeof v === 'string' ? v : undefined]));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A company's personal-data page (`/companies/KEY/personal-data`): its policy per field for everyone; signed in,
+ * a form that sets it and one that erases a person (`/actions/companies/KEY/...`, behind the dashboard's sign-in).
+ */
+export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalDataPageOptions): void {
+  const wh = o.warehouse;
+  const fields = [...new Set(Object.values(o.data.names))].sort();
+  const back = (c: Context, key: string, said: string) => c.redirect(`/companies/${encodeURIComponent(key)}/personal-data?done=${encodeURIComponent(said)}`, 303);
+  app.get('/companies/:key/personal-data', (c) =>
+    refusing(c, async () => {
+      const key = keyOf(c);
+      if (!key) return c.json({ error: BAD_KEY }, 400);
+      const [defaults, company] = await listPolicies(wh, key);
+      return c.html(policyPage(key, fields, company!, defaults!, o.viewer(c), c.req.query('done')));
+    }),
+  );
+  actions.post('/companies/:key/personal-data', (c) =>
+    refusing(c, async () => {
+      const key = keyOf(c);
+      if (!key) return c.json({ error: BAD_KEY }, 400);
+      const form = await formOf(c);
+      if (!form) return c.json({ error: FORM_EXPECTED }, 400);
+      const pairs = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== ''));
+      const set = await setPersonalDataPolicy(wh, o.data, key, pairs);
+      o.log.info({ company: key, fields: pairs }, 'personal-data policy set from the dashboard');
+      const rows = Object.values(set.rewritten[key] ?? {}).reduce((a, b) => a + b, 0);
+      return back(c, key, `policy set; ${rows} stored rows rewritten`);
+    }),
+  );
+  actions.post('/companies/:key/erasures', (c) =>
+    refusing(c, async () => {
+      const key = keyOf(c);
+      if (!key) return c.json({ error: BAD_KEY }, 400);
+      const form = await formOf(c);
+      if (!form) return c.json({ error: FORM_EXPECTED }, 400);
+      if (form.confirm !== key) return c.json({ error: 'confirm: type the company key to erase the person' }, 400);
+      const serviceId = form.serviceId ? (/^\d{1,9}$/.test(form.serviceId) ? Number(form.serviceId) : Number.NaN) : undefined;
+      const person = personOf({ ...(serviceId !== undefined ? { serviceId } : {}), ...(form.employeeNumber ? { employeeNumber: form.employeeNumber } : {}) });
+      if (!person.ok) return c.json({ error: person.error }, 400);
+      const done = await erase(wh, o.data, key, person.ref, 'dashboard');
+      o.log.info({ company: key, erasure: done.id }, 'individual erased from the dashboard');
+      return back(c, key, `erasure ${done.id}: ${Object.values(done.counts).reduce((a, b) => a + b, 0)} rows rewritten`);
+    }),
+  );
+}
+
+function policyPage(key: string, fields: readonly string[], company: PolicyListing, defaults: PolicyListing, viewer: Viewer, flash?: string): string {
+  const action = (f: string) => company.effective?.[f] ?? 'keep';
+  const select = (f: string) =>
+    `<select name="${esc(f)}">${PERSONAL_DATA_ACTIONS.map((a) => `<option${a === action(f) ? ' selected' : ''}>${a}</option>`).join('')}</select>`;
+  const rows = fields
+    .map((f) => `<tr><td>${esc(f)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`)
+    .join('');
+  const base = `/actions/companies/${encodeURIComponent(key)}`;
+  const table = `<table><thead><tr><th>field</th><th>stored as</th><th>set for</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const body = viewer.signedIn
+    ? `<form method="post" action="${base}/personal-data">${table}<button>set the policy and rewrite what is stored</button></form>
+<h2>Erase a person</h2><form method="post" action="${base}/erasures"><label>service id <input name="serviceId" size="10"></label> or
+<label>employee number <input name="employeeNumber" size="12" autocomplete="off"></label> <label>type the company key to confirm <input name="confirm" size="10" autocomplete="off"></label> <button>erase</button></form>
+<p class="muted">Every personal field of that person is blocked everywhere, now and in later syncs.</p>`
+    : `${table}<p class="muted">${viewer.canSignIn ? '<a href="/signin">Sign in</a> to change it or erase a person.' : 'Read-only: use wfsync personal-data and wfsync erase.'}</p>`;
+  return layout(
+    `personal data of ${key}`,
+    viewer,
+    `${flash ? `<p class="ok">${esc(flash)}</p>` : ''}<h2>Personal data of ${esc(key)}</h2>${company.rewritePending ? '<p class="late">a rewrite of stored rows is pending: wfsync personal-data apply</p>' : ''}${body}`,
   );
 }
