@@ -37,11 +37,16 @@ export async function applyPersonalData(wh: Warehouse, page: PageRows, rejects: 
   const policy = await currentPolicy(wh, page.companyKey);
   const check = (pipe: Pipeline) =>
     pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
-  if (!policy.hmac) return { rejects: [...rejects], check };
+  return { rejects: applyPolicy(page, rejects, policy), check };
+}
+
+/** Applies a policy to a mapped page's rows in place; answers the refusals with their payloads under it. */
+export function applyPolicy(page: PageRows, rejects: readonly Refusal[], policy: CompanyPolicy): Refusal[] {
+  if (!policy.hmac) return [...rejects];
   const plan = planOf(page.target);
   const names = page.target.personalNames ?? {};
   for (const m of page.mapped) applyItem(m.row, m.children, plan, policy, names);
-  return { rejects: rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) })), check };
+  return rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
 }
 
 /** What PostgreSQL's refusal of a page mapped under an older policy carries (check_personal_data_version). */
