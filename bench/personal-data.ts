@@ -26,6 +26,7 @@ import { startPostgres } from '../test/support/services.ts';
  *             four fields set: rows rewritten per second by the policy change, with no request to the service.
  *
  *   npm run bench:personal-data            BENCH_SIZE=medium npm run bench:personal-data
+ *   BENCH_REWRITE=0 npm run bench:personal-data     (the row path alone)
  */
 
 const SIZE = (process.env.BENCH_SIZE ?? 'small') as SandboxSize;
@@ -41,23 +42,28 @@ const individualsPolicy: Record<string, 'hash' | 'block'> = {
 };
 const shiftsPolicy: Record<string, 'hash' | 'block'> = { FirstName: 'hash', LastName: 'hash', EmployeeNumber: 'block', MobilePhoneNumber: 'block' };
 
-function policyOf(actions: Record<string, 'hash' | 'block'>): CompanyPolicy {
-  return { companyKey: 'bench', version: '1:0', actions: new Map(Object.entries(actions)), suppressed: new Set(), hmac: personalHmac(KEY) };
+/** A policy under its own key each time `fresh`: no value hashed before (a first sync), else the bench's key. */
+let keys = 0;
+function policyOf(actions: Record<string, 'hash' | 'block'>, fresh: boolean): CompanyPolicy {
+  return { companyKey: 'bench', version: '1:0', actions: new Map(Object.entries(actions)), suppressed: new Set(), hmac: personalHmac(fresh ? `${KEY}-${keys++}` : KEY) };
 }
 
-/** CPU µs per page of mapping and fingerprinting, without and with the policy, alternated round by round. */
-function rowPath(stream: string, records: readonly object[], actions: Record<string, 'hash' | 'block'>) {
+/**
+ * CPU µs per page of mapping and fingerprinting, without and with the policy, alternated round by round. `fresh`:
+ * every value is hashed for the first time (a first sync, or values never seen); else the values of these pages
+ * were hashed before (a later sync reading the same people again).
+ */
+function rowPath(stream: string, records: readonly object[], actions: Record<string, 'hash' | 'block'>, fresh: boolean) {
   const target = streamByName(stream)!.target;
   const pages: object[][] = [];
   for (let i = 0; i + PAGE <= records.length && pages.length < 20; i += PAGE) pages.push(records.slice(i, i + PAGE));
-  const policy = policyOf(actions);
   const cpu = { none: 0, policy: 0 };
   const once = (withPolicy: boolean) => {
     const start = cpuUsage();
     for (const items of pages) {
       const page = mapPage(target, 'bench', items);
       fingerprintPage(page);
-      if (withPolicy) applyPolicy(page, [], policy);
+      if (withPolicy) applyPolicy(page, [], policyOf(actions, fresh));
     }
     const used = cpuUsage(start);
     return used.user + used.system;
@@ -74,10 +80,21 @@ function rowPath(stream: string, records: readonly object[], actions: Record<str
 const sandbox = await startSandbox({ port: 0, seed: 7, size: SIZE, rateLimit: null });
 const truth = (e: EndpointName) => sandbox.data.truth(e);
 const out: Record<string, unknown> = { size: SIZE, loadavg: loadavg().map((l) => Math.round(l * 100) / 100) };
-out.rowPath = {
-  individuals: rowPath('individuals', truth('individuals'), individualsPolicy),
-  shiftAssignments: rowPath('shift-assignments', truth('shiftAssignments'), shiftsPolicy),
-};
+out.rowPath = Object.fromEntries(
+  (['seenBefore', 'firstTime'] as const).map((when) => [
+    when,
+    {
+      individuals: rowPath('individuals', truth('individuals'), individualsPolicy, when === 'firstTime'),
+      shiftAssignments: rowPath('shift-assignments', truth('shiftAssignments'), shiftsPolicy, when === 'firstTime'),
+    },
+  ]),
+);
+
+if (process.env.BENCH_REWRITE === '0') {
+  await sandbox.close();
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  process.exit(0);
+}
 
 const pg = await startPostgres();
 const wh = await openWarehouse({ databaseUrl: pg.url, personalDataKey: KEY });

@@ -43,8 +43,8 @@ export async function applyPersonalData(wh: Warehouse, page: PageRows, rejects: 
 /** Applies a policy to a mapped page's rows in place; answers the refusals with their payloads under it. */
 export function applyPolicy(page: PageRows, rejects: readonly Refusal[], policy: CompanyPolicy): Refusal[] {
   if (!policy.hmac) return [...rejects];
-  const plan = planOf(page.target);
   const names = page.target.personalNames ?? {};
+  const plan = planUnder(planOf(page.target), policy);
   for (const m of page.mapped) applyItem(m.row, m.children, plan, policy, names);
   return rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
 }
@@ -55,6 +55,8 @@ export const POLICY_CHANGED = 'WF412';
 interface Plan {
   readonly main: readonly PersonalColumn[];
   readonly children: readonly (readonly PersonalColumn[])[];
+  /** The target has personal columns at all (its rows' content hash is keyed under a policy). */
+  readonly personal: boolean;
 }
 
 const plans = new WeakMap<Target, Plan>();
@@ -66,13 +68,32 @@ function planOf(target: Target): Plan {
   plan = {
     main: catalog.filter((c) => c.table === target.table),
     children: (target.children ?? []).map((child) => catalog.filter((c) => c.table === child.table)),
+    personal: catalog.length > 0,
   };
   plans.set(target, plan);
   return plan;
 }
 
+/**
+ * With nobody erased, only the columns whose field is hashed or blocked need looking at: worked out once per
+ * target and policy rather than column by column for every row.
+ */
+const plansUnder = new WeakMap<CompanyPolicy, Map<Plan, Plan>>();
+
+function planUnder(plan: Plan, policy: CompanyPolicy): Plan {
+  if (policy.suppressed.size > 0) return plan;
+  let byPlan = plansUnder.get(policy);
+  if (!byPlan) plansUnder.set(policy, (byPlan = new Map()));
+  let active = byPlan.get(plan);
+  if (!active) {
+    const acted = (cols: readonly PersonalColumn[]) => cols.filter((c) => policy.actions.has(c.field));
+    byPlan.set(plan, (active = { main: acted(plan.main), children: plan.children.map(acted), personal: plan.personal }));
+  }
+  return active;
+}
+
 function applyItem(row: Row, children: readonly Row[][], plan: Plan, policy: CompanyPolicy, names: Readonly<Record<string, string>>): void {
-  if (plan.main.length === 0 && plan.children.every((c) => c.length === 0)) return;
+  if (!plan.personal) return;
   let suppressed = false;
   for (const c of plan.main) suppressed = applyColumn(row, c, personOf(row, c.person, policy), policy) || suppressed;
   for (let i = 0; i < children.length; i++) {
