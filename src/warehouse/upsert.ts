@@ -475,7 +475,7 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions): Promise<PageWr
   fingerprintPage(page);
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
-  const personal = await applyPersonalData(wh, page, [...(o.rejects ?? []), ...page.rejects]);
+  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...(o.rejects ?? []), ...page.rejects]), wh.outage);
   const rejects = personal.rejects;
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
