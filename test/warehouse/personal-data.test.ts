@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { personalData } from '../../src/resources/index.ts';
-import { erase, setPersonalDataPolicy } from '../../src/warehouse/personal-data/admin.ts';
-import { listPolicies, PersonalDataError } from '../../src/warehouse/personal-data/policy.ts';
+import { applyPendingRewrites, erase, setPersonalDataPolicy } from '../../src/warehouse/personal-data/admin.ts';
+import { POLICY_CHANGED } from '../../src/warehouse/personal-data/apply.ts';
+import { listPolicies, PersonalDataError, policyVersion, storePolicy } from '../../src/warehouse/personal-data/policy.ts';
 import type { Warehouse } from '../../src/warehouse/index.ts';
 import { freshDatabase } from '../support/db.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
@@ -213,3 +214,27 @@ describe('erasing one person', () => {
     expect(await versions()).toEqual(before);
   });
 });
+
+describe('a rewrite interrupted', () => {
+  it('shows as pending, and `apply` finishes it', { timeout: 60_000 }, async () => {
+    // The policy stored, and the process gone before its rewrite.
+    await storePolicy(wh, 'b', new Map([['HomeCity', 'block']]));
+    expect((await listPolicies(wh, 'b'))[1]).toMatchObject({ fields: { HomeCity: 'block' }, rewritePending: true });
+    const [before] = await wh.sql`select count(home_city)::int as n from ${wh.sql(wh.schema)}.individuals where company_key = 'b'`;
+    expect(before!.n).toBeGreaterThan(0);
+
+    const done = await applyPendingRewrites(wh, personalData);
+    expect(done.b!.individuals).toBe(before!.n);
+    expect((await listPolicies(wh, 'b'))[1]).toMatchObject({ rewritePending: false });
+    const [after] = await wh.sql`select count(home_city)::int as n from ${wh.sql(wh.schema)}.individuals_history where company_key = 'b'`;
+    expect(after!.n).toBe(0);
+  });
+
+  it('refuses a page mapped under the policy version before it', async () => {
+    const version = await policyVersion(wh, 'b');
+    await wh.sql`select ${wh.sql(wh.schema)}.check_personal_data_version('b', ${version})`;
+    const stale = await wh.sql`select ${wh.sql(wh.schema)}.check_personal_data_version('b', '0:0')`.then(() => undefined, (e: { code?: string }) => e.code);
+    expect(stale).toBe(POLICY_CHANGED);
+  });
+});
+
