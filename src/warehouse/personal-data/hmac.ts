@@ -39,6 +39,7 @@ export function personalHmac(secret: string): PersonalHmac {
   };
   made = { of, pads: { inner: xor(0x36), outer: xor(0x5c) } };
   byKey.set(secret, made);
+  wraps.set(made, new Map());
   return made;
 }
 
@@ -51,8 +52,18 @@ export const HASHED = /^[0-9a-f]{64}$/;
  * whichever fields are hashed or blocked: a policy change alone makes no new history version.
  */
 export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
-  return hash.startsWith('p') ? hash : `p${hmac.of(hash).slice(0, 31)}`;
+  if (hash.startsWith('p')) return hash;
+  let wrapped = wraps.get(hmac)!.get(hash);
+  if (wrapped === undefined) {
+    const memo = wraps.get(hmac)!;
+    if (memo.size >= MEMO_ENTRIES) memo.clear();
+    memo.set(hash, (wrapped = `p${hmac.of(hash).slice(0, 31)}`));
+  }
+  return wrapped;
 }
+
+/** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
+const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
 
 /** The same in SQL, over a column holding the content hash; `$inner`, `$outer` are the pads' parameters. */
 export function wrappedContentHashSql(schema: string, column: string, inner: string, outer: string): string {
