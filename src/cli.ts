@@ -51,6 +51,14 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: "grant or revoke a Postgres role's read access to companies' rows",
     run: async () => (await import('./commands/access.ts')).runAccessCommand,
   },
+  'personal-data': {
+    summary: 'set or list what is stored of each personal field (keep, hash, block), per company or by default',
+    run: async () => (await import('./commands/personal-data.ts')).runPersonalDataCommand,
+  },
+  erase: {
+    summary: "block every personal field of one person everywhere, and keep it blocked",
+    run: async () => (await import('./commands/personal-data.ts')).runEraseCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,
@@ -58,7 +66,7 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
 };
 
 function usage(): string {
-  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(13)} ${c.summary}`);
   return `usage: wfsync <command> [options]\n\ncommands:\n${rows.join('\n')}\n`;
 }
 
@@ -121,7 +129,7 @@ function describeFailure(err: unknown): string {
 }
 
 function userFacing(err: Error): string | undefined {
-  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError' || err.name === 'AccessError') return err.message;
+  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError' || err.name === 'AccessError' || err.name === 'PersonalDataError') return err.message;
   if (err instanceof SourceError) return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;

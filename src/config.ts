@@ -112,6 +112,8 @@ export interface Retention {
   runsDays: number;
   resolvedRejectsDays: number;
   pushPayloadsDays: number;
+  /** Personal fields of individuals deleted or Former for longer than this are blocked; unset: kept. */
+  formerPersonalDays?: number;
 }
 
 export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
@@ -143,6 +145,8 @@ export const Env = z.object({
   WFS_KEEP_RUNS_DAYS: days.default(DEFAULT_RETENTION.runsDays),
   WFS_KEEP_RESOLVED_REJECTS_DAYS: days.default(DEFAULT_RETENTION.resolvedRejectsDays),
   WFS_KEEP_PUSH_PAYLOADS_DAYS: days.default(DEFAULT_RETENTION.pushPayloadsDays),
+  WFS_KEEP_FORMER_PERSONAL_DAYS: days.optional(),
+  WFS_PERSONAL_DATA_KEY: z.string().min(16, 'at least 16 characters').optional(),
   WFS_DATA_DIR: z.string().default('.wfsync'),
   WFS_TIMEZONE: z.string().default('UTC'),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
@@ -168,6 +172,8 @@ export interface Config {
   runTypeIds: number[];
   pushToken?: string;
   secretKey?: string;
+  /** Key of the personal-data hash (HMAC-SHA-256) and suppression list; unset: a key file under dataDir. */
+  personalDataKey?: string;
   /** Where every pushed change's final state is POSTed, signed with the push token. */
   pushWebhookUrl?: string;
   httpPort: number;
@@ -234,13 +240,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runTypeIds: e.WFS_RUN_TYPE_IDS ?? [],
     pushToken: e.WFS_PUSH_TOKEN,
     secretKey: e.WFS_SECRET_KEY,
+    personalDataKey: e.WFS_PERSONAL_DATA_KEY,
     pushWebhookUrl: e.WFS_PUSH_WEBHOOK_URL,
     httpPort: e.WFS_HTTP_PORT,
     httpHost: e.WFS_HTTP_HOST,
     metricsPort: e.WFS_METRICS_PORT,
     dashboardToken: e.WFS_DASHBOARD_TOKEN,
     sessions: { idleMs: e.WFS_SESSION_IDLE_MINUTES * 60_000, maxAgeMs: e.WFS_SESSION_MAX_HOURS * 3600_000, secure: e.WFS_COOKIE_SECURE },
-    retention: { runsDays: e.WFS_KEEP_RUNS_DAYS, resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS, pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS },
+    retention: { runsDays: e.WFS_KEEP_RUNS_DAYS, resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS, pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS, formerPersonalDays: e.WFS_KEEP_FORMER_PERSONAL_DAYS },
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),

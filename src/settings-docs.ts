@@ -73,6 +73,18 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
       "how long the daily `housekeeping` job keeps finished runs (each stream's latest and latest successful run stay), rejects once resolved, and the payload and sealed SSN of pushed changes once final (the row and its outcome stay); days, fractions allowed",
     default: '`30`, `30`, `30`',
   },
+  {
+    names: ['WFS_KEEP_FORMER_PERSONAL_DAYS'],
+    meaning:
+      'the daily `housekeeping` job blocks every personal field of an individual deleted at the service, or `Former`, for longer than this (as an erasure: see Personal data); days, fractions allowed',
+    default: 'kept',
+  },
+  {
+    names: ['WFS_PERSONAL_DATA_KEY'],
+    meaning:
+      'key of the `hash` policy (HMAC-SHA-256) and of the erased people list (at least 16 characters); every process of one warehouse needs the same, and changing it changes every hash',
+    default: 'a random key in `WFS_DATA_DIR/personal-data.key` (mode 0600)',
+  },
   { names: ['WFS_DATA_DIR'], meaning: 'where the embedded Postgres lives', default: '`.wfsync`' },
   { names: ['LOG_LEVEL'], meaning: 'pino level (`debug` also prints stacks for errors)', default: '`info`' },
   { names: ['LOG_FORMAT'], meaning: '`json` or `pretty`', default: '`pretty` when stderr is a terminal, else `json`' },

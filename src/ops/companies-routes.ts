@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/company-records.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
 import { esc, layout, type Viewer } from './page.ts';
+import { mountPersonalDataApi, mountPersonalDataPages, type PersonalDataRoutesOptions } from './personal-data-routes.ts';
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -30,6 +31,8 @@ export interface CompanyRoutesOptions {
   token?: string;
   log: Logger;
   viewer: (c: Context) => Viewer;
+  /** Personal-data policies and erasures, on the same API. */
+  personalData?: Omit<PersonalDataRoutesOptions, 'log'>;
 }
 
 function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
@@ -196,6 +199,10 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
+  if (o.personalData) {
+    mountPersonalDataApi(api, { ...o.personalData, log });
+    mountPersonalDataPages(app, actions, { ...o.personalData, log, viewer: o.viewer });
+  }
   app.route('/api/companies', api);
 }
 
@@ -210,7 +217,7 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
   };
   const rows = companies
     .map(
-      (c) => `<tr><td>${esc(c.key)}</td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
+      (c) => `<tr><td>${esc(c.key)} <a class="muted" href="/companies/${encodeURIComponent(c.key)}/personal-data">personal data</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
 <td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');

@@ -19,6 +19,7 @@ import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, 
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
+import { personalData } from '../resources/index.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readPushModels, readRejects, readRetryablePushes, readStatus } from './status.ts';
@@ -211,7 +212,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
-  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer });
+  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer, personalData: { warehouse: wh, data: personalData } });
   app.route('/actions', actions);
 
   if (opts.queues) {

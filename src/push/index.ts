@@ -6,7 +6,7 @@ import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { IntakeContext } from './intake.ts';
 import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 import { ModelScheduler, type ModelSchedulerOptions } from './model-schedule.ts';
-import { KEEP_EVERYTHING } from './field-policy.ts';
+import { warehousePolicy } from './warehouse-policy.ts';
 
 export { pushIndividuals, pushCertifications, pushVerifications, intake, knownCompanies, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
 export { previewPush, type Preview, type PreviewedChange } from './preview.ts';
@@ -31,8 +31,7 @@ export function intakeContext(config: Config, warehouse: Warehouse): IntakeConte
     sealer: createSealer(secretKeyOf(config)),
     companies: config.companies.map((c) => ({ key: c.key, singleSignOn: c.singleSignOn })),
     added: async () => (await listCompanies(warehouse)).map((c) => ({ key: c.key })),
-    // The companies' personal-data policies: what a preview and a model compare under (every field kept, here).
-    policy: KEEP_EVERYTHING,
+    policy: warehousePolicy(warehouse),
   };
 }
 

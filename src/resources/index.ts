@@ -7,6 +7,10 @@ import * as people from './people.ts';
 import * as reference from './reference.ts';
 import * as scheduling from './scheduling.ts';
 import type { StreamDef } from './stream.ts';
+import { catalogOf, PERSONAL_NAMES, personalColumnsByTable } from './personal-data.ts';
+import type { PersonalData } from '../warehouse/personal-data/admin.ts';
+import type { PersonalCatalog } from '../warehouse/personal-data/catalog.ts';
+import { dedupe } from '../warehouse/rows.ts';
 import * as timeOff from './time-off.ts';
 
 /**
@@ -99,3 +103,17 @@ export function endpointByPath(method: string, path: string): Endpoint | undefin
   const lower = path.toLowerCase();
   return Object.values(endpoints).find((e) => e.method === method && e.path.toLowerCase() === lower);
 }
+
+/** Every column a personal field of the service lands in, one entry per table and column. */
+export const personalCatalog: PersonalCatalog = dedupe(catalogOf(streams.map((s) => s.target)), (c) => `${c.table}.${c.column}`);
+
+/**
+ * The personal columns of each table (history tables and the copies of a person's fields on other records
+ * included, as are the instant and offset beside a date): what a role without personal access must not read.
+ */
+export function personalColumns(): Record<string, string[]> {
+  return personalColumnsByTable(personalCatalog);
+}
+
+/** The catalog and the names of the personal fields, as the warehouse's personal-data functions take them. */
+export const personalData: PersonalData = { catalog: personalCatalog, names: PERSONAL_NAMES };

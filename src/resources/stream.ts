@@ -1,6 +1,7 @@
 import type { Endpoint } from '../source/endpoints.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { Target } from '../warehouse/targets.ts';
+import { PERSONAL_NAMES, personalColumnsOf } from './personal-data.ts';
 
 /**
  * What a stream declaration says: each stream is data — its endpoint, fixed parameters, how it moves forward,
@@ -179,7 +180,7 @@ export interface StreamDef<Name extends string = string, Deps extends string = s
 }
 
 export function defineStream<const Name extends string, const Deps extends string = never>(stream: StreamDef<Name, Deps>): StreamDef<Name, Deps> {
-  return stream;
+  return { ...stream, target: { ...stream.target, personal: personalColumnsOf(stream.target, stream.endpoint.item), personalNames: PERSONAL_NAMES } };
 }
 
 /** A table keyed by the service's id of its item. */

@@ -2,6 +2,8 @@ import { finishRun, type RunOutcome } from '../warehouse/index.ts';
 import { DEFAULT_RETENTION } from '../config.ts';
 import { prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
 import { openRun } from '../warehouse/runs.ts';
+import { eraseFormerIndividuals } from '../warehouse/personal-data/admin.ts';
+import { personalData } from '../resources/index.ts';
 import { emptyCounters, type SyncContext } from './context.ts';
 import type { SyncSummary } from './runner.ts';
 
@@ -13,6 +15,8 @@ export interface Pruned {
   runs: number;
   resolvedRejects: number;
   pushPayloads: number;
+  /** Individuals whose personal fields were blocked for having left longer ago than WFS_KEEP_FORMER_PERSONAL_DAYS. */
+  formerErased: number;
 }
 
 /**
@@ -26,11 +30,12 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
   const runId = await openRun(wh, { companyKey: ctx.companyKey, stream: HOUSEKEEPING });
   let outcome: 'ok' | 'failed' = 'ok';
   let error: string | undefined;
-  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0 };
+  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0, formerErased: 0 };
   try {
     pruned.runs = await pruneRuns(wh, ctx.companyKey, keep.runsDays);
     pruned.resolvedRejects = await pruneResolvedRejects(wh, ctx.companyKey, keep.resolvedRejectsDays);
     pruned.pushPayloads = await prunePushPayloads(wh, ctx.companyKey, keep.pushPayloadsDays);
+    if (keep.formerPersonalDays !== undefined) pruned.formerErased = (await eraseFormerIndividuals(wh, personalData, ctx.companyKey, keep.formerPersonalDays)).people;
   } catch (e) {
     outcome = 'failed';
     error = (e as Error).message;

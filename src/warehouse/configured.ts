@@ -6,7 +6,7 @@ import { openWarehouse, type Warehouse } from './connection.ts';
 export async function openMigratedWarehouse(config: Config, log: Logger): Promise<Warehouse> {
   let warehouse: Warehouse | undefined;
   try {
-    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log, outageMs: config.dbOutageMs });
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log, outageMs: config.dbOutageMs, personalDataKey: config.personalDataKey });
     await warehouse.migrate();
     return warehouse;
   } catch (e) {

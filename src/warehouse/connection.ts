@@ -12,6 +12,7 @@ import type { Fence } from './tables/fencing.ts';
 import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
+import { personalDataKeyOf } from './secret.ts';
 
 export interface Warehouse {
   /** postgres.js client; `date` columns come back as `yyyy-MM-dd` text, timestamptz as Date. */
@@ -28,6 +29,8 @@ export interface Warehouse {
   readonly outage: OutageOptions;
   /** Set on the warehouse a queued run writes through (fencing.ts): its pages are refused once it lost its lock. */
   readonly fence?: Fence;
+  /** The personal-data key (WFS_PERSONAL_DATA_KEY or its key file), read on first use. */
+  readonly personalDataKey: () => string;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }
@@ -41,6 +44,8 @@ export interface OpenOptions {
   max?: number;
   /** How long writes wait for a warehouse that went away; default a minute. */
   outageMs?: number;
+  /** WFS_PERSONAL_DATA_KEY; without it, `<dataDir>/personal-data.key`. */
+  personalDataKey?: string;
 }
 
 const EMBEDDED_DB = 'wfsync';
@@ -92,12 +97,18 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
     tables,
     sessions,
     outage: { maxWaitMs: opts.outageMs ?? WAREHOUSE_OUTAGE_MS, ...outageReporter(opts.logger) },
+    personalDataKey: once(() => personalDataKeyOf({ personalDataKey: opts.personalDataKey, dataDir: opts.dataDir ?? '.wfsync' })),
     migrate: () => migrateWarehouse(url, schema, opts.logger),
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);
       await embedded?.stop();
     },
   };
+}
+
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 /**

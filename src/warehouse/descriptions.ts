@@ -44,6 +44,10 @@ export const TABLE_DOCS: Record<string, string> = {
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
   access_grants: "Which of the operator's Postgres roles read which companies' rows (wfsync access); the row-level security policy of every table with a company_key reads it.",
   schema_changes: "Fields the service sends that no column maps yet (kept in each row's _extra), one row per company, stream and JSON path: when first and last seen, how many records carried it, its JSON type and a masked example, and when it stopped coming.",
+  personal_data_policies: "What is stored of each personal field of the service, per company or as the default (company_key '*'): keep, hash (HMAC-SHA-256 hex under the warehouse's personal-data key) or block (never stored). A field without a row is kept.",
+  personal_data_versions: "One row per company (and '*' for the default): raised with each policy change or erasure; pages written under an older version are refused, and the stored rows are rewritten up to applied_version.",
+  personal_data_suppressions: 'People erased on request or by retention: a keyed hash of their ServiceId or EmployeeNumber, never the value. Later syncs store their records with every personal field blocked.',
+  erasures: 'One row per erasure of a person (wfsync erase, the API, or retention): when, who asked and the rows rewritten per table; no personal data.',
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
   push_models: "Push models: an operator's SQL query of the desired state of individuals or credentials, diffed by key against the warehouse and pushed on a cron (wfsync push model).",
   push_model_runs: 'One row per run of a push model: rows the query read, how many were unchanged, changed, queued or refused, and whether the run stopped over its cap.',
@@ -238,6 +242,18 @@ const FIELD_DOCS: Record<string, string> = {
   role: "A Postgres role of the operator (by name) that reads this company's rows.",
   personal: 'Whether the role also reads the personal columns (names, e-mail, phones, address, birth date, ...); false: only the other columns.',
   granted_at: 'When the role was granted this company.',
+  field: 'A personal field of the service, by its name (PrimaryEmailAddress, DateOfBirth, ...; see PERSONAL_FIELDS in src/source/schemas/personal.ts).',
+  action: 'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
+  changed_at: 'When this was last changed.',
+  version: 'Raised by one with each policy change or erasure for the company.',
+  applied_version: 'The version up to which the stored rows have been rewritten; below version while a rewrite is under way or was interrupted.',
+  person_hash: 'HMAC-SHA-256 hex under the personal-data key of the erased person\'s id (service_id:N or employee_number:X): recognizes their records, reveals nothing.',
+  erasure_id: 'The erasure (erasures.id) that put the person on the list.',
+  suppressed_at: 'When the person was put on the list.',
+  erased_at: 'When the erasure ran.',
+  requested_by: 'Who asked: the operator or API caller, or retention.',
+  cause: 'Why: request (wfsync erase or the API) or retention (WFS_KEEP_FORMER_PERSONAL_DAYS).',
+  counts: 'Rows rewritten per table (JSON); no personal data.',
   event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
   name: 'Name of the push model, unique.',
   query: "The model's SQL query of the desired state; its columns are named by the service's fields.",
@@ -476,8 +492,8 @@ function prefixedDoc(column: string): string | undefined {
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** COMMENT statements for every table and column of the schema (views: see viewCommentStatements). */
-export function tableCommentStatements(schema = DEFAULT_SCHEMA): string[] {
-  return allTableInfos().flatMap((t) => {
+export function tableCommentStatements(schema = DEFAULT_SCHEMA, only?: readonly string[]): string[] {
+  return allTableInfos().filter((t) => !only || only.includes(t.name)).flatMap((t) => {
     const table = `"${schema}"."${t.name}"`;
     const doc = TABLE_DOCS[t.name];
     if (!doc) throw new Error(`no description for table ${t.name}`);

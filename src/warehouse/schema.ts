@@ -8,6 +8,7 @@ import { fencingTables } from './tables/fencing.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
 import { pushModelTables, pushTables } from './tables/push.ts';
+import { personalDataTables } from './tables/personal-data.ts';
 import { referenceTables } from './tables/reference.ts';
 import { schedulingTables } from './tables/scheduling.ts';
 import { timeOffTables } from './tables/time-off.ts';
@@ -35,6 +36,7 @@ export function warehouseTables(schemaName: string) {
     ...fencingTables(s),
     ...companyTables(s),
     ...accessTables(s),
+    ...personalDataTables(s),
   };
 }
 

@@ -45,10 +45,19 @@ export function lazySealer(make: () => Sealer): Sealer {
 
 /** WFS_SECRET_KEY, or the key file under the data directory (made on first use, mode 0600). */
 export function secretKeyOf(opts: { secretKey?: string; dataDir: string }): string {
-  if (opts.secretKey) return opts.secretKey;
-  const file = join(opts.dataDir, 'secret.key');
+  return opts.secretKey ?? keyFile(opts.dataDir, 'secret.key');
+}
+
+/** WFS_PERSONAL_DATA_KEY, or `<dataDir>/personal-data.key` (made on first use, mode 0600): the hash policy's key. */
+export function personalDataKeyOf(opts: { personalDataKey?: string; dataDir: string }): string {
+  return opts.personalDataKey ?? keyFile(opts.dataDir, 'personal-data.key');
+}
+
+/** The key kept in `<dataDir>/<name>`, made on first use, readable by its owner only. */
+function keyFile(dataDir: string, name: string): string {
+  const file = join(dataDir, name);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(opts.dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
   const key = randomBytes(32).toString('hex');
   try {
     writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });

@@ -1,3 +1,5 @@
+import type { PersonalCatalog } from './personal-data/catalog.ts';
+
 /**
  * Where a resource's items land: data, not code, declared with each stream in src/resources/. The generic mapper
  * (rows.ts) flattens an item into the target table's columns; nested lists named under `children` go to child
@@ -39,6 +41,10 @@ export interface Target {
   readonly envelopeTarget?: { readonly target: Target; readonly fields: readonly string[] };
   /** Query parameters of a stream partition → the column that holds them. */
   readonly partitionColumns?: Readonly<Record<string, string>>;
+  /** The personal columns of its table, child tables and history (filled from the record schema by defineStream). */
+  readonly personal?: PersonalCatalog;
+  /** A record field's name → the personal field it carries, wherever it is met (in `_extra` and raw payloads too). */
+  readonly personalNames?: Readonly<Record<string, string>>;
   /** Explicit per-resource override of the item before the generic mapping; none is needed today. */
   readonly prepare?: (item: Record<string, unknown>) => Record<string, unknown>;
 }

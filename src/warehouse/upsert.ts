@@ -4,6 +4,7 @@ import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
 import { arrayLiteral, dedupe, encodeElement, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
 import { sendRejects } from './rejects.ts';
+import { applyPersonalData, POLICY_CHANGED } from './personal-data/apply.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
 import { noteInserted } from './statistics.ts';
@@ -460,15 +461,27 @@ export function encodePage(page: MappedPage): string[][] {
  * the records that failed their schema, and the checkpoint the page completes. Either all of it or none.
  */
 export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<PageWritten> {
+  try {
+    return await writePageOnce(wh, o);
+  } catch (e) {
+    // The personal-data policy changed between mapping and writing: map again under the new one.
+    if ((e as { code?: string }).code !== POLICY_CHANGED) throw e;
+    return writePageOnce(wh, o);
+  }
+}
+
+async function writePageOnce(wh: Warehouse, o: WritePageOptions): Promise<PageWritten> {
   const page = mapPage(o.target, o.companyKey, o.items, o.extras);
   fingerprintPage(page);
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
-  const rejects = [...(o.rejects ?? []), ...page.rejects];
+  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...(o.rejects ?? []), ...page.rejects]), wh.outage);
+  const rejects = personal.rejects;
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
     transaction(wh.sessions, async (pipe) => {
       sendFenceCheck(pipe, wh);
+      personal.check(pipe);
       if (page.envelope) {
         // The guess of fresh keys is the page's target's; the envelope's keys are always read.
         const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows === 'fresh' ? 'insert' : newRows);

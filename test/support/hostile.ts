@@ -64,6 +64,12 @@ export const HOSTILE_BODIES: readonly HostileBody[] = [
   },
   { name: 'form with repeated fields', body: 'id=1&id=2&company=north&company=x&stream=a&stream=b&token=a&token=b', type: 'application/x-www-form-urlencoded' },
   { name: 'binary', body: bytes, type: 'application/octet-stream' },
+  {
+    name: 'a personal-data policy of unknown fields and actions',
+    body: JSON.stringify({ "FirstName'; drop table individuals; --": 'hash', PrimaryEmailAddress: "block'); --", DateOfBirth: 'hash', LastName: { $gt: '' } }),
+    type: 'application/json',
+  },
+  { name: 'an erasure naming nobody', body: JSON.stringify({ serviceId: 1e300, employeeNumber: { $gt: '' }, requestedBy: XSS }), type: 'application/json' },
   { name: 'JSON that SQL would choke on', body: JSON.stringify([{ changeId: "x'); delete from push_outbox; --", FirstName: "Robert'); DROP TABLE individuals;--" }]), type: 'application/json' },
 ];
 

@@ -112,7 +112,7 @@ describe('the housekeeping job', () => {
     await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 });
     const [record] = await wh.sql<{ details: { pruned: Record<string, number> } }[]>`
       select details from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
-    expect(record!.details.pruned).toEqual({ runs: 0, resolvedRejects: 0, pushPayloads: 0 });
+    expect(record!.details.pruned).toEqual({ runs: 0, resolvedRejects: 0, pushPayloads: 0, formerErased: 0 });
   });
 });
 

@@ -8,6 +8,7 @@ import { DEFAULT_SCHEMA, warehouseTables } from '../../src/warehouse/schema.ts';
 import { bookkeepingTables } from '../../src/warehouse/tables/bookkeeping.ts';
 import { fencingTables } from '../../src/warehouse/tables/fencing.ts';
 import { companyTables } from '../../src/warehouse/tables/companies.ts';
+import { personalDataTables } from '../../src/warehouse/tables/personal-data.ts';
 import { pushTables } from '../../src/warehouse/tables/push.ts';
 import type { Target } from '../../src/warehouse/targets.ts';
 
@@ -112,7 +113,7 @@ function writtenTables(target: Target): [string, readonly string[]][] {
 describe('the catalog and the warehouse', () => {
   const tables = declaredTables(warehouseTables(DEFAULT_SCHEMA));
   const s = pgSchema(DEFAULT_SCHEMA);
-  const ownTables = new Set([...declaredTables(bookkeepingTables(s)).keys(), ...declaredTables(pushTables(s)).keys(), ...declaredTables(fencingTables(s)).keys(), ...declaredTables(companyTables(s)).keys()]);
+  const ownTables = new Set([...declaredTables(bookkeepingTables(s)).keys(), ...declaredTables(pushTables(s)).keys(), ...declaredTables(fencingTables(s)).keys(), ...declaredTables(companyTables(s)).keys(), ...declaredTables(personalDataTables(s)).keys()]);
   const written = [...streams.map((st) => st.target), ...envelopeTargets].flatMap(writtenTables);
 
   it('writes only tables the drizzle schema declares, through columns they have', () => {

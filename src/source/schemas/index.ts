@@ -6,3 +6,4 @@ export * from './time-off.ts';
 export * from './course.ts';
 export * from './forms.ts';
 export * from './reference.ts';
+export * from './personal.ts';

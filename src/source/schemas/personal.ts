@@ -1,0 +1,62 @@
+/**
+ * The service's personal fields, each named once. Wherever a record of any endpoint carries a field of this
+ * name (an individual's own fields, or the copies of a person's names on a shift, a crew, a credential, a form),
+ * it is that person's personal data; the catalog (resources/personal-data.ts) finds every such place by name.
+ *
+ *   alsoNamed  other names the service gives the same field in some records;
+ *   of         the field naming whose data it is, when that is not the `ServiceId` beside it: a sibling field,
+ *              or `../X` for field X of the record holding the list the field is in.
+ *   hashable   false for fields stored as a date: a hash is no date, so `hash` is refused for them.
+ */
+export interface PersonalFieldSpec {
+  readonly alsoNamed?: readonly string[];
+  readonly of?: string;
+  readonly hashable?: false;
+}
+
+export const PERSONAL_FIELDS = {
+  FirstName: {},
+  MiddleName: {},
+  LastName: {},
+  LegalFirstName: {},
+  LegalMiddleName: {},
+  LegalLastName: {},
+  EmployeeNumber: {},
+  UniqueNumber: { alsoNamed: ['UniqueIdentifier'] },
+  LogonId: {},
+  DateOfBirth: { hashable: false },
+  Gender: {},
+  PrimaryEmailAddress: {},
+  HomeAddressLine1: {},
+  HomeAddressLine2: {},
+  HomeCity: {},
+  HomeState: {},
+  HomeCountry: {},
+  HomeZipCode: {},
+  HomePhoneNumber: {},
+  BusinessPhoneNumber: {},
+  MobilePhoneNumber: {},
+  SupervisorName: { of: 'SupervisorId' },
+  /** What someone answered on a form: names, addresses and free text about people. */
+  AnswerValue: { of: '../SubmittedBy' },
+} as const satisfies Record<string, PersonalFieldSpec>;
+
+export type PersonalField = keyof typeof PERSONAL_FIELDS;
+
+export const PERSONAL_FIELD_NAMES = Object.keys(PERSONAL_FIELDS) as PersonalField[];
+
+/** The personal field a record's field carries, by its name or another name of it; undefined when none. */
+export function personalFieldNamed(name: string): PersonalField | undefined {
+  return FIELD_BY_NAME.get(name);
+}
+
+const FIELD_BY_NAME: ReadonlyMap<string, PersonalField> = new Map(
+  PERSONAL_FIELD_NAMES.flatMap((f) => {
+    const spec: PersonalFieldSpec = PERSONAL_FIELDS[f];
+    return [f, ...(spec.alsoNamed ?? [])].map((n) => [n, f] as const);
+  }),
+);
+
+export function isPersonalField(name: string): name is PersonalField {
+  return Object.hasOwn(PERSONAL_FIELDS, name);
+}

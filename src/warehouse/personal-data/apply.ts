@@ -1,0 +1,174 @@
+import type { Warehouse } from '../connection.ts';
+import type { Pipeline } from '../pipeline.ts';
+import type { Row } from '../rows.ts';
+import type { Target } from '../targets.ts';
+import type { PersonalColumn, PersonColumns } from './catalog.ts';
+import { personHash, wrappedContentHash } from './hmac.ts';
+import { currentPolicy, type CompanyPolicy } from './policy.ts';
+
+/**
+ * The row path of personal data: a page's mapped rows, their `_extra` and the raw payloads of its rejects, made
+ * what the company's policy lets be stored, after the content hash was taken from the clear values (so the
+ * hash says whether the source changed, whatever the policy). A company that hashes and blocks nothing and has
+ * erased nobody pays one small read per page.
+ */
+
+/** The part of a mapped page this step reads and rewrites. */
+export interface PageRows {
+  readonly target: Target;
+  readonly companyKey: string;
+  readonly mapped: readonly { readonly row: Row; readonly children: readonly Row[][] }[];
+}
+
+export interface Refusal {
+  raw: unknown;
+  reason: string;
+}
+
+export interface PersonalDataApplied {
+  /** The refusals with their raw payloads under the policy. */
+  readonly rejects: Refusal[];
+  /** Sends the check that the policy is still the one the page was mapped under (first in its transaction). */
+  readonly check: (pipe: Pipeline) => void;
+}
+
+/** Applies the company's current policy to a mapped page and its refusals (after fingerprinting). */
+export async function applyPersonalData(wh: Warehouse, page: PageRows, rejects: readonly Refusal[]): Promise<PersonalDataApplied> {
+  const policy = await currentPolicy(wh, page.companyKey);
+  const check = (pipe: Pipeline) =>
+    pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
+  return { rejects: applyPolicy(page, rejects, policy), check };
+}
+
+/** Applies a policy to a mapped page's rows in place; answers the refusals with their payloads under it. */
+export function applyPolicy(page: PageRows, rejects: readonly Refusal[], policy: CompanyPolicy): Refusal[] {
+  if (!policy.hmac) return [...rejects];
+  const names = page.target.personalNames ?? {};
+  const plan = planUnder(planOf(page.target), policy);
+  for (const m of page.mapped) applyItem(m.row, m.children, plan, policy, names);
+  return rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
+}
+
+/** What PostgreSQL's refusal of a page mapped under an older policy carries (check_personal_data_version). */
+export const POLICY_CHANGED = 'WF412';
+
+interface Plan {
+  readonly main: readonly PersonalColumn[];
+  readonly children: readonly (readonly PersonalColumn[])[];
+  /** The target has personal columns at all (its rows' content hash is keyed under a policy). */
+  readonly personal: boolean;
+}
+
+const plans = new WeakMap<Target, Plan>();
+
+function planOf(target: Target): Plan {
+  let plan = plans.get(target);
+  if (plan) return plan;
+  const catalog = target.personal ?? [];
+  plan = {
+    main: catalog.filter((c) => c.table === target.table),
+    children: (target.children ?? []).map((child) => catalog.filter((c) => c.table === child.table)),
+    personal: catalog.length > 0,
+  };
+  plans.set(target, plan);
+  return plan;
+}
+
+/**
+ * With nobody erased, only the columns whose field is hashed or blocked need looking at: worked out once per
+ * target and policy rather than column by column for every row.
+ */
+const plansUnder = new WeakMap<CompanyPolicy, Map<Plan, Plan>>();
+
+function planUnder(plan: Plan, policy: CompanyPolicy): Plan {
+  if (policy.suppressed.size > 0) return plan;
+  let byPlan = plansUnder.get(policy);
+  if (!byPlan) plansUnder.set(policy, (byPlan = new Map()));
+  let active = byPlan.get(plan);
+  if (!active) {
+    const acted = (cols: readonly PersonalColumn[]) => cols.filter((c) => policy.actions.has(c.field));
+    byPlan.set(plan, (active = { main: acted(plan.main), children: plan.children.map(acted), personal: plan.personal }));
+  }
+  return active;
+}
+
+function applyItem(row: Row, children: readonly Row[][], plan: Plan, policy: CompanyPolicy, names: Readonly<Record<string, string>>): void {
+  if (!plan.personal) return;
+  let suppressed = false;
+  for (const c of plan.main) suppressed = applyColumn(row, c, personOf(row, c.person, policy), policy) || suppressed;
+  for (let i = 0; i < children.length; i++) {
+    const cols = plan.children[i] ?? [];
+    for (const child of children[i]!) {
+      for (const c of cols) suppressed = applyColumn(child, c, personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy), policy) || suppressed;
+      if (child._extra) child._extra = scrubJson(child._extra, policy, names, false);
+    }
+  }
+  if (row._extra) row._extra = scrubJson(row._extra, policy, names, false);
+  if (policy.actions.size > 0 || suppressed) row._hash = wrappedContentHash(policy.hmac!, row._hash as string);
+}
+
+/** Applies one column's action (block for an erased person); true when the person is erased. */
+function applyColumn(row: Row, c: PersonalColumn, erased: boolean, policy: CompanyPolicy): boolean {
+  const action = erased ? 'block' : policy.actions.get(c.field);
+  if (action === 'block') {
+    row[c.column] = null;
+    for (const companion of c.companions) row[companion] = null;
+  } else if (action === 'hash') {
+    const v = row[c.column];
+    if (typeof v === 'string') row[c.column] = policy.hmac!.of(v);
+  }
+  return erased;
+}
+
+/** Whether the person named by these columns of the row was erased. */
+function personOf(row: Row, person: PersonColumns, policy: CompanyPolicy): boolean {
+  if (policy.suppressed.size === 0) return false;
+  return erased(policy, 'service_id', row[person.serviceId ?? '']) || erased(policy, 'employee_number', row[person.employeeNumber ?? '']);
+}
+
+const erasedMemo = new WeakMap<CompanyPolicy, Map<string, boolean>>();
+
+function erased(policy: CompanyPolicy, kind: 'service_id' | 'employee_number', value: unknown): boolean {
+  if (value === null || value === undefined || value === '' || policy.suppressed.size === 0) return false;
+  let memo = erasedMemo.get(policy);
+  if (!memo) erasedMemo.set(policy, (memo = new Map()));
+  const k = `${kind}:${String(value)}`;
+  let hit = memo.get(k);
+  if (hit === undefined) memo.set(k, (hit = policy.suppressed.has(personHash(policy.hmac!, kind, String(value)))));
+  return hit;
+}
+
+/**
+ * A JSON value (`_extra`, a raw payload, a pushed change) under the policy: personal fields found by name at any
+ * depth are hashed or dropped, and every personal field of an object naming an erased person is dropped.
+ * Returns `value` itself when nothing changes.
+ */
+export function scrubJson(value: unknown, policy: CompanyPolicy, names: Readonly<Record<string, string>>, blockAll: boolean): unknown {
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const s = scrubJson(v, policy, names, blockAll);
+      if (s !== v) (out ??= [...value])[i] = s;
+    });
+    return out ?? value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  const obj = value as Record<string, unknown>;
+  const block = blockAll || erased(policy, 'service_id', obj.ServiceId) || erased(policy, 'employee_number', obj.EmployeeNumber);
+  let out: Record<string, unknown> | undefined;
+  for (const k in obj) {
+    const v = obj[k];
+    const field = Object.hasOwn(names, k) ? names[k] : undefined;
+    const action = field ? (block ? 'block' : policy.actions.get(field)) : undefined;
+    if (action === 'block') {
+      out ??= { ...obj };
+      delete out[k];
+    } else if (action === 'hash' && typeof v === 'string') {
+      (out ??= { ...obj })[k] = policy.hmac!.of(v);
+    } else if (typeof v === 'object' && v !== null) {
+      const s = scrubJson(v, policy, names, block);
+      if (s !== v) (out ??= { ...obj })[k] = s;
+    }
+  }
+  return out ?? value;
+}

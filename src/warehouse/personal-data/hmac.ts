@@ -1,0 +1,76 @@
+import { createHash, createHmac } from 'node:crypto';
+
+/**
+ * HMAC-SHA-256 under the personal-data key, in Node for the row path and in SQL (`personal_hmac`, migration 0013)
+ * for what is already stored: both give the same hex for the same value.
+ */
+export interface PersonalHmac {
+  /** Hex HMAC of a value. */
+  readonly of: (value: string) => string;
+  /** The key's inner and outer pads, which `personal_hmac` takes in place of the key. */
+  readonly pads: { readonly inner: Buffer; readonly outer: Buffer };
+}
+
+const BLOCK = 64;
+
+/**
+ * Values hashed lately, per key: the same names, e-mail addresses and content hashes come back page after page and
+ * sync after sync, and a lookup costs a fraction of an HMAC. Emptied when full.
+ */
+const MEMO_ENTRIES = 100_000;
+
+const byKey = new Map<string, PersonalHmac>();
+
+export function personalHmac(secret: string): PersonalHmac {
+  let made = byKey.get(secret);
+  if (made) return made;
+  const key = createHash('sha256').update(secret, 'utf8').digest();
+  const padded = Buffer.alloc(BLOCK);
+  key.copy(padded);
+  const xor = (byte: number) => Buffer.from(padded.map((b) => b ^ byte));
+  const memo = new Map<string, string>();
+  const of = (value: string) => {
+    let h = memo.get(value);
+    if (h === undefined) {
+      if (memo.size >= MEMO_ENTRIES) memo.clear();
+      memo.set(value, (h = createHmac('sha256', key).update(value, 'utf8').digest('hex')));
+    }
+    return h;
+  };
+  made = { of, pads: { inner: xor(0x36), outer: xor(0x5c) } };
+  byKey.set(secret, made);
+  wraps.set(made, new Map());
+  return made;
+}
+
+/** A hashed value as the `hash` policy stores it: 64 hex digits, which no clear value of these fields is. */
+export const HASHED = /^[0-9a-f]{64}$/;
+
+/**
+ * A row's content hash once a policy other than keep applies to it: keyed, so it says nothing of the clear values
+ * it was computed from, and marked (`p`), so it is wrapped once. Computed over the clear values, it stays the same
+ * whichever fields are hashed or blocked: a policy change alone makes no new history version.
+ */
+export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
+  if (hash.startsWith('p')) return hash;
+  let wrapped = wraps.get(hmac)!.get(hash);
+  if (wrapped === undefined) {
+    const memo = wraps.get(hmac)!;
+    if (memo.size >= MEMO_ENTRIES) memo.clear();
+    memo.set(hash, (wrapped = `p${hmac.of(hash).slice(0, 31)}`));
+  }
+  return wrapped;
+}
+
+/** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
+const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
+
+/** The same in SQL, over a column holding the content hash; `$inner`, `$outer` are the pads' parameters. */
+export function wrappedContentHashSql(schema: string, column: string, inner: string, outer: string): string {
+  return `case when ${column} like 'p%' then ${column} else 'p' || left("${schema}".personal_hmac(${column}, ${inner}, ${outer}), 31) end`;
+}
+
+/** The suppression-list entry of a person's id: `service_id:N` or `employee_number:X`, keyed. */
+export function personHash(hmac: PersonalHmac, kind: 'service_id' | 'employee_number', value: string | number): string {
+  return hmac.of(`${kind}:${value}`);
+}

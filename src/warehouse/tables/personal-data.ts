@@ -1,0 +1,58 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, jsonb, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
+import { companyKey, tz } from './columns.ts';
+
+/** What a policy does with a personal field: keep it, keep its keyed hash, or store nothing. */
+export const PERSONAL_DATA_ACTIONS = ['keep', 'hash', 'block'] as const;
+export type PersonalDataAction = (typeof PERSONAL_DATA_ACTIONS)[number];
+
+/** The company key under which the default policy of every company is kept. */
+export const DEFAULT_POLICY_KEY = '*';
+
+/**
+ * Personal-data policies (a field's action per company, or the default), their versions (which pages check and
+ * the rewrite of stored rows completes), the people erased (only a keyed hash of their ids) and each erasure.
+ */
+export const personalDataTables = (s: PgSchema) => ({
+  personalDataPolicies: s.table(
+    'personal_data_policies',
+    {
+      company_key: companyKey(),
+      field: text().notNull(),
+      action: text().notNull(),
+      changed_at: tz().notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({ columns: [t.company_key, t.field] }),
+      check('personal_data_policies_action', sql`${t.action} in ('keep', 'hash', 'block')`),
+    ],
+  ),
+  personalDataVersions: s.table('personal_data_versions', {
+    company_key: text().primaryKey(),
+    version: bigint({ mode: 'number' }).notNull().default(0),
+    applied_version: bigint({ mode: 'number' }).notNull().default(0),
+    changed_at: tz().notNull().defaultNow(),
+  }),
+  personalDataSuppressions: s.table(
+    'personal_data_suppressions',
+    {
+      company_key: companyKey(),
+      person_hash: text().notNull(),
+      erasure_id: bigint({ mode: 'number' }),
+      suppressed_at: tz().notNull().defaultNow(),
+    },
+    (t) => [primaryKey({ columns: [t.company_key, t.person_hash] })],
+  ),
+  erasures: s.table(
+    'erasures',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      erased_at: tz().notNull().defaultNow(),
+      requested_by: text().notNull(),
+      cause: text().notNull(),
+      counts: jsonb().notNull(),
+    },
+    (t) => [index().on(t.company_key, t.erased_at)],
+  ),
+});
