@@ -9,7 +9,8 @@ import { bookkeepingTables } from '../../src/warehouse/tables/bookkeeping.ts';
 import { fencingTables } from '../../src/warehouse/tables/fencing.ts';
 import { companyTables } from '../../src/warehouse/tables/companies.ts';
 import { personalDataTables } from '../../src/warehouse/tables/personal-data.ts';
-import { pushTables } from '../../src/warehouse/tables/push.ts';
+import { pushModelTables, pushTables } from '../../src/warehouse/tables/push.ts';
+import { accessTables } from '../../src/warehouse/tables/access.ts';
 import type { Target } from '../../src/warehouse/targets.ts';
 
 /** Lookups by key, existence checks and writes are not streams; every other read endpoint is. */
@@ -113,7 +114,7 @@ function writtenTables(target: Target): [string, readonly string[]][] {
 describe('the catalog and the warehouse', () => {
   const tables = declaredTables(warehouseTables(DEFAULT_SCHEMA));
   const s = pgSchema(DEFAULT_SCHEMA);
-  const ownTables = new Set([...declaredTables(bookkeepingTables(s)).keys(), ...declaredTables(pushTables(s)).keys(), ...declaredTables(fencingTables(s)).keys(), ...declaredTables(companyTables(s)).keys(), ...declaredTables(personalDataTables(s)).keys()]);
+  const ownTables = new Set([...declaredTables(bookkeepingTables(s)).keys(), ...declaredTables(pushTables(s)).keys(), ...declaredTables(fencingTables(s)).keys(), ...declaredTables(companyTables(s)).keys(), ...declaredTables(personalDataTables(s)).keys(), ...declaredTables(accessTables(s)).keys(), ...declaredTables(pushModelTables(s)).keys()]);
   const written = [...streams.map((st) => st.target), ...envelopeTargets].flatMap(writtenTables);
 
   it('writes only tables the drizzle schema declares, through columns they have', () => {
