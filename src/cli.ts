@@ -74,12 +74,29 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => {
     if (code !== 0) process.exitCode = code;
+    exitOnceIdle();
   },
   (err: unknown) => {
     process.stderr.write(`wfsync: ${describeFailure(err)}\n`);
     process.exitCode = 1;
+    exitOnceIdle();
   },
 );
+
+/** How long a command that has returned may take for its last callbacks before the process ends anyway. */
+const LINGER_MS = 1_000;
+
+/**
+ * A command that returned has closed what it opened; whatever still holds the event loop then (a library's
+ * reconnection timer, a socket it did not end) must not keep the process, which would never exit.
+ */
+function exitOnceIdle(): void {
+  setTimeout(() => {
+    const held = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles().map((h) => h.constructor.name);
+    process.stderr.write(`wfsync: exiting; still open after the command ended: ${held.join(', ') || 'nothing named'}\n`);
+    process.exit();
+  }, LINGER_MS).unref();
+}
 
 /** What a SourceError of each kind means for the person running the command. */
 const SOURCE_FAILURES: Partial<Record<SourceErrorKind, string>> = {

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { entityKey, type Entity } from './entity.ts';
 import type { PushSettings } from './options.ts';
+import { closeRedis, REDIS_GOODBYE_MS, settlesWithin } from '../redis-health.ts';
 
 /**
  * Where the entities a sweep found are worked on: in this process, or on the BullMQ `push` queue (ids only,
@@ -123,9 +124,11 @@ class QueueDispatcher implements Dispatcher {
   }
 
   async close(): Promise<void> {
-    await this.#worker?.close();
-    await this.#queue?.close();
-    await this.#workerConnection?.quit().catch(() => undefined);
+    // A Redis that is gone never answers: after a while the connections are cut, and a job in hand goes back to
+    // the queue when its lock expires.
+    const worker = this.#worker;
+    if (!(await settlesWithin(Promise.all([worker?.close(), this.#queue?.close()]), REDIS_GOODBYE_MS))) void worker?.disconnect().catch(() => undefined);
+    if (this.#workerConnection) await closeRedis(this.#workerConnection);
     this.#worker = undefined;
     this.#queue = undefined;
     this.#workerConnection = undefined;

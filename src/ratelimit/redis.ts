@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Redis, type Result, type ClientContext } from 'ioredis';
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { redisHealth } from '../redis-health.ts';
+import { closeRedis, redisHealth } from '../redis-health.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
 import {
   paceSlackMs,
@@ -251,7 +251,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.ownsConnection) await this.redis.quit();
+    if (this.ownsConnection) await closeRedis(this.redis);
   }
 }
 
