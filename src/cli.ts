@@ -83,8 +83,8 @@ main(process.argv.slice(2)).then(
   },
 );
 
-/** How long a command that has returned may take for its last callbacks before the process ends anyway. */
-const LINGER_MS = 1_000;
+/** How long a command that has returned may take for its last callbacks (ioredis gives a closing socket 2 s) before the process ends anyway. */
+const LINGER_MS = 2_500;
 
 /**
  * A command that returned has closed what it opened; whatever still holds the event loop then (a library's
@@ -92,8 +92,10 @@ const LINGER_MS = 1_000;
  */
 function exitOnceIdle(): void {
   setTimeout(() => {
-    const held = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles().map((h) => h.constructor.name);
-    process.stderr.write(`wfsync: exiting; still open after the command ended: ${held.join(', ') || 'nothing named'}\n`);
+    const held = new Map<string, number>();
+    for (const r of process.getActiveResourcesInfo()) held.set(r, (held.get(r) ?? 0) + 1);
+    const named = [...held].map(([r, n]) => (n > 1 ? `${n} ${r}` : r)).join(', ');
+    process.stderr.write(`wfsync: exiting; still open after the command ended: ${named || 'nothing named'}\n`);
     process.exit();
   }, LINGER_MS).unref();
 }

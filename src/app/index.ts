@@ -23,7 +23,7 @@ import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import { listCompanies } from '../warehouse/companies.ts';
-import { runEndsRecorded } from '../warehouse/runs.ts';
+import { markInterruptedRuns, runEndsRecorded } from '../warehouse/runs.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
 
@@ -118,7 +118,7 @@ export class App {
     this.#env = env;
     this.#warehouse = env.warehouse;
     this.onStop('environment', env.close);
-    await this.#seedFreshness(env.warehouse);
+    await this.#opened(env.warehouse);
     return env;
   }
 
@@ -128,11 +128,16 @@ export class App {
     const wh = await openMigratedWarehouse(this.config, this.log);
     this.#warehouse = wh;
     this.onStop('warehouse', () => wh.close());
-    await this.#seedFreshness(wh);
+    await this.#opened(wh);
     return wh;
   }
 
-  async #seedFreshness(wh: Warehouse): Promise<void> {
+  /**
+   * A process that ended before it could record its runs' end (killed, or cut off by its shutdown bound) left
+   * them open: the next process to start records them interrupted. Then the metrics learn each stream's last success.
+   */
+  async #opened(wh: Warehouse): Promise<void> {
+    await markInterruptedRuns(wh).catch((err: unknown) => this.log.warn({ err }, 'could not look for runs interrupted by a process that ended'));
     this.metrics.seedLastSuccess((await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams);
   }
 

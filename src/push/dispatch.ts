@@ -127,7 +127,9 @@ class QueueDispatcher implements Dispatcher {
     // A Redis that is gone never answers: after a while the connections are cut, and a job in hand goes back to
     // the queue when its lock expires.
     const worker = this.#worker;
-    if (!(await settlesWithin(Promise.all([worker?.close(), this.#queue?.close()]), REDIS_GOODBYE_MS))) void worker?.disconnect().catch(() => undefined);
+    // Forced, BullMQ does not wait for the job's last words to a Redis that is gone, and stops its timers.
+    const gone = !!this.settings.health?.down || this.redis.status !== 'ready';
+    if (!(await settlesWithin(Promise.all([worker?.close(gone), this.#queue?.close()]), REDIS_GOODBYE_MS))) void worker?.disconnect().catch(() => undefined);
     if (this.#workerConnection) await closeRedis(this.#workerConnection);
     this.#worker = undefined;
     this.#queue = undefined;

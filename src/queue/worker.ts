@@ -62,13 +62,14 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
       // The runs have ended; what is left is Redis's part (jobs put back on the queue, locks released). A Redis that
       // is gone never answers it: the connections are cut instead, and the jobs' locks expire and their jobs run
       // again from their checkpoints on another worker.
-      const grace = opts.health?.down ? 0 : REDIS_GOODBYE_MS;
-      if (!(await settlesWithin(worker.close(), grace))) {
-        opts.log.warn({ waitedMs: grace }, 'Redis did not answer; the running jobs go back to the queue when their locks expire');
+      const gone = opts.health?.down || opts.connection.status !== 'ready';
+      if (gone) opts.log.warn('Redis is out of reach; the running jobs go back to the queue when their locks expire');
+      // Forced, BullMQ does not wait for the jobs' last words to Redis, and stops its timers.
+      if (!(await settlesWithin(worker.close(gone), REDIS_GOODBYE_MS))) {
+        opts.log.warn({ waitedMs: REDIS_GOODBYE_MS }, 'Redis did not answer; the running jobs go back to the queue when their locks expire');
         void worker.disconnect().catch(() => undefined);
       }
-      const retries = await stalled.catch(() => undefined);
-      if (retries) await retries.close(grace);
+      await settlesWithin(stalled.then((retries) => retries.close(gone ? 0 : REDIS_GOODBYE_MS)), REDIS_GOODBYE_MS);
     },
   };
 }

@@ -231,6 +231,9 @@ export class RedisStore implements Store {
   async observe(key: string, feedback: ServiceFeedback): Promise<void> {
     const plan = planFeedback(feedback, this.opts.limit, this.opts.windowMs);
     if (plan.pauseMs === 0 && plan.remaining < 0) return;
+    // What the service said is advice: with Redis out of reach it is dropped, not queued for the reconnection (the
+    // page it came with would wait for it, and a shutdown with the page).
+    if (this.redis.status !== 'ready') return;
     const [log, pause] = keys(key);
     const [added, pausedMs] = await this.redis.wfsyncRlObserve(
       log,
