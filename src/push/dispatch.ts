@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { entityKey, type Entity } from './entity.ts';
@@ -99,6 +99,8 @@ class QueueDispatcher implements Dispatcher {
 
   async start(): Promise<void> {
     const prefix = this.settings.prefix ? { prefix: this.settings.prefix } : {};
+    // Loaded here: a process without Redis does not carry bullmq.
+    const { Queue, Worker } = await import('bullmq');
     const queue = new Queue<Entity>(PUSH_QUEUE, { connection: this.redis, ...prefix });
     const connection = this.redis.duplicate();
     const worker = new Worker<Entity>(PUSH_QUEUE, async (job) => this.hooks.work(job.data), { connection, concurrency: this.settings.concurrency, ...prefix });
