@@ -107,8 +107,11 @@ async function scene(kinds: readonly Kind[], extra: Record<string, string> = {})
   return s;
 }
 
-/** SIGTERM to every process of the scene at once; how each ended and how long after the signal. */
-async function stopAll(s: Scene, alsoNow: () => Promise<void>): Promise<Map<Kind, { code: number | null; ms: number; output: string }>> {
+/**
+ * SIGTERM to every process of the scene at once (`twice`: again 50 ms later, as a terminal's Ctrl-C under npm
+ * arrives); how each ended and how long after the signal.
+ */
+async function stopAll(s: Scene, alsoNow: () => Promise<void>, twice = false): Promise<Map<Kind, { code: number | null; ms: number; output: string }>> {
   const started = Date.now();
   const exits = [...s.procs].map(async ([kind, p]) => {
     // Its output is whole once its pipes closed, after it exited.
@@ -119,6 +122,7 @@ async function stopAll(s: Scene, alsoNow: () => Promise<void>): Promise<Map<Kind
     return [kind, { code, ms, output: p.output() }] as const;
   });
   for (const p of s.procs.values()) p.proc.kill('SIGTERM');
+  if (twice) setTimeout(() => s.procs.forEach((p) => p.proc.kill('SIGTERM')), 50);
   await alsoNow();
   return new Map(await Promise.all(exits));
 }
@@ -174,9 +178,40 @@ describe('a process told to stop while what it holds goes down', () => {
     await expectStopsWithinBound(s, ended, ORDERLY);
   }, 180_000);
 
-  it('the service gone: start and sync --once exit within their bound, and no run is left open', async () => {
+  it('the service gone, and the signal arriving twice at once: start and sync --once exit within their bound, and no run is left open', async () => {
     const s = await scene(['start', 'sync']);
-    await expectStopsWithinBound(s, await stopAll(s, () => s.sandbox.close()), ORDERLY);
+    await expectStopsWithinBound(s, await stopAll(s, () => s.sandbox.close(), true), ORDERLY);
+  }, 180_000);
+
+  it('Postgres gone: a second SIGTERM ends sync --once at once; start is cut off at its bound; the next process closes their runs', async () => {
+    const s = await scene(['start', 'sync']);
+    const [start, sync] = [s.procs.get('start')!, s.procs.get('sync')!];
+    const closed = [start, sync].map((p) => new Promise((resolve) => p.proc.once('close', resolve)));
+    await s.pg.stop();
+    const started = Date.now();
+    start.proc.kill('SIGTERM');
+    sync.proc.kill('SIGTERM');
+    // Their runs wait for the warehouse to record their end: both are still stopping a second and a half later.
+    await new Promise((r) => setTimeout(r, 1_500));
+    sync.proc.kill('SIGTERM');
+    const second = await sync.exited();
+    const secondMs = Date.now() - started;
+    const bound = await start.exited();
+    const boundMs = Date.now() - started;
+    await Promise.all(closed);
+    expect(second.code, sync.output()).toBe(143);
+    expect(secondMs, sync.output()).toBeLessThan(1_500 + EXIT_MARGIN_MS);
+    expect(sync.output().match(new RegExp(FORCED, 'g')), sync.output()).toHaveLength(1);
+    expect(sync.output()).toMatch(/SIGTERM again: exiting with [^"]*environment[^"]* still running/);
+    expect(bound.code, start.output()).toBe(1);
+    expect(boundMs, start.output()).toBeLessThan(BOUND_MS + EXIT_MARGIN_MS);
+    expect(start.output().match(new RegExp(FORCED, 'g')), start.output()).toHaveLength(1);
+    expect(start.output()).toMatch(/exiting with [^"]*environment[^"]* still running/);
+    await s.pg.start();
+    expect((await s.openRuns()).length).toBeGreaterThan(0);
+    const next = spawnWfsync(['status'], { DATABASE_URL: s.pg.url, WFS_SECRET_KEY: SECRET, LOG_LEVEL: 'warn' });
+    expect((await next.exited()).code, next.output()).not.toBeNull();
+    expect(await s.openRuns()).toEqual([]);
   }, 180_000);
 
   it('all at once: start, worker, scheduler, serve and sync --once exit within their bound, and no run is left open', async () => {
