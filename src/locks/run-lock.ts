@@ -55,7 +55,7 @@ export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: n
         // The lock expires by itself: a Redis that is gone (whose commands wait for it forever) or slow to
         // answer does not hold the run that releases it.
         const released = redis.eval(RELEASE, 1, key, value).catch(() => undefined);
-        if (redis.status === 'ready') await Promise.race([released, sleep(RELEASE_WAIT_MS)]);
+        if (redis.status === 'ready') await Promise.race([released, sleep(RELEASE_WAIT_MS, undefined, { ref: false })]);
       },
     },
   };
