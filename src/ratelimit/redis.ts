@@ -236,7 +236,7 @@ export class RedisStore implements Store {
     if (plan.pauseMs === 0 && plan.remaining < 0) return;
     // What the service said is advice: with Redis out of reach it is dropped, not queued for the reconnection (the
     // page it came with would wait for it, and a shutdown with the page).
-    if (this.redis.status !== 'ready') return;
+    if (this.redis.status === 'reconnecting' || this.redis.status === 'end') return;
     const [log, pause] = keys(key);
     const told = this.redis.wfsyncRlObserve(
       log,
