@@ -94,12 +94,31 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => {
     if (code !== 0) process.exitCode = code;
+    exitOnceIdle();
   },
   (err: unknown) => {
     process.stderr.write(`wfsync: ${describeFailure(err)}\n`);
     process.exitCode = 1;
+    exitOnceIdle();
   },
 );
+
+/** How long a command that has returned may take for its last callbacks (ioredis gives a closing socket 2 s) before the process ends anyway. */
+const LINGER_MS = 2_500;
+
+/**
+ * A command that returned has closed what it opened; whatever still holds the event loop then (a library's
+ * reconnection timer, a socket it did not end) must not keep the process, which would never exit.
+ */
+function exitOnceIdle(): void {
+  setTimeout(() => {
+    const held = new Map<string, number>();
+    for (const r of process.getActiveResourcesInfo()) held.set(r, (held.get(r) ?? 0) + 1);
+    const named = [...held].map(([r, n]) => (n > 1 ? `${n} ${r}` : r)).join(', ');
+    process.stderr.write(`wfsync: exiting; still open after the command ended: ${named || 'nothing named'}\n`);
+    process.exit();
+  }, LINGER_MS).unref();
+}
 
 /** What a SourceError of each kind means for the person running the command. */
 const SOURCE_FAILURES: Partial<Record<SourceErrorKind, string>> = {

@@ -116,6 +116,9 @@ export interface Retention {
   formerPersonalDays?: number;
 }
 
+/** How long a process may take to stop after SIGTERM or Ctrl-C before it exits anyway. */
+export const DEFAULT_SHUTDOWN_MS = 15_000;
+
 export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
 
 /** A retention horizon in days; a fraction of a day is allowed. */
@@ -152,6 +155,7 @@ export const Env = z.object({
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
   WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(60_000),
+  WFS_SHUTDOWN_MS: z.coerce.number().int().min(1000).default(DEFAULT_SHUTDOWN_MS),
   WFS_COMPANIES_REFRESH_SECONDS: z.coerce.number().positive('expected a number of seconds above 0').max(3600).default(15),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
@@ -196,6 +200,8 @@ export interface Config {
   jobLockMs: number;
   /** How long writes wait for a warehouse that went away (a restart) before the run fails. */
   dbOutageMs: number;
+  /** How long a stop may take before the process exits anyway (the pages in flight are read again from their checkpoints). */
+  shutdownMs: number;
   /** How often a running process reads the companies table again (added, paused, rotated, removed companies). */
   companiesRefreshMs: number;
   logLevel: string;
@@ -254,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrencySet: e.WFS_WORKER_CONCURRENCY !== undefined,
     jobLockMs: e.WFS_JOB_LOCK_MS,
     dbOutageMs: e.WFS_DB_OUTAGE_MS,
+    shutdownMs: e.WFS_SHUTDOWN_MS,
     companiesRefreshMs: Math.round(e.WFS_COMPANIES_REFRESH_SECONDS * 1000),
     logLevel: e.LOG_LEVEL,
     cron,

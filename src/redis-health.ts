@@ -89,3 +89,29 @@ export async function waitForRedis(connection: Redis, url: string, timeoutMs: nu
 function withoutPassword(url: string): string {
   return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
 }
+
+/**
+ * How long a stopping process waits for Redis to answer what it still has to say (a job put back on the queue, a
+ * lock released, QUIT). A Redis that is gone never answers: its commands wait in the connection's queue forever.
+ */
+export const REDIS_GOODBYE_MS = 3_000;
+
+/** Whether `done` settles within `ms`. */
+export async function settlesWithin(done: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([done.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Ends a connection: QUIT, so the replies in flight arrive, when Redis answers within REDIS_GOODBYE_MS; else at
+ * once, which also stops its reconnection attempts (they would keep the process alive).
+ */
+export async function closeRedis(connection: Redis, waitMs = REDIS_GOODBYE_MS): Promise<void> {
+  if (connection.status === 'ready') await settlesWithin(connection.quit(), waitMs);
+  connection.disconnect();
+}

@@ -1,3 +1,5 @@
+import { DEFAULT_SHUTDOWN_MS } from './config.ts';
+
 /**
  * What each setting of `src/config.ts` means, for the README's settings table (`npm run docs` writes it, and a
  * test fails when a setting of the schema has no entry here, or the README's table differs).
@@ -28,6 +30,11 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   { names: ['WFS_TIMEZONE'], meaning: 'timezone of the crons', default: '`UTC`' },
   { names: ['WFS_WORKER_CONCURRENCY'], meaning: 'jobs a worker runs at once (a job waiting for its company\'s budget holds its slot)', default: 'two per company, at least `4`' },
   { names: ['WFS_JOB_LOCK_MS'], meaning: 'how long a job stays locked to a worker; a worker that dies is noticed after about this long', default: '`30000`' },
+  {
+    names: ['WFS_SHUTDOWN_MS'],
+    meaning: 'how long a process may take to stop after SIGTERM or Ctrl-C; then it exits anyway (non-zero), and the pages it was writing are read again from their checkpoints',
+    default: `\`${DEFAULT_SHUTDOWN_MS}\``,
+  },
   { names: ['WFS_DB_OUTAGE_MS'], meaning: 'how long a page write waits for a warehouse that went away (a restart) before the stream fails', default: '`60000`' },
   {
     names: ['WFS_PUSH_TOKEN'],

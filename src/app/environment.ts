@@ -7,6 +7,7 @@ import { rateLimiterMaker } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
+import { runEndsRecorded } from '../warehouse/runs.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import type { CompanyContexts, SyncContext } from '../sync/context.ts';
 import { Observers } from '../observers.ts';
@@ -86,6 +87,8 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
         log.debug({ step: name }, 'stopping');
         await fn();
       };
+      // The runs still going end after the page in flight and record it: the clients and the warehouse stay until then.
+      await step('runs recording their end', () => runEndsRecorded(warehouse));
       await step('source clients', () => companies.close());
       await step('limiter', () => Promise.all([...limiters.values()].map((l) => l.close())));
       await step('warehouse', () => warehouse.close());

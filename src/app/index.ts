@@ -17,12 +17,13 @@ import { createInProcessRunner, type InProcessRunner } from '../queue/in-process
 import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
 import type { SyncJobData } from '../queue/sync-queue.ts';
 import type { SyncWorker } from '../queue/worker.ts';
-import { redisHealth, type RedisHealth } from '../redis-health.ts';
+import { REDIS_GOODBYE_MS, redisHealth, settlesWithin, type RedisHealth } from '../redis-health.ts';
 import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import { listCompanies } from '../warehouse/company-records.ts';
+import { markInterruptedRuns, runEndsRecorded } from '../warehouse/runs.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
 
@@ -38,8 +39,13 @@ export interface Runner {
 const queueModule = () => import('../queue/sync-queue.ts');
 type QueueModule = Awaited<ReturnType<typeof queueModule>>;
 
-/** How long one step may take to stop before the next one goes (the whole shutdown has 15 s: lifecycle.ts). */
+/** How long one step may take to stop before the next one goes, when the stop has no deadline (lifecycle.ts gives one). */
 const STEP_LIMIT_MS = 8_000;
+
+/** Closes a queue on the process's connection; a Redis that does not answer does not hold the stop (the connection is cut after). */
+async function closeQueue(queue: Queue): Promise<void> {
+  await settlesWithin(queue.close(), REDIS_GOODBYE_MS);
+}
 
 /** A part of the process to stop, named for the shutdown log. */
 interface Stop {
@@ -64,6 +70,8 @@ export class App {
   readonly boardQueues: Queue[] = [];
   readonly actions: OpsActions = {};
   readonly #stops: Stop[] = [];
+  /** The steps stopping now. */
+  readonly #stopping = new Set<string>();
   #env?: Environment;
   /** The companies table's keys, for a process that serves without syncing (read every refresh interval). */
   #listed?: string[];
@@ -110,7 +118,7 @@ export class App {
     this.#env = env;
     this.#warehouse = env.warehouse;
     this.onStop('environment', env.close);
-    await this.#seedFreshness(env.warehouse);
+    await this.#opened(env.warehouse);
     return env;
   }
 
@@ -120,11 +128,16 @@ export class App {
     const wh = await openMigratedWarehouse(this.config, this.log);
     this.#warehouse = wh;
     this.onStop('warehouse', () => wh.close());
-    await this.#seedFreshness(wh);
+    await this.#opened(wh);
     return wh;
   }
 
-  async #seedFreshness(wh: Warehouse): Promise<void> {
+  /**
+   * A process that ended before it could record its runs' end (killed, or cut off by its shutdown bound) left
+   * them open: the next process to start records them interrupted. Then the metrics learn each stream's last success.
+   */
+  async #opened(wh: Warehouse): Promise<void> {
+    await markInterruptedRuns(wh).catch((err: unknown) => this.log.warn({ err }, 'could not look for runs interrupted by a process that ended'));
     this.metrics.seedLastSuccess((await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams);
   }
 
@@ -157,7 +170,7 @@ export class App {
     const queue = createSyncQueue(await this.redis());
     redisHealth(this.log).watch(queue);
     this.#queue = queue;
-    this.onStop('queue', () => queue.close());
+    this.onStop('queue', () => closeQueue(queue));
     return queue;
   }
 
@@ -182,6 +195,7 @@ export class App {
       lockDurationMs: this.config.jobLockMs,
       log: this.log,
       health: redisHealth(this.log),
+      runsEnded: () => runEndsRecorded(env.warehouse),
     });
     const off = env.companies.onAdded(() => {
       if (worker.worker.concurrency !== concurrency()) worker.worker.concurrency = concurrency();
@@ -276,7 +290,7 @@ export class App {
       const queue = new Queue(push.PUSH_QUEUE, { connection: await this.redis() });
       redisHealth(this.log).watch(queue);
       this.boardQueues.push(queue);
-      this.onStop('push queue', () => queue.close());
+      this.onStop('push queue', () => closeQueue(queue));
     }
     if (!o.run) return;
     const env = await this.environment();
@@ -382,25 +396,32 @@ export class App {
     };
   }
 
-  /** Stops every step in the reverse order, each named in the log. */
-  async stop(onStep: (name: string) => void = () => {}): Promise<void> {
-    for (const { name, stop } of this.#stops.reverse()) {
-      onStep(name);
+  /** The steps not yet stopped, the one stopping first: what a shutdown cut short leaves running. */
+  stillRunning(): string[] {
+    return [...this.#stopping, ...this.#stops.map((s) => s.name).reverse()];
+  }
+
+  /**
+   * Stops every step in the reverse order, each named in the log. A step gets until `deadline` (epoch ms), or
+   * STEP_LIMIT_MS without one: a step that never settles must not hold the rest back, nor, with nothing else
+   * pending, end the process silently before the steps after it ran. Those that did not stop in time stay in
+   * `stillRunning()`.
+   */
+  async stop(o: { deadline?: number } = {}): Promise<void> {
+    for (let next = this.#stops.pop(); next; next = this.#stops.pop()) {
+      const { name, stop } = next;
+      this.#stopping.add(name);
       this.log.debug({ step: name }, 'stopping');
       const stopped = Promise.resolve()
         .then(stop)
-        .then(() => true)
-        .catch((err: unknown) => {
-          this.log.error({ err, step: name }, 'error while stopping');
-          return true;
-        });
-      // A step that never settles must not hold the rest back (nor, with nothing else pending, end the process
-      // silently before the steps after it ran): after its limit, the next step stops.
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STEP_LIMIT_MS)));
-      if (!(await Promise.race([stopped, limit]))) this.log.warn({ step: name, limitMs: STEP_LIMIT_MS }, 'a step did not stop in time; going on');
-      clearTimeout(timer);
+        .catch((err: unknown) => this.log.error({ err, step: name }, 'error while stopping'));
+      const limitMs = o.deadline === undefined ? STEP_LIMIT_MS : Math.max(0, o.deadline - Date.now());
+      if (await settlesWithin(stopped, limitMs)) {
+        this.#stopping.delete(name);
+        continue;
+      }
+      this.log.warn({ step: name, limitMs }, 'a step did not stop in time; going on');
+      void stopped.then(() => this.#stopping.delete(name));
     }
-    this.#stops.length = 0;
   }
 }

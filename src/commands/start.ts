@@ -1,17 +1,15 @@
 import { parseArgs } from 'node:util';
-import type { Queue } from 'bullmq';
 import { jobs } from '../../jobs/index.ts';
 import { App } from '../app/index.ts';
 import { BUILT_IN_SANDBOX, type Environment } from '../app/environment.ts';
 import { shownUrl } from '../warehouse/configured.ts';
-import { untilSignal } from '../app/lifecycle.ts';
+import { Shutdown, untilSignal } from '../app/lifecycle.ts';
 import { formatRateLimit, loadConfig, unsyncedFormsNotice, type Config } from '../config.ts';
 import { log } from '../log.ts';
 import type { OpsServer } from '../ops/server.ts';
 import { formatSummaries } from './sync.ts';
 import { runStreams, selectStreams } from '../sync/runner.ts';
-import type { Scheduler } from '../queue/scheduler.ts';
-import { enqueueRun, type SyncJobData } from '../queue/sync-queue.ts';
+import type { Dispatch, Scheduler } from '../queue/scheduler.ts';
 
 function noArgs(command: string, args: string[]): boolean {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
@@ -39,6 +37,7 @@ function announce(app: App, env: Environment, ops: OpsServer): void {
 export async function runStartCommand(args: string[]): Promise<number> {
   if (noArgs('start', args)) return 0;
   const app = new App(loadConfig(), log);
+  const shutdown = new Shutdown(app);
   try {
     await app.reachRedis();
     const env = await app.environment();
@@ -46,12 +45,12 @@ export async function runStartCommand(args: string[]): Promise<number> {
     await app.push({ serve: true, run: true });
     if (app.config.redisUrl) {
       await app.worker();
-      const queue = await app.syncQueue();
       const ops = await app.serve();
       await app.startRunners();
       announce(app, env, ops);
-      const scheduler = await app.scheduler(await app.dispatch());
-      await enqueueFirstRuns(queue, env.companies.activeKeys());
+      const dispatch = await app.dispatch();
+      const scheduler = await app.scheduler(dispatch);
+      await enqueueFirstRuns(dispatch, env.companies.activeKeys());
       board.plain = false;
       printUpcoming(app, scheduler);
     } else {
@@ -61,7 +60,8 @@ export async function runStartCommand(args: string[]): Promise<number> {
       announce(app, env, ops);
       app.console.write('first sync of every stream:\n');
       for (const ctx of env.contexts) {
-        const summary = await runStreams(ctx, selectStreams());
+        if (shutdown.signal.aborted) break;
+        const summary = await runStreams({ ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, shutdown.signal]) : shutdown.signal }, selectStreams());
         board.clear();
         app.console.write(formatSummaries([summary]));
       }
@@ -70,17 +70,17 @@ export async function runStartCommand(args: string[]): Promise<number> {
       printUpcoming(app, scheduler);
     }
   } catch (e) {
-    await app.stop();
+    await shutdown.stop();
     throw e;
   }
-  return untilSignal(app);
+  return untilSignal(app, shutdown);
 }
 
 /** One run of every job now, deduplicated by the minute so replicas starting together enqueue it once. */
-async function enqueueFirstRuns(queue: Queue<SyncJobData>, companies: string[]): Promise<void> {
+async function enqueueFirstRuns(dispatch: Dispatch, companies: string[]): Promise<void> {
   const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   for (const company of companies) {
-    for (const job of jobs.filter((j) => !j.fullRefresh)) await enqueueRun(queue, { company, job, firedAt: minute });
+    for (const job of jobs.filter((j) => !j.fullRefresh)) await dispatch({ company, job, firedAt: minute });
   }
 }
 
@@ -98,6 +98,7 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
   if (noArgs('worker', args)) return 0;
   const app = new App(loadConfig(), log);
   requireRedis(app.config, 'worker', ' (wfsync start runs jobs in-process without it)');
+  const shutdown = new Shutdown(app);
   try {
     await app.reachRedis();
     const worker = await app.worker();
@@ -109,10 +110,10 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
     await app.startRunners();
     log.info({ concurrency: worker.worker.concurrency, metrics: metrics && `${metrics.url}/metrics` }, 'worker started');
   } catch (e) {
-    await app.stop();
+    await shutdown.stop();
     throw e;
   }
-  return untilSignal(app);
+  return untilSignal(app, shutdown);
 }
 
 /** The scheduler only: enqueue each job on its cron. */
@@ -120,8 +121,14 @@ export async function runSchedulerCommand(args: string[]): Promise<number> {
   if (noArgs('scheduler', args)) return 0;
   const app = new App(loadConfig(), log);
   requireRedis(app.config, 'scheduler');
-  await app.reachRedis();
-  const scheduler = await app.scheduler(await app.dispatch());
-  printUpcoming(app, scheduler);
-  return untilSignal(app);
+  const shutdown = new Shutdown(app);
+  try {
+    await app.reachRedis();
+    const scheduler = await app.scheduler(await app.dispatch());
+    printUpcoming(app, scheduler);
+  } catch (e) {
+    await shutdown.stop();
+    throw e;
+  }
+  return untilSignal(app, shutdown);
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
-import { untilSignal } from '../app/lifecycle.ts';
+import { Shutdown, untilSignal } from '../app/lifecycle.ts';
 import { shownUrl } from '../warehouse/configured.ts';
 import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
@@ -76,13 +76,14 @@ export async function runServeCommand(args: string[]): Promise<number> {
     return 0;
   }
   const app = new App(loadConfig(), log);
+  const shutdown = new Shutdown(app);
   try {
     await app.push({ serve: true, run: false });
     const server = await app.serve();
     process.stderr.write(`status at ${server.url}/\n`);
   } catch (e) {
-    await app.stop();
+    await shutdown.stop();
     throw e;
   }
-  return untilSignal(app);
+  return untilSignal(app, shutdown);
 }

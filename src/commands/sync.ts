@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
+import { Shutdown } from '../app/lifecycle.ts';
 import { shownUrl } from '../warehouse/configured.ts';
 import { loadConfig, unsyncedFormsNotice } from '../config.ts';
 import { log } from '../log.ts';
@@ -9,7 +10,8 @@ import { runStreams, selectStreams, type SyncSummary } from '../sync/runner.ts';
 const HELP = `usage: wfsync sync --once [--streams a,b] [--full-refresh] [--json]
 
 Runs the stream catalog once, in this process (no Redis needed), for every configured company. With REDIS_URL,
-it shares the workers' limiter and waits for a stream a worker is reading.
+it shares the workers' limiter and waits for a stream a worker is reading. Ctrl-C or SIGTERM stops it after the
+pages being written (exit 0; the next run goes on from their checkpoints).
   --once           required: run once and exit (scheduled runs are 'wfsync start')
   --streams a,b    only these streams (and what they depend on)
   --full-refresh   ignore checkpoints and read everything again
@@ -38,6 +40,7 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   }
   const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
   const app = new App(loadConfig(), log);
+  const shutdown = new Shutdown(app);
   const summaries: SyncSummary[] = [];
   let warehouse = '';
   try {
@@ -47,11 +50,13 @@ export async function runSyncCommand(args: string[]): Promise<number> {
     // With Redis, a run by hand takes each stream as the workers do, so it never reads one beside a worker's run.
     const locks = app.config.redisUrl ? redisStreamLocks(await app.redis(), { holder: `sync-once:${process.pid}`, ttlMs: app.config.jobLockMs }) : undefined;
     for (const ctx of env.contexts) {
-      summaries.push(await runStreams(ctx, selected, { fullRefresh: values['full-refresh'], locks }));
+      if (shutdown.signal.aborted) break;
+      const signal = ctx.signal ? AbortSignal.any([ctx.signal, shutdown.signal]) : shutdown.signal;
+      summaries.push(await runStreams({ ...ctx, signal }, selected, { fullRefresh: values['full-refresh'], locks }));
     }
     board.clear();
   } finally {
-    await app.stop();
+    await shutdown.stop();
   }
   // Where the rows went, and what was left out, close the summary: a run that fails early prints one line only.
   const unsynced = unsyncedFormsNotice(app.config);

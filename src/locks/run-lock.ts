@@ -14,6 +14,9 @@ export interface RunLock {
 
 export type LockOutcome = { lock: RunLock } | { heldBy: string };
 
+/** How long a release waits for Redis to answer before the run goes on (the lock then expires by itself). */
+const RELEASE_WAIT_MS = 3_000;
+
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
@@ -42,12 +45,17 @@ export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: n
       })
       .catch(() => undefined);
   }, Math.max(100, Math.floor(ttlMs / 3)));
+  // A lock does not keep the process alive: one a run could not release (Redis gone) expires by itself.
+  renew.unref();
   return {
     lock: {
       lost: lost.signal,
       release: async () => {
         clearInterval(renew);
-        await redis.eval(RELEASE, 1, key, value).catch(() => undefined);
+        // The lock expires by itself: a Redis that is gone (whose commands wait for it forever) or slow to
+        // answer does not hold the run that releases it.
+        const released = redis.eval(RELEASE, 1, key, value).catch(() => undefined);
+        if (redis.status === 'ready') await Promise.race([released, sleep(RELEASE_WAIT_MS, undefined, { ref: false })]);
       },
     },
   };

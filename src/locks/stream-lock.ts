@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { tryLock, type RunLock } from './run-lock.ts';
+import { tryLock, type LockOutcome, type RunLock } from './run-lock.ts';
 
 /**
  * At most one run of a stream per company at a time, whichever job asks (the credentials job reads `individuals`
@@ -27,7 +27,7 @@ export function redisStreamLocks(redis: Redis, o: { holder: string; ttlMs: numbe
       const key = `wfsync:stream:${company}:${stream}`;
       for (let waited = false; ; waited = true) {
         signal?.throwIfAborted();
-        const outcome = await tryLock(redis, key, o.holder, o.ttlMs);
+        const outcome = await abortable(tryLock(redis, key, o.holder, o.ttlMs), signal);
         if ('lock' in outcome) return outcome.lock;
         if (!waited) onWait?.(outcome.heldBy);
         // Rejects with the signal's reason, as the local locks do.
@@ -35,6 +35,20 @@ export function redisStreamLocks(redis: Redis, o: { holder: string; ttlMs: numbe
       }
     },
   };
+}
+
+/**
+ * The attempt, or the signal's reason once it is aborted: a Redis that is gone never answers, and a shutdown does
+ * not wait for it. A lock the attempt takes after all is released at once.
+ */
+async function abortable(attempt: Promise<LockOutcome>, signal?: AbortSignal): Promise<LockOutcome> {
+  if (!signal) return attempt;
+  try {
+    return await untilSettledOrAborted(attempt, signal);
+  } catch (e) {
+    void attempt.then((late) => ('lock' in late ? late.lock.release() : undefined)).catch(() => undefined);
+    throw e;
+  }
 }
 
 const never = new AbortController().signal;
@@ -64,14 +78,14 @@ export function localStreamLocks(): StreamLocks {
   };
 }
 
-async function untilSettledOrAborted(p: Promise<void>, signal?: AbortSignal): Promise<void> {
+async function untilSettledOrAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (!signal) return p;
   signal.throwIfAborted();
   let onAbort!: () => void;
   const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(signal.reason)));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await Promise.race([p, aborted]);
+    return await Promise.race([p, aborted]);
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

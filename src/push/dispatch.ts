@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { entityKey, type Entity } from './entity.ts';
 import type { PushSettings } from './options.ts';
+import { closeRedis, REDIS_GOODBYE_MS, settlesWithin } from '../redis-health.ts';
 
 /**
  * Where the entities a sweep found are worked on: in this process, or on the BullMQ `push` queue (ids only,
@@ -98,6 +99,8 @@ class QueueDispatcher implements Dispatcher {
 
   async start(): Promise<void> {
     const prefix = this.settings.prefix ? { prefix: this.settings.prefix } : {};
+    // Loaded here: a process without Redis does not carry bullmq.
+    const { Queue, Worker } = await import('bullmq');
     const queue = new Queue<Entity>(PUSH_QUEUE, { connection: this.redis, ...prefix });
     const connection = this.redis.duplicate();
     const worker = new Worker<Entity>(PUSH_QUEUE, async (job) => this.hooks.work(job.data), { connection, concurrency: this.settings.concurrency, ...prefix });
@@ -123,9 +126,13 @@ class QueueDispatcher implements Dispatcher {
   }
 
   async close(): Promise<void> {
-    await this.#worker?.close();
-    await this.#queue?.close();
-    await this.#workerConnection?.quit().catch(() => undefined);
+    // A Redis that is gone never answers: after a while the connections are cut, and a job in hand goes back to
+    // the queue when its lock expires.
+    const worker = this.#worker;
+    // Forced, BullMQ does not wait for the job's last words to a Redis that is gone, and stops its timers.
+    const gone = !!this.settings.health?.down || this.redis.status !== 'ready';
+    if (!(await settlesWithin(Promise.all([worker?.close(gone), this.#queue?.close()]), REDIS_GOODBYE_MS))) void worker?.disconnect().catch(() => undefined);
+    if (this.#workerConnection) await closeRedis(this.#workerConnection);
     this.#worker = undefined;
     this.#queue = undefined;
     this.#workerConnection = undefined;

@@ -1,6 +1,7 @@
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { REDIS_GOODBYE_MS, settlesWithin } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 /** What BullMQ gives as the reason of a job it failed for stalling more than `maxStalledCount` times. */
@@ -18,7 +19,8 @@ export function stalledRetryId(jobId: string): string | undefined {
 }
 
 export interface StalledRetries {
-  close(): Promise<void>;
+  /** Closes its connections, cut after `waitMs` when Redis does not answer. */
+  close(waitMs?: number): Promise<void>;
 }
 
 /**
@@ -53,10 +55,9 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
   });
   await events.waitUntilReady();
   return {
-    close: async () => {
-      await events.close();
+    close: async (waitMs = REDIS_GOODBYE_MS) => {
+      if (!(await settlesWithin(Promise.all([events.close(), queue.close()]), waitMs))) void events.disconnect().catch(() => undefined);
       own.disconnect();
-      await queue.close();
     },
   };
 }

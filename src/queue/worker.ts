@@ -8,7 +8,7 @@ import { fenced, takeFence } from '../warehouse/fencing.ts';
 import { acquireRunLock } from '../locks/run-lock.ts';
 import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
-import type { RedisHealth } from '../redis-health.ts';
+import { REDIS_GOODBYE_MS, settlesWithin, type RedisHealth } from '../redis-health.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
@@ -22,6 +22,8 @@ export interface SyncWorkerOptions {
   log: Logger;
   /** Logs Redis outages once each; without it every reconnection attempt is logged. */
   health?: RedisHealth;
+  /** Resolves once the runs this process started have recorded their end (warehouse/runs.ts `runEndsRecorded`). */
+  runsEnded?: () => Promise<void>;
 }
 
 export type SyncJobResult = SyncSummary | { skipped: string };
@@ -56,8 +58,18 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
     worker,
     close: async () => {
       shutdown.abort();
-      await worker.close();
-      await (await stalled.catch(() => undefined))?.close();
+      await opts.runsEnded?.();
+      // The runs have ended; what is left is Redis's part (jobs put back on the queue, locks released). A Redis that
+      // is gone never answers it: the connections are cut instead, and the jobs' locks expire and their jobs run
+      // again from their checkpoints on another worker.
+      const gone = opts.health?.down || opts.connection.status !== 'ready';
+      if (gone) opts.log.warn('Redis is out of reach; the running jobs go back to the queue when their locks expire');
+      // Forced, BullMQ does not wait for the jobs' last words to Redis, and stops its timers.
+      if (!(await settlesWithin(worker.close(gone), REDIS_GOODBYE_MS))) {
+        opts.log.warn({ waitedMs: REDIS_GOODBYE_MS }, 'Redis did not answer; the running jobs go back to the queue when their locks expire');
+        void worker.disconnect().catch(() => undefined);
+      }
+      await settlesWithin(stalled.then((retries) => retries.close(gone ? 0 : REDIS_GOODBYE_MS)), REDIS_GOODBYE_MS);
     },
   };
 }

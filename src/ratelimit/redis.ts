@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Redis, type Result, type ClientContext } from 'ioredis';
 import type { RateLimit } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { redisHealth } from '../redis-health.ts';
+import { closeRedis, redisHealth, settlesWithin } from '../redis-health.ts';
 import { LANES, type Lane, type RateLimiter, type ServiceFeedback } from './types.ts';
 import {
   paceSlackMs,
@@ -171,6 +171,9 @@ export interface RedisStoreOptions {
   logger?: Logger;
 }
 
+/** How long a response waits for Redis to take what it said about the budget before the read goes on. */
+const OBSERVE_WAIT_MS = 2_000;
+
 export class RedisStore implements Store {
   readonly heartbeatMs: number;
   private readonly ttlMs: number;
@@ -231,8 +234,11 @@ export class RedisStore implements Store {
   async observe(key: string, feedback: ServiceFeedback): Promise<void> {
     const plan = planFeedback(feedback, this.opts.limit, this.opts.windowMs);
     if (plan.pauseMs === 0 && plan.remaining < 0) return;
+    // What the service said is advice: with Redis out of reach it is dropped, not queued for the reconnection (the
+    // page it came with would wait for it, and a shutdown with the page).
+    if (this.redis.status === 'reconnecting' || this.redis.status === 'end') return;
     const [log, pause] = keys(key);
-    const [added, pausedMs] = await this.redis.wfsyncRlObserve(
+    const told = this.redis.wfsyncRlObserve(
       log,
       pause,
       this.opts.limit,
@@ -244,6 +250,10 @@ export class RedisStore implements Store {
       `${this.member}:p${++this.seq}:`,
       this.graceMs,
     );
+    told.catch(() => undefined);
+    // Redis that went away after the check holds the command until it is back, or its retries run out.
+    if (!(await settlesWithin(told, OBSERVE_WAIT_MS))) return;
+    const [added, pausedMs] = await told;
     if (pausedMs > 0) {
       this.opts.logger?.info({ key: shortKey(key), pauseMs: pausedMs, ...feedback }, 'rate limit: pausing key');
     }
@@ -251,7 +261,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.ownsConnection) await this.redis.quit();
+    if (this.ownsConnection) await closeRedis(this.redis);
   }
 }
 

@@ -1,7 +1,7 @@
 import { finishRun, type RunOutcome } from '../warehouse/index.ts';
 import { DEFAULT_RETENTION } from '../config.ts';
 import { prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
-import { openRun } from '../warehouse/runs.ts';
+import { abandonEnd, openRun } from '../warehouse/runs.ts';
 import { eraseFormerIndividuals } from '../warehouse/personal-data/admin.ts';
 import { personalData } from '../resources/index.ts';
 import { emptyCounters, type SyncContext } from './context.ts';
@@ -44,7 +44,10 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
   const durationMs = Date.now() - started;
   // finishRun keeps what is not a column in the run's details.
   const record: RunOutcome & { pruned: Pruned; durationMs: number } = { outcome, ...(error ? { error } : {}), pruned, durationMs };
-  await finishRun(wh, runId, record);
+  await finishRun(wh, runId, record).catch((e: unknown) => {
+    abandonEnd(wh, runId);
+    throw e;
+  });
   ctx.log.info({ pruned, durationMs }, 'housekeeping done');
   return {
     companyKey: ctx.companyKey,

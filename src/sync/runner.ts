@@ -1,6 +1,6 @@
 import { CompanyStopped } from './company-stopped.ts';
 import { finishRun } from '../warehouse/index.ts';
-import { beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
+import { abandonEnd, beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
 import type { RunLock } from '../locks/run-lock.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
@@ -249,9 +249,10 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
   const finish = async (outcome: StreamOutcome) => {
     release();
     Object.assign(outcome, { requests: requests.total(), requestsByOutcome: requests.byOutcome });
-    await retryThroughOutage(() => finishRun(wh, runId, outcome), wh.outage).catch((err: unknown) =>
-      log.error({ err, runId }, 'could not record the end of the run'),
-    );
+    await retryThroughOutage(() => finishRun(wh, runId, outcome), wh.outage).catch((err: unknown) => {
+      abandonEnd(wh, runId);
+      log.error({ err, runId }, 'could not record the end of the run');
+    });
     reportStream(ctx, outcome);
     return outcome;
   };

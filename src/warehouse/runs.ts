@@ -30,7 +30,9 @@ export async function openRun(wh: Warehouse, o: { companyKey: string; stream: st
   const [row] = await wh.sql<{ id: string }[]>`
     insert into ${t(wh)} (company_key, stream, started_at, details)
     values (${o.companyKey}, ${o.stream}, now(), ${wh.sql.json(details)}) returning id`;
-  return Number(row!.id);
+  const id = Number(row!.id);
+  unrecorded(wh).ids.add(id);
+  return id;
 }
 
 export interface RunOutcome {
@@ -41,7 +43,10 @@ export interface RunOutcome {
   error?: string;
 }
 
-/** Anything else in the outcome (deleted, durationMs, ...) is kept in `details`. */
+/**
+ * Records the end of a run. Anything else in the outcome (deleted, durationMs, ...) is kept in `details`. A
+ * stopping process closes the warehouse once the ends of its runs are recorded, or given up on (`abandonEnd`).
+ */
 export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promise<void> {
   const { outcome, requests = 0, rows = 0, rejects = 0, error = null, ...details } = o;
   await wh.sql`
@@ -53,6 +58,42 @@ export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promi
           then ${wh.sql.json(details as never)}::jsonb || jsonb_build_object('syncStartedAt', details->'syncStartedAt')
           else ${wh.sql.json(details as never)}::jsonb end
     where id = ${id}`;
+  endSettled(wh, id);
+}
+
+/** The end of the run cannot be recorded (the warehouse stayed away): the next process records it interrupted. */
+export function abandonEnd(wh: Warehouse, id: number): void {
+  endSettled(wh, id);
+}
+
+interface Unrecorded {
+  ids: Set<number>;
+  waiting: (() => void)[];
+}
+
+/**
+ * The runs this process opened and has not yet recorded the end of, by warehouse client (a fenced copy of a
+ * warehouse shares its client). A stopping process waits for them before it closes the warehouse, so that the
+ * connections do not end under a run's last write.
+ */
+const unrecordedByClient = new WeakMap<object, Unrecorded>();
+
+function unrecorded(wh: Warehouse): Unrecorded {
+  let u = unrecordedByClient.get(wh.sql);
+  if (!u) unrecordedByClient.set(wh.sql, (u = { ids: new Set(), waiting: [] }));
+  return u;
+}
+
+function endSettled(wh: Warehouse, id: number): void {
+  const u = unrecorded(wh);
+  u.ids.delete(id);
+  if (u.ids.size === 0) for (const resolve of u.waiting.splice(0)) resolve();
+}
+
+/** Resolves once every run this process opened on the warehouse has its end recorded, or given up on. */
+export function runEndsRecorded(wh: Warehouse): Promise<void> {
+  const u = unrecorded(wh);
+  return u.ids.size === 0 ? Promise.resolve() : new Promise((resolve) => u.waiting.push(resolve));
 }
 
 /** A running run's progress as stored in `sync_runs.details.progress`: where it stood at `at`. */

@@ -5,48 +5,56 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { freshDatabase } from '../support/db.ts';
-import { spawnWfsync } from '../support/processes.ts';
+import { spawnWfsync, waitFor } from '../support/processes.ts';
 
 /**
- * What a `sync --once` against a real service, without Redis, loads: never src/sandbox (imported only to serve
- * the built-in sandbox), and never bullmq or ioredis (imported only where Redis is used).
+ * What a `sync --once` or a `start` against a real service, without Redis, loads: never src/sandbox (imported
+ * only to serve the built-in sandbox), and never bullmq or ioredis (imported only where Redis is used).
  */
 
 let sandbox: RunningSandbox;
 let dir: string;
-let hooks: string;
 let loaded: string[];
+let loadedByStart: string[];
+
+/** Runs `wfsync <args>` with a module hook that writes down every module it loads; `stop` says when to SIGTERM it. */
+async function modulesLoadedBy(name: string, args: string[], env: Record<string, string>, stop?: (output: string) => boolean): Promise<string[]> {
+  const list = join(dir, `${name}.txt`);
+  writeFileSync(
+    join(dir, `${name}-hooks.mjs`),
+    `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(list)}, url + '\\n');
+  return next(url, context);
+}`,
+  );
+  const hooks = join(dir, `${name}-register.mjs`);
+  writeFileSync(hooks, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, `${name}-hooks.mjs`)).href)});\n`);
+  const run = spawnWfsync(args, { ...env, NODE_OPTIONS: `--import ${pathToFileURL(hooks).href}` });
+  if (stop) {
+    await waitFor(() => `${name} to be under way; said:\n${run.output().slice(-3000)}`, async () => stop(run.output()), 120_000);
+    run.proc.kill('SIGTERM');
+  }
+  const { code } = await run.exited();
+  expect(code, run.output()).toBe(0);
+  const urls = sourcesOf(readFileSync(list, 'utf8').split('\n').filter(Boolean));
+  // The hook saw the process's own modules and its packages, so its silence about the others means something.
+  expect(urls.some((u) => u.endsWith('/src/app/environment.ts'))).toBe(true);
+  expect(urls.some((u) => u.endsWith('/src/sync/engine.ts'))).toBe(true);
+  expect(urls.some((u) => u.includes('/node_modules/postgres/'))).toBe(true);
+  return urls;
+}
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 2, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
   dir = mkdtempSync(join(tmpdir(), 'wfsync-modules-'));
-  // A module hook that writes down every module the process loads.
-  writeFileSync(
-    join(dir, 'hooks.mjs'),
-    `import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(join(dir, 'loaded.txt'))}, url + '\\n');
-  return next(url, context);
-}`,
-  );
-  hooks = join(dir, 'register.mjs');
-  writeFileSync(hooks, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
-  const run = spawnWfsync(['sync', '--once', '--streams', 'departments'], {
-    WFS_BASE_URL: sandbox.url,
-    WFS_API_KEY: sandbox.apiKey,
-    DATABASE_URL: await freshDatabase(),
-    WFS_RATE_LIMIT: '100/1s',
-    LOG_LEVEL: 'warn',
-    NODE_OPTIONS: `--import ${pathToFileURL(hooks).href}`,
-  });
-  const { code } = await run.exited();
-  expect(code, run.output()).toBe(0);
-  loaded = sourcesOf(readFileSync(join(dir, 'loaded.txt'), 'utf8').split('\n').filter(Boolean));
-  // The hook saw the process's own modules and its packages, so its silence about the others means something.
-  expect(loaded.some((u) => u.endsWith('/src/app/environment.ts'))).toBe(true);
-  expect(loaded.some((u) => u.endsWith('/src/sync/engine.ts'))).toBe(true);
-  expect(loaded.some((u) => u.includes('/node_modules/postgres/'))).toBe(true);
-});
+  const env = { WFS_BASE_URL: sandbox.url, WFS_API_KEY: sandbox.apiKey, WFS_RATE_LIMIT: '100/1s', WFS_HTTP_PORT: '0', LOG_LEVEL: 'warn' };
+  [loaded, loadedByStart] = await Promise.all([
+    modulesLoadedBy('sync', ['sync', '--once', '--streams', 'departments'], { ...env, DATABASE_URL: await freshDatabase() }),
+    // `start` syncs every stream first, then schedules them: told to stop once it has.
+    modulesLoadedBy('start', ['start'], { ...env, DATABASE_URL: await freshDatabase(), WFS_SECRET_KEY: 'loading-test-secret-key-0123' }, (out) => out.includes('scheduled incremental syncs')),
+  ]);
+}, 240_000);
 
 afterAll(async () => {
   await sandbox?.close();
@@ -63,6 +71,12 @@ function sourcesOf(urls: string[]): string[] {
     return (chunks[inBuild[2]!] ?? []).map((source) => join(inBuild[1]!, '../..', source));
   });
 }
+
+describe('start against a real service, without Redis', () => {
+  it('does not load bullmq or ioredis', () => {
+    expect(loadedByStart.filter((u) => /\/node_modules\/(bullmq|ioredis)\//.test(u))).toEqual([]);
+  });
+});
 
 describe('a sync against a real service, without Redis', () => {
   it('does not load the sandbox module', () => {

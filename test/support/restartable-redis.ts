@@ -9,6 +9,8 @@ export interface RestartableRedis {
   url: string;
   /** SIGKILL: no goodbye to its clients, as a crash or a lost machine. */
   kill(): Promise<void>;
+  /** SIGTERM: it closes its clients' connections and exits, as a host shutting down stops it. */
+  shutDown(): Promise<void>;
   /** Starts it again on the same port, with what it had written to its append-only file. */
   start(): Promise<void>;
   /** Stops it for good and removes its files. */
@@ -39,6 +41,7 @@ export async function startRestartableRedis(): Promise<RestartableRedis> {
   return {
     url: `redis://127.0.0.1:${port}`,
     kill: () => stop('SIGKILL'),
+    shutDown: () => stop('SIGTERM'),
     start,
     destroy: async () => {
       await stop('SIGTERM');
