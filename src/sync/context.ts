@@ -5,6 +5,7 @@ import type { Warehouse } from '../warehouse/connection.ts';
 import type { Retention, RateLimit } from '../config.ts';
 import type { Observers } from '../observers.ts';
 import type { PageCounter } from './estimate.ts';
+import type { StreamCursor } from './stream-cursor.ts';
 import type { Partition } from './partitions.ts';
 import type { StreamDef } from '../resources/stream.ts';
 
@@ -95,6 +96,8 @@ export interface StreamRun {
   tally: { requests: number; rows: number };
   syncedAt: Date;
   opts: RunOptions;
+  /** Owns this partition's progress: loaded and saved by the engine, observed and closed by the reads. */
+  cursor: StreamCursor;
   /** Counts this read's pages (of its partition, or of one slice of its pass) for its progress. */
   progress?: PageCounter;
 }

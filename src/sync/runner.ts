@@ -1,5 +1,5 @@
 import { CompanyStopped } from './company-stopped.ts';
-import { finishRun } from '../warehouse/index.ts';
+import { finishRun } from '../warehouse/runs.ts';
 import { beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
 import type { RunLock } from '../locks/run-lock.ts';

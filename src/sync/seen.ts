@@ -1,6 +1,6 @@
 /** What a complete read saw, and marking gone the rows it did not. */
-import { anyLiveRow, markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
-import type { RecordReject } from '../source/paging.ts';
+import { anyLiveRow, markMissingDeleted, type RangeFilter } from '../warehouse/deletions.ts';
+import type { KeyedRefusal } from '../warehouse/page-map.ts';
 import type { StreamRun } from './context.ts';
 
 /** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
@@ -37,13 +37,11 @@ export function noteWritten(seen: Seen, keys: readonly string[]): void {
   for (const k of keys) seen.keys.add(k);
 }
 
-/** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
-export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly RecordReject[], extras: Record<string, unknown>): void {
-  const target = run.stream.target;
-  for (const r of rejects) {
-    const key = refusedRecordKey(target, run.ctx.companyKey, r.raw, extras);
-    if (key === undefined) seen.unkeyed++;
-    else if (seen.storedBefore) seen.keys.add(key);
+/** A refused record is still there: its key, read from the raw payload where it can be (page-map.ts), counts as seen. */
+export function noteRejects(seen: Seen, refused: readonly KeyedRefusal[]): void {
+  for (const r of refused) {
+    if (r.key === null) seen.unkeyed++;
+    else if (seen.storedBefore) seen.keys.add(r.key);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Warehouse } from './connection.ts';
-import { columnOf, keyText, tableInfo, type Row, type TableInfo } from './rows.ts';
+import { columnOf, tableInfo, type Row, type TableInfo } from './catalog.ts';
+import { keyText } from './record-keys.ts';
 import { retryThroughOutage } from './outage.ts';
 import { transaction } from './pipeline.ts';
 import { sendFenceCheck } from './fencing.ts';

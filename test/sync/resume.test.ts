@@ -6,7 +6,7 @@ import { endpoints, streamByName, targets } from '../../src/resources/index.ts';
 import { runStream } from '../../src/sync/engine.ts';
 import { RESUME_OVERLAP } from '../../src/sync/read.ts';
 import { runStreams } from '../../src/sync/runner.ts';
-import { readCheckpoint, readRows, saveCheckpoint } from '../../src/warehouse/index.ts';
+import { readCheckpoint, readRows, saveCheckpoint } from '../../src/warehouse/state.ts';
 import { ChangeCursor, SinceCursor, WindowCursor, type ReadPoint } from '../../src/sync/cursors.ts';
 import { AUTH_HEADER, PAGE_LIMIT_MAX } from '../../src/source/endpoints.ts';
 import { divergence } from '../support/convergence.ts';

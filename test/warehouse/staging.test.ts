@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { tableInfo } from '../../src/warehouse/rows.ts';
+import { tableInfo } from '../../src/warehouse/catalog.ts';
 import { claimStaging, staging } from '../../src/warehouse/staging.ts';
 import { readCheckpoint, readRows } from '../../src/warehouse/state.ts';
 import { targets } from '../../src/resources/index.ts';

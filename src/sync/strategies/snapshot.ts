@@ -1,8 +1,9 @@
 /** A list of current state with no change stamps: read whole, or by the employees whose state may have moved. */
 import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsChangedSince, liveKeys, markDeletedByKey, settledBefore } from '../../warehouse/index.ts';
-import { keyText } from '../../warehouse/rows.ts';
+import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsChangedSince, settledBefore } from '../../warehouse/signals.ts';
+import { liveKeys, markDeletedByKey } from '../../warehouse/deletions.ts';
+import { keyText } from '../../warehouse/record-keys.ts';
 import { CURSOR_VERSION, SnapshotCursor } from '../cursors.ts';
 import { addDays, forEachLimited } from '../windows.ts';
 import type { Snapshot } from '../../resources/stream.ts';

@@ -1,7 +1,8 @@
 /** A list whose open records are followed by status until each is decided. */
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { liveRows, markDeletedByKey, startsBetween } from '../../warehouse/index.ts';
-import { keyText } from '../../warehouse/rows.ts';
+import { liveRows, markDeletedByKey } from '../../warehouse/deletions.ts';
+import { startsBetween } from '../../warehouse/signals.ts';
+import { keyText } from '../../warehouse/record-keys.ts';
 import { CURSOR_VERSION, StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
 import type { StatusDriven } from '../../resources/stream.ts';
