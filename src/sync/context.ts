@@ -21,7 +21,7 @@ export interface SyncContext {
   refreshClock?: () => Promise<unknown>;
   formIds: number[];
   runTypeIds: number[];
-  /** Sub-windows read at once per stream. */
+  /** Sub-windows read at once per stream; windowsAtOnce gives the default. */
   windowConcurrency?: number;
   /** Pages of one list asked for at once, at most (client.ts `readAhead`); default READ_AHEAD. */
   readAhead?: number;
@@ -100,6 +100,11 @@ export interface StreamRun {
   cursor: StreamCursor;
   /** Counts this read's pages (of its partition, or of one slice of its pass) for its progress. */
   progress?: PageCounter;
+}
+
+/** Windows, slices, partitions or followed ids of one stream read at once: the context's, else four. */
+export function windowsAtOnce(ctx: Pick<SyncContext, 'windowConcurrency'>): number {
+  return ctx.windowConcurrency ?? 4;
 }
 
 export function emptyCounters(): StreamCounters {

@@ -4,7 +4,7 @@ import { ChangeCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor }
 import { StreamCursor } from './stream-cursor.ts';
 import { partitionsOf } from './partitions.ts';
 import type { Strategy, StreamDef } from '../resources/stream.ts';
-import { emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
+import { windowsAtOnce, emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
 import type { Partition } from './partitions.ts';
 import type { PageCounter } from './estimate.ts';
 import { runFull } from './strategies/full.ts';
@@ -78,7 +78,7 @@ export async function runStream(
   const report = reportProgress(ctx, stream.name, progress, opts.runId);
   try {
     // Partitions keep checkpoints of their own: they are read side by side, like windows.
-    await forEachLimited(partitions, ctx.windowConcurrency ?? 4, async (partition) => {
+    await forEachLimited(partitions, windowsAtOnce(ctx), async (partition) => {
       const run = streamRun(ctx, stream, partition, counters, opts, progress.counter(partition.key));
       await readPartition(run, readerOf(stream.strategy), stream.strategy);
       progress.finish(partition.key);

@@ -8,7 +8,7 @@ import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { streamRun, type RequestEvent, type RequestOutcome } from '../observers.ts';
 import { readsDependencies, runStream } from './engine.ts';
-import { emptyCounters, type RunOptions, type StreamCounters, type SyncContext } from './context.ts';
+import { windowsAtOnce, emptyCounters, type RunOptions, type StreamCounters, type SyncContext } from './context.ts';
 import { partitionsOf } from './partitions.ts';
 import { streamByName, streamDependencies, streams, type Stream } from '../resources/index.ts';
 import type { StreamDef } from '../resources/stream.ts';
@@ -61,7 +61,7 @@ export const READS_AT_ONCE = 8;
 
 /** How many reads a stream keeps going at once, at most: a window or a partition at a time each, or one. */
 function readsOf(ctx: SyncContext, s: StreamDef): number {
-  const lanes = ctx.windowConcurrency ?? 4;
+  const lanes = windowsAtOnce(ctx);
   const windows = s.strategy.kind === 'windowed' || s.strategy.kind === 'change-driven' ? lanes : 1;
   return Math.max(windows, Math.min(partitionsOf(s, ctx).length, lanes));
 }

@@ -5,7 +5,7 @@ import type { Pass, ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HOUR_MS, DAY_MS, type Window } from './windows.ts';
 import type { Reread, StreamDef } from '../resources/stream.ts';
-import type { StreamRun } from './context.ts';
+import { windowsAtOnce, type StreamRun } from './context.ts';
 import { resumeFrom, readAll } from './read.ts';
 import type { ReadProgress } from './stream-cursor.ts';
 import { type Seen, newSeen, seenIn, markGone, skipInference } from './seen.ts';
@@ -98,7 +98,7 @@ export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: Wi
 
 /** Reads windows concurrently. */
 export async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: WindowSpec): Promise<void> {
-  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+  await forEachLimited(windows, windowsAtOnce(run.ctx), async (w) => {
     await readWindow(run, w, lane, spec);
   });
 }
@@ -121,7 +121,7 @@ export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane
   // Slices are read side by side and each page edits the stored pass with its slice's progress, so the pass must
   // be stored first.
   await run.cursor.save(cursorWith(pass));
-  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+  await forEachLimited(windows, windowsAtOnce(run.ctx), async (w) => {
     const id = w.start.toISOString();
     const progress = run.cursor.slice(id, lane === 'backfill');
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
