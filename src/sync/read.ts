@@ -5,7 +5,7 @@ import type { ReadPoint } from './cursors.ts';
 import type { PageAt, ReadProgress } from './stream-cursor.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { StreamRun } from './context.ts';
-import { type Seen, noteRejects, noteWritten } from './seen.ts';
+import { type Seen, notePage } from './seen.ts';
 
 /**
  * Records before the offset after its last written page that a resumed read asks for again. Offset paging shifts
@@ -70,7 +70,6 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
         return readAll(run, query, lane, { ...o, resume: { offset } });
       }
     }
-    if (o.seen) noteRejects(o.seen, mapped.refused);
     const progress = !page.hasMore || (resumable && o.progress?.everyPage) ? o.progress : undefined;
     const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(progress && page.hasMore ? { point: pointAfter(page, mapped) } : {}) };
     const result = await writePage(ctx.warehouse, {
@@ -82,7 +81,7 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
       runId: run.opts.runId,
       checkpoint: progress && { partition: partition.key, ...progress.observe(at) },
     });
-    if (o.seen) noteWritten(o.seen, mapped.keys);
+    if (o.seen) notePage(o.seen, mapped);
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;
