@@ -69,7 +69,6 @@ function blankRow(columns: readonly ColumnInfo[]): () => Row {
   return new Function(`return { ${literal} };`) as () => Row;
 }
 
-/** A date or date-time as the service writes it: `yyyy-MM-dd`, then optionally a time, then optionally an offset. */
 export function tableInfo(name: string): TableInfo {
   const info = tableInfos.get(name);
   if (!info) throw new Error(`no warehouse table named "${name}"`);

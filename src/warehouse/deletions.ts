@@ -18,7 +18,7 @@ export interface RangeFilter {
 export interface MarkMissingOptions {
   target: Target;
   companyKey: string;
-  /** Key text (rows.ts keyText) of every record the complete read returned, rejects included where keyed. */
+  /** Key text (record-keys.ts keyText) of every record the complete read returned, rejects included where keyed. */
   seen: ReadonlySet<string>;
   range?: RangeFilter;
   /** Query parameters of the partition read (FormId, RunTypeId...), mapped by the target's partitionColumns. */

@@ -26,6 +26,7 @@ const NEVER_STORED = /^(ssn|password)$/i;
 /** Columns the mapper fills itself, never from an item's field. */
 export const BOOKKEEPING = new Set(['company_key', '_synced_at', '_deleted_at', '_extra', '_hash', '_key', '_ord']);
 
+/** A date or date-time as the service writes it: `yyyy-MM-dd`, then optionally a time, then optionally an offset. */
 const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
@@ -164,6 +165,7 @@ function flatten(value: Record<string, unknown>, s: Scope, row: Row): Record<str
   return extra;
 }
 
+/** What mapping one target needs, worked out once per target rather than per item. */
 interface Plan {
   readonly table: TableInfo;
   readonly scope: Scope;

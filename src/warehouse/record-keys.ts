@@ -14,7 +14,6 @@ export function keyText(row: Row, key: readonly string[]): string {
   return JSON.stringify(key.map((k) => (row[k] == null ? null : String(row[k]))));
 }
 
-/** What mapping one target needs, worked out once per target rather than per item. */
 const OFFSET_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /** The shortest text OFFSET_DATETIME matches: `yyyy-MM-ddTHH:mmZ`. */

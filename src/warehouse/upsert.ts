@@ -15,14 +15,15 @@ import { noteInserted } from './statistics.ts';
 import type { Target } from './targets.ts';
 
 /**
- * The write path. Every value travels as text, which Postgres reads as its column's type. Rows to insert or
+ * The page write: a mapped page's rows, child rows and history, its refusals and its checkpoint, in one
+ * transaction. Every value travels as text, which Postgres reads as its column's type. Rows to insert or
  * rewrite travel inside one array parameter per column and are unnested: one prepared statement per table
  * whatever the page size, a handful of parameters, no limit on rows per statement but the memory of a chunk.
  * Many rows at once go by COPY into a session's staging table and one INSERT … SELECT from it instead
  * (staging.ts).
  */
 
-/** A page to write: mapped already (page-map.ts mapPage, as the sync does), or its records, mapped here. */
+/** A page to write: mapped already (page-map.ts mapPage, as the sync does), or its records, which are mapped first. */
 export type WritePageOptions = PageWrite & ({ page: MappedPage } | PageRecords);
 
 interface PageWrite {
