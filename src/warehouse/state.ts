@@ -1,8 +1,6 @@
 import type { Warehouse } from './connection.ts';
 import { exec, Pipeline } from './pipeline.ts';
 import { textArray } from './encoding.ts';
-import { tableInfo, type Row } from './catalog.ts';
-import type { Target } from './targets.ts';
 import type { WarehouseTables } from './schema.ts';
 
 /**
@@ -88,14 +86,4 @@ export async function listCheckpoints(wh: Warehouse, companyKey?: string): Promi
   return wh.sql<Checkpoint[]>`
     select company_key, stream, partition, cursor, updated_at from ${wh.sql(wh.schema)}.sync_state ${filter}
     order by company_key, stream, partition`;
-}
-
-/** Rows of a target's table for one company, by key (tests and tools). */
-export async function readRows(wh: Warehouse, target: Target | string, companyKey: string): Promise<Row[]> {
-  const table = tableInfo(typeof target === 'string' ? target : target.table);
-  const key = typeof target === 'string' ? table.primaryKey : ['company_key', ...target.key];
-  return wh.sql.unsafe(
-    `select * from "${wh.schema}"."${table.name}" where company_key = $1 order by ${key.map((k) => `"${k}"`).join(', ')}`,
-    [companyKey],
-  ) as unknown as Promise<Row[]>;
 }

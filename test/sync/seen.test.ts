@@ -6,7 +6,7 @@ import { emptyCounters, type StreamRun } from '../../src/sync/context.ts';
 import { streamRun } from '../../src/sync/engine.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { markGone, seenIn } from '../../src/sync/seen.ts';
-import { readRows } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { type Warehouse } from '../../src/warehouse/connection.ts';
 import { keyText } from '../../src/warehouse/record-keys.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';

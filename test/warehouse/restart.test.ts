@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { readRows } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { targets } from '../../src/resources/index.ts';
 import { COPY_MIN_ROWS, writePage } from '../../src/warehouse/upsert.ts';
 import { freshDatabase } from '../support/db.ts';
