@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readBudgetUse, readPushHours, readRunRows } from '../src/ops/charts-data.ts';
 import { streams as catalog } from '../src/resources/index.ts';
-import { openWarehouse, type Warehouse } from '../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { startPostgres } from '../test/support/services.ts';
 
 /**

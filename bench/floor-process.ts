@@ -12,9 +12,14 @@ import { jsonText } from '../src/source/json-text.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, SESSION_SETTINGS, type Warehouse } from '../src/warehouse/connection.ts';
 import { fenced, takeFence } from '../src/warehouse/fencing.ts';
-import { arrayElement, arrayLiteral, snake, tableInfo, type Row, type TableInfo } from '../src/warehouse/rows.ts';
+import { arrayElement, arrayLiteral } from '../src/warehouse/encoding.ts';
+import { snake } from '../src/warehouse/mapper.ts';
+import { tableInfo, type Row, type TableInfo } from '../src/warehouse/catalog.ts';
 import { copyText, endCopy } from '../src/warehouse/staging.ts';
-import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
+import { encodePage } from '../src/warehouse/encoding.ts';
+import { fingerprintPage } from '../src/warehouse/fingerprint.ts';
+import { mapPage, type MappedPage } from '../src/warehouse/page-map.ts';
+import { writePage } from '../src/warehouse/upsert.ts';
 import { forEachLimited } from '../src/sync/windows.ts';
 import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './sandbox-backfill.ts';
 
@@ -149,7 +154,7 @@ function floorWrite(sql: postgres.Sql, schema: string): PageHandler {
 function stagedPage(name: EndpointName, bytes: Buffer): { page: MappedPage; tables: string[]; records: number; hasMore: boolean } {
   const target = targetOf(name);
   const c = parsed(name, bytes);
-  const page = mapPage(target, COMPANY, c.items as object[], c.extras);
+  const page = mapPage(target, c.items as object[], { companyKey: COMPANY, extras: c.extras });
   fingerprintPage(page);
   const syncedAt = new Date();
   for (const m of page.mapped) {

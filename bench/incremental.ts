@@ -4,7 +4,7 @@ import { jobs } from '../jobs/index.ts';
 import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
 import { SourceClient } from '../src/source/client.ts';
 import { createRateLimiter } from '../src/ratelimit/index.ts';
-import { openWarehouse } from '../src/warehouse/index.ts';
+import { openWarehouse } from '../src/warehouse/connection.ts';
 import type { SyncContext } from '../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../src/sync/runner.ts';
 import { partitionsOf } from '../src/sync/partitions.ts';

@@ -8,7 +8,8 @@ import { clockProbe, personalData, streamByName, type EndpointName } from '../sr
 import { runStreams, selectStreams } from '../src/sync/runner.ts';
 import type { SyncContext } from '../src/sync/context.ts';
 import { openWarehouse } from '../src/warehouse/connection.ts';
-import { fingerprintPage, mapPage } from '../src/warehouse/upsert.ts';
+import { fingerprintPage } from '../src/warehouse/fingerprint.ts';
+import { mapPage } from '../src/warehouse/page-map.ts';
 import { applyPolicy } from '../src/warehouse/personal-data/apply.ts';
 import { personalHmac } from '../src/warehouse/personal-data/hmac.ts';
 import type { CompanyPolicy } from '../src/warehouse/personal-data/policy.ts';
@@ -61,7 +62,7 @@ function rowPath(stream: string, records: readonly object[], actions: Record<str
   const once = (withPolicy: boolean) => {
     const start = cpuUsage();
     for (const items of pages) {
-      const page = mapPage(target, 'bench', items);
+      const page = mapPage(target, items, { companyKey: 'bench' });
       fingerprintPage(page);
       if (withPolicy) applyPolicy(page, [], policyOf(actions, fresh));
     }

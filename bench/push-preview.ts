@@ -12,7 +12,7 @@ import { SourceClient } from '../src/source/client.ts';
 import { clockProbe } from '../src/resources/index.ts';
 import type { Individual } from '../src/source/schemas/index.ts';
 import { runStreams, selectStreams } from '../src/sync/runner.ts';
-import { openWarehouse } from '../src/warehouse/index.ts';
+import { openWarehouse } from '../src/warehouse/connection.ts';
 import { getChange } from '../src/push/outbox.ts';
 import { startPostgres } from '../test/support/services.ts';
 

@@ -9,7 +9,7 @@ import { startSandbox } from '../src/sandbox/index.ts';
 import { SourceClient } from '../src/source/client.ts';
 import { endpoints } from '../src/resources/index.ts';
 import type { Individual } from '../src/source/schemas/index.ts';
-import { openWarehouse } from '../src/warehouse/index.ts';
+import { openWarehouse } from '../src/warehouse/connection.ts';
 import { startPostgres } from '../test/support/services.ts';
 
 /**

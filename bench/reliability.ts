@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { parseRateLimit } from '../src/config.ts';
 import { startSandbox, type RunningSandbox, type SandboxSize } from '../src/sandbox/index.ts';
 import { Rng } from '../src/sandbox/rng.ts';
-import { openWarehouse } from '../src/warehouse/index.ts';
+import { openWarehouse } from '../src/warehouse/connection.ts';
 import { divergence } from '../test/support/convergence.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startRestartablePostgres, type RestartablePostgres } from '../test/support/restartable-postgres.ts';

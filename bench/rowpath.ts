@@ -9,7 +9,10 @@ import { httpResponse } from '../src/source/http.ts';
 import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
-import { encodePage, fingerprintPage, mapPage, writePage, type MappedPage } from '../src/warehouse/upsert.ts';
+import { encodePage } from '../src/warehouse/encoding.ts';
+import { fingerprintPage } from '../src/warehouse/fingerprint.ts';
+import { mapPage, type MappedPage } from '../src/warehouse/page-map.ts';
+import { writePage } from '../src/warehouse/upsert.ts';
 import { startPostgres } from '../test/support/services.ts';
 import { pagePath, reads, targetOfEndpoint } from './sandbox-backfill.ts';
 import { BENCH_KEY, dropWarehouse, givenPostgres, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
@@ -100,7 +103,7 @@ const stages = {
     p.rejects = rejects;
   },
   map: (p: Page) => {
-    p.mapped = mapPage(targetOfEndpoint(p.name), COMPANY, p.items!, p.extras);
+    p.mapped = mapPage(targetOfEndpoint(p.name), p.items!, { companyKey: COMPANY, extras: p.extras });
   },
   fingerprint: (p: Page) => fingerprintPage(p.mapped!),
   encode: (p: Page) => encodePage(p.mapped!),

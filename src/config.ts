@@ -23,6 +23,29 @@ export function formatRateLimit(r: RateLimit): string {
   return r.windowMs % 1000 === 0 ? `${r.limit}/${r.windowMs / 1000}s` : `${r.limit}/${r.windowMs}ms`;
 }
 
+/**
+ * Each default a setting shares with the code that runs without a Config (tests, tools, the sandbox), defined
+ * once: the schema below, the README's settings table (settings-docs.ts) and those modules read it from here.
+ */
+export const DEFAULTS = {
+  /** The service's budget: 100 requests a minute per API key. */
+  rateLimit: { limit: 100, windowMs: 60_000 } as Readonly<RateLimit>,
+  dbSchema: 'workforce',
+  httpPort: 8080,
+  httpHost: '127.0.0.1',
+  dataDir: '.wfsync',
+  timezone: 'UTC',
+  /** How long a job stays locked to a worker: a worker that dies is noticed after about this long. */
+  jobLockMs: 30_000,
+  /** How long a page write waits for the warehouse: a Postgres restart or failover takes seconds; a minute is not a restart any more. */
+  warehouseOutageMs: 60_000,
+  sessionIdleMinutes: 30,
+  sessionMaxHours: 12,
+  companiesRefreshSeconds: 15,
+  /** How long a process may take to stop after SIGTERM or Ctrl-C before it exits anyway. */
+  shutdownMs: 15_000,
+} as const;
+
 const intList = z
   .string()
   .transform((s, ctx) => {
@@ -116,9 +139,6 @@ export interface Retention {
   formerPersonalDays?: number;
 }
 
-/** How long a process may take to stop after SIGTERM or Ctrl-C before it exits anyway. */
-export const DEFAULT_SHUTDOWN_MS = 15_000;
-
 export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
 
 /** A retention horizon in days; a fraction of a day is allowed. */
@@ -130,33 +150,33 @@ export const Env = z.object({
   WFS_COMPANIES: companies.optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
-  WFS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier').default('workforce'),
-  WFS_RATE_LIMIT: rateLimit.default(parseRateLimit('100/60s')),
+  WFS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier').default(DEFAULTS.dbSchema),
+  WFS_RATE_LIMIT: rateLimit.default({ ...DEFAULTS.rateLimit }),
   WFS_RATE_LIMIT_MARGIN_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   WFS_FORM_IDS: intList.optional(),
   WFS_RUN_TYPE_IDS: intList.optional(),
   WFS_PUSH_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   WFS_SECRET_KEY: z.string().min(16, 'at least 16 characters').optional(),
   WFS_PUSH_WEBHOOK_URL: url.optional(),
-  WFS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  WFS_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
+  WFS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.httpPort),
+  WFS_HTTP_HOST: z.string().min(1).default(DEFAULTS.httpHost),
   WFS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   WFS_DASHBOARD_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
-  WFS_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
-  WFS_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(12),
+  WFS_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(DEFAULTS.sessionIdleMinutes),
+  WFS_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(DEFAULTS.sessionMaxHours),
   WFS_COOKIE_SECURE: z.enum(['0', '1', 'false', 'true'], { message: 'expected 1 or 0' }).transform((v) => v === '1' || v === 'true').default(false),
   WFS_KEEP_RUNS_DAYS: days.default(DEFAULT_RETENTION.runsDays),
   WFS_KEEP_RESOLVED_REJECTS_DAYS: days.default(DEFAULT_RETENTION.resolvedRejectsDays),
   WFS_KEEP_PUSH_PAYLOADS_DAYS: days.default(DEFAULT_RETENTION.pushPayloadsDays),
   WFS_KEEP_FORMER_PERSONAL_DAYS: days.optional(),
   WFS_PERSONAL_DATA_KEY: z.string().min(16, 'at least 16 characters').optional(),
-  WFS_DATA_DIR: z.string().default('.wfsync'),
-  WFS_TIMEZONE: z.string().default('UTC'),
+  WFS_DATA_DIR: z.string().default(DEFAULTS.dataDir),
+  WFS_TIMEZONE: z.string().default(DEFAULTS.timezone),
   WFS_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
-  WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
-  WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(60_000),
-  WFS_SHUTDOWN_MS: z.coerce.number().int().min(1000).default(DEFAULT_SHUTDOWN_MS),
-  WFS_COMPANIES_REFRESH_SECONDS: z.coerce.number().positive('expected a number of seconds above 0').max(3600).default(15),
+  WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(DEFAULTS.jobLockMs),
+  WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(DEFAULTS.warehouseOutageMs),
+  WFS_SHUTDOWN_MS: z.coerce.number().int().min(1000).default(DEFAULTS.shutdownMs),
+  WFS_COMPANIES_REFRESH_SECONDS: z.coerce.number().positive('expected a number of seconds above 0').max(3600).default(DEFAULTS.companiesRefreshSeconds),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { importGraph, importCycles, folderOf, LAYERS, layerViolations } from './support/import-graph.ts';
+import { barrels, importGraph, importCycles, folderOf, LAYERS, layerViolations, NO_BARREL } from './support/import-graph.ts';
 
 describe('the import graph', () => {
   const graph = importGraph();
@@ -22,6 +22,11 @@ describe('the import graph', () => {
 
   it('has no import cycle between files', () => {
     expect(importCycles(graph)).toEqual([]);
+  });
+
+  it(`has no barrel in ${NO_BARREL.join(', ')}: each module is imported by its own path`, () => {
+    expect(barrels(graph)).toEqual([]);
+    for (const folder of NO_BARREL) expect(graph.files).not.toContain(`src/${folder}/index.ts`);
   });
 
   it("matches the README's Layout: every folder on the floor the README gives it", () => {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
+import { DEFAULTS, formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import { parseFaults, type FaultSpec } from '../sandbox/faults.ts';
-import { DEFAULT_RATE_LIMIT, QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from '../sandbox/index.ts';
+import { QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from '../sandbox/index.ts';
 import { SCOPES, parseKeySpec, type ApiKey } from '../sandbox/keys.ts';
 import { shutdownSignal } from '../shutdown.ts';
 import { DEFAULT_LATE_MS } from '../sandbox/data.ts';
@@ -100,7 +100,7 @@ function quirks(text: string | undefined): Quirk[] {
 }
 
 function rateLimit(text: string | undefined): RateLimit | null {
-  if (text === undefined) return DEFAULT_RATE_LIMIT;
+  if (text === undefined) return { ...DEFAULTS.rateLimit };
   if (text === 'off') return null;
   return wrap('rate-limit', () => parseRateLimit(text));
 }

@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { CookieOptions } from 'hono/utils/cookie';
+import { DEFAULTS } from '../config.ts';
 
 /** The dashboard's session cookie. */
 export const SESSION_COOKIE = 'wfsync_session';
@@ -15,7 +16,7 @@ export interface SessionOptions {
   secure: boolean;
 }
 
-export const DEFAULT_SESSIONS: SessionOptions = { idleMs: 30 * 60_000, maxAgeMs: 12 * 3600_000, secure: false };
+export const DEFAULT_SESSIONS: SessionOptions = { idleMs: DEFAULTS.sessionIdleMinutes * 60_000, maxAgeMs: DEFAULTS.sessionMaxHours * 3600_000, secure: false };
 
 /** Sessions held at once: past this the least recently used one ends, so sign-ins cannot grow memory. */
 const MAX_SESSIONS = 1000;

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { formatRateLimit, parseRateLimit } from '../config.ts';
+import { DEFAULTS, formatRateLimit, parseRateLimit } from '../config.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 import { checkApiKey, type KeyCheck } from './check-key.ts';
 import {
   addCompany,
   COMPANY_KEY,
   CompanyError,
-  DEFAULT_COMPANY_RATE_LIMIT,
   findCompany,
   listCompanies,
   removeCompany,
@@ -53,7 +52,7 @@ export function companyAdmin(o: {
     list: () => listCompanies(wh),
     add: async (c) => {
       if (await findCompany(wh, c.key)) throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
-      refuseUnless(c.key, await check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit: c.rateLimit ?? DEFAULT_COMPANY_RATE_LIMIT }));
+      refuseUnless(c.key, await check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit: c.rateLimit ?? { ...DEFAULTS.rateLimit } }));
       return addCompany(wh, sealer, c);
     },
     pause: (key) => setPaused(wh, key, true),

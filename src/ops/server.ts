@@ -8,7 +8,7 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { RateLimit } from '../config.ts';
+import { DEFAULTS, type RateLimit } from '../config.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
 import { statusCharts } from './charts.ts';
@@ -90,7 +90,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const auth = new DashboardAuth(opts.dashboardToken, opts.sessions);
   const { warehouse: wh } = opts;
   const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
-  const records = recordView(auth, opts.host ?? '127.0.0.1');
+  const records = recordView(auth, opts.host ?? DEFAULTS.httpHost);
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
   const status = () => readStatus(wh, { companies: companies(), schedule: opts.schedule });
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
@@ -321,7 +321,7 @@ async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
 }
 
 /** Serves a hono app on host:port (0 for a free port). */
-export async function listen(app: Hono, port: number, host = '127.0.0.1'): Promise<OpsServer> {
+export async function listen(app: Hono, port: number, host: string = DEFAULTS.httpHost): Promise<OpsServer> {
   let server: ServerType | undefined;
   const info = await new Promise<{ port: number }>((resolve, reject) => {
     server = serve({ fetch: app.fetch, port, hostname: host }, resolve);

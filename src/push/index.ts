@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { Warehouse } from '../warehouse/index.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
 import { listCompanies } from '../warehouse/company-records.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import type { IntakeContext } from './intake.ts';

@@ -1,4 +1,4 @@
-import type { Warehouse } from '../warehouse/index.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
 import type { PushKind } from '../warehouse/tables/push.ts';
 import { checkBounds } from './bounds.ts';
 import { store, type Stored } from './outbox.ts';

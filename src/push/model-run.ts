@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { snake } from '../warehouse/index.ts';
-import { tableInfo } from '../warehouse/rows.ts';
+import { snake } from '../warehouse/mapper.ts';
+import { tableInfo } from '../warehouse/catalog.ts';
 import type { PushModelOutcome } from '../warehouse/tables/push.ts';
 import { KEEP_EVERYTHING, treatmentOf, type FieldTreatment } from './field-policy.ts';
 import type { IntakeContext } from './intake.ts';

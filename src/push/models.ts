@@ -1,7 +1,8 @@
 import { Cron } from 'croner';
 import type { Sql } from 'postgres';
-import { snake, type Warehouse } from '../warehouse/index.ts';
-import { tableInfo } from '../warehouse/rows.ts';
+import { snake } from '../warehouse/mapper.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { tableInfo } from '../warehouse/catalog.ts';
 import { PUSH_MODEL_KINDS, type PushKind, type PushModelKind } from '../warehouse/tables/push.ts';
 import { KEEP_EVERYTHING, treatmentOf, type FieldPolicy } from './field-policy.ts';
 import { CertificationChange, IndividualChange, READ_ONLY } from './validate.ts';

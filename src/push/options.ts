@@ -5,7 +5,7 @@ import type { Logger } from '../log.ts';
 import type { Observers } from '../observers.ts';
 import type { RedisHealth } from '../redis-health.ts';
 import type { SourceClient } from '../source/client.ts';
-import type { Warehouse } from '../warehouse/index.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 
 /** The push runner's tunings with their defaults, checked once when the runner is made. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from 'postgres';
-import type { Warehouse } from '../warehouse/index.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
 import { FINAL_STATES, OPEN_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 import type { Accepted, Fields } from './validate.ts';

@@ -1,6 +1,7 @@
 import type { PushKind } from '../warehouse/tables/push.ts';
-import { snake, type Warehouse } from '../warehouse/index.ts';
-import { tableInfo } from '../warehouse/rows.ts';
+import { snake } from '../warehouse/mapper.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { tableInfo } from '../warehouse/catalog.ts';
 import { KEEP_EVERYTHING, treatmentOf, type FieldPolicy, type FieldTreatment } from './field-policy.ts';
 import { checkItems, type IntakeContext } from './intake.ts';
 import type { Accepted, Fields } from './validate.ts';

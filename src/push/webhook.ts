@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Warehouse } from '../warehouse/index.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
 import type { Webhook } from './options.ts';
 import { dueNotifications, markNotified, statusOf, type PushStatus } from './outbox.ts';
 

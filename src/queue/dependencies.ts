@@ -1,19 +1,10 @@
 import { streamSchedules, type ScheduleOptions } from './schedules.ts';
-import { streamByName, type StreamName } from '../resources/index.ts';
+import { streamDependencies, type StreamName } from '../resources/index.ts';
 import type { JobDef } from './job.ts';
 
 /** The streams a job reads only because its own streams depend on them (the credentials job: `individuals`). */
 export function dependenciesOf(job: JobDef): StreamName[] {
-  const out = new Set<StreamName>();
-  const add = (name: StreamName) =>
-    streamByName(name)?.dependsOn?.forEach((d) => {
-      if (!job.streams.includes(d) && !out.has(d)) {
-        out.add(d);
-        add(d);
-      }
-    });
-  job.streams.forEach(add);
-  return [...out];
+  return streamDependencies.dependenciesOf(job.streams) as StreamName[];
 }
 
 /**

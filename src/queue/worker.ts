@@ -9,6 +9,7 @@ import { acquireRunLock } from '../locks/run-lock.ts';
 import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import { REDIS_GOODBYE_MS, settlesWithin, type RedisHealth } from '../redis-health.ts';
+import { DEFAULTS } from '../config.ts';
 import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
@@ -36,7 +37,7 @@ export interface SyncWorker {
 
 export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
   const shutdown = new AbortController();
-  const lockDuration = opts.lockDurationMs ?? 30_000;
+  const lockDuration = opts.lockDurationMs ?? DEFAULTS.jobLockMs;
   const worker = new Worker<SyncJobData, SyncJobResult>(
     SYNC_QUEUE,
     (job, token) => processSyncJob(opts, job, token, shutdown.signal, lockDuration),

@@ -10,13 +10,14 @@ import type { StreamDef } from './stream.ts';
 import { catalogOf, PERSONAL_NAMES, personalColumnsByTable } from './personal-data.ts';
 import type { PersonalData } from '../warehouse/personal-data/admin.ts';
 import type { PersonalCatalog } from '../warehouse/personal-data/catalog.ts';
-import { dedupe } from '../warehouse/rows.ts';
+import { dedupe } from '../warehouse/mapper.ts';
+import { streamGraph, type StreamGraph } from './graph.ts';
 import * as timeOff from './time-off.ts';
 
 /**
  * The catalog, assembled from one module per domain: each declares its endpoints and its streams (endpoint,
  * target table, strategy) under the stream's name. The endpoint list, the stream names and the run order are
- * derived here; the sandbox, the client, the sync engine and the warehouse read them.
+ * derived here (the order from graph.ts); the sandbox, the client, the sync engine and the warehouse read them.
  */
 
 export const endpoints = {
@@ -53,31 +54,11 @@ type Missing = Exclude<NonNullable<Declared['dependsOn']>[number], StreamName>;
 type Assert<T extends true> = T;
 export type DependenciesDeclared = Assert<[Missing] extends [never] ? true : false>;
 
-/**
- * The complete lists first (one cheap read each: the reference data and people other tables refer to), then the
- * others; each in declaration order, except that a stream comes after the streams it depends on (a topological
- * order).
- */
-function runOrder(streams: readonly StreamDef[]): Stream[] {
-  const byName = new Map(streams.map((s) => [s.name, s]));
-  const placed = new Set<string>();
-  const visiting = new Set<string>();
-  const out: Stream[] = [];
-  const place = (s: StreamDef): void => {
-    if (placed.has(s.name)) return;
-    if (visiting.has(s.name)) throw new Error(`streams depend on each other: ${[...visiting, s.name].join(' → ')}`);
-    visiting.add(s.name);
-    for (const d of s.dependsOn ?? []) place(byName.get(d)!);
-    visiting.delete(s.name);
-    placed.add(s.name);
-    out.push(s as Stream);
-  };
-  [...streams.filter((s) => s.strategy.kind === 'full'), ...streams.filter((s) => s.strategy.kind !== 'full')].forEach(place);
-  return out;
-}
+/** The streams' dependencies, walked once: the run order and what each set of streams needs. */
+export const streamDependencies: StreamGraph<Stream> = streamGraph(declared as readonly Stream[]);
 
 /** Every stream, in the order a first sync runs them. */
-export const streams: readonly Stream[] = runOrder(declared);
+export const streams: readonly Stream[] = streamDependencies.order;
 
 /** Every stream's name, in run order: job stream lists and dependencies are checked against it. */
 export const STREAM_NAMES: readonly StreamName[] = streams.map((s) => s.name);

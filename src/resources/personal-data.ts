@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import { PERSONAL_FIELDS, PERSONAL_FIELD_NAMES, personalFieldNamed, type PersonalField, type PersonalFieldSpec } from '../source/schemas/personal.ts';
-import { snake, tableInfo } from '../warehouse/rows.ts';
+import { tableInfo } from '../warehouse/catalog.ts';
+import { snake } from '../warehouse/mapper.ts';
 import { columnsByTable, type PersonColumns, type PersonalCatalog, type PersonalColumn } from '../warehouse/personal-data/catalog.ts';
 import type { ChildTarget, Target } from '../warehouse/targets.ts';
 
 /**
  * The personal-data catalog: every column a personal field of the service lands in, found by walking each
- * stream's record schema the way the mapper (warehouse/rows.ts) flattens records. The fields themselves are
+ * stream's record schema the way the mapper (warehouse/mapper.ts) flattens records. The fields themselves are
  * named once, in source/schemas/personal.ts.
  */
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RateLimit } from '../config.ts';
+import { DEFAULTS, type RateLimit } from '../config.ts';
 import { createSandboxData, type SandboxSize } from './data.ts';
 import { log as rootLog, type Logger } from '../log.ts';
 import type { Scope } from '../source/endpoints.ts';
@@ -15,7 +15,6 @@ import type { SandboxData } from './service.ts';
 export type { SandboxSize, Quirk };
 export { QUIRKS } from './http-wire.ts';
 export const SANDBOX_SIZES: readonly SandboxSize[] = ['tiny', 'small', 'medium', 'large'];
-export const DEFAULT_RATE_LIMIT: RateLimit = { limit: 100, windowMs: 60_000 };
 
 export interface SandboxOptions {
   /** 0 (default) picks a free port. */
@@ -65,7 +64,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const log = (opts.log ?? rootLog).child({ component: 'sandbox' });
   const data = opts.data ?? createSandboxData({ seed: opts.seed, size: opts.size, now: opts.now, lateMs: opts.lateMs });
   const keys = new KeyRing(opts.keys ?? defaultKeys());
-  const rateLimit = opts.rateLimit === undefined ? DEFAULT_RATE_LIMIT : opts.rateLimit;
+  const rateLimit = opts.rateLimit === undefined ? { ...DEFAULTS.rateLimit } : opts.rateLimit;
   const limiter = rateLimit ? new FixedWindowLimiter(rateLimit) : null;
   const faults = new FaultInjector(opts.seed ?? 1, opts.faults ?? {});
   const api = new SandboxApi({ data, keys, limiter, faults, latencyMs: opts.latencyMs ?? 0, log, quirks: new Set(opts.quirks ?? []) });

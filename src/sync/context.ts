@@ -5,6 +5,7 @@ import type { Warehouse } from '../warehouse/connection.ts';
 import type { Retention, RateLimit } from '../config.ts';
 import type { Observers } from '../observers.ts';
 import type { PageCounter } from './estimate.ts';
+import type { StreamCursor } from './stream-cursor.ts';
 import type { Partition } from './partitions.ts';
 import type { StreamDef } from '../resources/stream.ts';
 
@@ -20,7 +21,7 @@ export interface SyncContext {
   refreshClock?: () => Promise<unknown>;
   formIds: number[];
   runTypeIds: number[];
-  /** Sub-windows read at once per stream. */
+  /** Sub-windows read at once per stream; windowsAtOnce gives the default. */
   windowConcurrency?: number;
   /** Pages of one list asked for at once, at most (client.ts `readAhead`); default READ_AHEAD. */
   readAhead?: number;
@@ -95,8 +96,15 @@ export interface StreamRun {
   tally: { requests: number; rows: number };
   syncedAt: Date;
   opts: RunOptions;
+  /** Owns this partition's progress: loaded and saved by the engine, observed and closed by the reads. */
+  cursor: StreamCursor;
   /** Counts this read's pages (of its partition, or of one slice of its pass) for its progress. */
   progress?: PageCounter;
+}
+
+/** Windows, slices, partitions or followed ids of one stream read at once: the context's, else four. */
+export function windowsAtOnce(ctx: Pick<SyncContext, 'windowConcurrency'>): number {
+  return ctx.windowConcurrency ?? 4;
 }
 
 export function emptyCounters(): StreamCounters {

@@ -15,7 +15,7 @@ const offset = z.number().int().nonnegative();
 
 /**
  * Where a list read in part stands: its last written page's offset, the offset after that page, and the key of
- * that page's last record (keyText of rows.ts). Every page before it is written too: a read's pages are written
+ * that page's last record (keyText of warehouse/record-keys.ts). Every page before it is written too: a read's pages are written
  * one after another, in order. A page of refused records alone names no record: its point is its offset alone,
  * and the read goes on from that page.
  */

@@ -1,10 +1,11 @@
 import type { ZodType } from 'zod';
 import { forEachLimited } from './windows.ts';
 import { ChangeCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor } from './cursors.ts';
-import { cursorOf, saveCursor } from './read.ts';
-import { partitionsOf } from './partitions.ts';
+import { StreamCursor } from './stream-cursor.ts';
+import { partitionsOf, type Partition } from './partitions.ts';
 import type { Strategy, StreamDef } from '../resources/stream.ts';
-import { emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
+import { windowsAtOnce, emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
+import type { PageCounter } from './estimate.ts';
 import { runFull } from './strategies/full.ts';
 import { runSnapshot } from './strategies/snapshot.ts';
 import { runUpdatedSince } from './strategies/updated-since.ts';
@@ -48,9 +49,9 @@ function reader<S extends Strategy, State>(r: Reader<S, State>): Reader<S> {
 
 /** One partition through the lifecycle: load the state, read, store the state the read answers. */
 async function readPartition<S extends Strategy>(run: StreamRun, r: Reader<S>, s: S): Promise<void> {
-  const previous = r.state ? await cursorOf(run, r.state) : undefined;
+  const previous = r.state ? await run.cursor.load(r.state) : undefined;
   const next = await r.read(run, s, previous);
-  if (next !== undefined) await saveCursor(run, next);
+  if (next !== undefined) await run.cursor.save(next);
 }
 
 /** The reader of a stream's kind (TypeScript cannot pair an indexed member with its argument's member itself). */
@@ -76,8 +77,8 @@ export async function runStream(
   const report = reportProgress(ctx, stream.name, progress, opts.runId);
   try {
     // Partitions keep checkpoints of their own: they are read side by side, like windows.
-    await forEachLimited(partitions, ctx.windowConcurrency ?? 4, async (partition) => {
-      const run: StreamRun = { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt: new Date(), opts, progress: progress.counter(partition.key) };
+    await forEachLimited(partitions, windowsAtOnce(ctx), async (partition) => {
+      const run = streamRun(ctx, stream, partition, counters, opts, progress.counter(partition.key));
       await readPartition(run, readerOf(stream.strategy), stream.strategy);
       progress.finish(partition.key);
     });
@@ -85,4 +86,21 @@ export async function runStream(
     report.stop();
   }
   return counters;
+}
+
+/** One partition's run, with the cursor that owns its progress. */
+export function streamRun(ctx: SyncContext, stream: StreamDef, partition: Partition, counters: StreamCounters, opts: RunOptions, progress?: PageCounter): StreamRun {
+  const syncedAt = new Date();
+  const cursor = new StreamCursor({
+    warehouse: ctx.warehouse,
+    companyKey: ctx.companyKey,
+    stream: stream.name,
+    target: stream.target,
+    partition: partition.key,
+    syncedAt,
+    fullRefresh: opts.fullRefresh,
+    log: ctx.log,
+    restarted: counters.cursorsRestarted,
+  });
+  return { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt, opts, cursor, ...(progress ? { progress } : {}) };
 }

@@ -1,4 +1,4 @@
-import { finishRun, type RunOutcome } from '../warehouse/index.ts';
+import { finishRun, type RunOutcome } from '../warehouse/runs.ts';
 import { DEFAULT_RETENTION } from '../config.ts';
 import { prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
 import { abandonEnd, openRun } from '../warehouse/runs.ts';

@@ -1,18 +1,12 @@
 /** Reading one list page by page, each page written with the checkpoint it completes. */
-import { readCheckpoint, recordKey, writePage, type CheckpointWrite, type CursorEdit } from '../warehouse/index.ts';
-import { readStoredCursor, type ReadPoint } from './cursors.ts';
+import { writePage } from '../warehouse/upsert.ts';
+import { mapPage, type MappedPage } from '../warehouse/page-map.ts';
+import type { ReadPoint } from './cursors.ts';
+import type { PageAt, ReadProgress } from './stream-cursor.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { StreamRun } from './context.ts';
-import { type Seen, noteRejects, noteWritten } from './seen.ts';
+import { type Seen, notePage } from './seen.ts';
 import { watchFields } from './schema-watch.ts';
-
-/** Where a page stands in its read: its offset, whether it completes the read, and where the read goes on after it. */
-export interface PageAt {
-  offset: number;
-  last: boolean;
-  /** Set on a page with records: the point a read resumed after this page goes on from. */
-  point?: ReadPoint;
-}
 
 /**
  * Records before the offset after its last written page that a resumed read asks for again. Offset paging shifts
@@ -30,17 +24,10 @@ export function resumeFrom(point: ReadPoint | undefined): number {
   return 'next' in point ? Math.max(point.offset, point.next - RESUME_OVERLAP) : point.offset;
 }
 
-/**
- * What a page stores with it (in its transaction): with the last page and, when `everyPage`, with every page of a
- * list the service pages by offset, which a read can resume from. Either a whole cursor (one read's pages are
- * written in order, so a later one never stores an older cursor), or an edit of the stored cursor, which the pages
- * of slices read side by side make without overwriting each other's.
- */
-export type PageCheckpoint = { everyPage: boolean } & ({ cursor: (page: PageAt) => unknown } | { edit: (page: PageAt) => CursorEdit });
-
 interface ReadOptions {
   seen?: Seen;
-  checkpoint?: PageCheckpoint;
+  /** What the read's pages store of its progress (stream-cursor.ts); none for a read that keeps none. */
+  progress?: ReadProgress;
   /** Where an envelope list read in part stands: the read goes on from there (see RESUME_OVERLAP). */
   resume?: ReadPoint;
   /** Count rows that were stored already (an append stream's overlap). */
@@ -74,8 +61,9 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
   for await (const page of pages) {
     counters.requests++;
     run.tally.requests++;
+    const mapped = mapPage(stream.target, page.items as object[], { companyKey: ctx.companyKey, extras: page.extras }, page.rejects);
     if (lookFor !== undefined) {
-      const found = page.items.some((item) => keyOf(run, item, page.extras) === lookFor);
+      const found = mapped.keys.includes(lookFor);
       lookFor = undefined;
       if (!found) {
         const offset = point!.offset;
@@ -84,23 +72,19 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
         return readAll(run, query, lane, { ...o, resume: { offset } });
       }
     }
-    if (o.seen) noteRejects(run, o.seen, page.rejects, page.extras);
-    const write = (checkpoint?: CheckpointWrite) =>
-      writePage(ctx.warehouse, {
-        target: stream.target,
-        stream: stream.name,
-        companyKey: ctx.companyKey,
-        items: page.items as object[],
-        extras: page.extras,
-        rejects: page.rejects,
-        syncedAt: run.syncedAt,
-        runId: run.opts.runId,
-        checkpoint: checkpoint && { partition: partition.key, ...checkpoint },
-      });
-    const cp = !page.hasMore || (resumable && o.checkpoint?.everyPage) ? o.checkpoint : undefined;
-    const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(cp && page.hasMore ? { point: pointAfter(run, page) } : {}) };
-    const result = await write(cp && ('edit' in cp ? { edit: cp.edit(at) } : { cursor: cp.cursor(at) }));
-    if (o.seen) noteWritten(o.seen, result.keys);
+    const progress = !page.hasMore || (resumable && o.progress?.everyPage) ? o.progress : undefined;
+    const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(progress && page.hasMore ? { point: pointAfter(page, mapped) } : {}) };
+    const result = await writePage(ctx.warehouse, {
+      target: stream.target,
+      stream: stream.name,
+      companyKey: ctx.companyKey,
+      page: mapped,
+      remap: () => mapPage(stream.target, page.items as object[], { companyKey: ctx.companyKey, extras: page.extras }, page.rejects),
+      syncedAt: run.syncedAt,
+      runId: run.opts.runId,
+      checkpoint: progress && { partition: partition.key, ...progress.observe(at) },
+    });
+    if (o.seen) notePage(o.seen, mapped);
     await fields.page(page.items as object[], page.extras);
     rows += page.items.length;
     counters.rows += page.items.length;
@@ -123,46 +107,10 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
   return rows;
 }
 
-/** The key text of a record as its row is written, as the warehouse names it. */
-function keyOf(run: StreamRun, item: unknown, extras: Record<string, unknown>): string {
-  return recordKey(run.stream.target, run.ctx.companyKey, item as Record<string, unknown>, extras);
-}
-
 /** Where a read goes on after `page`: past its records (refused ones too), looking for its last record. */
-function pointAfter(run: StreamRun, page: { offset: number; items: readonly unknown[]; rejects: readonly unknown[]; extras: Record<string, unknown> }): ReadPoint {
+function pointAfter(page: { offset: number; items: readonly unknown[]; rejects: readonly unknown[] }, mapped: MappedPage): ReadPoint {
   const next = page.offset + page.items.length + page.rejects.length;
-  const last = page.items.at(-1);
+  const lastKey = mapped.keys.at(-1);
   // A page of refused records alone names no record to look for: the read goes on from that page.
-  return last === undefined ? { offset: page.offset } : { offset: page.offset, next, lastKey: keyOf(run, last, page.extras) };
-}
-
-/**
- * The cursor a run goes on from (migrated from an earlier version's format). One that cannot be used (not a
- * cursor, or of a newer version) counts as none: this partition reads everything again, which the run's log and
- * record say, rather than failing every run until someone asks for a full refresh.
- */
-export async function cursorOf<T>(run: StreamRun, schema: import('zod').ZodType<T>): Promise<T | undefined> {
-  if (run.opts.fullRefresh) return undefined;
-  const stored = await readCheckpoint(run.ctx.warehouse, run.ctx.companyKey, run.stream.name, run.partition.key);
-  const r = readStoredCursor(schema, stored);
-  if (r.ok) return r.cursor;
-  const where = { stream: run.stream.name, partition: run.partition.key };
-  run.ctx.log.warn({ ...where, reason: r.error.reason }, 'the stored cursor cannot be used; this partition reads everything again');
-  run.counters.cursorsRestarted.push(`${where.partition}: ${r.error.reason}`);
-  return undefined;
-}
-
-export const saveCursor = (run: StreamRun, cursor: unknown) => storeCheckpoint(run, { cursor });
-export const editCursor = (run: StreamRun, edit: CursorEdit) => storeCheckpoint(run, { edit });
-
-/** A checkpoint with no rows of its own. */
-async function storeCheckpoint(run: StreamRun, checkpoint: CheckpointWrite): Promise<void> {
-  await writePage(run.ctx.warehouse, {
-    target: run.stream.target,
-    stream: run.stream.name,
-    companyKey: run.ctx.companyKey,
-    items: [],
-    syncedAt: run.syncedAt,
-    checkpoint: { partition: run.partition.key, ...checkpoint },
-  });
+  return lastKey === undefined ? { offset: page.offset } : { offset: page.offset, next, lastKey };
 }

@@ -1,5 +1,5 @@
 import { CompanyStopped } from './company-stopped.ts';
-import { finishRun } from '../warehouse/index.ts';
+import { finishRun } from '../warehouse/runs.ts';
 import { abandonEnd, beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
 import type { RunLock } from '../locks/run-lock.ts';
@@ -8,9 +8,9 @@ import { isFencedOff } from '../warehouse/fencing.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { streamRun, type RequestEvent, type RequestOutcome } from '../observers.ts';
 import { readsDependencies, runStream } from './engine.ts';
-import { emptyCounters, type RunOptions, type StreamCounters, type SyncContext } from './context.ts';
+import { windowsAtOnce, emptyCounters, type RunOptions, type StreamCounters, type SyncContext } from './context.ts';
 import { partitionsOf } from './partitions.ts';
-import { streamByName, streams, type Stream } from '../resources/index.ts';
+import { streamByName, streamDependencies, streams, type Stream } from '../resources/index.ts';
 import type { StreamDef } from '../resources/stream.ts';
 
 export interface StreamOutcome extends StreamCounters {
@@ -45,14 +45,9 @@ export class UnknownStreamError extends Error {
 /** The streams named (all when none), with the streams they depend on, in catalog order. */
 export function selectStreams(names?: readonly string[]): Stream[] {
   if (!names || names.length === 0) return [...streams];
-  const wanted = new Set<string>();
-  const add = (name: string) => {
-    const s = streamByName(name);
-    if (!s) throw new UnknownStreamError(`unknown stream "${name}"; streams: ${streams.map((x) => x.name).join(', ')}`);
-    wanted.add(name);
-    s.dependsOn?.forEach(add);
-  };
-  names.forEach(add);
+  const unknown = names.find((n) => !streamByName(n));
+  if (unknown !== undefined) throw new UnknownStreamError(`unknown stream "${unknown}"; streams: ${streams.map((x) => x.name).join(', ')}`);
+  const wanted = new Set([...names, ...streamDependencies.dependenciesOf(names)]);
   return streams.filter((s) => wanted.has(s.name));
 }
 
@@ -66,7 +61,7 @@ export const READS_AT_ONCE = 8;
 
 /** How many reads a stream keeps going at once, at most: a window or a partition at a time each, or one. */
 function readsOf(ctx: SyncContext, s: StreamDef): number {
-  const lanes = ctx.windowConcurrency ?? 4;
+  const lanes = windowsAtOnce(ctx);
   const windows = s.strategy.kind === 'windowed' || s.strategy.kind === 'change-driven' ? lanes : 1;
   return Math.max(windows, Math.min(partitionsOf(s, ctx).length, lanes));
 }
@@ -117,7 +112,7 @@ export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[
   let reads = 0;
   const waits = await streamsThatWait(ctx, selected, runOpts);
   const ready = (s: StreamDef) =>
-    !waits.has(s.name) || (s.dependsOn ?? []).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
+    !waits.has(s.name) || streamDependencies.dependsOn(s.name).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
 
   while (pending.length > 0 || running.size > 0) {
     // A run fenced off has lost its job to a later run: it starts nothing more.
@@ -150,7 +145,7 @@ export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[
 async function streamsThatWait(ctx: SyncContext, selected: readonly StreamDef[], opts: RunOptions): Promise<Set<string>> {
   const waits = new Set<string>();
   for (const s of selected) {
-    if (!s.dependsOn?.length) continue;
+    if (streamDependencies.dependsOn(s.name).length === 0) continue;
     if (await readsDependencies(ctx, s, opts).catch(() => true)) waits.add(s.name);
   }
   return waits;

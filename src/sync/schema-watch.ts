@@ -1,5 +1,5 @@
 /** Fields the service sends that no column maps: announced once when first seen, and once when they stop coming. */
-import { mapItem } from '../warehouse/index.ts';
+import { mapRecord } from '../warehouse/mapper.ts';
 import { recordAppeared, recordedFields, recordRead, type NewField } from '../warehouse/schema-changes.ts';
 import { recordEvents } from '../warehouse/events.ts';
 import type { Target } from '../warehouse/targets.ts';
@@ -27,7 +27,7 @@ function isExtra(names: Names, target: Target, name: string, value: unknown, ext
   if (names.extra.has(name)) return true;
   let extra = false;
   try {
-    const row = mapItem(target, '-', { [name]: value }, extras).row;
+    const row = mapRecord(target, { [name]: value }, { companyKey: '-', extras }).row;
     extra = typeof row._extra === 'object' && row._extra !== null && name in row._extra;
   } catch {
     extra = false;

@@ -1,6 +1,6 @@
 /** What a complete read saw, and marking gone the rows it did not. */
-import { anyLiveRow, markMissingDeleted, refusedRecordKey, type RangeFilter } from '../warehouse/index.ts';
-import type { RecordReject } from '../source/paging.ts';
+import { anyLiveRow, markMissingDeleted, type RangeFilter } from '../warehouse/deletions.ts';
+import type { MappedPage } from '../warehouse/page-map.ts';
 import type { StreamRun } from './context.ts';
 
 /** The keys a complete read returned; records refused without a readable key make its absences meaningless. */
@@ -31,20 +31,15 @@ export async function seenIn(run: StreamRun, scope: Omit<Scope, 'label'> = {}): 
   return { keys: new Set(), unkeyed: 0, storedBefore };
 }
 
-/** The keys of the rows a page wrote, seen. */
-export function noteWritten(seen: Seen, keys: readonly string[]): void {
+/**
+ * What a written page saw: the keys of its records, and of its refused records where their payload gives one (a
+ * refused record is still there). A refused record without a readable key makes the read's absences meaningless.
+ */
+export function notePage(seen: Seen, page: Pick<MappedPage, 'keys' | 'refused'>): void {
+  for (const r of page.refused) if (r.key === null) seen.unkeyed++;
   if (!seen.storedBefore) return;
-  for (const k of keys) seen.keys.add(k);
-}
-
-/** A refused record is still there: its key, read from the raw payload where it can be, counts as seen. */
-export function noteRejects(run: StreamRun, seen: Seen, rejects: readonly RecordReject[], extras: Record<string, unknown>): void {
-  const target = run.stream.target;
-  for (const r of rejects) {
-    const key = refusedRecordKey(target, run.ctx.companyKey, r.raw, extras);
-    if (key === undefined) seen.unkeyed++;
-    else if (seen.storedBefore) seen.keys.add(key);
-  }
+  for (const r of page.refused) if (r.key !== null) seen.keys.add(r.key);
+  for (const k of page.keys) seen.keys.add(k);
 }
 
 interface Scope {

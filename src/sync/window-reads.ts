@@ -1,12 +1,13 @@
 /** Reading a span of time in windows: halved when refused, checked when empty, sliced into passes that resume. */
 import { isSourceError, SourceError } from '../source/errors.ts';
-import { liveKeys, type CursorEdit } from '../warehouse/index.ts';
-import { PASS_AT, PASS_DONE, type Pass, type ReadPoint } from './cursors.ts';
+import { liveKeys } from '../warehouse/deletions.ts';
+import type { Pass, ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HOUR_MS, DAY_MS, type Window } from './windows.ts';
 import type { Reread, StreamDef } from '../resources/stream.ts';
-import type { StreamRun } from './context.ts';
-import { type PageAt, resumeFrom, type PageCheckpoint, readAll, saveCursor, editCursor } from './read.ts';
+import { windowsAtOnce, type StreamRun } from './context.ts';
+import { resumeFrom, readAll } from './read.ts';
+import type { ReadProgress } from './stream-cursor.ts';
 import { type Seen, newSeen, seenIn, markGone, skipInference } from './seen.ts';
 import { dueReread, rereading, rereadSpan } from './rereads.ts';
 
@@ -53,14 +54,14 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
  * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
  * resumed part way goes on from where it stands: its records before that were not seen by this read.
  */
-export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, checkpoint?: PageCheckpoint, resume?: ReadPoint): Promise<'whole' | 'split'> {
+export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, progress?: ReadProgress, resume?: ReadPoint): Promise<'whole' | 'split'> {
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   // A window resumed part way infers nothing (below): it need not ask what its scope held. One whose keys are
   // collected keeps them all.
   const seen = range && resumeFrom(resume) === 0 && !spec.collect ? await seenIn(run, { range, where: spec.where }) : newSeen();
   let rows: number;
   try {
-    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, checkpoint, resume, countDuplicates: spec.countDuplicates });
+    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, progress, resume, countDuplicates: spec.countDuplicates });
   } catch (e) {
     if (!splittable(e)) throw e;
     const minimum = minSplitMs(run.stream, spec.start);
@@ -97,7 +98,7 @@ export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: Wi
 
 /** Reads windows concurrently. */
 export async function readWindows(run: StreamRun, windows: Window[], lane: Lane, spec: WindowSpec): Promise<void> {
-  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+  await forEachLimited(windows, windowsAtOnce(run.ctx), async (w) => {
     await readWindow(run, w, lane, spec);
   });
 }
@@ -119,25 +120,16 @@ export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane
   }
   // Slices are read side by side and each page edits the stored pass with its slice's progress, so the pass must
   // be stored first.
-  await saveCursor(run, cursorWith(pass));
-  await forEachLimited(windows, run.ctx.windowConcurrency ?? 4, async (w) => {
+  await run.cursor.save(cursorWith(pass));
+  await forEachLimited(windows, windowsAtOnce(run.ctx), async (w) => {
     const id = w.start.toISOString();
-    const checkpoint: PageCheckpoint = { edit: (page) => sliceProgress(id, page), everyPage: lane === 'backfill' };
+    const progress = run.cursor.slice(id, lane === 'backfill');
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
     // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
     const sliceRun = run.progress ? { ...run, progress: run.progress.slice(id) } : run;
-    if ((await readWindow(sliceRun, w, lane, spec, checkpoint, checkpoint.everyPage ? at[id] : undefined)) === 'split') {
-      await editCursor(run, sliceProgress(id, { offset: 0, last: true }));
-    }
+    if ((await readWindow(sliceRun, w, lane, spec, progress, progress.everyPage ? at[id] : undefined)) === 'split') await run.cursor.closeSlice(id);
     sliceRun.progress?.settle();
   });
-}
-
-/** A slice's progress after `page`: done with its last page, else where it stands. */
-function sliceProgress(slice: string, page: PageAt): CursorEdit {
-  return page.last
-    ? { kind: 'settle', object: PASS_AT, key: slice, list: PASS_DONE }
-    : { kind: 'put', object: PASS_AT, key: slice, value: page.point ?? { offset: page.offset } };
 }
 
 const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });

@@ -1,5 +1,5 @@
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
+import { DEFAULTS, formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import type { Sealer } from './secret.ts';
 import type { Warehouse } from './connection.ts';
 import { inBatches, PRUNE_BATCH } from './retention.ts';
@@ -58,8 +58,6 @@ export interface NewCompany {
   rateLimit?: RateLimit;
 }
 
-export const DEFAULT_COMPANY_RATE_LIMIT: RateLimit = { limit: 100, windowMs: 60_000 };
-
 interface CompanyRow {
   company_key: string;
   base_url: string;
@@ -117,7 +115,7 @@ export async function addCompany(wh: Warehouse, sealer: Sealer, c: NewCompany): 
   const rows = await wh.sql<CompanyRow[]>`
     insert into ${table(wh)} (company_key, base_url, api_key_sealed, form_ids, run_type_ids, rate_limit, managed_by)
     values (${c.key}, ${c.baseUrl}, ${sealer.seal(c.apiKey)}, ${c.formIds ?? []}, ${c.runTypeIds ?? []},
-            ${formatRateLimit(c.rateLimit ?? DEFAULT_COMPANY_RATE_LIMIT)}, 'operator')
+            ${formatRateLimit(c.rateLimit ?? DEFAULTS.rateLimit)}, 'operator')
     on conflict (company_key) do nothing
     returning *`;
   if (!rows[0]) throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
@@ -207,7 +205,7 @@ export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, 
     const t = sql`${sql(wh.schema)}.companies`;
     for (const c of companies) {
       const sealed = sealer.seal(c.apiKey);
-      const rate = formatRateLimit(c.rateLimit ?? DEFAULT_COMPANY_RATE_LIMIT);
+      const rate = formatRateLimit(c.rateLimit ?? DEFAULTS.rateLimit);
       // The sealed key differs on every seal: it is rewritten only when the key itself changed.
       const [known] = await sql<CompanyRow[]>`select * from ${t} where company_key = ${c.key} for update`;
       const sameKey = known ? safeOpen(sealer, known.api_key_sealed) === c.apiKey : false;

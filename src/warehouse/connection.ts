@@ -9,7 +9,8 @@ import { bestLocale, binariesVersion, initRootCluster, needsRootCluster, prepare
 import { noDelaySockets, postgresAt } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
 import type { Fence } from './tables/fencing.ts';
-import { WAREHOUSE_OUTAGE_MS, type OutageOptions } from './outage.ts';
+import type { OutageOptions } from './outage.ts';
+import { DEFAULTS } from '../config.ts';
 import { migrateWarehouse } from './migrate.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
 import { personalDataKeyOf } from './secret.ts';
@@ -81,7 +82,7 @@ export function connect(url: string, max = 10, onclose?: () => void): Sql {
 export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> {
   const schema = opts.schema ?? DEFAULT_SCHEMA;
   if (!IDENTIFIER.test(schema)) throw new Error(`schema name "${schema}" is not a plain lower-case SQL identifier`);
-  const embedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir ?? '.wfsync', opts.logger);
+  const embedded = opts.databaseUrl ? undefined : await startEmbedded(opts.dataDir ?? DEFAULTS.dataDir, opts.logger);
   const url = opts.databaseUrl ?? embedded!.url;
   const sql = connect(url, opts.max);
   const tables = warehouseTables(schema);
@@ -96,8 +97,8 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
     schema,
     tables,
     sessions,
-    outage: { maxWaitMs: opts.outageMs ?? WAREHOUSE_OUTAGE_MS, ...outageReporter(opts.logger) },
-    personalDataKey: once(() => personalDataKeyOf({ personalDataKey: opts.personalDataKey, dataDir: opts.dataDir ?? '.wfsync' })),
+    outage: { maxWaitMs: opts.outageMs ?? DEFAULTS.warehouseOutageMs, ...outageReporter(opts.logger) },
+    personalDataKey: once(() => personalDataKeyOf({ personalDataKey: opts.personalDataKey, dataDir: opts.dataDir ?? DEFAULTS.dataDir })),
     migrate: () => migrateWarehouse(url, schema, opts.logger),
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);

@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Warehouse } from './connection.ts';
-import { columnOf, keyText, tableInfo, type Row, type TableInfo } from './rows.ts';
+import { columnOf, tableInfo, type Row, type TableInfo } from './catalog.ts';
+import { keyText } from './record-keys.ts';
 import { retryThroughOutage } from './outage.ts';
 import { transaction } from './pipeline.ts';
 import { sendFenceCheck } from './fencing.ts';
@@ -17,7 +18,7 @@ export interface RangeFilter {
 export interface MarkMissingOptions {
   target: Target;
   companyKey: string;
-  /** Key text (rows.ts keyText) of every record the complete read returned, rejects included where keyed. */
+  /** Key text (record-keys.ts keyText) of every record the complete read returned, rejects included where keyed. */
   seen: ReadonlySet<string>;
   range?: RangeFilter;
   /** Query parameters of the partition read (FormId, RunTypeId...), mapped by the target's partitionColumns. */

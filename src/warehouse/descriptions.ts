@@ -1,4 +1,4 @@
-import { allTableInfos } from './rows.ts';
+import { allTableInfos } from './catalog.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
 
 /**

@@ -43,9 +43,6 @@ export interface OutageOptions {
   signal?: AbortSignal;
 }
 
-/** The default wait: a Postgres restart or failover takes seconds; a minute is not a restart any more. */
-export const WAREHOUSE_OUTAGE_MS = 60_000;
-
 /**
  * Runs `fn`, and runs it again while it fails for want of the warehouse, for up to `maxWaitMs` from the first
  * failure, backing off from 200 ms to 2 s. `fn` must be safe to run twice (a page write is: it is one

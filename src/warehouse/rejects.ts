@@ -1,7 +1,7 @@
 import type { Pipeline } from './pipeline.ts';
-import { refusedRecordKey } from './record-keys.ts';
-import { keyText, scrub, textArray, type Row } from './rows.ts';
-import type { Target } from './targets.ts';
+import { scrub } from './mapper.ts';
+import { textArray } from './encoding.ts';
+import type { KeyedRefusal } from './page-map.ts';
 
 /**
  * Records that failed their schema (sync_rejects): one row per company, stream, record and reason, however often
@@ -9,31 +9,14 @@ import type { Target } from './targets.ts';
  * its open rejects; a later refusal opens the row again.
  */
 
-export interface Refusal {
-  raw: unknown;
-  reason: string;
-}
-
 export interface PageRejects {
-  target: Target;
   companyKey: string;
   stream: string;
   runId?: number;
-  /** Envelope fields of the page: part of some records' keys. */
-  extras?: Record<string, unknown>;
-  rejects: readonly Refusal[];
-  /** Key text (rows.ts keyText) of every record the page writes. */
+  /** The page's refusals, each keyed once by the mapper (page-map.ts). */
+  rejects: readonly KeyedRefusal[];
+  /** Key text (record-keys.ts keyText) of every record the page writes. */
   written: readonly string[];
-}
-
-/**
- * A refused record's key as its row would have it; for a child element that could not be a row (rows.ts mapChild),
- * its parent's. Null when the payload gives none: the row then keys on a hash of the payload, made in SQL.
- */
-export function rejectKey(target: Target, companyKey: string, raw: unknown, extras?: Record<string, unknown>): string | null {
-  const parent = (raw as { parent?: unknown } | null)?.parent;
-  if (parent && typeof parent === 'object' && target.key.every((k) => (parent as Row)[k] != null)) return keyText(parent as Row, target.key);
-  return refusedRecordKey(target, companyKey, raw, extras) ?? null;
 }
 
 /** `payload:` and the md5 of the stored payload: the key of a refused record whose payload names none. */
@@ -58,7 +41,7 @@ on conflict (company_key, stream, record_key, reason) do update set
         p.companyKey,
         p.stream,
         p.runId ?? null,
-        textArray(p.rejects.map((r) => rejectKey(p.target, p.companyKey, r.raw, p.extras))),
+        textArray(p.rejects.map((r) => r.key)),
         textArray(p.rejects.map((r) => JSON.stringify(scrub(r.raw) ?? null))),
         textArray(p.rejects.map((r) => r.reason)),
       ],

@@ -1,5 +1,6 @@
 import { pgSchema } from 'drizzle-orm/pg-core';
 import { accessTables } from './tables/access.ts';
+import { DEFAULTS } from '../config.ts';
 import { bookkeepingTables } from './tables/bookkeeping.ts';
 import { companyTables } from './tables/companies.ts';
 import { courseTables } from './tables/courses.ts';
@@ -18,7 +19,7 @@ import { timeOffTables } from './tables/time-off.ts';
  * schema; drizzle-kit reads the default instance through ./drizzle-kit.cts.
  */
 
-export const DEFAULT_SCHEMA = 'workforce';
+export const DEFAULT_SCHEMA = DEFAULTS.dbSchema;
 
 export function warehouseTables(schemaName: string) {
   const s = pgSchema(schemaName);

@@ -1,5 +1,5 @@
 import type { Warehouse } from './connection.ts';
-import { columnOf, tableInfo, type TableInfo } from './rows.ts';
+import { columnOf, tableInfo, type TableInfo } from './catalog.ts';
 
 /**
  * What the warehouse knows that tells a sync what to read again: rows that changed since an instant, change

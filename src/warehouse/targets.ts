@@ -2,7 +2,7 @@ import type { PersonalCatalog } from './personal-data/catalog.ts';
 
 /**
  * Where a resource's items land: data, not code, declared with each stream in src/resources/. The generic mapper
- * (rows.ts) flattens an item into the target table's columns; nested lists named under `children` go to child
+ * (mapper.ts) flattens an item into the target table's columns; nested lists named under `children` go to child
  * tables keyed by their parent.
  */
 

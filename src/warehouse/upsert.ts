@@ -2,8 +2,13 @@ import type { Warehouse } from './connection.ts';
 import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
-import { arrayLiteral, dedupe, encodeElement, fingerprint, mapRecord, tableInfo, textArray, type MappedItem, type Row, type TableInfo } from './rows.ts';
+import { tableInfo, type Row, type TableInfo } from './catalog.ts';
+import type { MappedItem } from './mapper.ts';
+import { mapPage, type MappedPage, type Refusal } from './page-map.ts';
+import { fingerprintPage } from './fingerprint.ts';
+import { columnsAsArrays, textArray } from './encoding.ts';
 import { sendRejects } from './rejects.ts';
+import { sendCheckpoint, type CheckpointWrite } from './state.ts';
 import { applyPersonalData, POLICY_CHANGED } from './personal-data/apply.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
@@ -11,38 +16,38 @@ import { noteInserted } from './statistics.ts';
 import type { Target } from './targets.ts';
 
 /**
- * The write path. Every value travels as text, which Postgres reads as its column's type. Rows to insert or
+ * The page write: a mapped page's rows, child rows and history, its refusals and its checkpoint, in one
+ * transaction. Every value travels as text, which Postgres reads as its column's type. Rows to insert or
  * rewrite travel inside one array parameter per column and are unnested: one prepared statement per table
  * whatever the page size, a handful of parameters, no limit on rows per statement but the memory of a chunk.
  * Many rows at once go by COPY into a session's staging table and one INSERT … SELECT from it instead
  * (staging.ts).
  */
 
-export interface WritePageOptions {
+/** A page to write: mapped already (page-map.ts mapPage, as the sync does), or its records, which are mapped first. */
+export type WritePageOptions = PageWrite & (PageMapped | PageRecords);
+
+interface PageMapped {
+  page: MappedPage;
+  /** The page mapped again from its records: a policy change between mapping and commit has it written anew. */
+  remap: () => MappedPage;
+}
+
+interface PageWrite {
   target: Target;
   companyKey: string;
-  items: readonly object[];
   syncedAt: Date;
   stream: string;
   runId?: number;
-  rejects?: readonly { raw: unknown; reason: string }[];
   checkpoint?: { partition: string } & CheckpointWrite;
+}
+
+interface PageRecords {
+  items: readonly object[];
+  rejects?: readonly Refusal[];
   /** Envelope fields of the page (FormId, FormTitle, RunLogTypeId, ...). */
   extras?: Record<string, unknown>;
 }
-
-/**
- * A change to the cursor as stored when the page commits, made in SQL: pages written side by side (the slices of
- * one pass) each add their own progress, and none overwrites another's. The stored cursor must exist.
- *   put     sets `key` to `value` in the object at `object` (made when missing);
- *   settle  removes `key` from the object at `object` and adds it to the list at `list` (once).
- */
-export type CursorEdit =
-  | { kind: 'put'; object: readonly string[]; key: string; value: unknown }
-  | { kind: 'settle'; object: readonly string[]; key: string; list: readonly string[] };
-
-/** What a page stores of its stream's cursor: the whole cursor, or an edit of the stored one. */
-export type CheckpointWrite = { cursor: unknown } | { edit: CursorEdit };
 
 export interface WriteResult {
   inserted: number;
@@ -69,15 +74,6 @@ export const COPY_MIN_ROWS = 1000;
 
 const q = (name: string) => `"${name}"`;
 const qt = (schema: string, table: string) => `${q(schema)}.${q(table)}`;
-
-/** The parameters of an unnest: one array literal per column, each value encoded once. */
-function columnsAsArrays(rows: readonly Row[], columns: readonly { name: string; sqlType: string }[]): string[] {
-  const parts = new Array<string>(rows.length);
-  return columns.map((c) => {
-    for (let i = 0; i < rows.length; i++) parts[i] = encodeElement(rows[i]![c.name], c.sqlType);
-    return arrayLiteral(parts);
-  });
-}
 
 const statements = new Map<string, string>();
 function cached(key: string, build: () => string): string {
@@ -288,40 +284,6 @@ function closeHistory(pipe: Pipeline, schema: string, target: Target, companyKey
   pipe.send(sql, [companyKey, at, ...keyArrays(close, target.key)]);
 }
 
-export async function writeCheckpoint(tx: Tx, schema: string, companyKey: string, stream: string, partition: string, cursor: unknown): Promise<void> {
-  const pipe = new Pipeline(tx);
-  sendCheckpoint(pipe, schema, companyKey, stream, partition, cursor);
-  await pipe.flush();
-}
-
-function sendCheckpoint(pipe: Pipeline, schema: string, companyKey: string, stream: string, partition: string, cursor: unknown): void {
-  pipe.send(
-    `insert into ${qt(schema, 'sync_state')} (company_key, stream, partition, cursor, updated_at)
-values ($1, $2, $3, $4::text::jsonb, now())
-on conflict (company_key, stream, partition) do update set cursor = excluded.cursor, updated_at = excluded.updated_at`,
-    [companyKey, stream, partition, JSON.stringify(cursor)],
-  );
-}
-
-const EDITS: Record<CursorEdit['kind'], string> = {
-  put: `jsonb_set(cursor, $4::text[], coalesce(cursor #> $4::text[], '{}'::jsonb) || jsonb_build_object($5::text, $6::text::jsonb))`,
-  settle: `case when coalesce(cursor #> $6::text[], '[]'::jsonb) ? $5::text then cursor #- ($4::text[] || $5::text)
-  else jsonb_set(cursor #- ($4::text[] || $5::text), $6::text[], coalesce(cursor #> $6::text[], '[]'::jsonb) || to_jsonb($5::text)) end`,
-};
-
-async function editCursor(pipe: Pipeline, schema: string, companyKey: string, stream: string, partition: string, edit: CursorEdit): Promise<void> {
-  const last = edit.kind === 'put' ? JSON.stringify(edit.value) : edit.list;
-  const updated = await pipe.alone(() =>
-    exec(
-      pipe.tx,
-      `update ${qt(schema, 'sync_state')} set cursor = ${EDITS[edit.kind]}, updated_at = now()
-where company_key = $1 and stream = $2 and partition = $3 returning 1`,
-      [companyKey, stream, partition, textArray(edit.object), edit.key, typeof last === 'string' ? last : textArray(last)],
-    ),
-  );
-  if (updated.length !== 1) throw new Error(`${stream} (${partition}): no stored cursor to edit`);
-}
-
 /**
  * How new rows (keys the page's lock-and-read did not find) are written. A plain INSERT costs Postgres a third
  * less than INSERT … ON CONFLICT; it fails only when another writer inserted one of those keys since the read,
@@ -378,83 +340,8 @@ async function writeMapped(
   return result;
 }
 
-function envelopeItems(target: Target, extras: Record<string, unknown> | undefined): { target: Target; items: object[] } | undefined {
-  const e = target.envelopeTarget;
-  if (!e || !extras || extras[e.fields[0]!] == null) return undefined;
-  return { target: e.target, items: [Object.fromEntries(e.fields.map((f) => [f, extras[f] ?? null]))] };
-}
-
-/** One order for a table's keys in every writer (numbers as numbers), so new rows are inserted in it too. */
-function compareKeys(a: Row, b: Row, key: readonly string[]): number {
-  for (let i = 0; i < key.length; i++) {
-    const x = a[key[i]!];
-    const y = b[key[i]!];
-    if (x === y) continue;
-    if (typeof x === 'number' && typeof y === 'number') return x - y;
-    return String(x) < String(y) ? -1 : 1;
-  }
-  return 0;
-}
-
-/** Sorts mapped items by key (compareKeys), leaving a page that came in key order as it is. */
-function sortByKey(mapped: MappedItem[], key: readonly string[]): void {
-  for (let i = 1; i < mapped.length; i++) {
-    if (compareKeys(mapped[i - 1]!.row, mapped[i]!.row, key) > 0) {
-      mapped.sort((a, b) => compareKeys(a.row, b.row, key));
-      return;
-    }
-  }
-}
-
 /** Postgres's unique_violation. */
 const UNIQUE_VIOLATION = '23505';
-
-/** A page's records mapped to rows: last of each key wins, in key order (see compareKeys). */
-export interface MappedPage {
-  readonly target: Target;
-  readonly companyKey: string;
-  readonly mapped: MappedItem[];
-  /** The key text of each record as given, in page order: what the page says is there. */
-  readonly keys: string[];
-  readonly envelope?: { target: Target; mapped: MappedItem[] };
-  /** Child elements that could not be rows. */
-  readonly rejects: { raw: unknown; reason: string }[];
-}
-
-function mapAll(t: Target, companyKey: string, items: readonly object[], extras: Record<string, unknown> | undefined): { mapped: MappedItem[]; keys: string[] } {
-  const all = items.map((it) => mapRecord(t, companyKey, it as Record<string, unknown>, extras));
-  return { mapped: dedupe(all, (m) => m.keyText), keys: all.map((m) => m.keyText) };
-}
-
-/** Maps a page's records (and its envelope's) to rows, without fingerprints. */
-export function mapPage(target: Target, companyKey: string, items: readonly object[], extras?: Record<string, unknown>): MappedPage {
-  const { mapped, keys } = mapAll(target, companyKey, items, extras);
-  sortByKey(mapped, target.key);
-  const e = envelopeItems(target, extras);
-  return {
-    target,
-    companyKey,
-    mapped,
-    keys,
-    rejects: mapped.flatMap((m) => m.rejects),
-    ...(e ? { envelope: { target: e.target, mapped: mapAll(e.target, companyKey, e.items, extras).mapped } } : {}),
-  };
-}
-
-export function fingerprintPage(page: MappedPage): void {
-  for (const m of page.mapped) fingerprint(page.target, m);
-  for (const m of page.envelope?.mapped ?? []) fingerprint(page.envelope!.target, m);
-}
-
-/** The text parameters a page's rows travel as when all of them are new (a first sync). */
-export function encodePage(page: MappedPage): string[][] {
-  const table = tableInfo(page.target.table);
-  const out = [columnsAsArrays(page.mapped.map((m) => m.row), table.columns)];
-  for (const [i, child] of (page.target.children ?? []).entries()) {
-    out.push(columnsAsArrays(page.mapped.flatMap((m) => m.children[i]!), tableInfo(child.table).columns));
-  }
-  return out;
-}
 
 /**
  * Writes one page in one transaction: its rows (deduplicated by key, last wins), their child rows and history,
@@ -462,20 +349,21 @@ export function encodePage(page: MappedPage): string[][] {
  */
 export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<PageWritten> {
   try {
-    return await writePageOnce(wh, o);
+    return await writePageOnce(wh, o, 'page' in o ? o.page : mapRecords(o));
   } catch (e) {
     // The personal-data policy changed between mapping and writing: map again under the new one.
     if ((e as { code?: string }).code !== POLICY_CHANGED) throw e;
-    return writePageOnce(wh, o);
+    return writePageOnce(wh, o, 'page' in o ? o.remap() : mapRecords(o));
   }
 }
 
-async function writePageOnce(wh: Warehouse, o: WritePageOptions): Promise<PageWritten> {
-  const page = mapPage(o.target, o.companyKey, o.items, o.extras);
+const mapRecords = (o: PageWrite & PageRecords) => mapPage(o.target, o.items, { companyKey: o.companyKey, extras: o.extras }, o.rejects);
+
+async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPage): Promise<PageWritten> {
   fingerprintPage(page);
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
-  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...(o.rejects ?? []), ...page.rejects]), wh.outage);
+  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...page.refused, ...page.childRejects]), wh.outage);
   const rejects = personal.rejects;
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
@@ -488,9 +376,8 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions): Promise<PageWr
         envelopeInserted = e.inserted;
       }
       const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
-      sendRejects(pipe, wh.schema, { ...o, rejects, written: mapped.map((m) => m.keyText) });
-      if (o.checkpoint && 'edit' in o.checkpoint) await editCursor(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.edit);
-      else if (o.checkpoint) sendCheckpoint(pipe, wh.schema, o.companyKey, o.stream, o.checkpoint.partition, o.checkpoint.cursor);
+      sendRejects(pipe, wh.schema, { companyKey: o.companyKey, stream: o.stream, runId: o.runId, rejects, written: mapped.map((m) => m.keyText) });
+      if (o.checkpoint) await sendCheckpoint(pipe, wh.schema, { companyKey: o.companyKey, stream: o.stream, partition: o.checkpoint.partition }, o.checkpoint);
       return result;
     });
   const attempt = async () => {

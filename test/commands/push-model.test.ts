@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync } from '../support/processes.ts';
 

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Env } from '../../src/config.ts';
 import { README, WAREHOUSE_DOC, readmeWithSettings, warehouseDictionary } from '../../src/ops/docs.ts';
 import { SETTING_DOCS } from '../../src/settings-docs.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 
 let wh: Warehouse | undefined;

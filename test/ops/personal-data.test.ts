@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import type { Warehouse } from '../../src/warehouse/index.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
 /** Personal data on the ops server: the JSON routes behind the push token, and the page's forms signed in. */

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { openRun, storeRunProgress } from '../../src/warehouse/runs.ts';
 import { readStatus } from '../../src/ops/status.ts';
 import { statusPage } from '../../src/ops/page.ts';

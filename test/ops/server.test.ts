@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createMetricsApp, listen } from '../../src/ops/server.ts';
 import { Metrics } from '../../src/ops/metrics.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';

@@ -8,7 +8,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { pushCertifications, pushIndividuals, pushVerifications, type IntakeContext } from '../../src/push/intake.ts';
 import type { Individual, IndividualCertification } from '../../src/source/schemas/index.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { waitFor } from '../support/processes.ts';
 import { parseFaults } from '../../src/sandbox/faults.ts';

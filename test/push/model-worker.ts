@@ -4,7 +4,7 @@ import { createPushRunner } from '../../src/push/runner.ts';
 import { runModel } from '../../src/push/model-run.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { SourceClient } from '../../src/source/client.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
 
 /**
  * A process for the model crash test: a push runner, and the model MODEL run again and again, against a shared

@@ -4,7 +4,7 @@ import { ConfigError } from '../../src/config.ts';
 import { settingsOf, type PushRunnerOptions } from '../../src/push/options.ts';
 import { createPushRunner } from '../../src/push/runner.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { SECRET } from './support.ts';
 

@@ -4,7 +4,7 @@ import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { SourceClient } from '../../src/source/client.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import type { IntakeContext } from '../../src/push/intake.ts';
 import { getChange, type PushStatus } from '../../src/push/outbox.ts';
 import type { PushRunnerOptions } from '../../src/push/options.ts';

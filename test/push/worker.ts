@@ -4,7 +4,7 @@ import { redisConnection } from '../../src/queue/sync-queue.ts';
 import { createPushRunner } from '../../src/push/runner.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { SourceClient } from '../../src/source/client.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
 
 /**
  * A push worker process for the crash test: the runner against a shared Postgres (and Redis, for the limiter and,

@@ -6,7 +6,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { SYNC_QUEUE } from '../../src/queue/sync-queue.ts';
 import { selectStreams } from '../../src/sync/runner.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { SYNC_QUEUE } from '../../src/queue/sync-queue.ts';
 import { freshDatabase } from '../support/db.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';

@@ -4,8 +4,8 @@ import { partitionsOf } from '../../src/sync/partitions.ts';
 import type { StreamDef } from '../../src/resources/stream.ts';
 import type { StreamOutcome } from '../../src/sync/runner.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { mapItem } from '../../src/warehouse/index.ts';
-import { keyText } from '../../src/warehouse/rows.ts';
+import { mapItem } from '../../src/warehouse/fingerprint.ts';
+import { keyText } from '../../src/warehouse/record-keys.ts';
 
 export interface Divergence {
   missing: string[];

@@ -77,6 +77,19 @@ export function layerViolations(graph: ImportGraph): string[] {
     .map(([from, to]) => `${from} -> ${to}`);
 }
 
+/**
+ * Folders without a barrel: every module outside them imports the module that holds what it needs, by its own
+ * path, so the graph shows which of the folder's jobs a module uses.
+ */
+export const NO_BARREL: readonly string[] = ['warehouse'];
+
+/** Each module re-exporting from another module of its folder (`export … from './x.ts'`) in a NO_BARREL folder. */
+export function barrels(graph: ImportGraph): string[] {
+  return graph.files.filter(
+    (file) => NO_BARREL.includes(folderOf(file)) && /^export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+'\.\//m.test(readFileSync(join(ROOT, file), 'utf8')),
+  );
+}
+
 /** Each cycle of file imports, as the files along it. */
 export function importCycles(graph: ImportGraph): string[][] {
   const next = new Map<string, string[]>();

@@ -4,7 +4,7 @@ import { SourceClient, type SourceClientOptions } from '../../src/source/client.
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
 import type { RateLimit } from '../../src/config.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import type { SyncContext } from '../../src/sync/context.ts';
 import { freshDatabase } from './db.ts';
 import { clockProbe } from '../../src/resources/index.ts';

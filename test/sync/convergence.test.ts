@@ -4,7 +4,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { SourceClient } from '../../src/source/client.ts';
 import { createRateLimiter } from '../../src/ratelimit/index.ts';
 import type { RateLimiter } from '../../src/ratelimit/types.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import type { SyncContext } from '../../src/sync/context.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { freshDatabase } from '../support/db.ts';

@@ -11,7 +11,7 @@ import {
   WindowCursor,
 } from '../../src/sync/cursors.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { readCheckpoint, saveCheckpoint } from '../../src/warehouse/index.ts';
+import { readCheckpoint, saveCheckpoint } from '../../src/warehouse/state.ts';
 import { capturingLogger } from '../support/logs.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 

@@ -3,7 +3,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { createSandboxData } from '../../src/sandbox/data.ts';
 import type { SandboxData } from '../../src/sandbox/service.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { readRows } from '../../src/warehouse/index.ts';
+import { readRows } from '../support/rows.ts';
 import { targets } from '../../src/resources/index.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
-import { readCheckpoint } from '../../src/warehouse/index.ts';
+import { readCheckpoint } from '../../src/warehouse/state.ts';
 import { ChangeCursor } from '../../src/sync/cursors.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobByName } from '../../jobs/index.ts';
 import { retryChange } from '../../src/push/outbox.ts';
 import type { SyncContext } from '../../src/sync/context.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import type { Retention } from '../../src/config.ts';
 import { pruneResolvedRejects } from '../../src/warehouse/retention.ts';
 import { freshDatabase } from '../support/db.ts';

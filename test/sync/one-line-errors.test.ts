@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync } from '../support/processes.ts';
 

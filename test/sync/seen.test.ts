@@ -3,10 +3,12 @@ import type { Sql } from 'postgres';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { streams } from '../../src/resources/index.ts';
 import { emptyCounters, type StreamRun } from '../../src/sync/context.ts';
+import { streamRun } from '../../src/sync/engine.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { markGone, seenIn } from '../../src/sync/seen.ts';
-import { readRows, type Warehouse } from '../../src/warehouse/index.ts';
-import { keyText } from '../../src/warehouse/rows.ts';
+import { readRows } from '../support/rows.ts';
+import { type Warehouse } from '../../src/warehouse/connection.ts';
+import { keyText } from '../../src/warehouse/record-keys.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
@@ -45,15 +47,7 @@ function watched(sent: string[]): Warehouse {
 }
 
 function runOf(company: string, sent: string[] = []): StreamRun {
-  return {
-    ctx: { ...sync.ctx, companyKey: company, warehouse: watched(sent) },
-    stream: individuals,
-    partition: { key: '-', query: {} },
-    counters: emptyCounters(),
-    tally: { requests: 0, rows: 0 },
-    syncedAt: new Date(),
-    opts: {},
-  };
+  return streamRun({ ...sync.ctx, companyKey: company, warehouse: watched(sent) }, individuals, { key: '-', query: {} }, emptyCounters(), {});
 }
 
 const live = async (company: string) => (await readRows(sync.warehouse, 'individuals', company)).filter((r) => r._deleted_at === null);

@@ -6,7 +6,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { ChangeCursor, CURSOR_VERSION, readStoredCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor } from '../../src/sync/cursors.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { streamByName } from '../../src/resources/index.ts';
-import { listCheckpoints } from '../../src/warehouse/index.ts';
+import { listCheckpoints } from '../../src/warehouse/state.ts';
 import { MIGRATIONS_DIR, migrationsTable } from '../../src/warehouse/migrate.ts';
 import { DEFAULT_SCHEMA } from '../../src/warehouse/schema.ts';
 import { divergence, dueForComparison, spansWithinBound, summarizeDivergence } from '../support/convergence.ts';

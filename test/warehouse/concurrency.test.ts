@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { readRows } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { targets } from '../../src/resources/index.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';

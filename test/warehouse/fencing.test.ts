@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fenced, isFencedOff, markMissingDeleted, openWarehouse, takeFence, writePage, type Warehouse } from '../../src/warehouse/index.ts';
+import { fenced, isFencedOff, takeFence } from '../../src/warehouse/fencing.ts';
+import { markMissingDeleted } from '../../src/warehouse/deletions.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { writePage } from '../../src/warehouse/upsert.ts';
 import { targets } from '../../src/resources/index.ts';
 import { freshDatabase } from '../support/db.ts';
 

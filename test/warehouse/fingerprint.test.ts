@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { endpoints } from '../../src/resources/index.ts';
 import { parseItems } from '../../src/source/paging.ts';
-import { mapItem } from '../../src/warehouse/rows.ts';
+import { mapItem } from '../../src/warehouse/fingerprint.ts';
 import { parsed, raw, targetOf, type ResourceName } from './fixtures.ts';
 
 /**

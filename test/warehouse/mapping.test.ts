@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { readRows } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
-import { hashKey, keyText, mapItem, snake } from '../../src/warehouse/rows.ts';
+import { hashKey, keyText } from '../../src/warehouse/record-keys.ts';
+import { mapItem } from '../../src/warehouse/fingerprint.ts';
+import { snake } from '../../src/warehouse/mapper.ts';
 import { endpoints, streams } from '../../src/resources/index.ts';
 import { migratedWarehouse, parsed, raw, targetOf, type ResourceName } from './fixtures.ts';
 

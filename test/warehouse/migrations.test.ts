@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
-import { readRows } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { targets } from '../../src/resources/index.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { VIEW_NAMES } from '../../src/warehouse/descriptions.ts';

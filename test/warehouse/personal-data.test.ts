@@ -5,7 +5,7 @@ import { personalData } from '../../src/resources/index.ts';
 import { applyPendingRewrites, erase, setPersonalDataPolicy } from '../../src/warehouse/personal-data/admin.ts';
 import { POLICY_CHANGED } from '../../src/warehouse/personal-data/apply.ts';
 import { listPolicies, PersonalDataError, policyVersion, storePolicy } from '../../src/warehouse/personal-data/policy.ts';
-import type { Warehouse } from '../../src/warehouse/index.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 import { listEvents } from '../../src/warehouse/events.ts';

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { tableInfo } from '../../src/warehouse/rows.ts';
+import { tableInfo } from '../../src/warehouse/catalog.ts';
 import { claimStaging, staging } from '../../src/warehouse/staging.ts';
-import { readCheckpoint, readRows } from '../../src/warehouse/state.ts';
+import { readCheckpoint } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { targets } from '../../src/resources/index.ts';
 import { COPY_MIN_ROWS, writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { targets } from '../../src/resources/index.ts';
-import { tableInfo } from '../../src/warehouse/rows.ts';
+import { tableInfo } from '../../src/warehouse/catalog.ts';
 import { ANALYZE_AFTER_ROWS } from '../../src/warehouse/statistics.ts';
 import { lockAndReadStatement, writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';

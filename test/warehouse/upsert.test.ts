@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { markDeletedByKey, markMissingDeleted } from '../../src/warehouse/deletions.ts';
-import { listCheckpoints, readCheckpoint, readRows } from '../../src/warehouse/state.ts';
+import { listCheckpoints, readCheckpoint } from '../../src/warehouse/state.ts';
+import { readRows } from '../support/rows.ts';
 import { finishRun, openRun } from '../../src/warehouse/runs.ts';
 import { targets } from '../../src/resources/index.ts';
 import { FRESH_STREAK } from '../../src/warehouse/fresh-keys.ts';

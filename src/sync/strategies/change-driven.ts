@@ -1,7 +1,9 @@
 /** A list read again where a change list says it changed, after a backfill of every day. */
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { changesArrivedSince, liveRows, markDeletedByKey, readCheckpoint, settledBefore, startsBetween } from '../../warehouse/index.ts';
-import { keyText } from '../../warehouse/rows.ts';
+import { changesArrivedSince, settledBefore, startsBetween } from '../../warehouse/signals.ts';
+import { liveRows, markDeletedByKey } from '../../warehouse/deletions.ts';
+import { readCheckpoint } from '../../warehouse/state.ts';
+import { keyText } from '../../warehouse/record-keys.ts';
 import { ChangeCursor, CURSOR_VERSION, parseCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, mergeByCost, slice, startOfDayUtc, DAY_MS, type Window } from '../windows.ts';
 import { partitionsOf } from '../partitions.ts';

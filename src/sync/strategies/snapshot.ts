@@ -1,12 +1,13 @@
 /** A list of current state with no change stamps: read whole, or by the employees whose state may have moved. */
 import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsChangedSince, liveKeys, markDeletedByKey, settledBefore } from '../../warehouse/index.ts';
-import { keyText } from '../../warehouse/rows.ts';
+import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsChangedSince, settledBefore } from '../../warehouse/signals.ts';
+import { liveKeys, markDeletedByKey } from '../../warehouse/deletions.ts';
+import { keyText } from '../../warehouse/record-keys.ts';
 import { CURSOR_VERSION, SnapshotCursor } from '../cursors.ts';
 import { addDays, forEachLimited } from '../windows.ts';
 import type { Snapshot } from '../../resources/stream.ts';
-import type { StreamRun } from '../context.ts';
+import { windowsAtOnce, type StreamRun } from '../context.ts';
 import { readAll } from '../read.ts';
 import { newSeen, seenIn, markGone, partitionFilter } from '../seen.ts';
 import { rereadingValue, dueReread, rereadsAfter } from '../rereads.ts';
@@ -99,7 +100,7 @@ const addDaysText = (day: string, days: number) => addDays(new Date(`${day}T00:0
 
 /** Each employee's rows read by the employee filter: a complete read of theirs, so what it misses is gone. */
 async function readEmployees(run: StreamRun, f: FollowEmployees, ids: readonly number[]): Promise<void> {
-  await forEachLimited(ids, run.ctx.windowConcurrency ?? 4, async (id) => {
+  await forEachLimited(ids, windowsAtOnce(run.ctx), async (id) => {
     const own = newSeen();
     try {
       await readAll(run, { [f.param]: id }, 'incremental', { seen: own });

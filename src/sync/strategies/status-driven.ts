@@ -1,11 +1,12 @@
 /** A list whose open records are followed by status until each is decided. */
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { liveRows, markDeletedByKey, startsBetween } from '../../warehouse/index.ts';
-import { keyText } from '../../warehouse/rows.ts';
+import { liveRows, markDeletedByKey } from '../../warehouse/deletions.ts';
+import { startsBetween } from '../../warehouse/signals.ts';
+import { keyText } from '../../warehouse/record-keys.ts';
 import { CURSOR_VERSION, StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
 import type { StatusDriven } from '../../resources/stream.ts';
-import type { StreamRun } from '../context.ts';
+import { windowsAtOnce, type StreamRun } from '../context.ts';
 import { readAll } from '../read.ts';
 import { type Seen, newSeen } from '../seen.ts';
 import { rereadsAfter, rereadSpan } from '../rereads.ts';
@@ -73,7 +74,7 @@ async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, cove
   const ownStarts = own.map((w) => w.start.getTime()).sort((a, b) => a - b);
   const windows = mergeByCost(own, (w) => countIn(starts, w) + countIn(ownStarts, w), PAGE_LIMIT_MAX);
   const found = newSeen();
-  await forEachLimited(windows, ctx.windowConcurrency ?? 4, async (w) => {
+  await forEachLimited(windows, windowsAtOnce(ctx), async (w) => {
     await readWindow(run, w, 'incremental', {
       start: s.start,
       end: s.end,
@@ -111,7 +112,7 @@ async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { sta
     whereIn: { column: s.statusColumn, values: [s.open] },
   });
   const found = newSeen();
-  await forEachLimited(mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX), ctx.windowConcurrency ?? 4, async (w) => {
+  await forEachLimited(mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX), windowsAtOnce(ctx), async (w) => {
     await readWindow(run, w, 'incremental', { start: s.start, end: s.end, query: { [s.statusParam]: [s.open] }, collect: found });
   });
   return found;

@@ -1,12 +1,13 @@
 /** A list read by its update stamp after a first complete read, with individuals' own changes followed. */
 import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { holdersOutOfStep, individualsOutside, liveKeys, settledBefore } from '../../warehouse/index.ts';
+import { holdersOutOfStep, individualsOutside, settledBefore } from '../../warehouse/signals.ts';
+import { liveKeys } from '../../warehouse/deletions.ts';
 import { CURSOR_VERSION, SinceCursor } from '../cursors.ts';
 import { addDays, addMs, startOfDayUtc } from '../windows.ts';
 import type { UpdatedSince } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
-import { resumeFrom, type PageCheckpoint, readAll } from '../read.ts';
+import { resumeFrom, readAll } from '../read.ts';
 import { type Seen, newSeen, seenIn, markGone, skipInference } from '../seen.ts';
 import { rereading, dueReread, rereadsAfter } from '../rereads.ts';
 
@@ -33,10 +34,8 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince, stored: S
   // A complete read resumed part way infers nothing (below): it need not ask what its scope held.
   const seen = complete && resumeFrom(resume) === 0 ? await seenIn(run) : newSeen();
   const firstRead: SinceCursor = { version: CURSOR_VERSION, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
-  const checkpoint: PageCheckpoint | undefined = previous
-    ? undefined
-    : { everyPage: true, cursor: (page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor };
-  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, checkpoint, resume });
+  const progress = previous ? undefined : run.cursor.whole((page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor);
+  const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, progress, resume });
   await (reread ? rereading(run, reread.name, read) : read());
   const label = reread ? `re-read ${reread.name}` : 'complete read';
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).

@@ -1,6 +1,6 @@
 import type { Warehouse } from '../connection.ts';
 import type { Pipeline } from '../pipeline.ts';
-import type { Row } from '../rows.ts';
+import type { Row } from '../catalog.ts';
 import type { Target } from '../targets.ts';
 import type { PersonalColumn, PersonColumns } from './catalog.ts';
 import { personHash, wrappedContentHash } from './hmac.ts';
@@ -25,15 +25,15 @@ export interface Refusal {
   reason: string;
 }
 
-export interface PersonalDataApplied {
+export interface PersonalDataApplied<R extends Refusal> {
   /** The refusals with their raw payloads under the policy. */
-  readonly rejects: Refusal[];
+  readonly rejects: R[];
   /** Sends the check that the policy is still the one the page was mapped under (first in its transaction). */
   readonly check: (pipe: Pipeline) => void;
 }
 
 /** Applies the company's current policy to a mapped page and its refusals (after fingerprinting). */
-export async function applyPersonalData(wh: Warehouse, page: PageRows, rejects: readonly Refusal[]): Promise<PersonalDataApplied> {
+export async function applyPersonalData<R extends Refusal>(wh: Warehouse, page: PageRows, rejects: readonly R[]): Promise<PersonalDataApplied<R>> {
   const policy = await currentPolicy(wh, page.companyKey);
   const check = (pipe: Pipeline) =>
     pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
@@ -41,7 +41,7 @@ export async function applyPersonalData(wh: Warehouse, page: PageRows, rejects: 
 }
 
 /** Applies a policy to a mapped page's rows in place; answers the refusals with their payloads under it. */
-export function applyPolicy(page: PageRows, rejects: readonly Refusal[], policy: CompanyPolicy): Refusal[] {
+export function applyPolicy<R extends Refusal>(page: PageRows, rejects: readonly R[], policy: CompanyPolicy): R[] {
   if (!policy.hmac) return [...rejects];
   const names = page.target.personalNames ?? {};
   const plan = planUnder(planOf(page.target), policy);

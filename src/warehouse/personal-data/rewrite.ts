@@ -1,5 +1,5 @@
 import type { Warehouse } from '../connection.ts';
-import { tableInfo } from '../rows.ts';
+import { tableInfo } from '../catalog.ts';
 import type { PersonalCatalog, PersonalColumn, PersonColumns } from './catalog.ts';
 import { personalHmac, wrappedContentHashSql, type PersonalHmac } from './hmac.ts';
 import { effectiveActions } from './policy.ts';

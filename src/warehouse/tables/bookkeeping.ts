@@ -37,7 +37,7 @@ export const bookkeepingTables = (s: PgSchema) => ({
       id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       stream: text().notNull(),
-      /** The record's key as its row has it (rows.ts keyText), or `payload:` and a hash when its payload gives none. */
+      /** The record's key as its row has it (record-keys.ts keyText), or `payload:` and a hash when its payload gives none. */
       record_key: text().notNull(),
       raw: jsonb(),
       reason: text().notNull(),
