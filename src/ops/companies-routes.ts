@@ -210,7 +210,7 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
   };
   const rows = companies
     .map(
-      (c) => `<tr><td>${esc(c.key)}</td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
+      (c) => `<tr data-company="${esc(c.key)}"><td><a href="/companies/${encodeURIComponent(c.key)}">${esc(c.key)}</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
 <td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');

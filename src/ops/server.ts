@@ -15,14 +15,26 @@ import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
-import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
+import { inProcessPage, rejectsPage, signInPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
+import { companyPage } from './company-page.ts';
+import { overviewPage } from './overview-page.ts';
+import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
+import { listEvents } from '../warehouse/events.ts';
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './companies.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
-import { readRejects, readRetryablePushes, readStatus } from './status.ts';
+import { readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { isStreamName, streams as catalog, type StreamName } from '../resources/index.ts';
+
+/** Companies on one page of the overview: a thousand stay well under 300 KB. */
+const OVERVIEW_PAGE = 1000;
+/** Companies on one page of /status, by default and at most. */
+const STATUS_PAGE = 50;
+const STATUS_PAGE_MAX = 500;
+const TIMELINE_PAGE = 50;
+const STATE_NAMES = STATE_FILTERS.join(', ');
 
 /** The dashboard's forms hold a token or a company and stream: nothing near this size. */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -39,6 +51,8 @@ export interface OpsActions {
   runStream?(company: string, stream: StreamName): Promise<string>;
   /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
   retryPush?(id: number): Promise<string>;
+  /** Reads one stream of one company again from the start, through the queue or the running start; says what happened. */
+  resyncStream?(company: string, stream: StreamName): Promise<string>;
 }
 
 export interface OpsServerOptions {
@@ -67,6 +81,8 @@ export interface OpsServerOptions {
   sessions?: SessionOptions;
   actions?: OpsActions;
   apps?: readonly MountedApp[];
+  /** How long the oldest queued run has waited, in seconds (null when none waits); absent without a queue. */
+  scheduleDelay?: () => Promise<number | null>;
   /** Extra facts for /status (the schedule, queue counts). */
   extra?: () => Promise<Record<string, unknown>>;
 }
@@ -86,7 +102,6 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
   const records = recordView(auth, opts.host ?? '127.0.0.1');
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
-  const status = () => readStatus(wh, { companies: companies(), schedule: opts.schedule });
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
     c.header('cache-control', 'no-store');
@@ -110,21 +125,98 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     return c.json(r, r.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }));
-  app.get('/status', async (c) => c.json({ ...(await status()), keys: opts.live.keys(), ...(await opts.extra?.()) }));
+  const overview = () => readOverview(wh, { companies: companies(), schedule: opts.schedule, budget: opts.budget });
+  /** The search and state filter of the overview and /status, or the 400 naming the bad one. */
+  const filterOf = (c: Context, searchName: string): { ok: true; search?: string; state?: StateFilter } | { ok: false; error: string } => {
+    const search = nameParam(searchName, c.req.query(searchName));
+    if (!search.ok) return search;
+    const state = c.req.query('state') || undefined;
+    if (state !== undefined && !isStateFilter(state)) return { ok: false, error: `state: expected one of ${STATE_NAMES}` };
+    return { ok: true, search: search.value, state };
+  };
+
+  // Pages of companies in key order: the cursor is the last key of the page before.
+  app.get('/status', async (c) => {
+    const f = filterOf(c, 'company');
+    if (!f.ok) return c.json({ error: f.error }, 400);
+    const cursor = nameParam('cursor', c.req.query('cursor'));
+    if (!cursor.ok) return c.json({ error: cursor.error }, 400);
+    const limitText = c.req.query('limit');
+    const limit = limitText === undefined || limitText === '' ? undefined : idParam('limit', limitText);
+    if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
+    const size = Math.min(limit?.value ?? STATUS_PAGE, STATUS_PAGE_MAX);
+    const o = await overview();
+    const matched = o.companies
+      .filter((s) => (f.search ? s.company === f.search : true) && (!f.state || filterCompanies([s], { state: f.state }).length))
+      .sort((a, b) => (a.company < b.company ? -1 : 1))
+      .filter((s) => !cursor.value || s.company > cursor.value);
+    const page = matched.slice(0, size);
+    const keys = page.map((s) => s.company);
+    const status = await readStatus(wh, { companies: companies(), only: keys, schedule: opts.schedule });
+    const shown = new Set(keys);
+    return c.json({
+      counts: o.counts,
+      total: o.total,
+      companies: page,
+      ...status,
+      keys: opts.live.keys().filter((k) => shown.has(k.company)),
+      nextCursor: matched.length > size ? keys.at(-1) : null,
+      ...(await opts.extra?.()),
+    });
+  });
 
   app.get('/', async (c) => {
     const v = viewer(c);
+    const f = filterOf(c, 'q');
+    if (!f.ok) return c.json({ error: f.error }, 400);
+    const pageText = c.req.query('page');
+    const pageNo = pageText === undefined || pageText === '' ? undefined : idParam('page', pageText);
+    if (pageNo && !pageNo.ok) return c.json({ error: pageNo.error }, 400);
+    const o = await overview();
+    const matched = filterCompanies(o.companies, f);
+    const page = pageNo?.value ?? 1;
     const retryable = opts.actions?.retryPush ? await readRetryablePushes(wh) : undefined;
     return c.html(
-      statusPage({
-        status: await status(),
-        keys: opts.live.keys(),
+      overviewPage({
+        overview: o,
+        shown: matched.slice((page - 1) * OVERVIEW_PAGE, page * OVERVIEW_PAGE),
+        matched: matched.length,
+        filter: { search: f.search, state: f.state },
+        page,
+        pageSize: OVERVIEW_PAGE,
+        scheduleDelaySeconds: opts.scheduleDelay ? await opts.scheduleDelay() : undefined,
+        push: await readPushSummary(wh),
+        retryable,
         viewer: v,
         records: records(c),
-        canRun: !!opts.actions?.runStream,
-        retryable,
         flash: c.req.query('done'),
-        charts: await statusCharts(wh, { companies: companies(), live: opts.live, budget: opts.budget }),
+        now: Date.now(),
+      }),
+    );
+  });
+
+  app.get('/companies/:key', async (c) => {
+    const key = nameParam('key', c.req.param('key'));
+    if (!key.ok || !key.value) return c.json({ error: key.ok ? 'key: required' : key.error }, 400);
+    const company = key.value;
+    const beforeText = c.req.query('before');
+    const before = beforeText === undefined || beforeText === '' ? undefined : idParam('before', beforeText);
+    if (before && !before.ok) return c.json({ error: before.error }, 400);
+    const status = await readStatus(wh, { companies: companies(), only: [company], schedule: opts.schedule });
+    if (!companies().includes(company) && status.streams.length === 0) return c.json({ error: `key: company "${company}" is not known` }, 404);
+    const events = await listEvents(wh, { companyKey: company, beforeId: before?.value, limit: TIMELINE_PAGE });
+    return c.html(
+      companyPage({
+        company,
+        status,
+        keys: opts.live.keys().filter((k) => k.company === company),
+        viewer: viewer(c),
+        canRun: !!opts.actions?.runStream,
+        canResync: !!opts.actions?.resyncStream,
+        charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
+        events,
+        olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
+        flash: c.req.query('done'),
         now: Date.now(),
       }),
     );
