@@ -39,6 +39,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'add, list, pause, resume, rotate the key of, or remove a company',
     run: async () => (await import('./commands/companies.ts')).runCompaniesCommand,
   },
+  timeline: {
+    summary: "what happened to a company: changes, failing and recovered streams, re-syncs, upgrades",
+    run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,

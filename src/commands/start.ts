@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { recordStart } from '../warehouse/start-events.ts';
 import { parseArgs } from 'node:util';
 import type { Queue } from 'bullmq';
 import { jobs } from '../../jobs/index.ts';
@@ -35,6 +37,10 @@ function announce(app: App, env: Environment, ops: OpsServer): void {
   app.console.write(`${lines.join('\n')}\n`);
 }
 
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 /** Scheduler + workers + HTTP server in one process; jobs in-process when there is no Redis. */
 export async function runStartCommand(args: string[]): Promise<number> {
   if (noArgs('start', args)) return 0;
@@ -42,6 +48,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
   try {
     await app.reachRedis();
     const env = await app.environment();
+    await recordStart(env.warehouse, env.companies.keys(), packageVersion());
     const board = app.progress(true);
     await app.push({ serve: true, run: true });
     if (app.config.redisUrl) {

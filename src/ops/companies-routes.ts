@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/companies.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './companies.ts';
 import { esc, layout, type Viewer } from './page.ts';
+import { idParam } from './input.ts';
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -23,6 +24,8 @@ const STATUS: Record<CompanyErrorKind, ContentfulStatusCode> = {
 };
 
 const BODY_MAX_BYTES = 16 * 1024;
+const EVENTS_PAGE = 100;
+const EVENTS_PAGE_MAX = 1000;
 
 export interface CompanyRoutesOptions {
   admin: CompanyAdmin;
@@ -196,6 +199,20 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
+  api.get('/:key/events', async (c) => {
+    const key = keyParam(c);
+    if (!key.ok) return key.res;
+    const since = c.req.query('since');
+    const at = since ? new Date(since) : undefined;
+    if (since !== undefined && (!/^\d{4}-\d{2}-\d{2}/.test(since) || Number.isNaN(at!.getTime()))) return c.json({ error: 'since: expected an ISO date or time' }, 400);
+    const before = c.req.query('before') ? idParam('before', c.req.query('before')) : undefined;
+    if (before && !before.ok) return c.json({ error: before.error }, 400);
+    const limit = c.req.query('limit') ? idParam('limit', c.req.query('limit')) : undefined;
+    if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
+    const size = Math.min(limit?.value ?? EVENTS_PAGE, EVENTS_PAGE_MAX);
+    const events = await admin.timeline(key.key, { since: at, beforeId: before?.value, limit: size });
+    return c.json({ events, next: events.length === size ? events.at(-1)!.id : null });
+  });
   app.route('/api/companies', api);
 }
 

@@ -1,6 +1,6 @@
 import { finishRun, type RunOutcome } from '../warehouse/index.ts';
 import { DEFAULT_RETENTION } from '../config.ts';
-import { prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
+import { pruneEvents, prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
 import { openRun } from '../warehouse/runs.ts';
 import { emptyCounters, type SyncContext } from './context.ts';
 import type { SyncSummary } from './runner.ts';
@@ -13,6 +13,8 @@ export interface Pruned {
   runs: number;
   resolvedRejects: number;
   pushPayloads: number;
+  /** Timeline events, kept as long as the runs. */
+  events: number;
 }
 
 /**
@@ -26,11 +28,12 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
   const runId = await openRun(wh, { companyKey: ctx.companyKey, stream: HOUSEKEEPING });
   let outcome: 'ok' | 'failed' = 'ok';
   let error: string | undefined;
-  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0 };
+  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0, events: 0 };
   try {
     pruned.runs = await pruneRuns(wh, ctx.companyKey, keep.runsDays);
     pruned.resolvedRejects = await pruneResolvedRejects(wh, ctx.companyKey, keep.resolvedRejectsDays);
     pruned.pushPayloads = await prunePushPayloads(wh, ctx.companyKey, keep.pushPayloadsDays);
+    pruned.events = await pruneEvents(wh, ctx.companyKey, keep.runsDays);
   } catch (e) {
     outcome = 'failed';
     error = (e as Error).message;
