@@ -39,6 +39,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'add, list, pause, resume, rotate the key of, or remove a company',
     run: async () => (await import('./commands/companies.ts')).runCompaniesCommand,
   },
+  resync: {
+    summary: 'read one stream of one company again from the start, through the queue or the running start',
+    run: async () => (await import('./commands/resync.ts')).runResyncCommand,
+  },
   timeline: {
     summary: "what happened to a company: changes, failing and recovered streams, re-syncs, upgrades",
     run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,

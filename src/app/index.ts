@@ -23,6 +23,7 @@ import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import { listCompanies } from '../warehouse/companies.ts';
+import type { ResyncVia } from '../warehouse/resyncs.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
 
@@ -196,9 +197,12 @@ export class App {
   /** Runs jobs in this process (no Redis). */
   async inProcessRunner(): Promise<InProcessRunner> {
     if (this.#runner) return this.#runner;
-    const runner = createInProcessRunner(await this.environment(), this.log);
+    const env = await this.environment();
+    const runner = createInProcessRunner(env, this.log);
     this.#runner = runner;
     this.onStop('running jobs', runner.close);
+    const { pickUpResyncs } = await import('../queue/resync.ts');
+    this.onStop('re-sync requests', pickUpResyncs(env.warehouse, (company, job) => runner.runNow(company, job), this.log));
     return runner;
   }
 
@@ -294,6 +298,7 @@ export class App {
     if (!this.#env) await this.#listCompanies(warehouse);
     const queues = this.config.redisUrl ? [await this.syncQueue(), ...this.boardQueues] : undefined;
     if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
+    this.actions.resyncStream ??= (company, stream, via) => this.resync(company, stream, via);
     const { startOpsServer } = await import('../ops/server.ts');
     const server = await startOpsServer({
       warehouse,
@@ -348,6 +353,21 @@ export class App {
   }
 
   /** "Run now" for one stream: enqueued with Redis, else run here (when this process runs jobs). */
+  /**
+   * Asks for a re-sync of one stream: recorded (and on the timeline), then queued for a worker, or left for the
+   * running start to take when there is no Redis. Says what happened.
+   */
+  async resync(company: string, stream: StreamName, via: ResyncVia): Promise<string> {
+    const { requestResync } = await import('../warehouse/resyncs.ts');
+    const id = await requestResync(await this.warehouse(), { company, stream, via });
+    if (this.config.redisUrl) {
+      const { resyncJob } = await import('../queue/resync.ts');
+      await (await this.#enqueuer())({ company, job: resyncJob(stream), firedAt: new Date() });
+      return `re-sync ${id} of ${stream} of ${company} is queued`;
+    }
+    return `re-sync ${id} of ${stream} of ${company} is asked for: the running start takes it within seconds`;
+  }
+
   async #runStreamAction(): Promise<OpsActions['runStream']> {
     const oneStream = (stream: StreamName): JobDef => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
     if (this.config.redisUrl) {

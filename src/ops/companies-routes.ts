@@ -7,6 +7,7 @@ import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } 
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './companies.ts';
 import { esc, layout, type Viewer } from './page.ts';
 import { idParam } from './input.ts';
+import { isStreamName, type StreamName } from '../resources/index.ts';
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -33,6 +34,19 @@ export interface CompanyRoutesOptions {
   token?: string;
   log: Logger;
   viewer: (c: Context) => Viewer;
+  /** Asks for a re-sync of one stream (absent: no route); `known` says which companies it may name. */
+  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard') => Promise<string>;
+  known: (company: string) => boolean;
+}
+
+/** The company and stream of a re-sync route, or the 400/404 that names the wrong one. */
+function resyncTarget(c: Context, known: (company: string) => boolean): { ok: true; company: string; stream: StreamName } | { ok: false; res: Response } {
+  const key = keyParam(c);
+  if (!key.ok) return key;
+  if (!known(key.key)) return { ok: false, res: c.json({ error: `key: company "${key.key}" is not configured`, kind: 'unknown_company' }, 404) };
+  const stream = c.req.param('stream') ?? '';
+  if (!isStreamName(stream)) return { ok: false, res: c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400) };
+  return { ok: true, company: key.key, stream };
 }
 
 function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
@@ -138,6 +152,17 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     }),
   );
 
+  const resync = o.resync;
+  if (resync) {
+    actions.post('/companies/:key/streams/:stream/resync', async (c) => {
+      const target = resyncTarget(c, o.known);
+      if (!target.ok) return target.res;
+      const said = await resync(target.company, target.stream, 'dashboard');
+      log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
+      return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
+    });
+  }
+
   const api = new Hono();
   api.use('*', bodyLimit({ maxSize: BODY_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413) }));
   api.use('*', async (c, next) => {
@@ -213,6 +238,15 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     const events = await admin.timeline(key.key, { since: at, beforeId: before?.value, limit: size });
     return c.json({ events, next: events.length === size ? events.at(-1)!.id : null });
   });
+  if (resync) {
+    api.post('/:key/streams/:stream/resync', async (c) => {
+      const target = resyncTarget(c, o.known);
+      if (!target.ok) return target.res;
+      const said = await resync(target.company, target.stream, 'api');
+      log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
+      return c.json({ company: target.company, stream: target.stream, message: said }, 202);
+    });
+  }
   app.route('/api/companies', api);
 }
 

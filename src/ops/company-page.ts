@@ -1,4 +1,5 @@
 import type { EventRow } from '../warehouse/events.ts';
+import type { ResyncRequest } from '../warehouse/resyncs.ts';
 import type { KeyFigures } from './live.ts';
 import { esc, keyRows, layout, streamRow, when, type Viewer } from './page.ts';
 import { companyBars } from './progress-view.ts';
@@ -15,6 +16,8 @@ export interface CompanyPageInput {
   canResync: boolean;
   charts?: string;
   events: EventRow[];
+  /** Its latest re-sync requests, newest first. */
+  resyncs: ResyncRequest[];
   /** The timeline's next page: events before this id. */
   olderThan?: number;
   flash?: string;
@@ -41,6 +44,16 @@ export function timelineTable(events: readonly EventRow[]): string {
   return `<table id="timeline"><thead><tr><th>when</th><th>event</th><th>stream</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+function resyncTable(resyncs: readonly ResyncRequest[]): string {
+  if (resyncs.length === 0) return '';
+  const state = (r: ResyncRequest) => (r.finishedAt ? esc(r.outcome ?? 'finished') : r.startedAt ? 'running' : 'waiting');
+  const rows = resyncs
+    .map((r) => `<tr data-resync="${r.id}" data-stream="${esc(r.stream)}" data-state="${state(r)}"><td>${r.id}</td><td>${esc(r.stream)}</td><td>${esc(r.via)}</td><td>${when(r.requestedAt)}</td><td>${when(r.startedAt)}</td><td>${when(r.finishedAt)}</td><td class="${state(r)}">${state(r)}</td></tr>`)
+    .join('');
+  return `<h2>Re-syncs</h2><p class="muted">A re-sync reads the stream again from the start; its rows stay readable meanwhile, and its progress shows in the table above.</p>
+<table id="resyncs"><thead><tr><th>request</th><th>stream</th><th>asked from</th><th>asked</th><th>started</th><th>finished</th><th>state</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 export function companyPage(p: CompanyPageInput): string {
   const key = encodeURIComponent(p.company);
   const rows = p.status.streams
@@ -58,6 +71,7 @@ export function companyPage(p: CompanyPageInput): string {
 ${companyBars(p.status.progress)}
 <table class="streams"><thead><tr><th>stream</th><th>freshness</th><th>lag</th><th>last run</th><th>last success</th><th>rows (last run)</th><th>rejects</th><th>error</th><th>next run</th><th></th></tr></thead>
 <tbody>${rows}</tbody></table>
+${resyncTable(p.resyncs)}
 <h2>API key (live, this process)</h2>${keyRows(p.keys, p.now)}
 <h2 id="timeline-heading">Timeline</h2>${timelineTable(p.events)}${older}
 ${p.charts ?? ''}`,

@@ -20,6 +20,7 @@ import { companyPage } from './company-page.ts';
 import { overviewPage } from './overview-page.ts';
 import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
 import { listEvents } from '../warehouse/events.ts';
+import { listResyncs } from '../warehouse/resyncs.ts';
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './companies.ts';
 import { mountCompanies } from './companies-routes.ts';
@@ -52,7 +53,7 @@ export interface OpsActions {
   /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
   retryPush?(id: number): Promise<string>;
   /** Reads one stream of one company again from the start, through the queue or the running start; says what happened. */
-  resyncStream?(company: string, stream: StreamName): Promise<string>;
+  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard'): Promise<string>;
 }
 
 export interface OpsServerOptions {
@@ -215,6 +216,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         canResync: !!opts.actions?.resyncStream,
         charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
         events,
+        resyncs: await listResyncs(wh, company),
         olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
         flash: c.req.query('done'),
         now: Date.now(),
@@ -285,7 +287,16 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
-  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer });
+  if (opts.companyAdmin) {
+    mountCompanies(app, actions, {
+      admin: opts.companyAdmin,
+      token: opts.pushToken,
+      log: opts.log,
+      viewer,
+      resync: opts.actions?.resyncStream,
+      known: (company) => companies().includes(company),
+    });
+  }
   app.route('/actions', actions);
 
   if (opts.queues) {

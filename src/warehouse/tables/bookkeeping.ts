@@ -66,4 +66,20 @@ export const bookkeepingTables = (s: PgSchema) => ({
     },
     (t) => [index().on(t.company_key, t.happened_at)],
   ),
+  /** Re-syncs of one stream an operator asked for: a worker (or the running start) claims and closes each. */
+  resyncRequests: s.table(
+    'resync_requests',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      stream: text().notNull(),
+      /** Where it was asked for: cli, api or dashboard. */
+      via: text().notNull(),
+      requested_at: tz().notNull().defaultNow(),
+      started_at: tz(),
+      finished_at: tz(),
+      outcome: text(),
+    },
+    (t) => [index().on(t.company_key, t.stream, t.requested_at)],
+  ),
 });
