@@ -43,6 +43,10 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: 'read one stream of one company again from the start, through the queue or the running start',
     run: async () => (await import('./commands/resync.ts')).runResyncCommand,
   },
+  usage: {
+    summary: 'requests sent to the service per day, company and stream',
+    run: async () => (await import('./commands/usage.ts')).runUsageCommand,
+  },
   timeline: {
     summary: "what happened to a company: changes, failing and recovered streams, re-syncs, upgrades",
     run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,

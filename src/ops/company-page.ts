@@ -15,6 +15,8 @@ export interface CompanyPageInput {
   canRun: boolean;
   canResync: boolean;
   charts?: string;
+  /** The usage chart (./usage-chart.ts). */
+  usage?: string;
   events: EventRow[];
   /** Its latest re-sync requests, newest first. */
   resyncs: ResyncRequest[];
@@ -73,6 +75,7 @@ ${companyBars(p.status.progress)}
 <tbody>${rows}</tbody></table>
 ${resyncTable(p.resyncs)}
 <h2>API key (live, this process)</h2>${keyRows(p.keys, p.now)}
+<h2>Usage</h2>${p.usage ?? ''}
 <h2 id="timeline-heading">Timeline</h2>${timelineTable(p.events)}${older}
 ${p.charts ?? ''}`,
     10,

@@ -21,6 +21,8 @@ import { overviewPage } from './overview-page.ts';
 import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
 import { listEvents } from '../warehouse/events.ts';
 import { listResyncs } from '../warehouse/resyncs.ts';
+import { readUsage } from '../warehouse/usage.ts';
+import { usageChart } from './usage-chart.ts';
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './companies.ts';
 import { mountCompanies } from './companies-routes.ts';
@@ -215,6 +217,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         canRun: !!opts.actions?.runStream,
         canResync: !!opts.actions?.resyncStream,
         charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
+        usage: await companyUsage(wh, company),
         events,
         resyncs: await listResyncs(wh, company),
         olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
@@ -402,6 +405,13 @@ async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
     select company_key as company, stream, started_at as "startedAt", finished_at as "finishedAt", outcome,
       rows::int as rows, requests::int as requests, error
     from ${wh.sql(wh.schema)}.sync_runs order by (finished_at is null) desc, started_at desc limit ${limit}`;
+}
+
+/** A company's requests per day over the last 30 days, drawn. */
+async function companyUsage(wh: Warehouse, company: string): Promise<string> {
+  const today = new Date().toISOString().slice(0, 10);
+  const since = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
+  return usageChart(company, await readUsage(wh, { company, since }), since, today);
 }
 
 /** Serves a hono app on host:port (0 for a free port). */

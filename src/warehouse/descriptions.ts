@@ -43,6 +43,7 @@ export const TABLE_DOCS: Record<string, string> = {
   sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
   events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
   resync_requests: 'Re-syncs of one stream an operator asked for (wfsync resync, the API, the dashboard): when asked, started and finished, and the outcome.',
+  usage_daily: "Requests sent to the service per company, stream and UTC day, added to as each run ends; kept when the runs are pruned.",
   push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
 };
 
@@ -226,6 +227,8 @@ const FIELD_DOCS: Record<string, string> = {
   happened_at: 'When the event happened.',
   via: 'Where the re-sync was asked for: cli, api or dashboard.',
   requested_at: 'When the re-sync was asked for.',
+  day: 'The UTC day.',
+  runs: 'Runs that ended that day.',
   event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
   detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Warehouse } from './connection.ts';
 import { recordEvent } from './events.ts';
+import { addRunUsage } from './usage.ts';
 import type { ProgressEvent } from '../observers.ts';
 import type { WarehouseTables } from './schema.ts';
 
@@ -54,6 +55,7 @@ export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promi
           then ${wh.sql.json(details as never)}::jsonb || jsonb_build_object('syncStartedAt', details->'syncStartedAt')
           else ${wh.sql.json(details as never)}::jsonb end
     where id = ${id}`;
+  await addRunUsage(wh, id);
   if (outcome === 'ok' || outcome === 'failed') await recordTurn(wh, id, outcome, error);
 }
 

@@ -91,6 +91,9 @@ describe('overview → a company → its timeline → a re-sync', () => {
     expect(detail).toContain('outcome: ok');
     expect(detail).toContain('deleted: 0');
     expect(await departments()).toBe(before);
+    // Today's requests on its usage chart: the first sync's and the re-sync's.
+    const today = new Date().toISOString().slice(0, 10);
+    expect(Number(await page.locator(`.chart.usage rect[data-day="${today}"]`).getAttribute('data-requests'))).toBeGreaterThanOrEqual(first.requests + 1);
     await page.screenshot({ path: `${SHOTS}company-page.png`, fullPage: true });
   });
 });
