@@ -83,9 +83,17 @@ export class App {
     this.metrics = new Metrics({
       queues: () => (this.#queue ? [this.#queue, ...this.boardQueues] : this.boardQueues),
       outbox: () => (this.#warehouse ? outboxCounts(this.#warehouse) : Promise.resolve({})),
+      scheduleDelay: () => this.scheduleDelay(),
     });
     this.metrics.listen(this.observers);
     this.live.listen(this.observers);
+  }
+
+  /** How long the oldest queued run has waited, in seconds: null when none waits or there is no queue (yet). */
+  async scheduleDelay(): Promise<number | null> {
+    if (!this.#queue) return null;
+    const { scheduleDelaySeconds } = await queueModule();
+    return scheduleDelaySeconds(this.#queue, await this.redis());
   }
 
   /** Registers how to undo a step; steps stop in the reverse order they started. */
@@ -166,7 +174,11 @@ export class App {
   async #enqueuer(): Promise<Dispatch> {
     const queue = await this.syncQueue();
     const { enqueueRun } = await queueModule();
-    return (run) => enqueueRun(queue, run);
+    const { fleetFairness } = await import('../queue/fairness.ts');
+    const fairness = fleetFairness(await this.warehouse(), jobs, () => this.companies, this.log);
+    this.onStop('fairness', fairness.stop);
+    const connection = await this.redis();
+    return (run) => enqueueRun(queue, run, { fairness, connection });
   }
 
   /** Takes sync jobs from the queue. */
@@ -316,6 +328,7 @@ export class App {
       sessions: this.config.sessions,
       companyAdmin: await this.companyAdmin(),
       pushToken: this.config.pushToken,
+      scheduleDelay: this.config.redisUrl ? () => this.scheduleDelay() : undefined,
       actions: this.actions,
       apps: this.apps,
     });

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { recordStart } from '../warehouse/start-events.ts';
 import { parseArgs } from 'node:util';
-import type { Queue } from 'bullmq';
 import { jobs } from '../../jobs/index.ts';
 import { App } from '../app/index.ts';
 import { BUILT_IN_SANDBOX, type Environment } from '../app/environment.ts';
@@ -12,8 +11,7 @@ import { log } from '../log.ts';
 import type { OpsServer } from '../ops/server.ts';
 import { formatSummaries } from './sync.ts';
 import { runStreams, selectStreams } from '../sync/runner.ts';
-import type { Scheduler } from '../queue/scheduler.ts';
-import { enqueueRun, type SyncJobData } from '../queue/sync-queue.ts';
+import type { Dispatch, Scheduler } from '../queue/scheduler.ts';
 
 function noArgs(command: string, args: string[]): boolean {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
@@ -53,12 +51,12 @@ export async function runStartCommand(args: string[]): Promise<number> {
     await app.push({ serve: true, run: true });
     if (app.config.redisUrl) {
       await app.worker();
-      const queue = await app.syncQueue();
       const ops = await app.serve();
       await app.startRunners();
       announce(app, env, ops);
-      const scheduler = await app.scheduler(await app.dispatch());
-      await enqueueFirstRuns(queue, env.companies.activeKeys());
+      const dispatch = await app.dispatch();
+      const scheduler = await app.scheduler(dispatch);
+      await enqueueFirstRuns(dispatch, env.companies.activeKeys());
       board.plain = false;
       printUpcoming(app, scheduler);
     } else {
@@ -83,11 +81,14 @@ export async function runStartCommand(args: string[]): Promise<number> {
   return untilSignal(app);
 }
 
-/** One run of every job now, deduplicated by the minute so replicas starting together enqueue it once. */
-async function enqueueFirstRuns(queue: Queue<SyncJobData>, companies: string[]): Promise<void> {
+/**
+ * One run of every job now, deduplicated by the minute so replicas starting together enqueue it once; queued with
+ * the scheduler's priorities, so companies take turns.
+ */
+async function enqueueFirstRuns(dispatch: Dispatch, companies: string[]): Promise<void> {
   const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   for (const company of companies) {
-    for (const job of jobs.filter((j) => !j.fullRefresh)) await enqueueRun(queue, { company, job, firedAt: minute });
+    for (const job of jobs.filter((j) => !j.fullRefresh)) await dispatch({ company, job, firedAt: minute });
   }
 }
 

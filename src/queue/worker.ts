@@ -10,7 +10,7 @@ import { acquireRunLock } from '../locks/run-lock.ts';
 import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import type { RedisHealth } from '../redis-health.ts';
-import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
+import { SYNC_QUEUE, taken, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
   env: CompanyContexts;
@@ -71,6 +71,7 @@ async function processSyncJob(
   lockDuration: number,
 ): Promise<SyncJobResult> {
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
+  await taken(opts.connection, String(job.id));
   // The companies table is read again when the job names a company added since the last refresh.
   const company = await opts.env.resolve(job.data.company);
   if (!company || company.paused) {
