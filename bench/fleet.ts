@@ -127,6 +127,7 @@ async function main(): Promise<void> {
     const lateSince = new Map<string, number>();
     const lateFor = new Map<string, number>();
     const delays: number[] = [];
+    const steadyDelays: number[] = [];
     let added: { at: number; doneAt?: number } | undefined;
     const end = t0 + MINUTES * 60_000;
     while (Date.now() < end) {
@@ -141,7 +142,10 @@ async function main(): Promise<void> {
         if (res.status !== 201) throw new Error(`adding a company: ${res.status} ${await res.text()}`);
         added = { at: now };
       }
-      delays.push((await scheduleDelaySeconds(queue, connection)) ?? 0);
+      const delay = (await scheduleDelaySeconds(queue, connection)) ?? 0;
+      delays.push(delay);
+      // Past the first third, the first syncs are done: the steady state.
+      if (now - t0 >= (MINUTES * 60_000) / 3) steadyDelays.push(delay);
       // Each stream past its first success: late once its lag passes 1.5 of its compressed interval.
       const rows = await sql<{ company: string; stream: string; lag: number }[]>`
         select company_key as company, stream, extract(epoch from now() - max(started_at))::float8 * 1000 as lag
@@ -187,7 +191,10 @@ async function main(): Promise<void> {
           requests: stats.requests,
           rateLimited: stats.rateLimited,
           lateStreams: { count: late.length, longestSeconds: late.length ? Math.round(late[0]![1] / 1000) : 0, worst: late.slice(0, 10).map(([k, ms]) => ({ stream: k, seconds: Math.round(ms / 1000) })) },
-          scheduleDelaySeconds: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
+          scheduleDelaySeconds: {
+            all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
+            steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
+          },
           addedCompany: added ? { key: company(COMPANIES), firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null } : null,
           cpuMsPerCompanyDay: {
             workers: perCompanyDay(cpuOf('workers')),
