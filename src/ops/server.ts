@@ -149,10 +149,10 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
     const size = Math.min(limit?.value ?? STATUS_PAGE, STATUS_PAGE_MAX);
     const o = await overview();
-    const matched = o.companies
-      .filter((s) => (f.search ? s.company === f.search : true) && (!f.state || filterCompanies([s], { state: f.state }).length))
-      .sort((a, b) => (a.company < b.company ? -1 : 1))
-      .filter((s) => !cursor.value || s.company > cursor.value);
+    // ?company= names one company exactly (the overview's ?q= searches part of a key).
+    const matched = filterCompanies(o.companies, { state: f.state })
+      .filter((s) => (!f.search || s.company === f.search) && (!cursor.value || s.company > cursor.value))
+      .sort((a, b) => (a.company < b.company ? -1 : 1));
     const page = matched.slice(0, size);
     const keys = page.map((s) => s.company);
     const status = await readStatus(wh, { companies: companies(), only: keys, schedule: opts.schedule });
