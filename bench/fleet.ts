@@ -126,6 +126,8 @@ async function main(): Promise<void> {
     const redis0 = await redisCpuSeconds(connection);
     const lateSince = new Map<string, number>();
     const lateFor = new Map<string, number>();
+    const steadyLateFor = new Map<string, number>();
+    const warmupMs = (MINUTES * 60_000) / 3;
     const delays: number[] = [];
     const steadyDelays: number[] = [];
     let added: { at: number; doneAt?: number } | undefined;
@@ -145,7 +147,8 @@ async function main(): Promise<void> {
       const delay = (await scheduleDelaySeconds(queue, connection)) ?? 0;
       delays.push(delay);
       // Past the first third, the first syncs are done: the steady state.
-      if (now - t0 >= (MINUTES * 60_000) / 3) steadyDelays.push(delay);
+      const steady = now - t0 >= warmupMs;
+      if (steady) steadyDelays.push(delay);
       // Each stream past its first success: late once its lag passes 1.5 of its compressed interval.
       const rows = await sql<{ company: string; stream: string; lag: number }[]>`
         select company_key as company, stream, extract(epoch from now() - max(started_at))::float8 * 1000 as lag
@@ -156,7 +159,8 @@ async function main(): Promise<void> {
         if (interval === undefined) continue;
         if (r.lag > 1.5 * interval) {
           if (!lateSince.has(key)) lateSince.set(key, now - (r.lag - 1.5 * interval));
-          lateFor.set(key, now - lateSince.get(key)!);
+          const lateness = steady ? steadyLateFor : lateFor;
+          lateness.set(key, Math.max(lateness.get(key) ?? 0, now - Math.max(lateSince.get(key)!, steady ? t0 + warmupMs : 0)));
         } else lateSince.delete(key);
       }
       if (added && !added.doneAt) {
@@ -173,6 +177,12 @@ async function main(): Promise<void> {
     const overview = await (await fetch(`${url}/`)).text();
     const overviewMs = Date.now() - overviewAt;
     const late = [...lateFor].sort((a, b) => b[1] - a[1]);
+    const steadyLate = [...steadyLateFor].sort((a, b) => b[1] - a[1]);
+    const lateness = (list: [string, number][]) => ({
+      count: list.length,
+      longestSeconds: list.length ? Math.round(list[0]![1] / 1000) : 0,
+      worst: list.slice(0, 5).map(([k, ms]) => ({ stream: k, seconds: Math.round(ms / 1000) })),
+    });
     const [outcomes] = await sql<{ ok: number; failed: number }[]>`
       select count(*) filter (where outcome = 'ok')::int as ok, count(*) filter (where outcome = 'failed')::int as failed
       from workforce.sync_runs where started_at >= ${new Date(t0)}`;
@@ -190,7 +200,7 @@ async function main(): Promise<void> {
           runs: outcomes,
           requests: stats.requests,
           rateLimited: stats.rateLimited,
-          lateStreams: { count: late.length, longestSeconds: late.length ? Math.round(late[0]![1] / 1000) : 0, worst: late.slice(0, 10).map(([k, ms]) => ({ stream: k, seconds: Math.round(ms / 1000) })) },
+          lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate) },
           scheduleDelaySeconds: {
             all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
             steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
@@ -204,7 +214,7 @@ async function main(): Promise<void> {
             redis: perCompanyDay((await redisCpuSeconds(connection)) - redis0),
           },
           overview: { bytes: Buffer.byteLength(overview), ms: overviewMs, rows: (overview.match(/<tr data-company=/g) ?? []).length },
-          note: 'lateness counts a stream only once it has succeeded; the sandbox, Postgres and Redis share the CPUs',
+          note: 'lateness counts a stream only once it has succeeded; steady is past the first third of the run; the sandbox, Postgres and Redis share the CPUs',
         },
         null,
         2,
