@@ -80,15 +80,16 @@ async function streamFigures(wh: Warehouse, companies: readonly string[], opts: 
     with each as (
       select c.company, st.stream, st.interval_s, last.finished_at is null and last.started_at is not null as running,
         case when last.finished_at is null then last.details->'progress' end as progress,
-        done.outcome, extract(epoch from ${now}::timestamptz - ok.started_at)::float8 as lag
+        -- The last finished run's outcome: the last run's own, unless it is still going.
+        case when last.finished_at is not null then last.outcome else (
+          select r.outcome from ${runs} r
+          where r.company_key = c.company and r.stream = st.stream and r.finished_at is not null order by r.started_at desc limit 1) end as outcome,
+        extract(epoch from ${now}::timestamptz - ok.started_at)::float8 as lag
       from unnest(${companies as string[]}::text[]) c(company)
       cross join unnest(${names}::text[], ${intervals as string[]}::float8[]) st(stream, interval_s)
       left join lateral (
-        select r.started_at, r.finished_at, r.details from ${runs} r
+        select r.started_at, r.finished_at, r.outcome, r.details from ${runs} r
         where r.company_key = c.company and r.stream = st.stream order by r.started_at desc limit 1) last on true
-      left join lateral (
-        select r.outcome from ${runs} r
-        where r.company_key = c.company and r.stream = st.stream and r.finished_at is not null order by r.started_at desc limit 1) done on true
       left join lateral (
         select r.started_at from ${runs} r
         where r.company_key = c.company and r.stream = st.stream and r.outcome = 'ok' order by r.started_at desc limit 1) ok on true
