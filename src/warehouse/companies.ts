@@ -200,8 +200,8 @@ export async function removeCompany(wh: Warehouse, key: string, o: { purge?: boo
   const found = await operatorCompany(wh, key, 'remove');
   const purged = o.purge ? await purgeCompanyRows(wh, key, o.batchSize) : undefined;
   await wh.sql`delete from ${table(wh)} where company_key = ${key} and managed_by = 'operator'`;
-  // After the purge, which empties its timeline too: the removal is what stays of it.
-  await recordEvent(wh, { companyKey: key, event: 'company_removed', detail: { purged: !!purged } });
+  // A purge leaves no row of the company, its timeline included.
+  if (!purged) await recordEvent(wh, { companyKey: key, event: 'company_removed' });
   return { removed: found, purged };
 }
 
