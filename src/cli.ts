@@ -59,6 +59,18 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     summary: "block every personal field of one person everywhere, and keep it blocked",
     run: async () => (await import('./commands/personal-data.ts')).runEraseCommand,
   },
+  resync: {
+    summary: 'read one stream of one company again from the start, through the queue or the running start',
+    run: async () => (await import('./commands/resync.ts')).runResyncCommand,
+  },
+  usage: {
+    summary: 'requests sent to the service per day, company and stream',
+    run: async () => (await import('./commands/usage.ts')).runUsageCommand,
+  },
+  timeline: {
+    summary: "what happened to a company: changes, failing and recovered streams, re-syncs, upgrades",
+    run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,

@@ -81,7 +81,7 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   {
     names: ['WFS_KEEP_RUNS_DAYS', 'WFS_KEEP_RESOLVED_REJECTS_DAYS', 'WFS_KEEP_PUSH_PAYLOADS_DAYS'],
     meaning:
-      "how long the daily `housekeeping` job keeps finished runs (each stream's latest and latest successful run stay), rejects once resolved, and the payload and sealed SSN of pushed changes once final (the row and its outcome stay); days, fractions allowed",
+      "how long the daily `housekeeping` job keeps finished runs (each stream's latest and latest successful run stay) and the companies' timeline events, rejects once resolved, and the payload and sealed SSN of pushed changes once final (the row and its outcome stay); days, fractions allowed",
     default: code(DEFAULT_RETENTION.runsDays, DEFAULT_RETENTION.resolvedRejectsDays, DEFAULT_RETENTION.pushPayloadsDays),
   },
   {

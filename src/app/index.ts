@@ -24,6 +24,7 @@ import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environme
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import { listCompanies } from '../warehouse/company-records.ts';
 import { markInterruptedRuns, runEndsRecorded } from '../warehouse/runs.ts';
+import type { ResyncVia } from '../warehouse/resyncs.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
 
@@ -90,9 +91,17 @@ export class App {
     this.metrics = new Metrics({
       queues: () => (this.#queue ? [this.#queue, ...this.boardQueues] : this.boardQueues),
       outbox: () => (this.#warehouse ? outboxCounts(this.#warehouse) : Promise.resolve({})),
+      scheduleDelay: () => this.scheduleDelay(),
     });
     this.metrics.listen(this.observers);
     this.live.listen(this.observers);
+  }
+
+  /** How long the oldest queued run has waited, in seconds: null when none waits or there is no queue (yet). */
+  async scheduleDelay(): Promise<number | null> {
+    if (!this.#queue) return null;
+    const { scheduleDelaySeconds } = await queueModule();
+    return scheduleDelaySeconds(this.#queue, await this.redis());
   }
 
   /** Registers how to undo a step; steps stop in the reverse order they started. */
@@ -178,7 +187,11 @@ export class App {
   async #enqueuer(): Promise<Dispatch> {
     const queue = await this.syncQueue();
     const { enqueueRun } = await queueModule();
-    return (run) => enqueueRun(queue, run);
+    const { fleetFairness } = await import('../queue/fairness.ts');
+    const fairness = fleetFairness(await this.warehouse(), jobs, () => this.companies, this.log);
+    this.onStop('fairness', fairness.stop);
+    const connection = await this.redis();
+    return (run) => enqueueRun(queue, run, { fairness, connection });
   }
 
   /** Takes sync jobs from the queue. */
@@ -210,9 +223,12 @@ export class App {
   /** Runs jobs in this process (no Redis). */
   async inProcessRunner(): Promise<InProcessRunner> {
     if (this.#runner) return this.#runner;
-    const runner = createInProcessRunner(await this.environment(), this.log);
+    const env = await this.environment();
+    const runner = createInProcessRunner(env, this.log);
     this.#runner = runner;
     this.onStop('running jobs', runner.close);
+    const { pickUpResyncs } = await import('../queue/resync.ts');
+    this.onStop('re-sync requests', pickUpResyncs(env.warehouse, (company, job) => runner.runNow(company, job), this.log));
     return runner;
   }
 
@@ -325,6 +341,7 @@ export class App {
     if (!this.#env) await this.#listCompanies(warehouse);
     const queues = this.config.redisUrl ? [await this.syncQueue(), ...this.boardQueues] : undefined;
     if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
+    this.actions.resyncStream ??= (company, stream, via) => this.resync(company, stream, via);
     const { startOpsServer } = await import('../ops/server.ts');
     const server = await startOpsServer({
       warehouse,
@@ -342,6 +359,7 @@ export class App {
       sessions: this.config.sessions,
       companyAdmin: await this.companyAdmin(),
       pushToken: this.config.pushToken,
+      scheduleDelay: this.config.redisUrl ? () => this.scheduleDelay() : undefined,
       actions: this.actions,
       apps: this.apps,
     });
@@ -379,6 +397,21 @@ export class App {
   }
 
   /** "Run now" for one stream: enqueued with Redis, else run here (when this process runs jobs). */
+  /**
+   * Asks for a re-sync of one stream: recorded (and on the timeline), then queued for a worker, or left for the
+   * running start to take when there is no Redis. Says what happened.
+   */
+  async resync(company: string, stream: StreamName, via: ResyncVia): Promise<string> {
+    const { requestResync } = await import('../warehouse/resyncs.ts');
+    const id = await requestResync(await this.warehouse(), { company, stream, via });
+    if (this.config.redisUrl) {
+      const { resyncJob } = await import('../queue/resync.ts');
+      await (await this.#enqueuer())({ company, job: resyncJob(stream), firedAt: new Date() });
+      return `re-sync ${id} of ${stream} of ${company} is queued`;
+    }
+    return `re-sync ${id} of ${stream} of ${company} is asked for: the running start takes it within seconds`;
+  }
+
   async #runStreamAction(): Promise<OpsActions['runStream']> {
     const oneStream = (stream: StreamName): JobDef => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
     if (this.config.redisUrl) {

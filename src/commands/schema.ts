@@ -16,7 +16,7 @@ export async function runSchemaCommand(args: string[]): Promise<number> {
   const app = new App(loadConfig(), log);
   let rows: SchemaChangeRow[];
   try {
-    rows = await listSchemaChanges(await app.warehouse(), values.company);
+    rows = await listSchemaChanges(await app.warehouse(), { companyKey: values.company });
   } finally {
     await app.stop();
   }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { recordStart } from '../warehouse/start-events.ts';
 import { parseArgs } from 'node:util';
 import { jobs } from '../../jobs/index.ts';
 import { App } from '../app/index.ts';
@@ -33,6 +35,10 @@ function announce(app: App, env: Environment, ops: OpsServer): void {
   app.console.write(`${lines.join('\n')}\n`);
 }
 
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 /** Scheduler + workers + HTTP server in one process; jobs in-process when there is no Redis. */
 export async function runStartCommand(args: string[]): Promise<number> {
   if (noArgs('start', args)) return 0;
@@ -41,6 +47,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
   try {
     await app.reachRedis();
     const env = await app.environment();
+    await recordStart(env.warehouse, env.companies.keys(), packageVersion());
     const board = app.progress(true);
     await app.push({ serve: true, run: true });
     if (app.config.redisUrl) {
@@ -76,7 +83,10 @@ export async function runStartCommand(args: string[]): Promise<number> {
   return untilSignal(app, shutdown);
 }
 
-/** One run of every job now, deduplicated by the minute so replicas starting together enqueue it once. */
+/**
+ * One run of every job now, deduplicated by the minute so replicas starting together enqueue it once; queued with
+ * the scheduler's priorities, so companies take turns.
+ */
 async function enqueueFirstRuns(dispatch: Dispatch, companies: string[]): Promise<void> {
   const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   for (const company of companies) {

@@ -7,6 +7,8 @@ import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } 
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
 import { esc, layout, type Viewer } from './page.ts';
 import { mountPersonalDataApi, mountPersonalDataPages, type PersonalDataRoutesOptions } from './personal-data-routes.ts';
+import { idParam } from './input.ts';
+import { isStreamName, type StreamName } from '../resources/index.ts';
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -24,6 +26,8 @@ const STATUS: Record<CompanyErrorKind, ContentfulStatusCode> = {
 };
 
 const BODY_MAX_BYTES = 16 * 1024;
+const EVENTS_PAGE = 100;
+const EVENTS_PAGE_MAX = 1000;
 
 export interface CompanyRoutesOptions {
   admin: CompanyAdmin;
@@ -33,6 +37,19 @@ export interface CompanyRoutesOptions {
   viewer: (c: Context) => Viewer;
   /** Personal-data policies and erasures, on the same API. */
   personalData?: Omit<PersonalDataRoutesOptions, 'log'>;
+  /** Asks for a re-sync of one stream (absent: no route); `known` says which companies it may name. */
+  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard') => Promise<string>;
+  known: (company: string) => boolean;
+}
+
+/** The company and stream of a re-sync route, or the 400/404 that names the wrong one. */
+function resyncTarget(c: Context, known: (company: string) => boolean): { ok: true; company: string; stream: StreamName } | { ok: false; res: Response } {
+  const key = keyParam(c);
+  if (!key.ok) return key;
+  if (!known(key.key)) return { ok: false, res: c.json({ error: `key: company "${key.key}" is not configured`, kind: 'unknown_company' }, 404) };
+  const stream = c.req.param('stream') ?? '';
+  if (!isStreamName(stream)) return { ok: false, res: c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400) };
+  return { ok: true, company: key.key, stream };
 }
 
 function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
@@ -138,6 +155,17 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     }),
   );
 
+  const resync = o.resync;
+  if (resync) {
+    actions.post('/companies/:key/streams/:stream/resync', async (c) => {
+      const target = resyncTarget(c, o.known);
+      if (!target.ok) return target.res;
+      const said = await resync(target.company, target.stream, 'dashboard');
+      log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
+      return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
+    });
+  }
+
   const api = new Hono();
   api.use('*', bodyLimit({ maxSize: BODY_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413) }));
   api.use('*', async (c, next) => {
@@ -199,6 +227,29 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
+  api.get('/:key/events', async (c) => {
+    const key = keyParam(c);
+    if (!key.ok) return key.res;
+    const since = c.req.query('since');
+    const at = since ? new Date(since) : undefined;
+    if (since !== undefined && (!/^\d{4}-\d{2}-\d{2}/.test(since) || Number.isNaN(at!.getTime()))) return c.json({ error: 'since: expected an ISO date or time' }, 400);
+    const before = c.req.query('before') ? idParam('before', c.req.query('before')) : undefined;
+    if (before && !before.ok) return c.json({ error: before.error }, 400);
+    const limit = c.req.query('limit') ? idParam('limit', c.req.query('limit')) : undefined;
+    if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
+    const size = Math.min(limit?.value ?? EVENTS_PAGE, EVENTS_PAGE_MAX);
+    const events = await admin.timeline(key.key, { since: at, beforeId: before?.value, limit: size });
+    return c.json({ events, next: events.length === size ? events.at(-1)!.id : null });
+  });
+  if (resync) {
+    api.post('/:key/streams/:stream/resync', async (c) => {
+      const target = resyncTarget(c, o.known);
+      if (!target.ok) return target.res;
+      const said = await resync(target.company, target.stream, 'api');
+      log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
+      return c.json({ company: target.company, stream: target.stream, message: said }, 202);
+    });
+  }
   if (o.personalData) {
     mountPersonalDataApi(api, { ...o.personalData, log });
     mountPersonalDataPages(app, actions, { ...o.personalData, log, viewer: o.viewer });
@@ -217,7 +268,7 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
   };
   const rows = companies
     .map(
-      (c) => `<tr><td>${esc(c.key)} <a class="muted" href="/companies/${encodeURIComponent(c.key)}/personal-data">personal data</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
+      (c) => `<tr data-company="${esc(c.key)}"><td><a href="/companies/${encodeURIComponent(c.key)}">${esc(c.key)}</a> <a class="muted" href="/companies/${encodeURIComponent(c.key)}/personal-data">personal data</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
 <td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');

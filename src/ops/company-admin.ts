@@ -16,6 +16,7 @@ import {
   type Purged,
 } from '../warehouse/company-records.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { listEvents, type EventQuery, type EventRow } from '../warehouse/events.ts';
 
 /**
  * What an operator does to the companies, the same from the CLI, the dashboard and the JSON routes: each change
@@ -29,6 +30,8 @@ export interface CompanyAdmin {
   resume(key: string): Promise<CompanyRecord>;
   rotateKey(key: string, apiKey: string): Promise<CompanyRecord>;
   remove(key: string, o?: { purge?: boolean }): Promise<{ removed: CompanyRecord; purged?: Purged }>;
+  /** The company's timeline, newest first (a removed company's too: its removal is on it). */
+  timeline(key: string, q?: Omit<EventQuery, 'companyKey'>): Promise<EventRow[]>;
 }
 
 export type KeyChecker = typeof checkApiKey;
@@ -74,6 +77,7 @@ export function companyAdmin(o: {
       }
       return removeCompany(wh, key, r);
     },
+    timeline: (key, q) => listEvents(wh, { ...q, companyKey: key }),
   };
 }
 

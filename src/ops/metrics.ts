@@ -42,7 +42,7 @@ export class Metrics {
   readonly #pushSeconds: Histogram<'kind'>;
   readonly #schemaChanges: Counter<'stream' | 'kind'>;
 
-  constructor(opts: { queues?: () => readonly QueueCounts[]; outbox?: OutboxCounts } = {}) {
+  constructor(opts: { queues?: () => readonly QueueCounts[]; outbox?: OutboxCounts; scheduleDelay?: () => Promise<number | null> } = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.#requests = new Counter({
@@ -135,6 +135,15 @@ export class Metrics {
         },
       });
     }
+    const delay = opts.scheduleDelay;
+    new Gauge({
+      name: `${PREFIX}schedule_delay_seconds`,
+      help: 'How long the oldest queued sync run has waited for a worker (0: none waits, or no queue)',
+      registers,
+      async collect() {
+        this.set((await delay?.()) ?? 0);
+      },
+    });
     if (opts.queues) {
       const queues = opts.queues;
       new Gauge({

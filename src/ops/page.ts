@@ -1,7 +1,8 @@
 import type { KeyFigures } from './live.ts';
 import { formatLag } from './freshness.ts';
-import type { PushModelLine, Reject, Status, StreamStatus } from './status.ts';
-import { companyBars, progressBar } from './progress-view.ts';
+import type { PushModelLine, Reject, StreamStatus } from './status.ts';
+import type { SchemaChangeRow } from '../warehouse/schema-changes.ts';
+import { progressBar } from './progress-view.ts';
 
 export const esc = (v: unknown): string =>
   String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -23,7 +24,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{margin:0;white-space:pre-wrap;word-break:break-all;max-width:60em;font-size:12px}
 form.inline{display:inline;margin:0}button{font:inherit;font-size:12px;padding:2px 8px;cursor:pointer}
 .cards{display:flex;gap:1em;flex-wrap:wrap}.card{background:#fff;padding:.6em 1em;box-shadow:0 1px 2px #0001;min-width:8em}
-.card b{display:block;font-size:20px}`;
+.card b{display:block;font-size:20px}
+tr.failing td:nth-child(2){color:#9b1c1c;font-weight:600}tr.stale td:nth-child(2){color:#9b1c1c}tr.late td:nth-child(2){color:#7a5a00}tr.fresh td:nth-child(2){color:#106b2f}`;
 
 export interface Viewer {
   signedIn: boolean;
@@ -46,7 +48,7 @@ ${refreshS ? `<meta http-equiv="refresh" content="${refreshS}">` : ''}<style>${S
 <main>${body}</main></body></html>`;
 }
 
-const when = (d: Date | null) => (d ? `<span title="${esc(d.toISOString())}">${esc(d.toISOString().replace('T', ' ').slice(0, 19))}</span>` : '<span class="muted">-</span>');
+export const when = (d: Date | null) => (d ? `<span title="${esc(d.toISOString())}">${esc(d.toISOString().replace('T', ' ').slice(0, 19))}</span>` : '<span class="muted">-</span>');
 
 function lastRun(s: StreamStatus): string {
   if (s.running) {
@@ -57,7 +59,7 @@ function lastRun(s: StreamStatus): string {
   return `<span class="${esc(s.lastOutcome)}">${esc(s.lastOutcome)}</span> ${when(s.lastFinishedAt)}`;
 }
 
-function streamRow(s: StreamStatus, viewer: Viewer, canRun: boolean): string {
+export function streamRow(s: StreamStatus, viewer: Viewer, canRun: boolean): string {
   const rejects = s.rejectsKept
     ? `<a href="/rejects?company=${encodeURIComponent(s.company)}&amp;stream=${encodeURIComponent(s.stream)}">${s.rejectsKept}</a>`
     : '0';
@@ -73,7 +75,7 @@ function streamRow(s: StreamStatus, viewer: Viewer, canRun: boolean): string {
 <td>${when(s.nextRunAt)}<div class="muted">${esc(s.job ?? '')} ${esc(s.cron ?? '')}</div></td><td>${run}</td></tr>`;
 }
 
-function keyRows(keys: KeyFigures[], now: number): string {
+export function keyRows(keys: KeyFigures[], now: number): string {
   if (keys.length === 0) return '<p class="muted">No request has been sent by this process yet.</p>';
   const rows = keys.map((k) => {
     const used = k.limit !== undefined && k.remaining !== undefined ? `${k.limit - k.remaining} / ${k.limit}` : '-';
@@ -83,73 +85,8 @@ function keyRows(keys: KeyFigures[], now: number): string {
   return `<table id="keys"><thead><tr><th>company (API key)</th><th>budget used in window</th><th>window resets in</th><th>requests</th><th>429s</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-export interface StatusPageInput {
-  status: Status;
-  keys: KeyFigures[];
-  viewer: Viewer;
-  canRun: boolean;
-  /** The service's messages on pushed changes may quote their fields: shown only with record contents. */
-  records: RecordView;
-  /** Changes an operator may retry, when the push module offers retries. */
-  retryable?: { id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[];
-  /** Push models and their latest runs, when push is configured. */
-  models?: PushModelLine[];
-  flash?: string;
-  /** The charts section (./charts.ts), drawn below the tables. */
-  charts?: string;
-  now: number;
-}
-
-export function statusPage(p: StatusPageInput): string {
-  const { status } = p;
-  const byCompany = new Map<string, StreamStatus[]>();
-  for (const s of status.streams) byCompany.set(s.company, [...(byCompany.get(s.company) ?? []), s]);
-  const count = (f: string) => status.streams.filter((s) => s.freshness === f).length;
-  const summary = `<div class="cards">
-<div class="card"><b>${status.streams.length}</b>streams</div><div class="card"><b class="ok">${count('fresh')}</b>fresh</div>
-<div class="card"><b>${count('late')}</b>late</div><div class="card"><b class="failed">${count('stale')}</b>stale</div>
-<div class="card"><b class="${status.streams.some((s) => s.lastOutcome === 'failed') ? 'failed' : ''}">${status.streams.filter((s) => s.lastOutcome === 'failed').length}</b>failed last run</div>
-<div class="card"><b><a href="/rejects">${status.rejectsTotal}</a></b>open rejects</div></div>`;
-  const tables = [...byCompany]
-    .map(
-      ([company, rows]) => `<h2>company ${esc(company)}</h2>
-<table class="streams"><thead><tr><th>stream</th><th>freshness</th><th>lag</th><th>last run</th><th>last success</th><th>rows (last run)</th><th>rejects</th><th>error</th><th>next run</th><th></th></tr></thead>
-<tbody>${rows.map((s) => streamRow(s, p.viewer, p.canRun)).join('')}</tbody></table>`,
-    )
-    .join('');
-  const push = status.push;
-  const pushCounts = Object.entries(push.counts);
-  const retry = p.retryable?.length
-    ? `<table id="retryable"><thead><tr><th>change</th><th>company</th><th>kind</th><th>status</th><th>error</th><th>updated</th><th></th></tr></thead><tbody>${p.retryable
-        .map(
-          (r) =>
-            `<tr><td>${r.id}</td><td>${esc(r.company)}</td><td>${esc(r.kind)}</td><td class="failed">${esc(r.status)}</td><td class="error">${p.records.shown ? esc(r.error) : '<span class="muted">hidden</span>'}</td><td>${when(r.updatedAt)}</td><td>${
-              p.viewer.signedIn ? `<form class="inline" method="post" action="/actions/retry-push"><input type="hidden" name="id" value="${r.id}"><button>retry</button></form>` : ''
-            }</td></tr>`,
-        )
-        .join('')}</tbody></table>`
-    : '';
-  return layout(
-    'status',
-    p.viewer,
-    `${p.flash ? `<p class="flash">${esc(p.flash)}</p>` : ''}${summary}
-<p class="muted">Freshness is the time since a stream's last successful run started, against its job's schedule: late past 1.5 intervals, stale past 2 (or never synced).</p>
-${companyBars(status.progress ?? [])}
-${tables || '<p>No company is configured.</p>'}
-<h2>API keys (live, this process)</h2>${keyRows(p.keys, p.now)}
-<h2>push</h2><div class="cards" id="push">${
-      pushCounts.length ? pushCounts.map(([k, n]) => `<div class="card" data-status="${esc(k)}"><b>${n}</b>${esc(k)}</div>`).join('') : '<div class="card"><b>0</b>changes</div>'
-    }<div class="card"><b class="${push.inDoubt ? 'failed' : ''}">${push.inDoubt}</b>in doubt</div><div class="card"><b>${push.oldestQueuedAt ? esc(formatLag(p.now - push.oldestQueuedAt.getTime())) : '-'}</b>oldest queued</div></div>
-${retry}
-${schemaChangesTable(status.schemaChanges ?? [])}
-${p.models?.length ? modelTable(p.models, p.viewer, p.records) : ''}
-${p.charts ?? ''}`,
-    10,
-  );
-}
-
 /** Fields the service added that no column maps, and those that stopped coming (schema_changes). */
-function schemaChangesTable(rows: Status['schemaChanges']): string {
+export function schemaChangesTable(rows: readonly SchemaChangeRow[]): string {
   if (rows.length === 0) return '<h2>schema changes</h2><p id="schema-changes" class="muted">The service has sent no field that no column maps.</p>';
   return `<h2>schema changes</h2><p class="muted">Fields the service sends that no column maps: kept in each row's <code>_extra</code> (read one with <code>_extra-&gt;&gt;'Name'</code>).</p>
 <table id="schema-changes"><thead><tr><th>company</th><th>stream</th><th>field</th><th>type</th><th>example (masked)</th><th>first seen</th><th>last seen</th><th>records</th><th>gone</th></tr></thead><tbody>${rows
@@ -161,7 +98,7 @@ function schemaChangesTable(rows: Status['schemaChanges']): string {
 }
 
 /** A run's error may quote a value of the query's rows: shown only with record contents, as the service's messages are. */
-function modelTable(models: readonly PushModelLine[], viewer: Viewer, records: RecordView): string {
+export function modelTable(models: readonly PushModelLine[], viewer: Viewer, records: RecordView): string {
   const button = (name: string, verb: string) =>
     `<form class="inline" method="post" action="/actions/push-models/${encodeURIComponent(name)}/${verb}"><button>${verb}</button></form>`;
   const rows = models.map((m) => {

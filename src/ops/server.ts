@@ -15,15 +15,33 @@ import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
-import { inProcessPage, rejectsPage, signInPage, statusPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
+import { inProcessPage, rejectsPage, signInPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
+import { companyPage } from './company-page.ts';
+import { overviewPage } from './overview-page.ts';
+import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
+import { listEvents } from '../warehouse/events.ts';
+import { listResyncs } from '../warehouse/resyncs.ts';
+import { readUsage } from '../warehouse/usage.ts';
+import { usageChart } from './usage-chart.ts';
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { personalData } from '../resources/index.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
-import { readPushModels, readRejects, readRetryablePushes, readStatus } from './status.ts';
+import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
+import { listSchemaChanges } from '../warehouse/schema-changes.ts';
 import { isStreamName, streams as catalog, type StreamName } from '../resources/index.ts';
+
+/** Companies on one page of the overview: a thousand stay well under 300 KB. */
+const OVERVIEW_PAGE = 1000;
+/** The newest schema changes the overview lists; each company's page lists all of its own. */
+const OVERVIEW_SCHEMA_CHANGES = 50;
+/** Companies on one page of /status, by default and at most. */
+const STATUS_PAGE = 50;
+const STATUS_PAGE_MAX = 500;
+const TIMELINE_PAGE = 50;
+const STATE_NAMES = STATE_FILTERS.join(', ');
 
 /** The dashboard's forms hold a token or a company and stream: nothing near this size. */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -42,6 +60,8 @@ export interface OpsActions {
   retryPush?(id: number): Promise<string>;
   /** Runs, pauses, resumes or removes a push model; offered by the push module when push is configured. */
   pushModel?(name: string, verb: PushModelVerb): Promise<string>;
+  /** Reads one stream of one company again from the start, through the queue or the running start; says what happened. */
+  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard'): Promise<string>;
 }
 
 export const PUSH_MODEL_VERBS = ['run', 'pause', 'resume', 'remove'] as const;
@@ -73,6 +93,8 @@ export interface OpsServerOptions {
   sessions?: SessionOptions;
   actions?: OpsActions;
   apps?: readonly MountedApp[];
+  /** How long the oldest queued run has waited, in seconds (null when none waits); absent without a queue. */
+  scheduleDelay?: () => Promise<number | null>;
   /** Extra facts for /status (the schedule, queue counts). */
   extra?: () => Promise<Record<string, unknown>>;
 }
@@ -92,7 +114,6 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
   const records = recordView(auth, opts.host ?? DEFAULTS.httpHost);
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
-  const status = () => readStatus(wh, { companies: companies(), schedule: opts.schedule });
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
     c.header('cache-control', 'no-store');
@@ -116,23 +137,103 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     return c.json(r, r.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }));
-  app.get('/status', async (c) => c.json({ ...(await status()), keys: opts.live.keys(), ...(await opts.extra?.()) }));
+  const overview = () => readOverview(wh, { companies: companies(), schedule: opts.schedule, budget: opts.budget });
+  /** The search and state filter of the overview and /status, or the 400 naming the bad one. */
+  const filterOf = (c: Context, searchName: string): { ok: true; search?: string; state?: StateFilter } | { ok: false; error: string } => {
+    const search = nameParam(searchName, c.req.query(searchName));
+    if (!search.ok) return search;
+    const state = c.req.query('state') || undefined;
+    if (state !== undefined && !isStateFilter(state)) return { ok: false, error: `state: expected one of ${STATE_NAMES}` };
+    return { ok: true, search: search.value, state };
+  };
+
+  // Pages of companies in key order: the cursor is the last key of the page before.
+  app.get('/status', async (c) => {
+    const f = filterOf(c, 'company');
+    if (!f.ok) return c.json({ error: f.error }, 400);
+    const cursor = nameParam('cursor', c.req.query('cursor'));
+    if (!cursor.ok) return c.json({ error: cursor.error }, 400);
+    const limitText = c.req.query('limit');
+    const limit = limitText === undefined || limitText === '' ? undefined : idParam('limit', limitText);
+    if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
+    const size = Math.min(limit?.value ?? STATUS_PAGE, STATUS_PAGE_MAX);
+    const o = await overview();
+    // ?company= names one company exactly (the overview's ?q= searches part of a key).
+    const matched = filterCompanies(o.companies, { state: f.state })
+      .filter((s) => (!f.search || s.company === f.search) && (!cursor.value || s.company > cursor.value))
+      .sort((a, b) => (a.company < b.company ? -1 : 1));
+    const page = matched.slice(0, size);
+    const keys = page.map((s) => s.company);
+    const status = await readStatus(wh, { companies: companies(), only: keys, schedule: opts.schedule });
+    const shown = new Set(keys);
+    return c.json({
+      counts: o.counts,
+      total: o.total,
+      companies: page,
+      ...status,
+      keys: opts.live.keys().filter((k) => shown.has(k.company)),
+      nextCursor: matched.length > size ? keys.at(-1) : null,
+      ...(await opts.extra?.()),
+    });
+  });
 
   app.get('/', async (c) => {
     const v = viewer(c);
+    const f = filterOf(c, 'q');
+    if (!f.ok) return c.json({ error: f.error }, 400);
+    const pageText = c.req.query('page');
+    const pageNo = pageText === undefined || pageText === '' ? undefined : idParam('page', pageText);
+    if (pageNo && !pageNo.ok) return c.json({ error: pageNo.error }, 400);
+    const o = await overview();
+    const matched = filterCompanies(o.companies, f);
+    const page = pageNo?.value ?? 1;
     const retryable = opts.actions?.retryPush ? await readRetryablePushes(wh) : undefined;
     const models = opts.actions?.pushModel ? await readPushModels(wh) : undefined;
     return c.html(
-      statusPage({
-        status: await status(),
-        keys: opts.live.keys(),
+      overviewPage({
+        overview: o,
+        shown: matched.slice((page - 1) * OVERVIEW_PAGE, page * OVERVIEW_PAGE),
+        matched: matched.length,
+        filter: { search: f.search, state: f.state },
+        page,
+        pageSize: OVERVIEW_PAGE,
+        scheduleDelaySeconds: opts.scheduleDelay ? await opts.scheduleDelay() : undefined,
+        push: await readPushSummary(wh),
+        retryable,
         viewer: v,
         records: records(c),
-        canRun: !!opts.actions?.runStream,
-        retryable,
         models,
+        schemaChanges: await listSchemaChanges(wh, { limit: OVERVIEW_SCHEMA_CHANGES }),
         flash: c.req.query('done'),
-        charts: await statusCharts(wh, { companies: companies(), live: opts.live, budget: opts.budget }),
+        now: Date.now(),
+      }),
+    );
+  });
+
+  app.get('/companies/:key', async (c) => {
+    const key = nameParam('key', c.req.param('key'));
+    if (!key.ok || !key.value) return c.json({ error: key.ok ? 'key: required' : key.error }, 400);
+    const company = key.value;
+    const beforeText = c.req.query('before');
+    const before = beforeText === undefined || beforeText === '' ? undefined : idParam('before', beforeText);
+    if (before && !before.ok) return c.json({ error: before.error }, 400);
+    const status = await readStatus(wh, { companies: companies(), only: [company], schedule: opts.schedule });
+    if (!companies().includes(company) && status.streams.length === 0) return c.json({ error: `key: company "${company}" is not known` }, 404);
+    const events = await listEvents(wh, { companyKey: company, beforeId: before?.value, limit: TIMELINE_PAGE });
+    return c.html(
+      companyPage({
+        company,
+        status,
+        keys: opts.live.keys().filter((k) => k.company === company),
+        viewer: viewer(c),
+        canRun: !!opts.actions?.runStream,
+        canResync: !!opts.actions?.resyncStream,
+        charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
+        usage: await companyUsage(wh, company),
+        events,
+        resyncs: await listResyncs(wh, company),
+        olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
+        flash: c.req.query('done'),
         now: Date.now(),
       }),
     );
@@ -212,7 +313,17 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
-  if (opts.companyAdmin) mountCompanies(app, actions, { admin: opts.companyAdmin, token: opts.pushToken, log: opts.log, viewer, personalData: { warehouse: wh, data: personalData } });
+  if (opts.companyAdmin) {
+    mountCompanies(app, actions, {
+      admin: opts.companyAdmin,
+      token: opts.pushToken,
+      log: opts.log,
+      viewer,
+      resync: opts.actions?.resyncStream,
+      known: (company) => companies().includes(company),
+      personalData: { warehouse: wh, data: personalData },
+    });
+  }
   app.route('/actions', actions);
 
   if (opts.queues) {
@@ -318,6 +429,13 @@ async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
     select company_key as company, stream, started_at as "startedAt", finished_at as "finishedAt", outcome,
       rows::int as rows, requests::int as requests, error
     from ${wh.sql(wh.schema)}.sync_runs order by (finished_at is null) desc, started_at desc limit ${limit}`;
+}
+
+/** A company's requests per day over the last 30 days, drawn. */
+async function companyUsage(wh: Warehouse, company: string): Promise<string> {
+  const today = new Date().toISOString().slice(0, 10);
+  const since = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
+  return usageChart(company, await readUsage(wh, { company, since }), since, today);
 }
 
 /** Serves a hono app on host:port (0 for a free port). */

@@ -57,6 +57,8 @@ export interface Status {
 export interface StatusOptions {
   /** Configured companies: each gets every catalog stream, run or not. */
   companies?: readonly string[];
+  /** Only these companies (a company's page, a page of /status): their runs alone are read. */
+  only?: readonly string[];
   schedule: ScheduleOptions;
   now?: Date;
 }
@@ -98,16 +100,19 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
       where o.company_key = r.company_key and o.stream = r.stream and o.outcome = 'ok'
       order by o.started_at desc limit 1
     ) ok on true
+    ${opts.only ? sql`where r.company_key = any(${opts.only as string[]})` : sql``}
     order by r.company_key, r.stream, r.started_at desc
   `;
   const kept = await sql<{ company: string; stream: string; n: number }[]>`
-    select company_key as company, stream, count(*)::int as n from ${s}.sync_rejects where resolved_at is null group by company_key, stream`;
+    select company_key as company, stream, count(*)::int as n from ${s}.sync_rejects
+    where resolved_at is null ${opts.only ? sql`and company_key = any(${opts.only as string[]})` : sql``} group by company_key, stream`;
   const keptOf = new Map(kept.map((k) => [`${k.company}/${k.stream}`, k.n]));
   const schedules = streamSchedules(opts.schedule, now);
   const byKey = new Map(runs.map((r) => [`${r.company}/${r.stream}`, r]));
   const running = runs.flatMap((r) => (r.progress ? [{ company: r.company, stream: r.stream, progress: r.progress }] : []));
   const progressOf = runProgress(running, now);
-  const companies = [...new Set([...(opts.companies ?? []), ...runs.map((r) => r.company)])].sort();
+  const configured = opts.only ? (opts.companies ?? []).filter((c) => opts.only!.includes(c)) : (opts.companies ?? []);
+  const companies = [...new Set([...configured, ...runs.map((r) => r.company)])].sort();
   const streams: StreamStatus[] = [];
   for (const company of companies) {
     const names = [...catalog.map((c) => c.name), ...runs.filter((r) => r.company === company).map((r) => r.stream)];
@@ -140,13 +145,11 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
       });
     }
   }
-  const [rejects] = await sql<{ n: number }[]>`select count(*)::int as n from ${s}.sync_rejects where resolved_at is null`;
-  return {
-    streams,
-    progress: companyProgress(running, progressOf),
-    rejectsTotal: rejects?.n ?? 0,
-    push: await readPushSummary(wh),
-    schemaChanges: await listSchemaChanges(wh),
+  const [rejects] = await sql<{ n: number }[]>`
+    select count(*)::int as n from ${s}.sync_rejects
+    where resolved_at is null ${opts.only ? sql`and company_key = any(${opts.only as string[]})` : sql``}`;
+  return { streams, progress: companyProgress(running, progressOf), rejectsTotal: rejects?.n ?? 0, push: await readPushSummary(wh),
+    schemaChanges: (await listSchemaChanges(wh)).filter((r) => !opts.only || opts.only.includes(r.company_key)),
   };
 }
 

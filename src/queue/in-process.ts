@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { runStreams, selectStreams, type FreshEnough, type SyncSummary } from '../sync/runner.ts';
 import type { CompanyContexts, Progress } from '../sync/context.ts';
 import type { JobDef } from './job.ts';
+import { asResync } from './resync.ts';
 import type { ScheduledRun } from './scheduler.ts';
 
 /**
@@ -36,10 +37,10 @@ export function createInProcessRunner(env: CompanyContexts, log: Logger): InProc
     const jobLog = log.child({ jobId: `${key}@${new Date().toISOString()}`, job: job.name, company });
     const going = job.run
       ? job.run({ ...ctx, log: jobLog, signal })
-      : runStreams({ ...ctx, log: jobLog, signal, onProgress: o.onProgress }, selectStreams(job.streams), {
+      : asResync(ctx.warehouse, company, job.name, () => runStreams({ ...ctx, log: jobLog, signal, onProgress: o.onProgress }, selectStreams(job.streams), {
       fullRefresh: job.fullRefresh,
       freshness: o.freshness,
-    });
+    }));
     running.set(key, going);
     try {
       return await going;

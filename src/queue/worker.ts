@@ -1,3 +1,4 @@
+import { asResync } from './resync.ts';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -10,7 +11,7 @@ import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import { REDIS_GOODBYE_MS, settlesWithin, type RedisHealth } from '../redis-health.ts';
 import { DEFAULTS } from '../config.ts';
-import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
+import { SYNC_QUEUE, taken, type SyncJobData } from './sync-queue.ts';
 
 export interface SyncWorkerOptions {
   env: CompanyContexts;
@@ -83,6 +84,7 @@ async function processSyncJob(
   lockDuration: number,
 ): Promise<SyncJobResult> {
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
+  await taken(opts.connection, String(job.id));
   // The companies table is read again when the job names a company added since the last refresh.
   const company = await opts.env.resolve(job.data.company);
   if (!company || company.paused) {
@@ -104,12 +106,12 @@ async function processSyncJob(
     // A company paused or removed meanwhile stops like a shutdown: after the page in flight.
     const runSignal = AbortSignal.any([signal, lock.lost, company.stopped]);
     const own = opts.jobs.find((j) => j.name === job.data.job)?.run;
-    const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
+    const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await asResync(ctx.warehouse, job.data.company, job.data.job, () => runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
       fullRefresh: job.data.fullRefresh,
       // Another job's run of one of its streams is waited for (the credentials job reads `individuals` first).
       locks: redisStreamLocks(opts.connection, { holder: String(job.id), ttlMs: lockDuration }),
       freshness: { firedAt: new Date(job.data.firedAt), dependencyBoundsMs: job.data.dependencyBoundsMs },
-    });
+    }));
     if (lock.lost.aborted || summary.streams.some((s) => s.fencedOff)) {
       log.warn({ fence: fence.token }, 'this run lost its lock and stopped writing; the run that holds it now goes on');
       throw new Error('run lost its lock to a later run');

@@ -1,6 +1,6 @@
 import { finishRun, type RunOutcome } from '../warehouse/runs.ts';
 import { DEFAULT_RETENTION } from '../config.ts';
-import { prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
+import { pruneEvents, prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
 import { abandonEnd, openRun } from '../warehouse/runs.ts';
 import { eraseFormerIndividuals } from '../warehouse/personal-data/admin.ts';
 import { personalData } from '../resources/index.ts';
@@ -15,6 +15,8 @@ export interface Pruned {
   runs: number;
   resolvedRejects: number;
   pushPayloads: number;
+  /** Timeline events, kept as long as the runs. */
+  events: number;
   /** Individuals whose personal fields were blocked for having left longer ago than WFS_KEEP_FORMER_PERSONAL_DAYS. */
   formerErased: number;
 }
@@ -30,11 +32,12 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
   const runId = await openRun(wh, { companyKey: ctx.companyKey, stream: HOUSEKEEPING });
   let outcome: 'ok' | 'failed' = 'ok';
   let error: string | undefined;
-  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0, formerErased: 0 };
+  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0, events: 0, formerErased: 0 };
   try {
     pruned.runs = await pruneRuns(wh, ctx.companyKey, keep.runsDays);
     pruned.resolvedRejects = await pruneResolvedRejects(wh, ctx.companyKey, keep.resolvedRejectsDays);
     pruned.pushPayloads = await prunePushPayloads(wh, ctx.companyKey, keep.pushPayloadsDays);
+    pruned.events = await pruneEvents(wh, ctx.companyKey, keep.runsDays);
     if (keep.formerPersonalDays !== undefined) pruned.formerErased = (await eraseFormerIndividuals(wh, personalData, ctx.companyKey, keep.formerPersonalDays)).people;
   } catch (e) {
     outcome = 'failed';

@@ -2,6 +2,7 @@ import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { DEFAULTS, formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import type { Sealer } from './secret.ts';
 import type { Warehouse } from './connection.ts';
+import { recordEvent, recordEvents, type NewEvent } from './events.ts';
 import { inBatches, PRUNE_BATCH } from './retention.ts';
 
 /**
@@ -119,6 +120,7 @@ export async function addCompany(wh: Warehouse, sealer: Sealer, c: NewCompany): 
     on conflict (company_key) do nothing
     returning *`;
   if (!rows[0]) throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
+  await recordEvent(wh, { companyKey: c.key, event: 'company_added', detail: { baseUrl: c.baseUrl } });
   return record(rows[0]);
 }
 
@@ -142,15 +144,19 @@ async function update(wh: Warehouse, key: string, set: Record<string, unknown>):
 
 /** Pauses or resumes a company: running processes see it at their next refresh. */
 export async function setPaused(wh: Warehouse, key: string, paused: boolean): Promise<CompanyRecord> {
-  await operatorCompany(wh, key, paused ? 'pause' : 'resume');
-  return update(wh, key, { paused });
+  const was = await operatorCompany(wh, key, paused ? 'pause' : 'resume');
+  const changed = await update(wh, key, { paused });
+  if (was.paused !== paused) await recordEvent(wh, { companyKey: key, event: paused ? 'company_paused' : 'company_resumed' });
+  return changed;
 }
 
 /** Replaces a company's API key: running clients send the new one from their next request after the refresh. */
 export async function rotateKey(wh: Warehouse, sealer: Sealer, key: string, apiKey: string): Promise<CompanyRecord> {
   if (!apiKey) throw new CompanyError('invalid', 'the API key is empty');
   await operatorCompany(wh, key, 'rotate the key of');
-  return update(wh, key, { api_key_sealed: sealer.seal(apiKey) });
+  const rotated = await update(wh, key, { api_key_sealed: sealer.seal(apiKey) });
+  await recordEvent(wh, { companyKey: key, event: 'key_rotated' });
+  return rotated;
 }
 
 /**
@@ -192,6 +198,8 @@ export async function removeCompany(wh: Warehouse, key: string, o: { purge?: boo
   const found = await operatorCompany(wh, key, 'remove');
   const purged = o.purge ? await purgeCompanyRows(wh, key, o.batchSize) : undefined;
   await wh.sql`delete from ${table(wh)} where company_key = ${key} and managed_by = 'operator'`;
+  // A purge leaves no row of the company, its timeline included.
+  if (!purged) await recordEvent(wh, { companyKey: key, event: 'company_removed' });
   return { removed: found, purged };
 }
 
@@ -201,6 +209,7 @@ export async function removeCompany(wh: Warehouse, key: string, o: { purge?: boo
  * the environment no longer names leaves the table (its rows stay). Paused stays as it was.
  */
 export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, companies: readonly NewCompany[]): Promise<void> {
+  const events: NewEvent[] = [];
   await wh.sql.begin(async (sql) => {
     const t = sql`${sql(wh.schema)}.companies`;
     for (const c of companies) {
@@ -209,6 +218,8 @@ export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, 
       // The sealed key differs on every seal: it is rewritten only when the key itself changed.
       const [known] = await sql<CompanyRow[]>`select * from ${t} where company_key = ${c.key} for update`;
       const sameKey = known ? safeOpen(sealer, known.api_key_sealed) === c.apiKey : false;
+      if (!known) events.push({ companyKey: c.key, event: 'company_added', detail: { baseUrl: c.baseUrl, managedBy: 'environment' } });
+      else if (!sameKey) events.push({ companyKey: c.key, event: 'key_rotated', detail: { managedBy: 'environment' } });
       await sql`
         insert into ${t} (company_key, base_url, api_key_sealed, form_ids, run_type_ids, rate_limit, managed_by)
         values (${c.key}, ${c.baseUrl}, ${sealed}, ${c.formIds ?? []}, ${c.runTypeIds ?? []}, ${rate}, 'environment')
@@ -219,8 +230,11 @@ export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, 
           managed_by = 'environment', updated_at = now()`;
     }
     const keys = companies.map((c) => c.key);
-    await sql`delete from ${t} where managed_by = 'environment' and company_key <> all(${keys})`;
+    const gone = await sql<{ key: string }[]>`
+      delete from ${t} where managed_by = 'environment' and company_key <> all(${keys}) returning company_key as key`;
+    for (const g of gone) events.push({ companyKey: g.key, event: 'company_removed', detail: { managedBy: 'environment' } });
   });
+  await recordEvents(wh, events);
 }
 
 /** A key sealed under another secret (WFS_SECRET_KEY changed) cannot be opened: it counts as different. */

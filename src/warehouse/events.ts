@@ -42,9 +42,10 @@ export async function recordEvents(wh: Warehouse, events: readonly NewEvent[]): 
   if (events.length === 0) return;
   await wh.sql`
     insert into ${t(wh)} (company_key, event, stream, detail)
-    select * from unnest(${events.map((e) => e.companyKey)}::text[], ${events.map((e) => e.event)}::text[],
+    select c, e, s, d::jsonb from unnest(${events.map((e) => e.companyKey)}::text[], ${events.map((e) => e.event)}::text[],
                          ${events.map((e) => e.stream ?? null) as string[]}::text[],
-                         ${events.map((e) => (e.detail ? JSON.stringify(e.detail) : null)) as string[]}::text[]::jsonb[])`;
+                         -- As text, cast row by row: a jsonb[] parameter would keep each detail as one JSON string.
+                         ${events.map((e) => (e.detail ? JSON.stringify(e.detail) : null)) as string[]}::text[]) as u(c, e, s, d)`;
 }
 
 export const recordEvent = (wh: Warehouse, e: NewEvent): Promise<void> => recordEvents(wh, [e]);

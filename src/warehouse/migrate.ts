@@ -68,7 +68,7 @@ function journalLength(dir: string): number {
 }
 
 /** How many migrations the warehouse holds (none before its first). */
-async function appliedCount(client: postgres.Sql, schema: string): Promise<number> {
+export async function appliedCount(client: postgres.Sql, schema: string): Promise<number> {
   const table = `drizzle."${migrationsTable(schema)}"`;
   const [exists] = await client<{ t: string | null }[]>`select to_regclass(${table})::text as t`;
   if (!exists?.t) return 0;

@@ -67,3 +67,14 @@ export async function prunePushPayloads(wh: Warehouse, companyKey: string, days:
     return rows.count;
   }, size);
 }
+
+/** Deletes a company's timeline events older than the horizon (the runs' own). */
+export async function pruneEvents(wh: Warehouse, companyKey: string, days: number, size = PRUNE_BATCH): Promise<number> {
+  const t = wh.sql`${wh.sql(wh.schema)}.events`;
+  return inBatches(async (limit) => {
+    const rows = await wh.sql`
+      delete from ${t} where id in (
+        select id from ${t} where company_key = ${companyKey} and happened_at < now() - ${horizon(days)}::interval limit ${limit})`;
+    return rows.count;
+  }, size);
+}

@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import type { Warehouse } from './connection.ts';
+import { recordEvent } from './events.ts';
+import { addRunUsage } from './usage.ts';
 import type { ProgressEvent } from '../observers.ts';
 import type { WarehouseTables } from './schema.ts';
 
@@ -58,6 +60,8 @@ export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promi
           then ${wh.sql.json(details as never)}::jsonb || jsonb_build_object('syncStartedAt', details->'syncStartedAt')
           else ${wh.sql.json(details as never)}::jsonb end
     where id = ${id}`;
+  await addRunUsage(wh, id);
+  if (outcome === 'ok' || outcome === 'failed') await recordTurn(wh, id, outcome, error);
   endSettled(wh, id);
 }
 
@@ -94,6 +98,25 @@ function endSettled(wh: Warehouse, id: number): void {
 export function runEndsRecorded(wh: Warehouse): Promise<void> {
   const u = unrecorded(wh);
   return u.ids.size === 0 ? Promise.resolve() : new Promise((resolve) => u.waiting.push(resolve));
+}
+
+/**
+ * A stream starting to fail, or recovering, goes on its company's timeline: compared with the outcome of the
+ * stream's run before this one (an interrupted run says neither), not every run.
+ */
+async function recordTurn(wh: Warehouse, id: number, outcome: 'ok' | 'failed', error: string | null): Promise<void> {
+  const [run] = await wh.sql<{ company: string; stream: string; before: string | null }[]>`
+    select r.company_key as company, r.stream, (
+      select p.outcome from ${t(wh)} p
+      where p.company_key = r.company_key and p.stream = r.stream and p.started_at < r.started_at and p.outcome in ('ok', 'failed')
+      order by p.started_at desc limit 1) as before
+    from ${t(wh)} r where r.id = ${id}`;
+  if (!run) return;
+  if (outcome === 'failed' && run.before !== 'failed') {
+    await recordEvent(wh, { companyKey: run.company, stream: run.stream, event: 'stream_failing', detail: { runId: id, error: (error ?? '').slice(0, 500) } });
+  } else if (outcome === 'ok' && run.before === 'failed') {
+    await recordEvent(wh, { companyKey: run.company, stream: run.stream, event: 'stream_recovered', detail: { runId: id } });
+  }
 }
 
 /** A running run's progress as stored in `sync_runs.details.progress`: where it stood at `at`. */

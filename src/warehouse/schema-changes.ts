@@ -73,11 +73,13 @@ export async function recordRead(wh: Warehouse, companyKey: string, stream: stri
 }
 
 /** Every recorded field, of one company or all, the latest first. */
-export async function listSchemaChanges(wh: Warehouse, companyKey?: string): Promise<SchemaChangeRow[]> {
+export async function listSchemaChanges(wh: Warehouse, o: { companyKey?: string; limit?: number } = {}): Promise<SchemaChangeRow[]> {
+  const { companyKey, limit } = o;
   return wh.sql<SchemaChangeRow[]>`
     select company_key, stream, field_path, json_type, example, field_first_seen_at, field_last_seen_at,
            records_seen::float8 as records_seen, reads_without, gone_at
     from ${t(wh)}
     ${companyKey ? wh.sql`where company_key = ${companyKey}` : wh.sql``}
-    order by greatest(field_first_seen_at, coalesce(gone_at, field_first_seen_at)) desc, company_key, stream, field_path`;
+    order by greatest(field_first_seen_at, coalesce(gone_at, field_first_seen_at)) desc, company_key, stream, field_path
+    ${limit ? wh.sql`limit ${limit}` : wh.sql``}`;
 }

@@ -40,6 +40,7 @@ describe('ops/alerts.yml', () => {
     expect(uses('wfsync_push_changes_total', /outcome="failed"/)).toBe(true);
     expect(uses('wfsync_rejects_total')).toBe(true);
     expect(uses('wfsync_schema_changes_total')).toBe(true);
+    expect(uses('wfsync_schedule_delay_seconds')).toBe(true);
     for (const r of rules) {
       expect(r.alert, JSON.stringify(r)).toMatch(/^Wfsync[A-Za-z]+$/);
       expect(['critical', 'warning', 'info']).toContain(r.labels?.severity);

@@ -7,7 +7,7 @@ import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { insertPushedChange, insertRun, insertRunningRun } from '../support/history.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
-/** The status page's charts in headless Chromium with JavaScript off, over a real warehouse and the sandbox. */
+/** A company page's charts in headless Chromium with JavaScript off, over a real warehouse and the sandbox. */
 
 const SHOTS = fileURLToPath(new URL('../../test-results/ops/', import.meta.url));
 const MINUTE = 60_000;
@@ -52,12 +52,12 @@ beforeAll(async () => {
   });
 });
 
-/** The status page afresh, with no script: the charts are drawn by the server and must read without one. */
-async function openStatus(): Promise<void> {
+/** A company's page afresh, with no script: the charts are drawn by the server and must read without one. */
+async function openStatus(company = 'north'): Promise<void> {
   await page?.context().close();
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, javaScriptEnabled: false });
   page = await context.newPage();
-  await page.goto(`${t.server.url}/`);
+  await page.goto(`${t.server.url}/companies/${company}`);
 }
 
 afterAll(async () => {
@@ -187,7 +187,7 @@ describe('the status page charts', () => {
     const result = await runStreams(south!, selectStreams(['departments']));
     expect(result.failed).toBe(0);
     expect(result.requests).toBeGreaterThan(0);
-    await openStatus();
+    await openStatus('south');
     const svg = budget('south').locator('svg');
     const sum = (s: Map<number, number>) => [...s.values()].reduce((a, v) => a + v, 0);
     // Every request of the key from this process (the run's, and the clock read before it), as the keys table counts them.
@@ -195,6 +195,7 @@ describe('the status page charts', () => {
     expect(sent).toBeGreaterThanOrEqual(result.requests);
     expect(sum(await series(svg, svg.locator('polyline.own')))).toBeCloseTo(sent, 0);
     expect(sum(await series(svg, svg.locator('polyline.series')))).toBeCloseTo(result.requests, 0);
+    await openStatus('north');
     expect(await budget('north').locator('polyline.own').count()).toBe(0);
     await shoot();
   });

@@ -64,7 +64,13 @@ describe('the companies JSON routes', () => {
     expect(await send('/nowhere', 'DELETE')).toMatchObject({ status: 404, body: { kind: 'unknown_company' } });
     const list = await send('');
     expect((list.body as unknown as { key: string }[]).map((c) => c.key)).toEqual(['east', 'north']);
+    // Each change is on the company's timeline, newest first; the refused rotation is not.
+    const timeline = async () => ((await send('/east/events')).body as { events: { event: string }[] }).events.map((e) => e.event);
+    expect(await timeline()).toEqual(['key_rotated', 'company_resumed', 'company_paused', 'company_added']);
+    expect(await send('/east/events?since=yesterday')).toMatchObject({ status: 400, body: { error: 'since: expected an ISO date or time' } });
     expect(await send('/east?purge=true', 'DELETE')).toMatchObject({ status: 200, body: { removed: { key: 'east' }, purged: expect.objectContaining({ individuals: 0, push_outbox: 1 }) } });
+    // A purge leaves no row of the company, its timeline included.
+    expect(await timeline()).toEqual([]);
     for (const key of [NORTH_KEY, EAST_KEY, EAST_NEW_KEY]) expect(answers.join('\n')).not.toContain(key);
   });
 });

@@ -70,19 +70,28 @@ describe('the status page', () => {
     const ref = await runStreams(north!, selectStreams(['departments']));
     expect(ok.failed + ref.failed).toBe(0);
 
+    // The overview: one row per company, the failing one first, each linking to its page.
     await page.goto(`${t.server.url}/`);
+    const companies = page.locator('#companies tbody tr');
+    expect(await companies.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-company')))).toEqual(['south', 'north']);
+    expect(await page.locator('#companies tr[data-company="south"]').getAttribute('class')).toBe('failing');
+    expect(await page.locator('#companies tr[data-company="south"] td').nth(2).textContent()).toBe('individuals failed');
     for (const company of ['north', 'south']) {
+      await page.goto(`${t.server.url}/`);
+      await page.click(`#companies a[href="/companies/${company}"]`);
+      await page.waitForURL(`${t.server.url}/companies/${company}`);
       const rows = page.locator(`table.streams tr[data-company="${company}"]`);
       expect(await rows.count()).toBe(streams.length);
       for (const badge of await rows.locator('.badge').allTextContents()) expect(['fresh', 'late', 'stale']).toContain(badge);
     }
+    await page.goto(`${t.server.url}/companies/south`);
+    expect(await row('south', 'individuals').locator('.failed').textContent()).toBe('failed');
+    expect(await row('south', 'individuals').locator('td.error').textContent()).toBe(error);
+    await page.goto(`${t.server.url}/companies/north`);
     expect(await row('north', 'departments').getAttribute('data-freshness')).toBe('fresh');
     expect(await row('north', 'individuals').getAttribute('data-freshness')).toBe('fresh');
     expect(await row('north', 'shift-assignments').getAttribute('data-freshness')).toBe('stale');
     expect(await row('north', 'shift-assignments').locator('td').nth(2).textContent()).toBe('never');
-    // The failed run: its outcome and its error, word for word.
-    expect(await row('south', 'individuals').locator('.failed').textContent()).toBe('failed');
-    expect(await row('south', 'individuals').locator('td.error').textContent()).toBe(error);
     expect(error).toMatch(/403/);
     // The API key's budget, live from this process's requests.
     expect(await page.locator('#keys tr[data-company="north"] td').nth(3).textContent()).toBe(String(ok.requests + ref.requests + 1));
@@ -102,7 +111,7 @@ describe('the status page', () => {
     const wh = await t.app.warehouse();
     await insertReject(wh, { company: 'north', stream: 'individuals', raw: { ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' }, reason: 'Birthdate: expected a date', secondsAgo: 3600 });
     await insertReject(wh, { company: 'north', stream: 'individuals', raw: { ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 }, reason: 'WorkStatus: expected an object' });
-    await page.goto(`${t.server.url}/`);
+    await page.goto(`${t.server.url}/companies/north`);
     const link = row('north', 'individuals').locator('a[href*="/rejects"]');
     expect(await link.textContent()).toBe('2');
     await link.click();
@@ -147,7 +156,7 @@ describe('/queues', () => {
     expect(refused.status()).toBe(403);
     const refusedRun = await page.request.post(`${t.server.url}/actions/run`, { form: { company: 'north', stream: 'departments' } });
     expect(refusedRun.status()).toBe(403);
-    await page.goto(`${t.server.url}/`);
+    await page.goto(`${t.server.url}/companies/north`);
     expect(await page.locator('form[action="/actions/run"]').count()).toBe(0);
 
     await page.goto(`${t.server.url}/signin`);
@@ -164,7 +173,7 @@ describe('/queues', () => {
       await page.getByText(`north.${job.name}.${firedAt.getTime()}`).first().waitFor({ timeout: 15_000 });
     }
     await page.screenshot({ path: `${SHOTS}queues.png`, fullPage: true });
-    await page.goto(`${t.server.url}/`);
+    await page.goto(`${t.server.url}/companies/north`);
 
     const allowed = await page.request.put(`${t.server.url}/queues/api/queues/sync/retry/failed`);
     expect(allowed.status()).not.toBe(403);
@@ -174,7 +183,8 @@ describe('/queues', () => {
     await row('north', 'departments').locator('button:has-text("run now")').click();
     await page.waitForSelector('.flash');
     expect(await page.locator('.flash').textContent()).toBe('departments of north is queued');
-    const waiting = await queue.getJobs(['waiting']);
+    // Queued with a priority, as every run the dispatcher queues (companies take turns).
+    const waiting = await queue.getJobs(['waiting', 'prioritized']);
     expect(waiting.map((j) => j.data)).toContainEqual(expect.objectContaining({ company: 'north', job: 'manual-departments', streams: ['departments'] }));
     await page.screenshot({ path: `${SHOTS}signed-in.png`, fullPage: true });
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { openRun, storeRunProgress } from '../../src/warehouse/runs.ts';
 import { readStatus } from '../../src/ops/status.ts';
-import { statusPage } from '../../src/ops/page.ts';
+import { companyPage } from '../../src/ops/company-page.ts';
 import { formatStatus } from '../../src/commands/status.ts';
 import { freshDatabase } from '../support/db.ts';
 import { defaultSchedule } from '../support/schedule.ts';
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 describe('progress bars', () => {
-  it('show each running stream and its company with share and ETA, in the page and in wfsync status', async () => {
+  it('show each running stream and its company with share and ETA, in the company page and in wfsync status', async () => {
     const at = new Date().toISOString();
     const shifts = await openRun(wh, { companyKey: 'north', stream: 'shift-assignments' });
     const timeOff = await openRun(wh, { companyKey: 'north', stream: 'time-off-requests' });
@@ -52,7 +52,7 @@ describe('progress bars', () => {
     expect(text).toMatch(/^ {2}shift-assignments\s+25% \(windows\), about 2 min 40 s left$/m);
     expect(text).toMatch(/^ {2}individual-certifications\s+7 pages, share not known$/m);
 
-    const html = statusPage({ status, keys: [], viewer: { signedIn: false, canSignIn: false }, canRun: false, records: { shown: true }, now: Date.now() });
+    const html = companyPage({ company: 'north', status, keys: [], viewer: { signedIn: false, canSignIn: false }, canRun: false, canResync: false, events: [], resyncs: [], now: Date.now() });
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     await page.setContent(html);

@@ -154,7 +154,7 @@ describe('signed in', () => {
     expect(signin.status).toBe(303);
     const cookie = signin.headers.get('set-cookie')!.split(';')[0]!;
     expect(cookie).not.toContain('a-token-of-sixteen-or-more');
-    const page = await (await signed.get('/', { headers: { cookie } })).text();
+    const page = await (await signed.get('/companies/north', { headers: { cookie } })).text();
     expect(page).toContain('action="/actions/run"');
     const run = await signed.get('/actions/run', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ company: 'north', stream: 'departments' }) });
     expect(run.status).toBe(303);
@@ -177,17 +177,17 @@ describe('signed in', () => {
     const cookie = signin.headers.get('set-cookie')!.split(';')[0]!;
     const other = (await signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }) })).headers.get('set-cookie')!.split(';')[0]!;
     expect(other).not.toBe(cookie);
-    expect(await (await signed.get('/', { headers: { cookie } })).text()).toContain('action="/actions/run"');
+    expect(await (await signed.get('/companies/north', { headers: { cookie } })).text()).toContain('action="/actions/run"');
     const out = await signed.get('/signout', { method: 'POST', headers: { cookie } });
     expect(out.status).toBe(303);
-    const page = await (await signed.get('/', { headers: { cookie } })).text();
+    const page = await (await signed.get('/companies/north', { headers: { cookie } })).text();
     expect(page).not.toContain('action="/actions/run"');
     expect(page).toContain('href="/signin"');
     const retry = await signed.get('/actions/retry-push', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ id: '43' }) });
     expect(retry.status).toBe(403);
     expect(calls).not.toContain(43);
     // Another sign-in's session is its own.
-    expect(await (await signed.get('/', { headers: { cookie: other } })).text()).toContain('action="/actions/run"');
+    expect(await (await signed.get('/companies/north', { headers: { cookie: other } })).text()).toContain('action="/actions/run"');
   });
 
   it('answers 429 with Retry-After once a client has failed too often, even with the right token', async () => {

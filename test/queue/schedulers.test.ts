@@ -11,7 +11,7 @@ const children: Spawned[] = [];
 afterAll(() => children.forEach((c) => c.proc.exitCode === null && c.proc.kill('SIGKILL')));
 
 describe('several schedulers', () => {
-  it('two scheduler processes firing the same cron enqueue each run once', async () => {
+  it('two scheduler processes firing the same cron every second queue one run per company: later firings coalesce with it', async () => {
     const redisUrl = `${inject('redisUrl')}/${REDIS_DB}`;
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
     await redis.flushdb();
@@ -43,14 +43,8 @@ describe('several schedulers', () => {
     const queued = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
     await queue.close();
     await redis.quit();
-    expect(queued.length).toBeGreaterThanOrEqual(6);
-    for (const company of ['north', 'south']) {
-      const fired = queued.filter((j) => j.data.company === company).map((j) => j.data.firedAt).sort();
-      expect(new Set(fired).size, `${company}: a run was enqueued twice`).toBe(fired.length);
-      // One run per second fired, however many schedulers fired it.
-      const spanS = (Date.parse(fired.at(-1)!) - Date.parse(fired[0]!)) / 1000;
-      expect(fired.length).toBe(spanS + 1);
-    }
+    // No worker takes it: every firing after the first, from either scheduler, found it still queued.
+    expect(queued.map((j) => j.data.company).sort()).toEqual(['north', 'south']);
     expect(queued.every((j) => j.data.job === 'time-off' && !j.id!.includes(':'))).toBe(true);
   }, 60_000);
 });

@@ -73,6 +73,9 @@ describe('the housekeeping job', () => {
     await insertChange('acme', 'refused-long-ago', 'refused', 40);
     await insertChange('acme', 'applied-lately', 'applied', 5);
     await insertChange('acme', 'queued-long-ago', 'queued', 40);
+    for (const [event, ago] of [['company_added', 40], ['company_paused', 5]] as const) {
+      await wh.sql`insert into ${wh.sql(wh.schema)}.events (company_key, event, happened_at) values ('acme', ${event}, ${daysAgo(ago)})`;
+    }
   });
 
   it('keeps everything when every horizon is longer than the oldest row', async () => {
@@ -89,6 +92,8 @@ describe('the housekeeping job', () => {
     for (const id of kept) expect(runs).toContain(id);
     expect(await ids('sync_runs', 'beta')).toHaveLength(2);
     expect(await ids('sync_rejects', 'acme', 'record_key')).toEqual(['resolved-lately', 'still-open']);
+    // The timeline is kept as long as the runs.
+    expect(await ids('events', 'acme', 'event')).toEqual(['company_paused']);
 
     const changes = await wh.sql<{ change_id: string; status: string; payload: object; sealed: string | null }[]>`
       select change_id, status, payload, sealed from ${wh.sql(wh.schema)}.push_outbox order by change_id`;
@@ -105,14 +110,14 @@ describe('the housekeeping job', () => {
     const [record] = await wh.sql<{ outcome: string; details: { pruned: Record<string, number> } }[]>`
       select outcome, details from ${wh.sql(wh.schema)}.sync_runs
       where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
-    expect(record).toMatchObject({ outcome: 'ok', details: { pruned: { runs: 2, resolvedRejects: 1, pushPayloads: 2 } } });
+    expect(record).toMatchObject({ outcome: 'ok', details: { pruned: { runs: 2, resolvedRejects: 1, pushPayloads: 2, events: 1 } } });
   });
 
   it('finds nothing more to prune when run again', async () => {
     await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 });
     const [record] = await wh.sql<{ details: { pruned: Record<string, number> } }[]>`
       select details from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
-    expect(record!.details.pruned).toEqual({ runs: 0, resolvedRejects: 0, pushPayloads: 0, formerErased: 0 });
+    expect(record!.details.pruned).toEqual({ runs: 0, resolvedRejects: 0, pushPayloads: 0, events: 0, formerErased: 0 });
   });
 });
 

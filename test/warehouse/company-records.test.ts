@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSealer } from '../../src/warehouse/secret.ts';
+import { listEvents } from '../../src/warehouse/events.ts';
 import {
   addCompany,
   companyRowTables,
@@ -76,6 +77,17 @@ describe('the companies table', () => {
     // A company the environment no longer names leaves the table; the operator's stay.
     await mirrorEnvironmentCompanies(wh, sealer, []);
     expect((await listCompanies(wh)).map((c) => c.key)).toEqual(['north']);
+    // Its timeline: added, then removed, by the environment; the refused changes are not on it.
+    expect((await listEvents(wh, { companyKey: 'env' })).map((e) => [e.event, e.detail])).toEqual([
+      ['company_removed', { managedBy: 'environment' }],
+      ['company_added', { baseUrl: 'http://127.0.0.1:2', managedBy: 'environment' }],
+    ]);
+  });
+
+  it('puts a removal without purge on the timeline', async () => {
+    await addCompany(wh, sealer, { key: 'west', baseUrl: 'http://127.0.0.1:4', apiKey: 'west-key-1234567890' });
+    await removeCompany(wh, 'west');
+    expect((await listEvents(wh, { companyKey: 'west' })).map((e) => e.event)).toEqual(['company_removed', 'company_added']);
   });
 
   it('purges every row of a company from every table that has company_key, in batches, and no other company', async () => {

@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, primaryKey, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
+import { bigint, date, index, integer, jsonb, primaryKey, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, tz } from './columns.ts';
 
 /** The sync's own state: cursors, runs and rejected items (the push outbox: ./push.ts). */
@@ -82,5 +82,33 @@ export const bookkeepingTables = (s: PgSchema) => ({
       gone_at: tz(),
     },
     (t) => [primaryKey({ columns: [t.company_key, t.stream, t.field_path] })],
+  ),
+  /** Re-syncs of one stream an operator asked for: a worker (or the running start) claims and closes each. */
+  resyncRequests: s.table(
+    'resync_requests',
+    {
+      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      company_key: companyKey(),
+      stream: text().notNull(),
+      /** Where it was asked for: cli, api or dashboard. */
+      via: text().notNull(),
+      requested_at: tz().notNull().defaultNow(),
+      started_at: tz(),
+      finished_at: tz(),
+      outcome: text(),
+    },
+    (t) => [index().on(t.company_key, t.stream, t.requested_at)],
+  ),
+  /** Requests to the service per company, stream and UTC day, added to as each run ends: outlives the runs' pruning. */
+  usageDaily: s.table(
+    'usage_daily',
+    {
+      company_key: companyKey(),
+      stream: text().notNull(),
+      day: date().notNull(),
+      requests: bigint({ mode: 'number' }).notNull().default(0),
+      runs: integer().notNull().default(0),
+    },
+    (t) => [primaryKey({ columns: [t.company_key, t.day, t.stream] })],
   ),
 });

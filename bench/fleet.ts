@@ -1,0 +1,238 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Cron } from 'croner';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { jobs } from '../jobs/index.ts';
+import { pino } from 'pino';
+import { fleetFairness } from '../src/queue/fairness.ts';
+import { enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
+import { openWarehouse } from '../src/warehouse/connection.ts';
+import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
+import { startPostgres, startRedis } from '../test/support/services.ts';
+import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+
+/**
+ * A fleet on one box: COMPANIES companies (one sandbox, a key each with the real 100/60 s budget), every job's
+ * default cron compressed FACTOR times, a scheduler, WORKERS workers and the ops server, run for MINUTES. A
+ * company is added through the JSON route halfway. Prints one JSON object: the streams that went late once past
+ * their first sync (and for how long), the schedule delay, how long the added company took to finish its first
+ * sync, CPU per company-day (of compressed schedule time) by process, and the overview's size and time.
+ *
+ *   COMPANIES=1000 FACTOR=30 MINUTES=10 WORKERS=2 SIZE=tiny node --import tsx bench/fleet.ts
+ */
+
+const COMPANIES = Number(process.env.COMPANIES ?? 1000);
+const FACTOR = Number(process.env.FACTOR ?? 30);
+const MINUTES = Number(process.env.MINUTES ?? 10);
+const WORKERS = Number(process.env.WORKERS ?? 2);
+const SIZE = process.env.SIZE ?? 'tiny';
+const LIMIT = Number(process.env.LIMIT ?? 100);
+const SAMPLE_MS = 5_000;
+const HZ = 100;
+const PUSH_TOKEN = 'bench-fleet-push-token';
+
+const apiKey = (i: number) => `fleet-key-${String(i).padStart(4, '0')}`;
+const company = (i: number) => `f${String(i).padStart(4, '0')}`;
+
+/** A job's default interval, from two firings of its cron. */
+function intervalMs(cron: string): number {
+  const [a, b] = new Cron(cron, { paused: true }).nextRuns(2);
+  return b!.getTime() - a!.getTime();
+}
+
+/** A cron firing every `ms` (rounded to a divisor of its unit, at least 10 s). */
+function compressedCron(ms: number): { cron: string; ms: number } {
+  const divisors = [1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30];
+  const fit = (n: number) => divisors.filter((d) => d <= n).at(-1) ?? 1;
+  const s = Math.max(10, Math.round(ms / 1000));
+  if (s < 60) return { cron: `*/${fit(s)} * * * * *`, ms: fit(s) * 1000 };
+  const m = Math.round(s / 60);
+  if (m < 60) return { cron: `0 */${fit(m)} * * * *`, ms: fit(m) * 60_000 };
+  const h = Math.min(12, Math.round(m / 60));
+  return { cron: `0 0 */${fit(h)} * * *`, ms: fit(h) * 3_600_000 };
+}
+
+function processCpu(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / HZ;
+  } catch {
+    return 0;
+  }
+}
+
+async function redisCpuSeconds(connection: Redis): Promise<number> {
+  const info = await connection.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+const quantile = (values: number[], q: number) => {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : null;
+};
+
+async function main(): Promise<void> {
+  const schedule = jobs.filter((j) => j.cron && !j.run).map((j) => ({ job: j, ...compressedCron(intervalMs(j.cron) / FACTOR) }));
+  const intervalOf = new Map<string, number>();
+  for (const s of schedule) for (const stream of s.job.streams) intervalOf.set(stream, Math.min(intervalOf.get(stream) ?? Infinity, s.ms));
+
+  const pg = await startPostgres({ durable: true });
+  const redis = await startRedis();
+  const keys = Array.from({ length: COMPANIES + 1 }, (_, i) => apiKey(i));
+  const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: `${LIMIT}/60s`, seed: 11, keys });
+  const info = sandbox.info;
+  const entry = (i: number) => ({ key: company(i), apiKey: apiKey(i), baseUrl: sandbox.url, formIds: info.formIds, runTypeIds: info.runTypeIds });
+  const env: Record<string, string> = {
+    DATABASE_URL: pg.url,
+    REDIS_URL: redis.url,
+    WFS_RATE_LIMIT: `${LIMIT}/60s`,
+    LOG_LEVEL: 'info',
+    WFS_COMPANIES: JSON.stringify(Array.from({ length: COMPANIES }, (_, i) => entry(i))),
+    WFS_SECRET_KEY: 'bench-fleet-secret-key',
+    WFS_PUSH_TOKEN: PUSH_TOKEN,
+    WFS_HTTP_PORT: '0',
+    WFS_COMPANIES_REFRESH_SECONDS: '5',
+    ...Object.fromEntries(schedule.map((s) => [`WFS_CRON_${s.job.name.toUpperCase().replace(/-/g, '_')}`, s.cron])),
+  };
+  const migrate = spawnWfsync(['migrate'], env);
+  if ((await migrate.exited()).code !== 0) throw new Error(`migrate failed: ${migrate.output()}`);
+  const procs: { role: string; p: Spawned }[] = [
+    { role: 'scheduler', p: spawnWfsync(['scheduler'], env) },
+    ...Array.from({ length: WORKERS }, () => ({ role: 'workers', p: spawnWfsync(['worker'], env) })),
+    { role: 'server', p: spawnWfsync(['serve'], env) },
+  ];
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  const wh = await openWarehouse({ databaseUrl: pg.url });
+  try {
+    const server = procs.find((p) => p.role === 'server')!.p;
+    const url = await waitFor(() => `server: ${server.output().slice(-800)}`, async () => /status at (http:\/\/[^\s/]+)\//.exec(server.output())?.[1], 120_000);
+    // Every company's first runs, queued as `start` queues them (the scheduler alone waits for each cron).
+    const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const fairness = fleetFairness(wh, jobs, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
+    for (const job of jobs.filter((j) => !j.fullRefresh && !j.run)) {
+      for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
+    }
+    fairness.stop();
+    const t0 = Date.now();
+    const cpu0 = procs.map((p) => processCpu(p.p.proc.pid!));
+    const pg0 = postgresCpuSeconds(pg.dataDir) ?? 0;
+    const redis0 = await redisCpuSeconds(connection);
+    const lateSince = new Map<string, number>();
+    const lateFor = new Map<string, number>();
+    const steadyLateFor = new Map<string, number>();
+    const warmupMs = (MINUTES * 60_000) / 3;
+    const delays: number[] = [];
+    const steadyDelays: number[] = [];
+    let added: { at: number; doneAt?: number } | undefined;
+    const end = t0 + MINUTES * 60_000;
+    while (Date.now() < end) {
+      await sleep(SAMPLE_MS);
+      const now = Date.now();
+      if (!added && now - t0 >= (MINUTES * 60_000) / 2) {
+        const res = await fetch(`${url}/api/companies`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ key: company(COMPANIES), apiKey: apiKey(COMPANIES), baseUrl: sandbox.url, formIds: info.formIds, runTypeIds: info.runTypeIds, rateLimit: `${LIMIT}/60s` }),
+        });
+        if (res.status !== 201) throw new Error(`adding a company: ${res.status} ${await res.text()}`);
+        added = { at: now };
+      }
+      const delay = (await scheduleDelaySeconds(queue, connection)) ?? 0;
+      delays.push(delay);
+      // Past the first third, the first syncs are done: the steady state.
+      const steady = now - t0 >= warmupMs;
+      if (steady) steadyDelays.push(delay);
+      // Each stream past its first success: late once its lag passes 1.5 of its compressed interval.
+      const rows = await sql<{ company: string; stream: string; lag: number }[]>`
+        select company_key as company, stream, extract(epoch from now() - max(started_at))::float8 * 1000 as lag
+        from workforce.sync_runs where outcome = 'ok' group by company_key, stream`;
+      for (const r of rows) {
+        const key = `${r.company}/${r.stream}`;
+        const interval = intervalOf.get(r.stream);
+        if (interval === undefined) continue;
+        if (r.lag > 1.5 * interval) {
+          if (!lateSince.has(key)) lateSince.set(key, now - (r.lag - 1.5 * interval));
+          const lateness = steady ? steadyLateFor : lateFor;
+          lateness.set(key, Math.max(lateness.get(key) ?? 0, now - Math.max(lateSince.get(key)!, steady ? t0 + warmupMs : 0)));
+        } else lateSince.delete(key);
+      }
+      if (added && !added.doneAt) {
+        const [done] = await sql<{ n: number }[]>`
+          select count(distinct stream)::int as n from workforce.sync_runs where company_key = ${company(COMPANIES)} and outcome = 'ok'`;
+        if (done!.n >= intervalOf.size) added.doneAt = now;
+      }
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    const companyDays = ((COMPANIES + 0.5) * seconds * FACTOR) / 86_400;
+    const cpuOf = (role: string) => procs.reduce((n, p, i) => n + (p.role === role ? processCpu(p.p.proc.pid!) - cpu0[i]! : 0), 0);
+    const perCompanyDay = (cpu: number) => Math.round((cpu * 1000) / companyDays);
+    const overviewAt = Date.now();
+    const overview = await (await fetch(`${url}/`)).text();
+    const overviewMs = Date.now() - overviewAt;
+    const late = [...lateFor].sort((a, b) => b[1] - a[1]);
+    const steadyLate = [...steadyLateFor].sort((a, b) => b[1] - a[1]);
+    const lateness = (list: [string, number][]) => ({
+      count: list.length,
+      longestSeconds: list.length ? Math.round(list[0]![1] / 1000) : 0,
+      worst: list.slice(0, 5).map(([k, ms]) => ({ stream: k, seconds: Math.round(ms / 1000) })),
+    });
+    const [outcomes] = await sql<{ ok: number; failed: number }[]>`
+      select count(*) filter (where outcome = 'ok')::int as ok, count(*) filter (where outcome = 'failed')::int as failed
+      from workforce.sync_runs where started_at >= ${new Date(t0)}`;
+    const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          companies: COMPANIES,
+          size: SIZE,
+          factor: FACTOR,
+          minutes: MINUTES,
+          workers: WORKERS,
+          cpus: availableParallelism(),
+          crons: Object.fromEntries(schedule.map((s) => [s.job.name, s.cron])),
+          runs: outcomes,
+          requests: stats.requests,
+          rateLimited: stats.rateLimited,
+          lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate) },
+          scheduleDelaySeconds: {
+            all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
+            steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
+          },
+          addedCompany: added ? { key: company(COMPANIES), firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null } : null,
+          cpuMsPerCompanyDay: {
+            workers: perCompanyDay(cpuOf('workers')),
+            scheduler: perCompanyDay(cpuOf('scheduler')),
+            server: perCompanyDay(cpuOf('server')),
+            postgres: perCompanyDay((postgresCpuSeconds(pg.dataDir) ?? 0) - pg0),
+            redis: perCompanyDay((await redisCpuSeconds(connection)) - redis0),
+          },
+          overview: { bytes: Buffer.byteLength(overview), ms: overviewMs, rows: (overview.match(/<tr data-company=/g) ?? []).length },
+          note: 'lateness counts a stream only once it has succeeded; steady is past the first third of the run; the sandbox, Postgres and Redis share the CPUs',
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    for (const { p } of procs) {
+      if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
+      await p.exited();
+    }
+    await queue.close();
+    await connection.quit();
+    await sql.end();
+    await wh.close();
+    sandbox.proc.kill('SIGKILL');
+    await redis.stop();
+    await pg.stop();
+  }
+}
+
+await main();

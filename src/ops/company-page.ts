@@ -1,0 +1,83 @@
+import type { EventRow } from '../warehouse/events.ts';
+import type { ResyncRequest } from '../warehouse/resyncs.ts';
+import type { KeyFigures } from './live.ts';
+import { esc, keyRows, layout, streamRow, when, type Viewer } from './page.ts';
+import { companyBars } from './progress-view.ts';
+import type { Status, StreamStatus } from './status.ts';
+
+/** A company's own page: today's stream table, its charts and its timeline. */
+
+export interface CompanyPageInput {
+  company: string;
+  status: Status;
+  keys: KeyFigures[];
+  viewer: Viewer;
+  canRun: boolean;
+  canResync: boolean;
+  charts?: string;
+  /** The usage chart (./usage-chart.ts). */
+  usage?: string;
+  events: EventRow[];
+  /** Its latest re-sync requests, newest first. */
+  resyncs: ResyncRequest[];
+  /** The timeline's next page: events before this id. */
+  olderThan?: number;
+  flash?: string;
+  now: number;
+}
+
+function resyncButton(s: StreamStatus): string {
+  const action = `/actions/companies/${encodeURIComponent(s.company)}/streams/${encodeURIComponent(s.stream)}/resync`;
+  return `<form class="inline" method="post" action="${esc(action)}"><button>re-sync</button></form>`;
+}
+
+function detailText(d: unknown): string {
+  if (!d || typeof d !== 'object') return '';
+  return Object.entries(d as Record<string, unknown>)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join('; ');
+}
+
+export function timelineTable(events: readonly EventRow[]): string {
+  if (events.length === 0) return '<p class="muted" id="timeline-empty">Nothing recorded yet.</p>';
+  const rows = events
+    .map((e) => `<tr data-event="${esc(e.event)}" data-stream="${esc(e.stream ?? '')}"><td>${when(e.happened_at)}</td><td>${esc(e.event)}</td><td>${esc(e.stream ?? '')}</td><td class="muted">${esc(detailText(e.detail))}</td></tr>`)
+    .join('');
+  return `<table id="timeline"><thead><tr><th>when</th><th>event</th><th>stream</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function resyncTable(resyncs: readonly ResyncRequest[]): string {
+  if (resyncs.length === 0) return '';
+  const state = (r: ResyncRequest) => (r.finishedAt ? esc(r.outcome ?? 'finished') : r.startedAt ? 'running' : 'waiting');
+  const rows = resyncs
+    .map((r) => `<tr data-resync="${r.id}" data-stream="${esc(r.stream)}" data-state="${state(r)}"><td>${r.id}</td><td>${esc(r.stream)}</td><td>${esc(r.via)}</td><td>${when(r.requestedAt)}</td><td>${when(r.startedAt)}</td><td>${when(r.finishedAt)}</td><td class="${state(r)}">${state(r)}</td></tr>`)
+    .join('');
+  return `<h2>Re-syncs</h2><p class="muted">A re-sync reads the stream again from the start; its rows stay readable meanwhile, and its progress shows in the table above.</p>
+<table id="resyncs"><thead><tr><th>request</th><th>stream</th><th>asked from</th><th>asked</th><th>started</th><th>finished</th><th>state</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+export function companyPage(p: CompanyPageInput): string {
+  const key = encodeURIComponent(p.company);
+  const rows = p.status.streams
+    .map((s) => {
+      const row = streamRow(s, p.viewer, p.canRun);
+      return p.canResync && p.viewer.signedIn ? row.replace(/<\/td><\/tr>$/, `${resyncButton(s)}</td></tr>`) : row;
+    })
+    .join('');
+  const older = p.olderThan ? `<p><a href="/companies/${key}?before=${p.olderThan}#timeline">older events</a></p>` : '';
+  return layout(
+    `company ${p.company}`,
+    p.viewer,
+    `${p.flash ? `<p class="flash">${esc(p.flash)}</p>` : ''}<h2>company ${esc(p.company)}</h2>
+<p class="muted"><a href="/">all companies</a> · <a href="/companies">companies list</a> · <a href="/rejects?company=${key}">its rejects (${p.status.rejectsTotal})</a></p>
+${companyBars(p.status.progress)}
+<table class="streams"><thead><tr><th>stream</th><th>freshness</th><th>lag</th><th>last run</th><th>last success</th><th>rows (last run)</th><th>rejects</th><th>error</th><th>next run</th><th></th></tr></thead>
+<tbody>${rows}</tbody></table>
+${resyncTable(p.resyncs)}
+<h2>API key (live, this process)</h2>${keyRows(p.keys, p.now)}
+<h2>Usage</h2>${p.usage ?? ''}
+<h2 id="timeline-heading">Timeline</h2>${timelineTable(p.events)}${older}
+${p.charts ?? ''}`,
+    10,
+  );
+}
