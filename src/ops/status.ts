@@ -1,5 +1,6 @@
 import { streams as catalog } from '../resources/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import type { ModelRunCounts } from '../push/model-run.ts';
 import { listSchemaChanges, type SchemaChangeRow } from '../warehouse/schema-changes.ts';
 import { freshnessOf, type Freshness } from './freshness.ts';
 import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
@@ -185,17 +186,7 @@ export interface PushModelLine {
   cron: string | null;
   paused: boolean;
   maxChanges: number;
-  lastRun: {
-    startedAt: Date;
-    outcome: string | null;
-    rowsRead: number;
-    unchanged: number;
-    changed: number;
-    queued: number;
-    refused: number;
-    overCap: boolean;
-    error: string | null;
-  } | null;
+  lastRun: (ModelRunCounts & { startedAt: Date; outcome: string | null; error: string | null }) | null;
 }
 
 /** Every push model and its latest run (push_models, push_model_runs), in one statement. */

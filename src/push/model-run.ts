@@ -30,17 +30,21 @@ export interface ModelChange {
   id?: number;
 }
 
-export interface ModelRunResult {
-  model: string;
-  company: string;
-  runId?: number;
-  outcome: PushModelOutcome;
+/** What a model run found and did with the rows of its query. */
+export interface ModelRunCounts {
   rowsRead: number;
   unchanged: number;
   changed: number;
   queued: number;
   refused: number;
   overCap: boolean;
+}
+
+export interface ModelRunResult extends ModelRunCounts {
+  model: string;
+  company: string;
+  runId?: number;
+  outcome: PushModelOutcome;
   error?: string;
   /** Postgres's word on a query that failed: for the operator (CLI, push_model_runs), never in an HTTP answer. */
   detail?: string;
@@ -187,19 +191,13 @@ export async function runModel(ctx: IntakeContext, name: string): Promise<ModelR
   return result;
 }
 
-export interface ModelRunRow {
+export interface ModelRunRow extends ModelRunCounts {
   id: number;
   model: string;
   company: string;
   startedAt: string;
   finishedAt: string | null;
   outcome: PushModelOutcome | null;
-  rowsRead: number;
-  unchanged: number;
-  changed: number;
-  queued: number;
-  refused: number;
-  overCap: boolean;
   error: string | null;
 }
 
