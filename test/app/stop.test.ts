@@ -122,7 +122,8 @@ async function stopAll(s: Scene, alsoNow: () => Promise<void>, twice = false): P
     return [kind, { code, ms, output: p.output() }] as const;
   });
   for (const p of s.procs.values()) p.proc.kill('SIGTERM');
-  if (twice) setTimeout(() => s.procs.forEach((p) => p.proc.kill('SIGTERM')), 50);
+  // The copy a terminal and npm deliver comes milliseconds after the first: before a process can have stopped.
+  if (twice) setTimeout(() => s.procs.forEach((p) => p.proc.kill('SIGTERM')), 5);
   await alsoNow();
   return new Map(await Promise.all(exits));
 }

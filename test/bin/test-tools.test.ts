@@ -1,5 +1,5 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,18 @@ function run(env: Record<string, string>, options: SpawnSyncOptions = {}, argv =
   return { code: r.status, out: String(r.stdout), err: String(r.stderr) };
 }
 
-/** As an unprivileged user when the tests run as root (an unprivileged run is one already). */
-const unprivileged: SpawnSyncOptions = root ? { uid: 65534, gid: 65534 } : {};
+/**
+ * The script as an unprivileged user reads it, when the tests run as root (an unprivileged run is one already): a
+ * copy outside the checkout, which may be a private directory that user cannot enter, run from there.
+ */
+function asUnprivileged(): { options: SpawnSyncOptions; argv: string[] } {
+  if (!root) return { options: {}, argv: ['/bin/sh', SCRIPT] };
+  const dir = pathWith();
+  const copy = join(dir, 'test-tools.sh');
+  copyFileSync(SCRIPT, copy);
+  chmodSync(copy, 0o644);
+  return { options: { uid: 65534, gid: 65534, cwd: dir }, argv: ['/bin/sh', copy] };
+}
 
 describe('bin/test-tools.sh (npm pretest)', () => {
   it('does nothing and says nothing where every tool is found', () => {
@@ -34,7 +44,8 @@ describe('bin/test-tools.sh (npm pretest)', () => {
   });
 
   it('stops in one line naming the apt-get command for the missing tools when it is not root', () => {
-    const r = run({ PATH: pathWith('id', 'apt-get') }, unprivileged);
+    const { options, argv } = asUnprivileged();
+    const r = run({ PATH: pathWith('id', 'apt-get') }, options, argv);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     // chromium is found at /usr/bin/chromium whatever PATH says, as the browser tests launch it there.
