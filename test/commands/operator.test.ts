@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { freshDatabase } from '../support/db.ts';
-import { spawnWfsync } from '../support/processes.ts';
+import { runWfsync } from '../support/processes.ts';
 
 /** wfsync usage, timeline and resync as an operator runs them, over a warehouse one sync filled. */
 
@@ -26,13 +26,7 @@ afterAll(async () => {
 });
 
 async function wfsync(args: string[]) {
-  const run = spawnWfsync(args, env, cwd);
-  let stdout = '';
-  let stderr = '';
-  run.proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  run.proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const { code } = await run.exited();
-  return { code, stdout, stderr };
+  return runWfsync(args, env, cwd);
 }
 
 describe('wfsync usage', () => {

@@ -41,6 +41,24 @@ export function spawnWfsync(args: string[], env: Record<string, string>, cwd?: s
   return { proc, output: () => out, exited: () => exit };
 }
 
+/** What a finished `wfsync` said: its exit code, and stdout and stderr apart (a command's result is on stdout alone). */
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `wfsync <args>` to its end (spawnWfsync), keeping stdout and stderr apart. */
+export async function runWfsync(args: string[], env: Record<string, string>, cwd?: string): Promise<Ran> {
+  const run = spawnWfsync(args, env, cwd);
+  let stdout = '';
+  let stderr = '';
+  run.proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  run.proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const { code } = await run.exited();
+  return { code, stdout, stderr };
+}
+
 export async function waitFor<T>(what: string | (() => string), probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

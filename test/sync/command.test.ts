@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
-import { spawnWfsync } from '../support/processes.ts';
+import { runWfsync, type Ran } from '../support/processes.ts';
 
 /** `wfsync sync --once` as a user runs it: a child process against a sandbox, into a real Postgres. */
 
@@ -35,20 +35,8 @@ afterAll(async () => {
   if (cwd) rmSync(cwd, { recursive: true, force: true });
 });
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 async function wfsync(args: string[], overrides: Record<string, string> = {}): Promise<Ran> {
-  const run = spawnWfsync(args, { ...env, ...overrides }, cwd);
-  let stdout = '';
-  let stderr = '';
-  run.proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  run.proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const { code } = await run.exited();
-  return { code, stdout, stderr };
+  return runWfsync(args, { ...env, ...overrides }, cwd);
 }
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
