@@ -10,6 +10,7 @@ import { columnsAsArrays, textArray } from './encoding.ts';
 import { sendRejects } from './rejects.ts';
 import { sendCheckpoint, type CheckpointWrite } from './state.ts';
 import { applyPersonalData, POLICY_CHANGED } from './personal-data/apply.ts';
+import { forgetPolicy } from './personal-data/policy.ts';
 import { claimStaging, stageRows, staging } from './staging.ts';
 import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
 import { noteInserted } from './statistics.ts';
@@ -353,6 +354,7 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
   } catch (e) {
     // The personal-data policy changed between mapping and writing: map again under the new one.
     if ((e as { code?: string }).code !== POLICY_CHANGED) throw e;
+    forgetPolicy(wh, o.companyKey);
     return writePageOnce(wh, o, 'page' in o ? o.remap() : mapRecords(o));
   }
 }

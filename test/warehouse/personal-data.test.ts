@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { personalData } from '../../src/resources/index.ts';
+import { endpoints, personalData, targets } from '../../src/resources/index.ts';
+import { parseItems } from '../../src/source/paging.ts';
+import { writePage } from '../../src/warehouse/upsert.ts';
+import { personalHmac } from '../../src/warehouse/personal-data/hmac.ts';
 import { applyPendingRewrites, erase, setPersonalDataPolicy } from '../../src/warehouse/personal-data/admin.ts';
 import { POLICY_CHANGED } from '../../src/warehouse/personal-data/apply.ts';
 import { listPolicies, PersonalDataError, policyVersion, storePolicy } from '../../src/warehouse/personal-data/policy.ts';
@@ -238,3 +241,26 @@ describe('a rewrite interrupted', () => {
   });
 });
 
+describe('a policy changed by another process while a sync runs', () => {
+  it('has the sync write its next page under the new policy', async () => {
+    // Someone of b neither erased nor past retention: their e-mail is stored.
+    const [kept] = await wh.sql<{ service_id: number }[]>`
+      select service_id from ${wh.sql(wh.schema)}.individuals where company_key = 'b' and primary_email_address is not null order by service_id limit 1`;
+    const person = individualsOf(sandboxB).find((i) => i.ServiceId === kept!.service_id)!;
+    /** A page of one individual of b written by b's own warehouse client, as its sync writes one. */
+    const writeEmail = async (email: string) => {
+      const { items } = parseItems(endpoints.individuals.item, [{ ...person, PrimaryEmailAddress: email }]);
+      await writePage(b.warehouse, { target: targets.individuals, companyKey: 'b', stream: 'individuals', items, syncedAt: new Date() });
+      const [row] = await wh.sql<{ email: string }[]>`
+        select primary_email_address as email from ${wh.sql(wh.schema)}.individuals where company_key = 'b' and service_id = ${person.ServiceId}`;
+      return row!.email;
+    };
+    await setPersonalDataPolicy(wh, personalData, 'b', { PrimaryEmailAddress: 'keep' });
+    expect(await writeEmail('before-the-change@example.test')).toBe('before-the-change@example.test');
+
+    // Set through another client: b's writer still holds the policy it read for the page before.
+    await setPersonalDataPolicy(wh, personalData, 'b', { PrimaryEmailAddress: 'hash' });
+
+    expect(await writeEmail('after-the-change@example.test')).toBe(personalHmac(wh.personalDataKey()).of('after-the-change@example.test'));
+  });
+});

@@ -10,7 +10,7 @@ import { currentPolicy, type CompanyPolicy } from './policy.ts';
  * The row path of personal data: a page's mapped rows, their `_extra` and the raw payloads of its rejects, made
  * what the company's policy lets be stored, after the content hash was taken from the clear values (so the
  * hash says whether the source changed, whatever the policy). A company that hashes and blocks nothing and has
- * erased nobody pays one small read per page.
+ * erased nobody pays one small check per page, in the page's transaction.
  */
 
 /** The part of a mapped page this step reads and rewrites. */
@@ -34,7 +34,8 @@ export interface PersonalDataApplied<R extends Refusal> {
 
 /** Applies the company's current policy to a mapped page and its refusals (after fingerprinting). */
 export async function applyPersonalData<R extends Refusal>(wh: Warehouse, page: PageRows, rejects: readonly R[]): Promise<PersonalDataApplied<R>> {
-  const policy = await currentPolicy(wh, page.companyKey);
+  // The check below refuses a page mapped under a policy no longer stored, so the one last read serves unread.
+  const policy = await currentPolicy(wh, page.companyKey, { cached: true });
   const check = (pipe: Pipeline) =>
     pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
   return { rejects: applyPolicy(page, rejects, policy), check };

@@ -42,8 +42,13 @@ export async function policyVersion(wh: Warehouse, companyKey: string): Promise<
 /** Policies by warehouse client and company, kept while their version is the stored one. */
 const cache = new WeakMap<object, Map<string, CompanyPolicy>>();
 
-/** The policy a page of `companyKey` is written under now. */
-export async function currentPolicy(wh: Warehouse, companyKey: string): Promise<CompanyPolicy> {
+/**
+ * The policy a page of `companyKey` is written under now. `cached`: the one last read, without reading its version,
+ * for a caller whose transaction checks the version itself (a page write), and forgets it when refused.
+ */
+export async function currentPolicy(wh: Warehouse, companyKey: string, o: { cached?: boolean } = {}): Promise<CompanyPolicy> {
+  const hit = o.cached ? cache.get(wh.sql)?.get(companyKey) : undefined;
+  if (hit) return hit;
   const version = await policyVersion(wh, companyKey);
   let byCompany = cache.get(wh.sql);
   if (!byCompany) cache.set(wh.sql, (byCompany = new Map()));
@@ -52,6 +57,11 @@ export async function currentPolicy(wh: Warehouse, companyKey: string): Promise<
   const policy = await readPolicy(wh, companyKey, version);
   byCompany.set(companyKey, policy);
   return policy;
+}
+
+/** Drops the policy kept for a company: a page was refused because its version is no longer the stored one. */
+export function forgetPolicy(wh: Warehouse, companyKey: string): void {
+  cache.get(wh.sql)?.delete(companyKey);
 }
 
 async function readPolicy(wh: Warehouse, companyKey: string, version: string): Promise<CompanyPolicy> {
