@@ -2,9 +2,8 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Pool } from 'undici';
-import { AUTH_HEADER, PAGE_LIMIT_MAX, type Endpoint } from '../src/source/endpoints.ts';
-import { endpoints, type EndpointName } from '../src/resources/index.ts';
+import type { Endpoint } from '../src/source/endpoints.ts';
+import type { EndpointName } from '../src/resources/index.ts';
 import { httpResponse } from '../src/source/http.ts';
 import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
@@ -14,8 +13,9 @@ import { fingerprintPage } from '../src/warehouse/fingerprint.ts';
 import { mapPage, type MappedPage } from '../src/warehouse/page-map.ts';
 import { writePage } from '../src/warehouse/upsert.ts';
 import { startPostgres } from '../test/support/services.ts';
-import { pagePath, reads, targetOfEndpoint } from './sandbox-backfill.ts';
-import { BENCH_KEY, dropWarehouse, givenPostgres, postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+import { targetOfEndpoint } from './sandbox-backfill.ts';
+import { recordPages, type Recorded } from './recorded-pages.ts';
+import { dropWarehouse, givenPostgres, postgresCpuSeconds } from './sync-process.ts';
 
 /**
  * The row path stage by stage. Records pages of every synced list from a sandbox (BENCH_SIZE, default medium),
@@ -43,40 +43,6 @@ const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SIZE = env('BENCH_SIZE', 'medium');
 const PAGES = Number(env('BENCH_PAGES', '40'));
 const LISTS = env('BENCH_LISTS', '').split(',').map((s) => s.trim()).filter(Boolean);
-
-interface Recorded {
-  endpoint: Endpoint;
-  name: EndpointName;
-  bodies: Buffer[];
-}
-
-/** The synced lists a first sync reads, as the sandbox answers them: raw bodies, up to PAGES per list. */
-async function record(): Promise<Recorded[]> {
-  const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: '1000000/1s' });
-  const pool = new Pool(sandbox.url, { connections: 2 });
-  const byName = new Map<EndpointName, Recorded>();
-  try {
-    for (const [name, query] of await reads(sandbox.info)) {
-      if (LISTS.length > 0 && !LISTS.includes(name)) continue;
-      const e = endpoints[name] as Endpoint;
-      const rec = byName.get(name) ?? { endpoint: e, name, bodies: [] };
-      byName.set(name, rec);
-      for (let offset = 0; PAGES === 0 || rec.bodies.length < PAGES; offset += PAGE_LIMIT_MAX) {
-        const res = await pool.request({ method: 'GET', path: pagePath(name, query, offset), headers: { [AUTH_HEADER]: BENCH_KEY } });
-        const bytes = Buffer.from(await res.body.arrayBuffer());
-        if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode} ${bytes.toString('utf8', 0, 200)}`);
-        const body = JSON.parse(bytes.toString('utf8')) as { HasMoreResults?: boolean; Data?: unknown[] } | unknown[];
-        const items = Array.isArray(body) ? body : (body.Data ?? []);
-        if (items.length > 0) rec.bodies.push(bytes);
-        if (Array.isArray(body) || !body.HasMoreResults) break;
-      }
-    }
-  } finally {
-    await pool.close();
-    sandbox.stop();
-  }
-  return [...byName.values()].filter((r) => r.bodies.length > 0);
-}
 
 /** One page through the stages before the write, each stage's output kept for the next. */
 interface Page {
@@ -206,7 +172,7 @@ async function writeAll(url: string, schema: string, pages: Page[]): Promise<Wri
 
 async function main(): Promise<void> {
   const load0 = loadavg().map((l) => round(l));
-  const recorded = await record();
+  const recorded = await recordPages({ size: SIZE, pages: PAGES, lists: LISTS });
   const byStream: Record<string, { pages: number; records: number } & Record<Stage, StageFigures>> = {};
   const all: Page[] = [];
   const totals = Object.fromEntries(Object.keys(stages).map((s) => [s, { us: 0, bytes: 0, counted: 0 }])) as Record<Stage, { us: number; bytes: number; counted: number }>;
