@@ -1,11 +1,12 @@
 import type { EventRow } from '../warehouse/events.ts';
+import type { SchemaChangeRow } from '../warehouse/schema-changes.ts';
 import type { ResyncRequest } from '../warehouse/resyncs.ts';
 import type { KeyFigures } from './live.ts';
-import { esc, keyRows, layout, streamRow, when, type Viewer } from './page.ts';
+import { esc, keyRows, layout, schemaChangesTable, streamRow, when, type Viewer } from './page.ts';
 import { companyBars } from './progress-view.ts';
 import type { Status, StreamStatus } from './status.ts';
 
-/** A company's own page: today's stream table, its charts and its timeline. */
+/** A company's own page: today's stream table, its charts, its schema changes and its timeline. */
 
 export interface CompanyPageInput {
   company: string;
@@ -18,6 +19,8 @@ export interface CompanyPageInput {
   /** The usage chart (./usage-chart.ts). */
   usage?: string;
   events: EventRow[];
+  /** Fields its service sends that no column maps, or stopped sending. */
+  schemaChanges: readonly SchemaChangeRow[];
   /** Its latest re-sync requests, newest first. */
   resyncs: ResyncRequest[];
   /** The timeline's next page: events before this id. */
@@ -76,6 +79,7 @@ ${companyBars(p.status.progress)}
 ${resyncTable(p.resyncs)}
 <h2>API key (live, this process)</h2>${keyRows(p.keys, p.now)}
 <h2>Usage</h2>${p.usage ?? ''}
+${schemaChangesTable(p.schemaChanges)}
 <h2 id="timeline-heading">Timeline</h2>${timelineTable(p.events)}${older}
 ${p.charts ?? ''}`,
     10,

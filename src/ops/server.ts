@@ -231,6 +231,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
         usage: await companyUsage(wh, company),
         events,
+        schemaChanges: await listSchemaChanges(wh, { companyKey: company }),
         resyncs: await listResyncs(wh, company),
         olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
         flash: c.req.query('done'),

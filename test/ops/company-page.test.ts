@@ -8,7 +8,8 @@ import { startTestApp, type TestApp } from './helpers.ts';
 
 /**
  * An operator's walk in headless Chromium, over a real warehouse and the sandbox, jobs run in-process as `start`
- * runs them without Redis: the overview, a company's page, its timeline, and a re-sync of one stream to its end.
+ * runs them without Redis: the overview, a company's page, its timeline, and a re-sync of one stream to its end;
+ * a field the service added, on the page of the company that was sent it.
  */
 
 const SHOTS = fileURLToPath(new URL('../../test-results/ops/', import.meta.url));
@@ -20,7 +21,8 @@ let page: Page;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  // `new-field`: the service sends a field no column maps on every individual.
+  sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, quirks: ['new-field'] });
   t = await startTestApp(
     sandbox,
     {
@@ -95,5 +97,18 @@ describe('overview → a company → its timeline → a re-sync', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(Number(await page.locator(`.chart.usage rect[data-day="${today}"]`).getAttribute('data-requests'))).toBeGreaterThanOrEqual(first.requests + 1);
     await page.screenshot({ path: `${SHOTS}company-page.png`, fullPage: true });
+  });
+
+  it("lists on a company's page the fields its service added, and not on another's", async () => {
+    const [north] = (await t.app.environment()).contexts;
+    for (let i = 0; i < 2; i++) expect((await runStreams(north!, selectStreams(['individuals']))).failed).toBe(0);
+
+    await page.goto(`${t.server.url}/companies/north`);
+    const field = page.locator('#schema-changes tr[data-field="BadgeNumber"] td');
+    expect(await field.nth(1).textContent()).toBe('individuals');
+    expect(await field.nth(3).textContent()).toBe('string');
+    await page.goto(`${t.server.url}/companies/south`);
+    expect(await page.locator('#schema-changes tr').count()).toBe(0);
+    expect(await page.locator('#schema-changes').textContent()).toMatch(/no field that no column maps/);
   });
 });

@@ -52,7 +52,7 @@ describe('progress bars', () => {
     expect(text).toMatch(/^ {2}shift-assignments\s+25% \(windows\), about 2 min 40 s left$/m);
     expect(text).toMatch(/^ {2}individual-certifications\s+7 pages, share not known$/m);
 
-    const html = companyPage({ company: 'north', status, keys: [], viewer: { signedIn: false, canSignIn: false }, canRun: false, canResync: false, events: [], resyncs: [], now: Date.now() });
+    const html = companyPage({ company: 'north', status, keys: [], viewer: { signedIn: false, canSignIn: false }, canRun: false, canResync: false, events: [], schemaChanges: [], resyncs: [], now: Date.now() });
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     await page.setContent(html);
