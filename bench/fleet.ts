@@ -19,7 +19,9 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * default cron compressed FACTOR times, a scheduler, WORKERS workers and the ops server, run for MINUTES. A
  * company is added through the JSON route halfway. Prints one JSON object: the streams that went late once past
  * their first sync (and for how long), the schedule delay, how long the added company took to finish its first
- * sync, CPU per company-day (of compressed schedule time) by process, and the overview's size and time.
+ * sync, how the steady state's runs were shared (runs asked for and done, gaps between a company's runs, companies
+ * passed over), CPU per company-day (of compressed schedule time) by process, and the overview's size and time.
+ * Driven past what the box can do (a larger FACTOR), `runsPerSecond.asked` exceeds `done`.
  *
  *   COMPANIES=1000 FACTOR=30 MINUTES=10 WORKERS=2 SIZE=tiny node --import tsx bench/fleet.ts
  */
@@ -30,6 +32,8 @@ const MINUTES = Number(process.env.MINUTES ?? 10);
 const WORKERS = Number(process.env.WORKERS ?? 2);
 const SIZE = process.env.SIZE ?? 'tiny';
 const LIMIT = Number(process.env.LIMIT ?? 100);
+/** Minutes before the steady state is counted from (the first syncs); default a third of the run. */
+const WARMUP_MINUTES = Number(process.env.WARMUP_MINUTES ?? MINUTES / 3);
 const SAMPLE_MS = 5_000;
 const HZ = 100;
 const PUSH_TOKEN = 'bench-fleet-push-token';
@@ -76,10 +80,84 @@ const quantile = (values: number[], q: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : null;
 };
 
+/**
+ * How the steady state's runs were shared (every successful run past the warm-up): runs the crons asked for and
+ * runs done, per second; company-streams with no run at all; each gap between a company's runs of a stream, in
+ * intervals of its job; and the gaps longer than two intervals during which another company ran the same stream
+ * twice (a company passed over while another was served).
+ */
+function sharing(
+  runs: readonly { company: string; stream: string; at: number }[],
+  intervalOf: ReadonlyMap<string, number>,
+  cronOf: ReadonlyMap<string, string>,
+  from: number,
+  to: number,
+  companies: readonly string[],
+) {
+  const byStream = new Map<string, Map<string, number[]>>();
+  for (const r of runs) {
+    if (!intervalOf.has(r.stream)) continue;
+    const byCompany = byStream.get(r.stream) ?? new Map<string, number[]>();
+    byStream.set(r.stream, byCompany);
+    const times = byCompany.get(r.company) ?? [];
+    byCompany.set(r.company, times);
+    times.push(r.at);
+  }
+  const countIn = (times: number[], a: number, b: number) => times.filter((t) => t > a && t < b).length;
+  const gaps: number[] = [];
+  let withoutRuns = 0;
+  let passedOver = 0;
+  let demand = 0;
+  for (const [stream, interval] of intervalOf) {
+    const byCompany = byStream.get(stream) ?? new Map<string, number[]>();
+    demand += companies.length * firings(cronOf.get(stream)!, from, to);
+    for (const company of companies) {
+      const times = (byCompany.get(company) ?? []).sort((a, b) => a - b);
+      if (times.length === 0 && to - from > 2 * interval) withoutRuns++;
+      const edges = [from, ...times, to];
+      for (let i = 1; i < edges.length; i++) {
+        const gap = edges[i]! - edges[i - 1]!;
+        // The window's edges cut gaps short: only a gap between two runs is whole.
+        if (i > 1 && i < edges.length - 1) gaps.push(gap / interval);
+        if (gap <= 2 * interval) continue;
+        for (const [other, theirs] of byCompany) {
+          if (other !== company && countIn(theirs, edges[i - 1]!, edges[i]!) >= 2) {
+            passedOver++;
+            break;
+          }
+        }
+      }
+    }
+  }
+  const seconds = (to - from) / 1000;
+  return {
+    runsPerSecond: { asked: Math.round((demand / seconds) * 100) / 100, done: Math.round((runs.length / seconds) * 100) / 100 },
+    companyStreamsWithoutRuns: withoutRuns,
+    gapsInIntervals: { median: round2(quantile(gaps, 0.5)), p99: round2(quantile(gaps, 0.99)), max: round2(gaps.length ? Math.max(...gaps) : null) },
+    passedOver,
+  };
+}
+
+/** How often a cron fires between two instants. */
+function firings(cron: string, from: number, to: number): number {
+  let n = 0;
+  for (let at = new Cron(cron, { paused: true }).nextRun(new Date(from)); at && at.getTime() < to; at = new Cron(cron, { paused: true }).nextRun(at)) n++;
+  return n;
+}
+
+const round2 = (x: number | null) => (x === null ? null : Math.round(x * 100) / 100);
+
 async function main(): Promise<void> {
   const schedule = jobs.filter((j) => j.cron && !j.run).map((j) => ({ job: j, ...compressedCron(intervalMs(j.cron) / FACTOR) }));
   const intervalOf = new Map<string, number>();
-  for (const s of schedule) for (const stream of s.job.streams) intervalOf.set(stream, Math.min(intervalOf.get(stream) ?? Infinity, s.ms));
+  const cronOf = new Map<string, string>();
+  for (const s of schedule) {
+    for (const stream of s.job.streams) {
+      if (s.ms >= (intervalOf.get(stream) ?? Infinity)) continue;
+      intervalOf.set(stream, s.ms);
+      cronOf.set(stream, s.cron);
+    }
+  }
 
   const pg = await startPostgres({ durable: true });
   const redis = await startRedis();
@@ -122,12 +200,15 @@ async function main(): Promise<void> {
     fairness.stop();
     const t0 = Date.now();
     const cpu0 = procs.map((p) => processCpu(p.p.proc.pid!));
+    const sandbox0 = processCpu(sandbox.proc.pid!);
     const pg0 = postgresCpuSeconds(pg.dataDir) ?? 0;
     const redis0 = await redisCpuSeconds(connection);
     const lateSince = new Map<string, number>();
     const lateFor = new Map<string, number>();
     const steadyLateFor = new Map<string, number>();
-    const warmupMs = (MINUTES * 60_000) / 3;
+    /** The added company's own streams, late while it backfills: not the others'. */
+    const addedLateFor = new Map<string, number>();
+    const warmupMs = WARMUP_MINUTES * 60_000;
     const delays: number[] = [];
     const steadyDelays: number[] = [];
     let added: { at: number; doneAt?: number } | undefined;
@@ -159,8 +240,8 @@ async function main(): Promise<void> {
         if (interval === undefined) continue;
         if (r.lag > 1.5 * interval) {
           if (!lateSince.has(key)) lateSince.set(key, now - (r.lag - 1.5 * interval));
-          const lateness = steady ? steadyLateFor : lateFor;
-          lateness.set(key, Math.max(lateness.get(key) ?? 0, now - Math.max(lateSince.get(key)!, steady ? t0 + warmupMs : 0)));
+          const track = r.company === company(COMPANIES) ? addedLateFor : steady ? steadyLateFor : lateFor;
+          track.set(key, Math.max(track.get(key) ?? 0, now - Math.max(lateSince.get(key)!, steady ? t0 + warmupMs : 0)));
         } else lateSince.delete(key);
       }
       if (added && !added.doneAt) {
@@ -187,6 +268,10 @@ async function main(): Promise<void> {
       select count(*) filter (where outcome = 'ok')::int as ok, count(*) filter (where outcome = 'failed')::int as failed
       from workforce.sync_runs where started_at >= ${new Date(t0)}`;
     const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
+    const steadyRuns = await sql<{ company: string; stream: string; at: number }[]>`
+      select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
+      from workforce.sync_runs where outcome = 'ok' and started_at >= ${new Date(t0 + warmupMs)} and company_key <> ${company(COMPANIES)}`;
+    const shared = sharing(steadyRuns, intervalOf, cronOf, t0 + warmupMs, Date.now(), Array.from({ length: COMPANIES }, (_, i) => company(i)));
     process.stdout.write(
       `${JSON.stringify(
         {
@@ -201,20 +286,24 @@ async function main(): Promise<void> {
           requests: stats.requests,
           rateLimited: stats.rateLimited,
           lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate) },
+          steadyState: { fromMinute: WARMUP_MINUTES, ...shared },
           scheduleDelaySeconds: {
             all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
             steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
           },
-          addedCompany: added ? { key: company(COMPANIES), firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null } : null,
+          addedCompany: added
+            ? { key: company(COMPANIES), firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null, itsOwnLateStreams: lateness([...addedLateFor].sort((a, b) => b[1] - a[1])) }
+            : null,
           cpuMsPerCompanyDay: {
             workers: perCompanyDay(cpuOf('workers')),
             scheduler: perCompanyDay(cpuOf('scheduler')),
             server: perCompanyDay(cpuOf('server')),
             postgres: perCompanyDay((postgresCpuSeconds(pg.dataDir) ?? 0) - pg0),
             redis: perCompanyDay((await redisCpuSeconds(connection)) - redis0),
+            sandbox: perCompanyDay(processCpu(sandbox.proc.pid!) - sandbox0),
           },
           overview: { bytes: Buffer.byteLength(overview), ms: overviewMs, rows: (overview.match(/<tr data-company=/g) ?? []).length },
-          note: 'lateness counts a stream only once it has succeeded; steady is past the first third of the run; the sandbox, Postgres and Redis share the CPUs',
+          note: 'lateness counts a stream only once it has succeeded, the added company apart; steady is past the warm-up; the sandbox, Postgres and Redis share the CPUs',
         },
         null,
         2,
