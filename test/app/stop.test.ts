@@ -173,7 +173,7 @@ async function expectStopsWithinBound(s: Scene, ended: Ended): Promise<void> {
   for (const [kind, e] of ended) {
     if (ORDERLY.includes(kind) || e.code === 0) {
       expectOrderly(kind, e);
-      expect(left.has(String(s.procs.get(kind)!.proc.pid)), `${kind} left a run open`).toBe(false);
+      expect(left.has(String(s.procs.get(kind)!.proc.pid)), `${kind} exited 0 and left a run open; said:\n${e.output.slice(-4000)}`).toBe(false);
       continue;
     }
     const said = `${kind} said:\n${e.output.slice(-4000)}`;
