@@ -96,14 +96,24 @@ function withoutPassword(url: string): string {
  */
 export const REDIS_GOODBYE_MS = 3_000;
 
-/** Whether `done` settles within `ms`. */
-export async function settlesWithin(done: Promise<unknown>, ms: number): Promise<boolean> {
+/**
+ * Whether `done` settles within `ms`, and before `signal` aborts: a run told to stop does not wait for a command
+ * that Redis, going away, may never answer.
+ */
+export async function settlesWithin(done: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return false;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  let onAbort: (() => void) | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    onAbort = () => resolve(false);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
   try {
     return await Promise.race([done.then(() => true, () => true), late]);
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
 

@@ -28,8 +28,11 @@ export async function tryRunLock(redis: Redis, company: string, job: string, own
   return tryLock(redis, lockKey(company, job), owner, ttlMs);
 }
 
-/** Takes `key` for `owner` unless someone holds it; kept alive while held, and gone `ttlMs` after its holder died. */
-export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: number): Promise<LockOutcome> {
+/**
+ * Takes `key` for `owner` unless someone holds it; kept alive while held, and gone `ttlMs` after its holder died.
+ * Once `signal` is aborted (the run holding it is told to stop), its release is sent and not waited for.
+ */
+export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: number, signal?: AbortSignal): Promise<LockOutcome> {
   const value = `${owner}|${randomUUID()}`;
   const ok = await redis.set(key, value, 'PX', ttlMs, 'NX');
   if (ok !== 'OK') return { heldBy: ((await redis.get(key)) ?? '').split('|')[0]! };
@@ -53,9 +56,10 @@ export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: n
       release: async () => {
         clearInterval(renew);
         // The lock expires by itself: a Redis that is gone (whose commands wait for it forever) or slow to
-        // answer does not hold the run that releases it.
+        // answer does not hold the run that releases it, nor, once it is told to stop, a Redis shutting down.
         const released = redis.eval(RELEASE, 1, key, value).catch(() => undefined);
-        if (redis.status === 'ready') await Promise.race([released, sleep(RELEASE_WAIT_MS, undefined, { ref: false })]);
+        const given = sleep(RELEASE_WAIT_MS, undefined, { ref: false, signal }).catch(() => undefined);
+        if (redis.status === 'ready' && !signal?.aborted) await Promise.race([released, given]);
       },
     },
   };

@@ -27,7 +27,7 @@ export function redisStreamLocks(redis: Redis, o: { holder: string; ttlMs: numbe
       const key = `wfsync:stream:${company}:${stream}`;
       for (let waited = false; ; waited = true) {
         signal?.throwIfAborted();
-        const outcome = await abortable(tryLock(redis, key, o.holder, o.ttlMs), signal);
+        const outcome = await abortable(tryLock(redis, key, o.holder, o.ttlMs, signal), signal);
         if ('lock' in outcome) return outcome.lock;
         if (!waited) onWait?.(outcome.heldBy);
         // Rejects with the signal's reason, as the local locks do.

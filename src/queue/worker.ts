@@ -67,11 +67,14 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
       const gone = opts.health?.down || opts.connection.status !== 'ready';
       if (gone) opts.log.warn('Redis is out of reach; the running jobs go back to the queue when their locks expire');
       // Forced, BullMQ does not wait for the jobs' last words to Redis, and stops its timers.
-      if (!(await settlesWithin(worker.close(gone), REDIS_GOODBYE_MS))) {
+      const answered = await settlesWithin(worker.close(gone), REDIS_GOODBYE_MS);
+      if (!answered) {
         opts.log.warn({ waitedMs: REDIS_GOODBYE_MS }, 'Redis did not answer; the running jobs go back to the queue when their locks expire');
         void worker.disconnect().catch(() => undefined);
       }
-      await settlesWithin(stalled.then((retries) => retries.close(gone ? 0 : REDIS_GOODBYE_MS)), REDIS_GOODBYE_MS);
+      // A Redis that did not answer the worker's goodbye (one shutting down) is not waited for a second time.
+      const unanswered = gone || !answered || opts.connection.status !== 'ready';
+      await settlesWithin(stalled.then((retries) => retries.close(unanswered ? 0 : REDIS_GOODBYE_MS)), REDIS_GOODBYE_MS);
     },
   };
 }

@@ -227,16 +227,25 @@ export class RedisStore implements Store {
     });
   }
 
+  /**
+   * A registration lives `ttlMs` without a heartbeat, so it is dropped rather than queued for a reconnection, and
+   * waited for no longer than it lives: a stopping limiter withdraws its registrations, and a Redis that is
+   * shutting down (connected, answering nothing) would otherwise hold the stop until the connection's retries
+   * ran out, past the process's shutdown bound.
+   */
   async announce(key: string, waiting: LaneCounts): Promise<void> {
-    await this.redis.wfsyncRlAnnounce(...keys(key), this.member, this.ttlMs, ...waiting);
+    if (outOfReach(this.redis)) return;
+    const told = this.redis.wfsyncRlAnnounce(...keys(key), this.member, this.ttlMs, ...waiting);
+    told.catch(() => undefined);
+    if (await settlesWithin(told, this.ttlMs)) await told;
   }
 
-  async observe(key: string, feedback: ServiceFeedback): Promise<void> {
+  async observe(key: string, feedback: ServiceFeedback, signal?: AbortSignal): Promise<void> {
     const plan = planFeedback(feedback, this.opts.limit, this.opts.windowMs);
     if (plan.pauseMs === 0 && plan.remaining < 0) return;
     // What the service said is advice: with Redis out of reach it is dropped, not queued for the reconnection (the
     // page it came with would wait for it, and a shutdown with the page).
-    if (this.redis.status === 'reconnecting' || this.redis.status === 'end') return;
+    if (outOfReach(this.redis)) return;
     const [log, pause] = keys(key);
     const told = this.redis.wfsyncRlObserve(
       log,
@@ -251,8 +260,9 @@ export class RedisStore implements Store {
       this.graceMs,
     );
     told.catch(() => undefined);
-    // Redis that went away after the check holds the command until it is back, or its retries run out.
-    if (!(await settlesWithin(told, OBSERVE_WAIT_MS))) return;
+    // Redis that went away after the check holds the command until it is back, or its retries run out: the page
+    // waits for it a little, and not at all once its run is told to stop (its run then records its end at once).
+    if (!(await settlesWithin(told, OBSERVE_WAIT_MS, signal))) return;
     const [added, pausedMs] = await told;
     if (pausedMs > 0) {
       this.opts.logger?.info({ key: shortKey(key), pauseMs: pausedMs, ...feedback }, 'rate limit: pausing key');
@@ -263,6 +273,14 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     if (this.ownsConnection) await closeRedis(this.redis);
   }
+}
+
+/**
+ * Redis is out of reach: the connection lost it and is trying again, or was closed. A new connection still being
+ * made is not (its first commands wait for it, as they should).
+ */
+function outOfReach(redis: Redis): boolean {
+  return redis.status === 'reconnecting' || redis.status === 'end';
 }
 
 function keys(key: string): [string, string, string, string, string, string] {

@@ -27,7 +27,10 @@ export interface RateLimiter {
    * `key` identifies the API key (a hash of it: the key itself is never stored).
    */
   acquire(key: string, lane?: Lane, signal?: AbortSignal): Promise<void>;
-  /** Tells every process using `key` what the service said; a 429 or a low remaining count pauses them until the reset. */
-  observe(key: string, feedback: ServiceFeedback): Promise<void>;
+  /**
+   * Tells every process using `key` what the service said; a 429 or a low remaining count pauses them until the
+   * reset. It is advice: the caller (a run told to stop, by `signal`) does not wait for a store that does not answer.
+   */
+  observe(key: string, feedback: ServiceFeedback, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }

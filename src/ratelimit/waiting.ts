@@ -30,7 +30,7 @@ export interface Store {
    * stalled between the grant and the hand-over then sends later than the log says, and the log follows it.
    */
   handedOver(key: string, id: string): void;
-  observe(key: string, feedback: ServiceFeedback): Promise<void>;
+  observe(key: string, feedback: ServiceFeedback, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
   /** How often `announce` must be repeated while waiters exist; undefined when nobody else listens. */
   readonly heartbeatMs?: number;
@@ -93,8 +93,8 @@ export class WaitingRoom implements RateLimiter {
     });
   }
 
-  observe(key: string, feedback: ServiceFeedback): Promise<void> {
-    return this.store.observe(key, feedback);
+  observe(key: string, feedback: ServiceFeedback, signal?: AbortSignal): Promise<void> {
+    return this.store.observe(key, feedback, signal);
   }
 
   async close(): Promise<void> {

@@ -149,7 +149,7 @@ export class Transport {
       resetAtMs = feedback.resetAtMs;
       const refusal = isSuccess(res.status) ? undefined : this.#errorOf(e, await this.whole(res), resetAtMs);
       this.#o.clock.observe(res.headers, !refusal);
-      await this.#tellLimiter(res.headers, feedback, refusal?.kind === 'rate_limit');
+      await this.#tellLimiter(res.headers, feedback, refusal?.kind === 'rate_limit', opts.signal);
       this.#o.log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, attempt }, 'response');
       if (refusal) throw refusal;
       const result = await take(res);
@@ -216,8 +216,8 @@ export class Transport {
     return errorFromResponse(e.name, res.status, this.#o.http.scrub(res.text), waitS);
   }
 
-  /** Tells the limiter (and the observers) what the response said about the budget. */
-  async #tellLimiter(headers: IncomingHttpHeaders, feedback: ServiceFeedback, limited: boolean): Promise<void> {
+  /** Tells the limiter (and the observers) what the response said about the budget; a run told to stop does not wait for it. */
+  async #tellLimiter(headers: IncomingHttpHeaders, feedback: ServiceFeedback, limited: boolean, signal?: AbortSignal): Promise<void> {
     if (limited) {
       feedback.limited = true;
       this.#stats.rateLimited++;
@@ -227,7 +227,7 @@ export class Transport {
     const limit = headerNumber(headers, 'x-ratelimit-limit');
     this.#o.observers?.emit('budget', { company, key: this.limiterKey, limit, remaining: feedback.remaining, resetAtMs: feedback.resetAtMs });
     try {
-      await this.#o.limiter.observe(this.limiterKey, feedback);
+      await this.#o.limiter.observe(this.limiterKey, feedback, signal);
     } catch (err) {
       // The response is good whatever the limiter's store did; dropping it would cost another request.
       const message = err instanceof Error ? this.#o.http.scrub(err.message) : String(err);

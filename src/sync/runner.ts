@@ -1,6 +1,6 @@
 import { CompanyStopped } from './company-stopped.ts';
 import { finishRun } from '../warehouse/runs.ts';
-import { abandonEnd, beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun } from '../warehouse/runs.ts';
+import { abandonEnd, beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun, runOpening } from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
 import type { RunLock } from '../locks/run-lock.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
@@ -236,7 +236,11 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, lost]) : lost;
   const log = streamLog(ctx, stream);
   const wh = ctx.warehouse;
-  const runId = await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name, syncStartedAt }), wh.outage);
+  const runId = await openStreamRun(ctx, stream, syncStartedAt, signal);
+  if (runId === undefined) {
+    const error = ctx.signal?.aborted ? 'shutdown began before the stream started' : 'its lock on the stream expired before the stream started';
+    return { stream: stream.name, outcome: 'interrupted', error, ...emptyCounters(), durationMs: Date.now() - started };
+  }
   const release = holdRun(wh, runId);
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();
@@ -286,6 +290,25 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
     else if (lockLost) log.warn({ runId }, 'stream stopped: its lock expired while Redis was out of reach, and another run may read it now');
     else log.error({ err: e }, 'stream failed');
     return outcome;
+  }
+}
+
+/**
+ * Opens the stream's run, or none once the run is told to stop (undefined): a run opened after its process began
+ * to stop, its insert having waited for a Postgres that restarted, could outlive the warehouse. While it is being
+ * opened a stopping process keeps the warehouse open (runs.ts `runOpening`).
+ */
+async function openStreamRun(ctx: SyncContext, stream: StreamDef, syncStartedAt: Date, signal: AbortSignal): Promise<number | undefined> {
+  if (signal.aborted) return undefined;
+  const wh = ctx.warehouse;
+  const opened = runOpening(wh);
+  try {
+    return await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name, syncStartedAt }), { ...wh.outage, signal });
+  } catch (e) {
+    if (signal.aborted) return undefined;
+    throw e;
+  } finally {
+    opened();
   }
 }
 

@@ -72,6 +72,8 @@ export function abandonEnd(wh: Warehouse, id: number): void {
 
 interface Unrecorded {
   ids: Set<number>;
+  /** Runs being opened: their insert may be waiting for a warehouse that restarts. */
+  opening: number;
   waiting: (() => void)[];
 }
 
@@ -84,20 +86,39 @@ const unrecordedByClient = new WeakMap<object, Unrecorded>();
 
 function unrecorded(wh: Warehouse): Unrecorded {
   let u = unrecordedByClient.get(wh.sql);
-  if (!u) unrecordedByClient.set(wh.sql, (u = { ids: new Set(), waiting: [] }));
+  if (!u) unrecordedByClient.set(wh.sql, (u = { ids: new Set(), opening: 0, waiting: [] }));
   return u;
 }
+
+const settled = (u: Unrecorded) => u.ids.size === 0 && u.opening === 0;
 
 function endSettled(wh: Warehouse, id: number): void {
   const u = unrecorded(wh);
   u.ids.delete(id);
-  if (u.ids.size === 0) for (const resolve of u.waiting.splice(0)) resolve();
+  if (settled(u)) for (const resolve of u.waiting.splice(0)) resolve();
 }
 
-/** Resolves once every run this process opened on the warehouse has its end recorded, or given up on. */
+/**
+ * A run is about to be opened; the returned function says the attempt is over (opened, or given up). Until then
+ * a stopping process does not close the warehouse: a run whose insert waited through a Postgres restart, and
+ * landed after the other runs had ended, would otherwise be left open by a process that exits 0.
+ */
+export function runOpening(wh: Warehouse): () => void {
+  const u = unrecorded(wh);
+  u.opening++;
+  let over = false;
+  return () => {
+    if (over) return;
+    over = true;
+    u.opening--;
+    if (settled(u)) for (const resolve of u.waiting.splice(0)) resolve();
+  };
+}
+
+/** Resolves once every run this process opened on the warehouse has its end recorded, or given up on, and none is being opened. */
 export function runEndsRecorded(wh: Warehouse): Promise<void> {
   const u = unrecorded(wh);
-  return u.ids.size === 0 ? Promise.resolve() : new Promise((resolve) => u.waiting.push(resolve));
+  return settled(u) ? Promise.resolve() : new Promise((resolve) => u.waiting.push(resolve));
 }
 
 /**

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { RateLimit } from '../../src/config.ts';
 import { createRateLimiter, rateLimiterMaker, type Lane, type OnStart, type RateLimiter } from '../../src/ratelimit/index.ts';
+import { RedisStore } from '../../src/ratelimit/redis.ts';
 import { maxInWindow } from './sandbox-worker.ts';
 
 /**
@@ -252,5 +255,31 @@ describe.each(impls)('$name limiter', (impl) => {
     await a.close();
     await waiting;
     await expect(a.acquire(key)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('redis limiter, on a Redis that takes connections and answers nothing (one shutting down)', () => {
+  it('stops waiting to tell it the service\'s budget once the run is told to stop, and withdraws within a registration\'s life', async () => {
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const redis = new Redis((server.address() as AddressInfo).port, '127.0.0.1');
+    redis.on('error', () => {});
+    const store = new RedisStore(redis, true, { limit: 10, windowMs: 1000, registrationTtlMs: 300 });
+    try {
+      const stop = new AbortController();
+      const started = Date.now();
+      setTimeout(() => stop.abort(), 100);
+      await store.observe('k', { limited: true, resetAtMs: Date.now() + 1000 }, stop.signal);
+      // Not the 2 s a page waits for it otherwise.
+      expect(Date.now() - started).toBeLessThan(1_000);
+      const withdrawing = Date.now();
+      await store.announce('k', [0, 0, 0]);
+      expect(Date.now() - withdrawing).toBeLessThan(1_000);
+    } finally {
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

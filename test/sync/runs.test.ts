@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Observers } from '../../src/observers.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { markInterruptedRuns, openRun, STALE_AFTER_MS } from '../../src/warehouse/runs.ts';
+import { finishRun, markInterruptedRuns, openRun, runEndsRecorded, runOpening, STALE_AFTER_MS } from '../../src/warehouse/runs.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 let sandbox: RunningSandbox;
@@ -71,6 +71,28 @@ describe('shutdown', () => {
     } finally {
       await s.close();
       await slow.close();
+    }
+  });
+});
+
+describe('a stopping process', () => {
+  it('closes the warehouse only once a run being opened (its insert waiting for a restart) is opened and its end recorded', async () => {
+    // A warehouse of its own: the runs other tests leave open on theirs would hold it too.
+    const s = await openTestSync(sandbox);
+    try {
+      const wh = s.warehouse;
+      const opening = runOpening(wh);
+      let closable = false;
+      const recorded = runEndsRecorded(wh).then(() => (closable = true));
+      const id = await openRun(wh, { companyKey: 'z', stream: 'x' });
+      opening();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(closable).toBe(false);
+      await finishRun(wh, id, { outcome: 'interrupted' });
+      await recorded;
+      expect(closable).toBe(true);
+    } finally {
+      await s.close();
     }
   });
 });
