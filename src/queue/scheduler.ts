@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import type { Logger } from 'pino';
 import { cronOf, type JobDef } from './job.ts';
 import { dependencyBounds } from './dependencies.ts';
+import { runOffsetMs } from './spread.ts';
 
 /** One firing of a job for one company. */
 export interface ScheduledRun {
@@ -11,6 +12,8 @@ export interface ScheduledRun {
   firedAt: Date;
   /** How old each stream the job reads only as a dependency may be and not be read again (runner.ts `Freshness`). */
   dependencyBoundsMs?: Readonly<Record<string, number>>;
+  /** How long after the firing the run is queued (spread.ts); runs in-process start at the firing. */
+  startAfterMs?: number;
 }
 
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
@@ -38,8 +41,12 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
     const pattern = cronOf(job, opts.cronOverrides);
     return new Cron(pattern, { timezone: opts.timezone, catch: true }, async (self) => {
       const firedAt = self.currentRun() ?? new Date();
-      for (const company of opts.companies()) {
-        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name) }).catch((err: unknown) => {
+      const [next, after] = self.nextRuns(2, firedAt);
+      const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
+      const companies = opts.companies();
+      for (const company of companies) {
+        const startAfterMs = runOffsetMs(company, job.name, intervalMs, companies.length);
+        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs }).catch((err: unknown) => {
           opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
         });
       }

@@ -99,12 +99,15 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
   };
   const jobId = syncJobId(run);
+  const delay = run.startAfterMs ?? 0;
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: `${run.company}.${run.job.name}` },
     ...(fleet ? { priority: runPriority(run, fleet.fairness) } : {}),
+    ...(delay > 0 ? { delay } : {}),
   });
-  if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp, jobId);
+  // A run waits from when it is due, not from its firing.
+  if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
 }
 
 /** A worker took the job: it no longer waits. */

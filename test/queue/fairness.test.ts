@@ -69,4 +69,15 @@ describe('a saturated queue', () => {
     expect(await scheduleDelaySeconds(queue, connection)).toBeNull();
     expect(await connection.zcard('wfsync:sync:queued')).toBe(0);
   });
+
+  it('holds a spread run until its share of the window is up, and counts its wait from then', async () => {
+    const firedAt = new Date();
+    await enqueueRun(queue, { company: 'beta', job: incremental[0]!, firedAt, startAfterMs: 60_000 }, { fairness, connection });
+    const [job] = await queue.getJobs(['delayed']);
+    expect(job?.data.company).toBe('beta');
+    // Due in a minute: nothing has waited yet, and a minute and a half after its firing it has waited 30 s.
+    expect(await scheduleDelaySeconds(queue, connection)).toBe(0);
+    expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
+    await queue.obliterate({ force: true });
+  });
 });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { startScheduler, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
 import { syncJobId } from '../../src/queue/sync-queue.ts';
+import { runOffsetMs, SPREAD_PER_COMPANY_MS } from '../../src/queue/spread.ts';
 import { cronOf, defineJob } from '../../src/queue/job.ts';
 import { loadConfig } from '../../src/config.ts';
 import { jobs } from '../../jobs/index.ts';
@@ -58,5 +59,32 @@ describe('scheduler', () => {
     );
     await new Promise((r) => setTimeout(r, 1200));
     expect(byDefault.find((r) => r.job.name === 'credentials')?.dependencyBoundsMs).toEqual({ individuals: 30 * 60_000 });
+  });
+
+  it('spreads the companies\' runs of a job over a window: one company\'s always at the same share, within half an interval', async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `c${i}`);
+    const runs: ScheduledRun[] = [];
+    schedulers.push(startScheduler({ jobs: [job], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }));
+    await new Promise((r) => setTimeout(r, 2200));
+    const firings = new Set(runs.map((r) => r.firedAt.getTime()));
+    expect(firings.size).toBeGreaterThanOrEqual(2);
+    const byCompany = new Map<string, Set<number>>();
+    for (const r of runs) byCompany.set(r.company, (byCompany.get(r.company) ?? new Set()).add(r.startAfterMs!));
+    // A one-second cron: within half a second, the same share at every firing, spread across it.
+    expect([...byCompany.values()].every((offsets) => offsets.size === 1)).toBe(true);
+    const offsets = runs.map((r) => r.startAfterMs!);
+    expect(Math.max(...offsets)).toBeLessThan(500);
+    expect(Math.max(...offsets)).toBeGreaterThan(450);
+    expect(Math.min(...offsets)).toBeLessThan(50);
+
+    // The default ten minutes of shift assignments: a thousand companies over five minutes, half the interval;
+    // a hundred over fifty seconds; two within a second.
+    const tenMinutes = 600_000;
+    const spread = (n: number) => Math.max(...many.slice(0, n).map((c) => runOffsetMs(c, 'shift-assignments', tenMinutes, n)));
+    expect(spread(1000)).toBeLessThan(tenMinutes / 2);
+    expect(spread(1000)).toBeGreaterThan(0.95 * (tenMinutes / 2));
+    expect(spread(100)).toBeLessThan(100 * SPREAD_PER_COMPANY_MS);
+    expect(spread(100)).toBeGreaterThan(0.9 * 100 * SPREAD_PER_COMPANY_MS);
+    expect(Math.max(runOffsetMs('north', 'shift-assignments', tenMinutes, 2), runOffsetMs('south', 'shift-assignments', tenMinutes, 2))).toBeLessThan(2 * SPREAD_PER_COMPANY_MS);
   });
 });
