@@ -21,9 +21,13 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * their first sync (and for how long), the schedule delay, how long the added company took to finish its first
  * sync, how the steady state's runs were shared (runs asked for and done, gaps between a company's runs, companies
  * passed over), CPU per company-day (of compressed schedule time) by process, and the overview's size and time.
- * Driven past what the box can do (a larger FACTOR), `runsPerSecond.asked` exceeds `done`.
+ * Three phases: the warm-up (WARMUP_MINUTES, the first syncs), the steady state, and with OVERLOAD_FACTOR the
+ * last OVERLOAD_MINUTES with the scheduler restarted on crons compressed that many times: driven past what the box
+ * can do, `runsPerSecond.asked` exceeds `done`, and the sharing says whether every company still got its turn.
+ * The company is added halfway through the steady state.
  *
- *   COMPANIES=1000 FACTOR=30 MINUTES=10 WORKERS=2 SIZE=tiny node --import tsx bench/fleet.ts
+ *   COMPANIES=1000 FACTOR=2 MINUTES=40 WARMUP_MINUTES=15 WORKERS=2 SIZE=tiny npm run bench:fleet
+ *   COMPANIES=1000 FACTOR=2 OVERLOAD_FACTOR=10 MINUTES=40 WARMUP_MINUTES=14 OVERLOAD_MINUTES=13 npm run bench:fleet
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 1000);
@@ -34,6 +38,9 @@ const SIZE = process.env.SIZE ?? 'tiny';
 const LIMIT = Number(process.env.LIMIT ?? 100);
 /** Minutes before the steady state is counted from (the first syncs); default a third of the run. */
 const WARMUP_MINUTES = Number(process.env.WARMUP_MINUTES ?? MINUTES / 3);
+/** Crons compressed this many times past the warm-up (the scheduler restarted with them): to drive the box past what it can do once the first syncs are done. */
+const OVERLOAD_FACTOR = process.env.OVERLOAD_FACTOR ? Number(process.env.OVERLOAD_FACTOR) : undefined;
+const OVERLOAD_MINUTES = OVERLOAD_FACTOR ? Number(process.env.OVERLOAD_MINUTES ?? MINUTES / 3) : 0;
 const SAMPLE_MS = 5_000;
 const HZ = 100;
 const PUSH_TOKEN = 'bench-fleet-push-token';
@@ -147,8 +154,9 @@ function firings(cron: string, from: number, to: number): number {
 
 const round2 = (x: number | null) => (x === null ? null : Math.round(x * 100) / 100);
 
-async function main(): Promise<void> {
-  const schedule = jobs.filter((j) => j.cron && !j.run).map((j) => ({ job: j, ...compressedCron(intervalMs(j.cron) / FACTOR) }));
+/** The jobs' crons compressed `factor` times, and each stream's shortest interval and its cron. */
+function compressedSchedule(factor: number) {
+  const schedule = jobs.filter((j) => j.cron && !j.run).map((j) => ({ job: j, ...compressedCron(intervalMs(j.cron) / factor) }));
   const intervalOf = new Map<string, number>();
   const cronOf = new Map<string, string>();
   for (const s of schedule) {
@@ -158,6 +166,15 @@ async function main(): Promise<void> {
       cronOf.set(stream, s.cron);
     }
   }
+  const env = Object.fromEntries(schedule.map((s) => [`WFS_CRON_${s.job.name.toUpperCase().replace(/-/g, '_')}`, s.cron]));
+  return { factor, schedule, intervalOf, cronOf, env };
+}
+
+async function main(): Promise<void> {
+  const warm = compressedSchedule(FACTOR);
+  // For the last OVERLOAD_MINUTES, the scheduler is restarted with crons OVERLOAD_FACTOR times compressed.
+  const overload = OVERLOAD_FACTOR ? compressedSchedule(OVERLOAD_FACTOR) : undefined;
+  let current = warm;
 
   const pg = await startPostgres({ durable: true });
   const redis = await startRedis();
@@ -175,7 +192,7 @@ async function main(): Promise<void> {
     WFS_PUSH_TOKEN: PUSH_TOKEN,
     WFS_HTTP_PORT: '0',
     WFS_COMPANIES_REFRESH_SECONDS: '5',
-    ...Object.fromEntries(schedule.map((s) => [`WFS_CRON_${s.job.name.toUpperCase().replace(/-/g, '_')}`, s.cron])),
+    ...warm.env,
   };
   const migrate = spawnWfsync(['migrate'], env);
   if ((await migrate.exited()).code !== 0) throw new Error(`migrate failed: ${migrate.output()}`);
@@ -200,6 +217,9 @@ async function main(): Promise<void> {
     fairness.stop();
     const t0 = Date.now();
     const cpu0 = procs.map((p) => processCpu(p.p.proc.pid!));
+    /** The warm-up scheduler's CPU, once it was replaced; when the overload began. */
+    let schedulerCpuBefore = 0;
+    let overloadFrom: number | undefined;
     const sandbox0 = processCpu(sandbox.proc.pid!);
     const pg0 = postgresCpuSeconds(pg.dataDir) ?? 0;
     const redis0 = await redisCpuSeconds(connection);
@@ -209,6 +229,8 @@ async function main(): Promise<void> {
     /** The added company's own streams, late while it backfills: not the others'. */
     const addedLateFor = new Map<string, number>();
     const warmupMs = WARMUP_MINUTES * 60_000;
+    const overloadAt = t0 + (MINUTES - OVERLOAD_MINUTES) * 60_000;
+    const overloadDelays: number[] = [];
     const delays: number[] = [];
     const steadyDelays: number[] = [];
     let added: { at: number; doneAt?: number } | undefined;
@@ -216,7 +238,7 @@ async function main(): Promise<void> {
     while (Date.now() < end) {
       await sleep(SAMPLE_MS);
       const now = Date.now();
-      if (!added && now - t0 >= (MINUTES * 60_000) / 2) {
+      if (!added && now >= (t0 + warmupMs + overloadAt) / 2) {
         const res = await fetch(`${url}/api/companies`, {
           method: 'POST',
           headers: { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' },
@@ -227,16 +249,32 @@ async function main(): Promise<void> {
       }
       const delay = (await scheduleDelaySeconds(queue, connection)) ?? 0;
       delays.push(delay);
-      // Past the first third, the first syncs are done: the steady state.
-      const steady = now - t0 >= warmupMs;
+      // Past the warm-up, the first syncs are done: the steady state, until the overload.
+      const overloaded = overload !== undefined && now >= overloadAt;
+      const steady = now - t0 >= warmupMs && !overloaded;
       if (steady) steadyDelays.push(delay);
+      if (overloaded) overloadDelays.push(delay);
+      if (overloaded && current !== overload) {
+        current = overload;
+        const i = procs.findIndex((p) => p.role === 'scheduler');
+        const old = procs[i]!;
+        schedulerCpuBefore += processCpu(old.p.proc.pid!) - cpu0[i]!;
+        old.p.proc.kill('SIGTERM');
+        await old.p.exited();
+        old.role = 'scheduler (warm-up)';
+        procs.push({ role: 'scheduler', p: spawnWfsync(['scheduler'], { ...env, ...overload.env }) });
+        cpu0.push(0);
+        overloadFrom = now;
+        lateSince.clear();
+      }
       // Each stream past its first success: late once its lag passes 1.5 of its compressed interval.
       const rows = await sql<{ company: string; stream: string; lag: number }[]>`
         select company_key as company, stream, extract(epoch from now() - max(started_at))::float8 * 1000 as lag
         from workforce.sync_runs where outcome = 'ok' group by company_key, stream`;
-      for (const r of rows) {
+      // Overloaded, every stream is late by design: what counts there is how the runs were shared.
+      for (const r of overloaded ? [] : rows) {
         const key = `${r.company}/${r.stream}`;
-        const interval = intervalOf.get(r.stream);
+        const interval = current.intervalOf.get(r.stream);
         if (interval === undefined) continue;
         if (r.lag > 1.5 * interval) {
           if (!lateSince.has(key)) lateSince.set(key, now - (r.lag - 1.5 * interval));
@@ -247,12 +285,15 @@ async function main(): Promise<void> {
       if (added && !added.doneAt) {
         const [done] = await sql<{ n: number }[]>`
           select count(distinct stream)::int as n from workforce.sync_runs where company_key = ${company(COMPANIES)} and outcome = 'ok'`;
-        if (done!.n >= intervalOf.size) added.doneAt = now;
+        if (done!.n >= current.intervalOf.size) added.doneAt = now;
       }
     }
     const seconds = (Date.now() - t0) / 1000;
-    const companyDays = ((COMPANIES + 0.5) * seconds * FACTOR) / 86_400;
-    const cpuOf = (role: string) => procs.reduce((n, p, i) => n + (p.role === role ? processCpu(p.p.proc.pid!) - cpu0[i]! : 0), 0);
+    // Days of compressed schedule time: each phase's seconds at its own factor.
+    const warmSeconds = ((overloadFrom ?? Date.now()) - t0) / 1000;
+    const companyDays = ((COMPANIES + 0.5) * (warmSeconds * FACTOR + (seconds - warmSeconds) * (OVERLOAD_FACTOR ?? FACTOR))) / 86_400;
+    const cpuOf = (role: string) =>
+      procs.reduce((n, p, i) => n + (p.role === role ? processCpu(p.p.proc.pid!) - cpu0[i]! : 0), role === 'scheduler' ? schedulerCpuBefore : 0);
     const perCompanyDay = (cpu: number) => Math.round((cpu * 1000) / companyDays);
     const overviewAt = Date.now();
     const overview = await (await fetch(`${url}/`)).text();
@@ -268,28 +309,41 @@ async function main(): Promise<void> {
       select count(*) filter (where outcome = 'ok')::int as ok, count(*) filter (where outcome = 'failed')::int as failed
       from workforce.sync_runs where started_at >= ${new Date(t0)}`;
     const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
-    const steadyRuns = await sql<{ company: string; stream: string; at: number }[]>`
-      select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
-      from workforce.sync_runs where outcome = 'ok' and started_at >= ${new Date(t0 + warmupMs)} and company_key <> ${company(COMPANIES)}`;
-    const shared = sharing(steadyRuns, intervalOf, cronOf, t0 + warmupMs, Date.now(), Array.from({ length: COMPANIES }, (_, i) => company(i)));
+    const fleet = Array.from({ length: COMPANIES }, (_, i) => company(i));
+    /** How the runs of a phase were shared among the companies there from the start. */
+    const sharedIn = async (from: number, to: number, s: ReturnType<typeof compressedSchedule>) => {
+      const runs = await sql<{ company: string; stream: string; at: number }[]>`
+        select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
+        from workforce.sync_runs where outcome = 'ok' and started_at >= ${new Date(from)} and started_at < ${new Date(to)}
+          and company_key <> ${company(COMPANIES)}`;
+      return sharing(runs, s.intervalOf, s.cronOf, from, to, fleet);
+    };
+    const ended = Date.now();
+    const steadyTo = overload ? (overloadFrom ?? ended) : ended;
+    const shared = await sharedIn(t0 + warmupMs, steadyTo, warm);
+    const sharedOverloaded = overload && overloadFrom ? await sharedIn(overloadFrom, ended, overload) : undefined;
     process.stdout.write(
       `${JSON.stringify(
         {
           companies: COMPANIES,
           size: SIZE,
           factor: FACTOR,
+          ...(OVERLOAD_FACTOR ? { overloadFactor: OVERLOAD_FACTOR } : {}),
           minutes: MINUTES,
           workers: WORKERS,
           cpus: availableParallelism(),
-          crons: Object.fromEntries(schedule.map((s) => [s.job.name, s.cron])),
+          crons: Object.fromEntries(warm.schedule.map((s) => [s.job.name, s.cron])),
+          ...(overload ? { overloadCrons: Object.fromEntries(overload.schedule.map((s) => [s.job.name, s.cron])) } : {}),
           runs: outcomes,
           requests: stats.requests,
           rateLimited: stats.rateLimited,
           lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate) },
-          steadyState: { fromMinute: WARMUP_MINUTES, ...shared },
+          steadyState: { fromMinute: WARMUP_MINUTES, toMinute: round2((steadyTo - t0) / 60_000), ...shared },
+          ...(sharedOverloaded ? { overloaded: { fromMinute: round2((overloadFrom! - t0) / 60_000), ...sharedOverloaded } } : {}),
           scheduleDelaySeconds: {
             all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
             steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
+            ...(overload ? { overloaded: { median: quantile(overloadDelays, 0.5), p90: quantile(overloadDelays, 0.9), max: overloadDelays.length ? Math.max(...overloadDelays) : null } } : {}),
           },
           addedCompany: added
             ? { key: company(COMPANIES), firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null, itsOwnLateStreams: lateness([...addedLateFor].sort((a, b) => b[1] - a[1])) }
