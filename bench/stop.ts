@@ -12,7 +12,7 @@ import { startPostgres, startRedis } from '../test/support/services.ts';
 import { startSandboxProcess } from './sync-process.ts';
 
 /**
- * A host shutting down under a fleet (issue 48's case): a scheduler and a worker serving COMPANIES companies, each
+ * A host shutting down under a fleet: a scheduler and a worker serving COMPANIES companies, each
  * job every minute, get SIGTERM at the same moment as the service stops and Redis shuts down, once runs are in
  * flight. Each of ROUNDS rounds starts from scratch (Postgres, Redis, the service). Prints one JSON object: per
  * round and process, its exit code, the ms from the signal to its exit, whether it logged `stopped` (or a forced
@@ -27,7 +27,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 20);
 const SIZE = process.env.SIZE ?? 'tiny';
 const LIMIT = Number(process.env.LIMIT ?? 100);
-/** The processes' shutdown bound (WFS_SHUTDOWN_MS's default); the issue asks for an exit within 20 s. */
+/** The processes' shutdown bound (WFS_SHUTDOWN_MS's default). */
 const SHUTDOWN_MS = Number(process.env.SHUTDOWN_MS ?? 15_000);
 const EVERY_MINUTE = '0 * * * * *';
 
