@@ -226,6 +226,8 @@ async function main(): Promise<void> {
     const lateSince = new Map<string, number>();
     const lateFor = new Map<string, number>();
     const steadyLateFor = new Map<string, number>();
+    /** Streams late at the warm-up's end, and how long into the steady state they stayed late. */
+    const carriedLateFor = new Map<string, number>();
     /** The added company's own streams, late while it backfills: not the others'. */
     const addedLateFor = new Map<string, number>();
     const warmupMs = WARMUP_MINUTES * 60_000;
@@ -278,8 +280,10 @@ async function main(): Promise<void> {
         if (interval === undefined) continue;
         if (r.lag > 1.5 * interval) {
           if (!lateSince.has(key)) lateSince.set(key, now - (r.lag - 1.5 * interval));
-          const track = r.company === company(COMPANIES) ? addedLateFor : steady ? steadyLateFor : lateFor;
-          track.set(key, Math.max(track.get(key) ?? 0, now - Math.max(lateSince.get(key)!, steady ? t0 + warmupMs : 0)));
+          // A stream late since before the warm-up ended is the first syncs' backlog draining, not the steady state's.
+          const since = lateSince.get(key)!;
+          const track = r.company === company(COMPANIES) ? addedLateFor : !steady ? lateFor : since < t0 + warmupMs ? carriedLateFor : steadyLateFor;
+          track.set(key, Math.max(track.get(key) ?? 0, now - Math.max(since, track === carriedLateFor ? t0 + warmupMs : 0)));
         } else lateSince.delete(key);
       }
       if (added && !added.doneAt) {
@@ -337,7 +341,7 @@ async function main(): Promise<void> {
           runs: outcomes,
           requests: stats.requests,
           rateLimited: stats.rateLimited,
-          lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate) },
+          lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate), lateAtWarmupEnd: lateness([...carriedLateFor].sort((a, b) => b[1] - a[1])) },
           steadyState: { fromMinute: WARMUP_MINUTES, toMinute: round2((steadyTo - t0) / 60_000), ...shared },
           ...(sharedOverloaded ? { overloaded: { fromMinute: round2((overloadFrom! - t0) / 60_000), ...sharedOverloaded } } : {}),
           scheduleDelaySeconds: {
