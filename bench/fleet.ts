@@ -114,6 +114,7 @@ function sharing(
   const gaps: number[] = [];
   let withoutRuns = 0;
   let passedOver = 0;
+  const passedOverByStream: Record<string, number> = {};
   let demand = 0;
   for (const [stream, interval] of intervalOf) {
     const byCompany = byStream.get(stream) ?? new Map<string, number[]>();
@@ -130,6 +131,7 @@ function sharing(
         for (const [other, theirs] of byCompany) {
           if (other !== company && countIn(theirs, edges[i - 1]!, edges[i]!) >= 2) {
             passedOver++;
+            passedOverByStream[stream] = (passedOverByStream[stream] ?? 0) + 1;
             break;
           }
         }
@@ -142,6 +144,7 @@ function sharing(
     companyStreamsWithoutRuns: withoutRuns,
     gapsInIntervals: { median: round2(quantile(gaps, 0.5)), p99: round2(quantile(gaps, 0.99)), max: round2(gaps.length ? Math.max(...gaps) : null) },
     passedOver,
+    passedOverByStream,
   };
 }
 
