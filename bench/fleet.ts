@@ -213,7 +213,7 @@ async function main(): Promise<void> {
     const url = await waitFor(() => `server: ${server.output().slice(-800)}`, async () => /status at (http:\/\/[^\s/]+)\//.exec(server.output())?.[1], 120_000);
     // Every company's first runs, queued as `start` queues them (the scheduler alone waits for each cron).
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    const fairness = fleetFairness(wh, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
+    const fairness = fleetFairness(wh, jobs, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
     for (const job of jobs.filter((j) => !j.fullRefresh && !j.run)) {
       for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
     }

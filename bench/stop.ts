@@ -70,7 +70,7 @@ async function enqueueFirstRuns(redisUrl: string, databaseUrl: string): Promise<
   const wh = await openWarehouse({ databaseUrl });
   try {
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    const fairness = fleetFairness(wh, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
+    const fairness = fleetFairness(wh, jobs, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
     for (const job of jobs.filter((j) => !j.fullRefresh && !j.run)) {
       for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
     }

@@ -188,7 +188,7 @@ export class App {
     const queue = await this.syncQueue();
     const { enqueueRun } = await queueModule();
     const { fleetFairness } = await import('../queue/fairness.ts');
-    const fairness = fleetFairness(await this.warehouse(), () => this.companies, this.log);
+    const fairness = fleetFairness(await this.warehouse(), jobs, () => this.companies, this.log);
     this.onStop('fairness', fairness.stop);
     const connection = await this.redis();
     return (run) => enqueueRun(queue, run, { fairness, connection });

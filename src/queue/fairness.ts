@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { streams as catalog } from '../resources/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import type { JobDef } from './job.ts';
 import type { Fairness } from './sync-queue.ts';
 
 /** How often the set of companies still in their first sync is read again. */
@@ -18,10 +19,10 @@ export async function backfillingCompanies(wh: Warehouse, companies: readonly st
 }
 
 /**
- * The enqueuer's fairness (sync-queue.ts): which companies backfill, read again every 30 seconds (a company added
- * in between counts as backfilling: it has synced nothing).
+ * The enqueuer's fairness (sync-queue.ts): slots from the jobs' order, and which companies backfill, read again
+ * every 30 seconds (a company added in between counts as backfilling: it has synced nothing).
  */
-export function fleetFairness(wh: Warehouse, companies: () => readonly string[], log: Logger): Fairness & { stop(): void } {
+export function fleetFairness(wh: Warehouse, jobs: readonly JobDef[], companies: () => readonly string[], log: Logger): Fairness & { stop(): void } {
   let backfilling = new Set<string>();
   let known = new Set<string>();
   const read = async () => {
@@ -32,8 +33,11 @@ export function fleetFairness(wh: Warehouse, companies: () => readonly string[],
   void read().catch((err: unknown) => log.warn({ err }, 'could not read which companies backfill'));
   const timer = setInterval(() => void read().catch((err: unknown) => log.warn({ err }, 'could not read which companies backfill')), REFRESH_MS);
   timer.unref();
+  const slots = new Map(jobs.map((j, i) => [j.name, i]));
   return {
     backfilling: (company) => backfilling.has(company) || !known.has(company),
+    // A job run by hand (run now, a re-sync) comes first among its company's.
+    slotOf: (job) => slots.get(job) ?? 0,
     stop: () => clearInterval(timer),
   };
 }

@@ -63,21 +63,23 @@ export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
 }
 
 /**
- * How a saturated box shares itself. BullMQ takes its wait list, oldest first, before any prioritized job: an
- * incremental run has no priority, so runs are taken in the order they fell due (a spread run becomes waiting at
- * its share of the window), and a company served is queued behind every company still waiting, whichever its job.
- * A backfill (a company's first sync, a full re-read) is prioritized, so it goes after every incremental run.
+ * How a saturated box shares itself. BullMQ takes lower priorities first and, within one, the oldest first: each
+ * company's k-th job (`slot`, its place among the jobs) has the same priority as every other company's, so the
+ * companies take turns; a backfill (a company's first sync, a full re-read) comes after every incremental run.
  */
 export interface Fairness {
   /** The company has streams never synced yet: its runs are its backfill. */
   backfilling(company: string): boolean;
+  /** The job's place among the jobs (0 first). */
+  slotOf(job: string): number;
 }
 
-/** A backfill's BullMQ priority; an incremental run has none. */
-export const BACKFILL_PRIORITY = 1;
+/** Incremental runs get 1 + slot, backfills this plus their slot: well within BullMQ's 2,097,151. */
+export const BACKFILL_PRIORITY = 1000;
 
-export function runPriority(run: ScheduledRun, fairness: Fairness): number | undefined {
-  return run.job.fullRefresh || fairness.backfilling(run.company) ? BACKFILL_PRIORITY : undefined;
+export function runPriority(run: ScheduledRun, fairness: Fairness): number {
+  const slot = Math.min(BACKFILL_PRIORITY - 2, Math.max(0, fairness.slotOf(run.job.name)));
+  return (run.job.fullRefresh || fairness.backfilling(run.company) ? BACKFILL_PRIORITY : 1) + slot;
 }
 
 /** Jobs queued and not yet taken, by when they were queued: the oldest one's wait is the schedule's delay. */
@@ -98,11 +100,10 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   };
   const jobId = syncJobId(run);
   const delay = run.startAfterMs ?? 0;
-  const priority = fleet && runPriority(run, fleet.fairness);
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: `${run.company}.${run.job.name}` },
-    ...(priority !== undefined ? { priority } : {}),
+    ...(fleet ? { priority: runPriority(run, fleet.fairness) } : {}),
     ...(delay > 0 ? { delay } : {}),
   });
   // A run waits from when it is due, not from its firing.

@@ -1,9 +1,9 @@
-import { Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
-import { createSyncQueue, enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { createSyncQueue, enqueueRun, scheduleDelaySeconds, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -27,7 +27,8 @@ beforeAll(async () => {
   await connection.flushdb();
   queue = createSyncQueue(connection);
   const backfilling = await backfillingCompanies(wh, ['alpha', 'beta', 'gamma']);
-  fairness = { backfilling: (c) => backfilling.has(c) };
+  const slots = new Map(jobs.map((j, i) => [j.name, i]));
+  fairness = { backfilling: (c) => backfilling.has(c), slotOf: (j) => slots.get(j) ?? 0 };
 });
 
 afterAll(async () => {
@@ -41,49 +42,26 @@ describe('a saturated queue', () => {
     expect([...(await backfillingCompanies(wh, ['alpha', 'beta', 'gamma']))]).toEqual(['alpha']);
   });
 
-  it('takes runs in the order they fell due, a company just served behind those still waiting, and backfills last', async () => {
+  it('takes companies in turns, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
     const firedAt = new Date('2026-11-26T06:00:00Z');
-    const fire = async (at: Date) => {
-      for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: at }, { fairness, connection });
-    };
     // alpha's backfill is queued first, then beta's and gamma's every job.
-    await fire(firedAt);
+    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt }, { fairness, connection });
     const total = 3 * incremental.length;
     expect(await queue.count()).toBe(total);
-    // The next firing finds every job still queued: nothing more is queued.
-    await fire(new Date(firedAt.getTime() + 120_000));
+    // The next firings find every job still queued: nothing more is queued.
+    const later = new Date(firedAt.getTime() + 120_000);
+    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: later }, { fairness, connection });
     expect(await queue.count()).toBe(total);
 
-    const worker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: connection.duplicate() });
-    try {
-      const take = async () => {
-        const job = await worker.getNextJob('test', { block: false });
-        if (!job) return null;
-        await taken(connection, job.id!);
-        await job.moveToCompleted('done', 'test', false);
-        return `${job.data.company}/${job.data.job}`;
-      };
-      const first = await take();
-      // beta's first run is done; the firing after it queues beta's job again, behind every run still waiting.
-      await fire(new Date(firedAt.getTime() + 240_000));
-      const order = [first];
-      for (let next = await take(); next; next = await take()) order.push(next);
-      const [head, ...rest] = incremental.map((j) => j.name);
-      expect(order).toEqual([
-        `beta/${head}`,
-        ...rest.map((j) => `beta/${j}`),
-        ...incremental.map((j) => `gamma/${j.name}`),
-        `beta/${head}`,
-        ...incremental.map((j) => `alpha/${j.name}`),
-      ]);
-    } finally {
-      await worker.close();
-    }
+    const order = (await queue.getJobs(['prioritized', 'waiting'], 0, -1, true)).map((j) => `${j.data.company}/${j.data.job}`);
+    const expected = [
+      ...incremental.flatMap((j) => [`beta/${j.name}`, `gamma/${j.name}`]),
+      ...incremental.map((j) => `alpha/${j.name}`),
+    ];
+    expect(order).toEqual(expected);
   });
 
   it("says how long the oldest queued run has waited, and nothing once the queue is empty", async () => {
-    expect(await scheduleDelaySeconds(queue, connection)).toBeNull();
-    await enqueueRun(queue, { company: 'gamma', job: incremental[0]!, firedAt: new Date() }, { fairness, connection });
     const [oldest] = await connection.zrange('wfsync:sync:queued', 0, 0, 'WITHSCORES').then((r) => [Number(r[1])]);
     const delay = await scheduleDelaySeconds(queue, connection, oldest! + 90_000);
     expect(delay).toBe(90);
