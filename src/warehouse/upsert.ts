@@ -293,7 +293,10 @@ function closeHistory(pipe: Pipeline, schema: string, target: Target, companyKey
  */
 type NewRows = 'fresh' | 'insert' | 'upsert';
 
-/** Writes mapped items of one target with children and history; counts what changed. */
+/**
+ * Writes mapped items of one target with children and history; counts what changed. `prepare` is handed the
+ * items about to be written (not those found unchanged) before any is sent.
+ */
 async function writeMapped(
   pipe: Pipeline,
   schema: string,
@@ -302,6 +305,7 @@ async function writeMapped(
   mapped: readonly MappedItem[],
   syncedAt: Date,
   newRows: NewRows,
+  prepare?: (items: readonly MappedItem[]) => void,
 ): Promise<WriteResult> {
   const result: WriteResult = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   if (mapped.length === 0) return result;
@@ -331,6 +335,7 @@ async function writeMapped(
     if (before || newRows === 'upsert') stored.push(m);
     if (before && !before.wasDeleted) close.push(m.row);
   }
+  prepare?.(changed);
   closeHistory(pipe, schema, target, companyKey, close, syncedAt);
   const opens = target.history ? { history: tableInfo(target.history), at: syncedAt } : undefined;
   await insertRows(pipe, schema, table, fresh, opens);
@@ -377,7 +382,7 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
         const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows === 'fresh' ? 'insert' : newRows);
         envelopeInserted = e.inserted;
       }
-      const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows);
+      const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows, personal.prepare);
       sendRejects(pipe, wh.schema, { companyKey: o.companyKey, stream: o.stream, runId: o.runId, rejects, written: mapped.map((m) => m.keyText) });
       if (o.checkpoint) await sendCheckpoint(pipe, wh.schema, { companyKey: o.companyKey, stream: o.stream, partition: o.checkpoint.partition }, o.checkpoint);
       return result;

@@ -17,7 +17,13 @@ import { currentPolicy, type CompanyPolicy } from './policy.ts';
 export interface PageRows {
   readonly target: Target;
   readonly companyKey: string;
-  readonly mapped: readonly { readonly row: Row; readonly children: readonly Row[][] }[];
+  readonly mapped: readonly PageItem[];
+}
+
+/** A mapped record: its row and its child rows. */
+export interface PageItem {
+  readonly row: Row;
+  readonly children: readonly Row[][];
 }
 
 export interface Refusal {
@@ -28,6 +34,12 @@ export interface Refusal {
 export interface PersonalDataApplied<R extends Refusal> {
   /** The refusals with their raw payloads under the policy. */
   readonly rejects: R[];
+  /**
+   * Puts the policy on the page's records about to be written, each once however often the page's transaction is
+   * tried. A record found unchanged is not written, and its stored rows are under the policy already (a policy
+   * change or an erasure rewrites what is stored): its content hash, keyed with the page, is all it needs.
+   */
+  readonly prepare: (items: readonly PageItem[]) => void;
   /** Sends the check that the policy is still the one the page was mapped under (first in its transaction). */
   readonly check: (pipe: Pipeline) => void;
 }
@@ -38,16 +50,30 @@ export async function applyPersonalData<R extends Refusal>(wh: Warehouse, page: 
   const policy = await currentPolicy(wh, page.companyKey, { cached: true });
   const check = (pipe: Pipeline) =>
     pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
-  return { rejects: applyPolicy(page, rejects, policy), check };
+  return { ...applyPolicy(page, rejects, policy), check };
 }
 
-/** Applies a policy to a mapped page's rows in place; answers the refusals with their payloads under it. */
-export function applyPolicy<R extends Refusal>(page: PageRows, rejects: readonly R[], policy: CompanyPolicy): R[] {
-  if (!policy.hmac) return [...rejects];
+/**
+ * A mapped page under a policy: its rows' content hashes keyed at once (the write compares them with the stored
+ * ones), the refusals' payloads scrubbed, and the rest of the policy put on the records the write sends.
+ */
+export function applyPolicy<R extends Refusal>(page: PageRows, rejects: readonly R[], policy: CompanyPolicy): Omit<PersonalDataApplied<R>, 'check'> {
+  if (!policy.hmac) return { rejects: [...rejects], prepare: () => {} };
   const names = page.target.personalNames ?? {};
   const plan = planUnder(planOf(page.target), policy);
-  for (const m of page.mapped) applyItem(m.row, m.children, plan, policy, names);
-  return rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
+  if (!plan.personal) return { rejects: rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) })), prepare: () => {} };
+  for (const m of page.mapped) keyContentHash(m, plan, policy);
+  const done = new WeakSet<Row>();
+  return {
+    rejects: rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) })),
+    prepare: (items) => {
+      for (const m of items) {
+        if (done.has(m.row)) continue;
+        done.add(m.row);
+        applyItem(m.row, m.children, plan, policy, names);
+      }
+    },
+  };
 }
 
 /** What PostgreSQL's refusal of a page mapped under an older policy carries (check_personal_data_version). */
@@ -93,23 +119,37 @@ function planUnder(plan: Plan, policy: CompanyPolicy): Plan {
   return active;
 }
 
+/** Keys a record's content hash when the policy acts on it (a field hashed or blocked, or its person erased). */
+function keyContentHash(m: PageItem, plan: Plan, policy: CompanyPolicy): void {
+  if (policy.actions.size > 0 || namesErased(m, plan, policy)) m.row._hash = wrappedContentHash(policy.hmac!, m.row._hash as string);
+}
+
+/** Whether a record names an erased person in any of its personal columns. */
+function namesErased(m: PageItem, plan: Plan, policy: CompanyPolicy): boolean {
+  if (policy.suppressed.size === 0) return false;
+  for (const c of plan.main) if (personOf(m.row, c.person, policy)) return true;
+  for (let i = 0; i < m.children.length; i++) {
+    for (const child of m.children[i]!) {
+      for (const c of plan.children[i] ?? []) if (personOf(c.parent ? m.row : child, c.parent?.person ?? c.person, policy)) return true;
+    }
+  }
+  return false;
+}
+
 function applyItem(row: Row, children: readonly Row[][], plan: Plan, policy: CompanyPolicy, names: Readonly<Record<string, string>>): void {
-  if (!plan.personal) return;
-  let suppressed = false;
-  for (const c of plan.main) suppressed = applyColumn(row, c, personOf(row, c.person, policy), policy) || suppressed;
+  for (const c of plan.main) applyColumn(row, c, personOf(row, c.person, policy), policy);
   for (let i = 0; i < children.length; i++) {
     const cols = plan.children[i] ?? [];
     for (const child of children[i]!) {
-      for (const c of cols) suppressed = applyColumn(child, c, personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy), policy) || suppressed;
+      for (const c of cols) applyColumn(child, c, personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy), policy);
       if (child._extra) child._extra = scrubJson(child._extra, policy, names, false);
     }
   }
   if (row._extra) row._extra = scrubJson(row._extra, policy, names, false);
-  if (policy.actions.size > 0 || suppressed) row._hash = wrappedContentHash(policy.hmac!, row._hash as string);
 }
 
-/** Applies one column's action (block for an erased person); true when the person is erased. */
-function applyColumn(row: Row, c: PersonalColumn, erased: boolean, policy: CompanyPolicy): boolean {
+/** Applies one column's action (block for an erased person). */
+function applyColumn(row: Row, c: PersonalColumn, erased: boolean, policy: CompanyPolicy): void {
   const action = erased ? 'block' : policy.actions.get(c.field);
   if (action === 'block') {
     row[c.column] = null;
@@ -118,7 +158,6 @@ function applyColumn(row: Row, c: PersonalColumn, erased: boolean, policy: Compa
     const v = row[c.column];
     if (typeof v === 'string') row[c.column] = policy.hmac!.of(v);
   }
-  return erased;
 }
 
 /** Whether the person named by these columns of the row was erased. */
