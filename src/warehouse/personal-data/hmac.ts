@@ -9,6 +9,8 @@ export interface PersonalHmac {
   readonly of: (value: string) => string;
   /** The key's inner and outer pads, which `personal_hmac` takes in place of the key. */
   readonly pads: { readonly inner: Buffer; readonly outer: Buffer };
+  /** Hex SHA-256 of the inner pad, `CONTENT_LABEL` and a value of hex digits (wrappedContentHash). */
+  readonly prefixed: (value: string) => string;
 }
 
 const BLOCK = 64;
@@ -39,7 +41,7 @@ export function personalHmac(secret: string): PersonalHmac {
     }
     return h;
   };
-  made = { of, pads };
+  made = { of, pads, prefixed: prefixedHash(pads.inner) };
   byKey.set(secret, made);
   wraps.set(made, new Map());
   return made;
@@ -69,10 +71,26 @@ function hmacOverPads(key: Buffer, pads: { inner: Buffer; outer: Buffer }): (val
 /** A hashed value as the `hash` policy stores it: 64 hex digits, which no clear value of these fields is. */
 export const HASHED = /^[0-9a-f]{64}$/;
 
+/** What sets a wrapped content hash's input apart from every other value hashed under the key. */
+const CONTENT_LABEL = 'wfsync-content:';
+
+/** sha256(inner pad ‖ label ‖ value) in one call over a buffer holding the pad and the label already. */
+function prefixedHash(inner: Buffer): (value: string) => string {
+  const scratch = Buffer.alloc(BLOCK + CONTENT_LABEL.length + 64);
+  inner.copy(scratch);
+  const start = BLOCK + scratch.write(CONTENT_LABEL, BLOCK, 'latin1');
+  const room = scratch.length - start;
+  return (value) =>
+    value.length > room
+      ? createHash('sha256').update(scratch.subarray(0, start)).update(value, 'latin1').digest('hex')
+      : hash('sha256', scratch.subarray(0, start + scratch.write(value, start, 'latin1')), 'hex');
+}
+
 /**
  * A row's content hash once a policy other than keep applies to it: keyed, so it says nothing of the clear values
  * it was computed from, and marked (`p`), so it is wrapped once. Computed over the clear values, it stays the same
- * whichever fields are hashed or blocked: a policy change alone makes no new history version.
+ * whichever fields are hashed or blocked: a policy change alone makes no new history version. The wrap only hides
+ * a hash and proves nothing, so a secret prefix serves: one SHA-256 a row where an HMAC takes two.
  */
 export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
   if (hash.startsWith('p')) return hash;
@@ -80,7 +98,7 @@ export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
   if (wrapped === undefined) {
     const memo = wraps.get(hmac)!;
     if (memo.size >= MEMO_ENTRIES) memo.clear();
-    memo.set(hash, (wrapped = `p${hmac.of(hash).slice(0, 31)}`));
+    memo.set(hash, (wrapped = `p${hmac.prefixed(hash).slice(0, 31)}`));
   }
   return wrapped;
 }
@@ -88,9 +106,9 @@ export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
 /** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
 const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
 
-/** The same in SQL, over a column holding the content hash; `$inner`, `$outer` are the pads' parameters. */
-export function wrappedContentHashSql(schema: string, column: string, inner: string, outer: string): string {
-  return `case when ${column} like 'p%' then ${column} else 'p' || left("${schema}".personal_hmac(${column}, ${inner}, ${outer}), 31) end`;
+/** The same in SQL, over a column holding the content hash; `inner` is the inner pad's parameter. */
+export function wrappedContentHashSql(column: string, inner: string): string {
+  return `case when ${column} like 'p%' then ${column} else 'p' || left(encode(sha256(${inner} || convert_to('${CONTENT_LABEL}' || ${column}, 'UTF8')), 'hex'), 31) end`;
 }
 
 /** The suppression-list entry of a person's id: `service_id:N` or `employee_number:X`, keyed. */

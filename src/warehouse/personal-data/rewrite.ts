@@ -90,7 +90,7 @@ function bookkeeping(schema: string, table: string, sets: string[], pending: str
     pending.push(`_extra is distinct from "${schema}".personal_json(_extra, $4, $5, $2, $3)`);
   }
   if (wrap && hasColumn(table, '_hash')) {
-    sets.push(`_hash = ${wrappedContentHashSql(schema, 'x._hash', '$2', '$3')}`);
+    sets.push(`_hash = ${wrappedContentHashSql('x._hash', '$2')}`);
     pending.push(`_hash not like 'p%'`);
   }
 }
