@@ -3,21 +3,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuUsage } from 'node:process';
 import { loadavg } from 'node:os';
-import { pino } from 'pino';
 import { startSandbox, type SandboxSize } from '../src/sandbox/index.ts';
-import { SourceClient } from '../src/source/client.ts';
 import { httpResponse } from '../src/source/http.ts';
 import { parseJson } from '../src/source/json-body.ts';
 import { parseItems, readContainer } from '../src/source/paging.ts';
-import { createRateLimiter } from '../src/ratelimit/index.ts';
-import { clockProbe, personalData } from '../src/resources/index.ts';
+import { personalData } from '../src/resources/index.ts';
 import { runStreams, selectStreams } from '../src/sync/runner.ts';
-import type { SyncContext } from '../src/sync/context.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { writePage } from '../src/warehouse/upsert.ts';
 import { setPersonalDataPolicy } from '../src/warehouse/personal-data/admin.ts';
 import { personalHmac, wrappedContentHash } from '../src/warehouse/personal-data/hmac.ts';
 import { startPostgres } from '../test/support/services.ts';
+import { openTestSync } from '../test/support/sync-context.ts';
 import { recordPages, type Recorded } from './recorded-pages.ts';
 import { targetOfEndpoint } from './sandbox-backfill.ts';
 
@@ -250,25 +247,11 @@ process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 async function rewrite(): Promise<void> {
   const sandbox = await startSandbox({ port: 0, seed: 7, size: SIZE, rateLimit: null });
   const pg = await startPostgres({ durable: true });
-  const wh = await openWarehouse({ databaseUrl: pg.url, personalDataKey: KEY });
+  const sync = await openTestSync(sandbox, { databaseUrl: pg.url, personalDataKey: KEY, companyKey: 'bench', rateLimit: { limit: 1_000_000, windowMs: 1000 } });
+  const { ctx, warehouse: wh } = sync;
   try {
-    await wh.migrate();
     await wh.sql`insert into ${wh.sql(wh.schema)}.companies (company_key, base_url, api_key_sealed) values ('bench', ${sandbox.url}, 'v1.bench')`;
-    const limiter = createRateLimiter({ rateLimit: { limit: 1_000_000, windowMs: 1000 } });
-    const client = new SourceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, limiter });
-    const ctx: SyncContext = {
-      companyKey: 'bench',
-      client,
-      warehouse: wh,
-      log: pino({ level: 'silent' }),
-      now: () => client.serviceNow(),
-      refreshClock: () => client.freshServiceNow(clockProbe, 0),
-      formIds: sandbox.data.formIds(),
-      runTypeIds: sandbox.data.runTypeIds(),
-    };
     const synced = await runStreams(ctx, selectStreams());
-    await client.close();
-    await limiter.close();
     const requests = sandbox.stats().requests;
     const started = performance.now();
     const set = await setPersonalDataPolicy(wh, personalData, 'bench', individualsPolicy);
@@ -284,7 +267,7 @@ async function rewrite(): Promise<void> {
       requestsWhileApplying: sandbox.stats().requests - requests,
     };
   } finally {
-    await wh.close();
+    await sync.close();
     await pg.stop();
     await sandbox.close();
   }

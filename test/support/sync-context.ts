@@ -27,11 +27,13 @@ export interface TestSyncOptions {
   rateLimit?: RateLimit;
   /** A warehouse already filled (migrated on opening); default a fresh database. */
   databaseUrl?: string;
+  /** The warehouse's key for hashed personal fields (WFS_PERSONAL_DATA_KEY). */
+  personalDataKey?: string;
 }
 
 /** A fresh warehouse database and a client of the sandbox (or of a proxy in front of it), ready for runStreams. */
 export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOptions = {}): Promise<TestSync> {
-  const warehouse = await openWarehouse({ databaseUrl: opts.databaseUrl ?? (await freshDatabase()) });
+  const warehouse = await openWarehouse({ databaseUrl: opts.databaseUrl ?? (await freshDatabase()), personalDataKey: opts.personalDataKey });
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, windowMs: 1000 } });
   const log = opts.log ?? pino({ level: 'silent' });
