@@ -60,12 +60,13 @@ export async function applyPersonalData<R extends Refusal>(wh: Warehouse, page: 
 export function applyPolicy<R extends Refusal>(page: PageRows, rejects: readonly R[], policy: CompanyPolicy): Omit<PersonalDataApplied<R>, 'check'> {
   if (!policy.hmac) return { rejects: [...rejects], prepare: () => {} };
   const names = page.target.personalNames ?? {};
+  const scrubbed = rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
   const plan = planUnder(planOf(page.target), policy);
-  if (!plan.personal) return { rejects: rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) })), prepare: () => {} };
+  if (!plan.personal) return { rejects: scrubbed, prepare: () => {} };
   for (const m of page.mapped) keyContentHash(m, plan, policy);
   const done = new WeakSet<Row>();
   return {
-    rejects: rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) })),
+    rejects: scrubbed,
     prepare: (items) => {
       for (const m of items) {
         if (done.has(m.row)) continue;

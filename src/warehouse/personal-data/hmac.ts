@@ -1,4 +1,4 @@
-import { createHash, createHmac, hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * HMAC-SHA-256 under the personal-data key, in Node for the row path and in SQL (`personal_hmac`, migration 0013)
@@ -9,7 +9,7 @@ export interface PersonalHmac {
   readonly of: (value: string) => string;
   /** The key's inner and outer pads, which `personal_hmac` takes in place of the key. */
   readonly pads: { readonly inner: Buffer; readonly outer: Buffer };
-  /** Hex SHA-256 of the inner pad, `CONTENT_LABEL` and a value of hex digits (wrappedContentHash). */
+  /** Hex SHA-256 of the inner pad, `CONTENT_LABEL` and a value (wrappedContentHash). */
   readonly prefixed: (value: string) => string;
 }
 
@@ -31,7 +31,7 @@ export function personalHmac(secret: string): PersonalHmac {
   key.copy(padded);
   const xor = (byte: number) => Buffer.from(padded.map((b) => b ^ byte));
   const pads = { inner: xor(0x36), outer: xor(0x5c) };
-  const hex = hmacOverPads(key, pads);
+  const hex = hmacOverPads(pads);
   const memo = new Map<string, string>();
   const of = (value: string) => {
     let h = memo.get(value);
@@ -41,29 +41,36 @@ export function personalHmac(secret: string): PersonalHmac {
     }
     return h;
   };
-  made = { of, pads, prefixed: prefixedHash(pads.inner) };
+  made = { of, pads, prefixed: contentHashWrap(pads.inner) };
   byKey.set(secret, made);
   wraps.set(made, new Map());
   return made;
 }
 
-/** Values up to this many bytes are hashed in the scratch buffers below; longer ones by createHmac. */
+/** Values up to this many bytes are hashed in a scratch buffer after their prefix; a longer one gets its own. */
 const SCRATCH_BYTES = 1024;
+
+/** `prefix ‖ value` in UTF-8, written into a buffer that holds the prefix already: no buffer made per value. */
+function afterPrefix(prefix: Buffer): (value: string) => Buffer {
+  const scratch = Buffer.alloc(prefix.length + SCRATCH_BYTES);
+  prefix.copy(scratch);
+  return (value) =>
+    value.length * 3 > SCRATCH_BYTES
+      ? Buffer.concat([prefix, Buffer.from(value, 'utf8')])
+      : scratch.subarray(0, prefix.length + scratch.write(value, prefix.length, 'utf8'));
+}
 
 /**
  * HMAC as its definition spells it, sha256(outer pad ‖ sha256(inner pad ‖ value)), in two one-shot hashes over
  * buffers holding the pads already: a third less CPU than a createHmac per value, which a first sync pays for
- * every row's content hash and every distinct hashed value.
+ * every distinct hashed value.
  */
-function hmacOverPads(key: Buffer, pads: { inner: Buffer; outer: Buffer }): (value: string) => string {
-  const inner = Buffer.alloc(BLOCK + SCRATCH_BYTES);
-  pads.inner.copy(inner);
+function hmacOverPads(pads: { inner: Buffer; outer: Buffer }): (value: string) => string {
+  const inner = afterPrefix(pads.inner);
   const outer = Buffer.alloc(BLOCK + 32);
   pads.outer.copy(outer);
   return (value) => {
-    if (value.length * 3 > SCRATCH_BYTES) return createHmac('sha256', key).update(value, 'utf8').digest('hex');
-    const n = inner.write(value, BLOCK, 'utf8');
-    hash('sha256', inner.subarray(0, BLOCK + n), 'buffer').copy(outer, BLOCK);
+    hash('sha256', inner(value), 'buffer').copy(outer, BLOCK);
     return hash('sha256', outer, 'hex');
   };
 }
@@ -74,16 +81,10 @@ export const HASHED = /^[0-9a-f]{64}$/;
 /** What sets a wrapped content hash's input apart from every other value hashed under the key. */
 const CONTENT_LABEL = 'wfsync-content:';
 
-/** sha256(inner pad ‖ label ‖ value) in one call over a buffer holding the pad and the label already. */
-function prefixedHash(inner: Buffer): (value: string) => string {
-  const scratch = Buffer.alloc(BLOCK + CONTENT_LABEL.length + 64);
-  inner.copy(scratch);
-  const start = BLOCK + scratch.write(CONTENT_LABEL, BLOCK, 'latin1');
-  const room = scratch.length - start;
-  return (value) =>
-    value.length > room
-      ? createHash('sha256').update(scratch.subarray(0, start)).update(value, 'latin1').digest('hex')
-      : hash('sha256', scratch.subarray(0, start + scratch.write(value, start, 'latin1')), 'hex');
+/** sha256(inner pad ‖ label ‖ value) in one call: the wrap of a content hash. */
+function contentHashWrap(inner: Buffer): (value: string) => string {
+  const input = afterPrefix(Buffer.concat([inner, Buffer.from(CONTENT_LABEL, 'utf8')]));
+  return (value) => hash('sha256', input(value), 'hex');
 }
 
 /**
