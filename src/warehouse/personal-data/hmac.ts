@@ -1,4 +1,5 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { BLOCK_BYTES, PADDING_BYTES, resumedSha256, wordsInto } from './sha256.ts';
 
 /**
  * HMAC-SHA-256 under the personal-data key, in Node for the row path and in SQL (`personal_hmac`, migration 0013)
@@ -13,8 +14,6 @@ export interface PersonalHmac {
   readonly prefixed: (value: string) => string;
 }
 
-const BLOCK = 64;
-
 /**
  * Values hashed lately, per key: the same names, e-mail addresses and content hashes come back page after page and
  * sync after sync, and a lookup costs a fraction of an HMAC. Emptied when full.
@@ -27,7 +26,7 @@ export function personalHmac(secret: string): PersonalHmac {
   let made = byKey.get(secret);
   if (made) return made;
   const key = createHash('sha256').update(secret, 'utf8').digest();
-  const padded = Buffer.alloc(BLOCK);
+  const padded = Buffer.alloc(BLOCK_BYTES);
   key.copy(padded);
   const xor = (byte: number) => Buffer.from(padded.map((b) => b ^ byte));
   const pads = { inner: xor(0x36), outer: xor(0x5c) };
@@ -47,31 +46,69 @@ export function personalHmac(secret: string): PersonalHmac {
   return made;
 }
 
-/** Values up to this many bytes are hashed in a scratch buffer after their prefix; a longer one gets its own. */
+/** Values up to a third of this many bytes are hashed in a scratch buffer; a longer one gets its own. */
 const SCRATCH_BYTES = 1024;
 
-/** `prefix ‖ value` in UTF-8, written into a buffer that holds the prefix already: no buffer made per value. */
-function afterPrefix(prefix: Buffer): (value: string) => Buffer {
-  const scratch = Buffer.alloc(prefix.length + SCRATCH_BYTES);
-  prefix.copy(scratch);
-  return (value) =>
-    value.length * 3 > SCRATCH_BYTES
-      ? Buffer.concat([prefix, Buffer.from(value, 'utf8')])
-      : scratch.subarray(0, prefix.length + scratch.write(value, prefix.length, 'utf8'));
+const encoder = new TextEncoder();
+
+/**
+ * Hex SHA-256 of `prefix ‖ head ‖ value` (UTF-8), the prefix whole blocks hashed once: the value is written after
+ * the head in a scratch buffer, so no buffer is made per value.
+ */
+function hexSha256After(prefix: Uint8Array, head = ''): (value: string) => string {
+  const digest = wordsAfter(prefix, head);
+  const words = new Int32Array(8);
+  const bytes = Buffer.alloc(32);
+  return (value) => {
+    digest(value, words);
+    wordsInto(words, bytes, 0);
+    return bytes.toString('hex');
+  };
+}
+
+function wordsAfter(prefix: Uint8Array, head: string): (value: string, out: Int32Array) => void {
+  const sha = resumedSha256(prefix);
+  const headBytes = Buffer.from(head, 'utf8');
+  const scratch = new Uint8Array(headBytes.length + SCRATCH_BYTES + PADDING_BYTES);
+  scratch.set(headBytes);
+  return (value, out) => {
+    if (value.length * 3 > SCRATCH_BYTES) {
+      const encoded = Buffer.from(value, 'utf8');
+      const own = new Uint8Array(headBytes.length + encoded.length + PADDING_BYTES);
+      own.set(headBytes);
+      own.set(encoded, headBytes.length);
+      return sha.digest(own, headBytes.length + encoded.length, out);
+    }
+    sha.digest(scratch, headBytes.length + utf8Into(scratch, headBytes.length, value), out);
+  };
+}
+
+/** Writes `value` as UTF-8 at `at` (the caller made room for three bytes a character); answers the bytes written. */
+function utf8Into(bytes: Uint8Array, at: number, value: string): number {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0x80) return i + encoder.encodeInto(value.slice(i), bytes.subarray(at + i)).written;
+    bytes[at + i] = c;
+  }
+  return value.length;
 }
 
 /**
- * HMAC as its definition spells it, sha256(outer pad ‖ sha256(inner pad ‖ value)), in two one-shot hashes over
- * buffers holding the pads already: a third less CPU than a createHmac per value, which a first sync pays for
- * every distinct hashed value.
+ * HMAC as its definition spells it, sha256(outer pad ‖ sha256(inner pad ‖ value)), resumed after the pads: a
+ * short value costs two compressions.
  */
 function hmacOverPads(pads: { inner: Buffer; outer: Buffer }): (value: string) => string {
-  const inner = afterPrefix(pads.inner);
-  const outer = Buffer.alloc(BLOCK + 32);
-  pads.outer.copy(outer);
+  const inner = wordsAfter(pads.inner, '');
+  const outer = resumedSha256(pads.outer);
+  const words = new Int32Array(8);
+  const innerDigest = new Uint8Array(32 + PADDING_BYTES);
+  const bytes = Buffer.alloc(32);
   return (value) => {
-    hash('sha256', inner(value), 'buffer').copy(outer, BLOCK);
-    return hash('sha256', outer, 'hex');
+    inner(value, words);
+    wordsInto(words, innerDigest, 0);
+    outer.digest(innerDigest, 32, words);
+    wordsInto(words, bytes, 0);
+    return bytes.toString('hex');
   };
 }
 
@@ -81,10 +118,9 @@ export const HASHED = /^[0-9a-f]{64}$/;
 /** What sets a wrapped content hash's input apart from every other value hashed under the key. */
 const CONTENT_LABEL = 'wfsync-content:';
 
-/** sha256(inner pad ‖ label ‖ value) in one call: the wrap of a content hash. */
+/** sha256(inner pad ‖ label ‖ value): the wrap of a content hash. */
 function contentHashWrap(inner: Buffer): (value: string) => string {
-  const input = afterPrefix(Buffer.concat([inner, Buffer.from(CONTENT_LABEL, 'utf8')]));
-  return (value) => hash('sha256', input(value), 'hex');
+  return hexSha256After(inner, CONTENT_LABEL);
 }
 
 /**

@@ -14,4 +14,25 @@ describe('the hash policy', () => {
     // A short value after a long one: nothing of the long one is left in what is hashed.
     expect(hmac.of('c')).toBe(reference('c'));
   });
+
+  it('gives it at every length across the block boundaries, and for any character', () => {
+    const hmac = personalHmac(`${SECRET}-lengths`);
+    const key = createHash('sha256').update(`${SECRET}-lengths`).digest();
+    const alphabet = ['a', 'Z', '0', '@', 'é', 'ß', '中', '😀', '\u{10FFFF}', '\uD800'];
+    for (let length = 0; length <= 200; length++) {
+      const ascii = 'v'.repeat(length);
+      const mixed = Array.from({ length }, (_, i) => alphabet[(i * 7 + length) % alphabet.length]).join('');
+      for (const v of [ascii, mixed]) expect(hmac.of(v), `${length}`).toBe(createHmac('sha256', key).update(v, 'utf8').digest('hex'));
+    }
+  });
+});
+
+describe("a row's content hash under a policy", () => {
+  it('is the SHA-256 of the inner pad, a label and the hash, as SQL computes it', () => {
+    const hmac = personalHmac(SECRET);
+    for (const hash of ['', '0123456789abcdef0123456789abcdef', 'h'.repeat(120), 'é'.repeat(500)]) {
+      const expected = createHash('sha256').update(hmac.pads.inner).update(`wfsync-content:${hash}`, 'utf8').digest('hex');
+      expect(hmac.prefixed(hash)).toBe(expected);
+    }
+  });
 });
