@@ -118,4 +118,26 @@ describe('a saturated queue', () => {
     }
     await queue.obliterate({ force: true });
   });
+
+  it("renumbers its turns from the clock when nothing waits, and only then, runs held for their spread included", async () => {
+    await connection.del(PASSES_KEY, CLOCK_KEY);
+    const [a, b, c] = incremental;
+    const run = (job: typeof a, startAfterMs = 0) => ({ company: 'beta', job: job!, firedAt: new Date(), intervalMs: 60_000, startAfterMs });
+    const priorityOf = async (job: typeof a) => (await queue.getJobs(['delayed', 'prioritized', 'waiting'])).find((j) => j.data.job === job!.name)!.priority;
+    await connection.zadd(CLOCK_KEY, 400_000, 'at');
+    await enqueueRun(queue, run(a, 60_000), { fairness: steady, connection });
+    expect(await priorityOf(a)).toBe(400_001);
+    // Half a span of clock on, with only a held run queued: the base moves up, and the held run is renumbered.
+    await connection.zadd(CLOCK_KEY, 600_000, 'at');
+    await enqueueRun(queue, run(b, 60_000), { fairness: steady, connection });
+    expect(Number(await connection.zscore(CLOCK_KEY, 'base'))).toBe(600_000);
+    expect([await priorityOf(a), await priorityOf(b)]).toEqual([1, 1]);
+    // With a run waiting, the base stays where it is.
+    await connection.zadd(CLOCK_KEY, 1_200_000, 'at');
+    await queue.promoteJobs();
+    await enqueueRun(queue, run(c), { fairness: steady, connection });
+    expect(Number(await connection.zscore(CLOCK_KEY, 'base'))).toBe(600_000);
+    expect(await priorityOf(c)).toBe(600_001);
+    await queue.obliterate({ force: true });
+  });
 });
