@@ -2,7 +2,6 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
-import { clockPassed, nextTurn, PASS_SPAN, queuedAt, type Turn } from './passes.ts';
 
 export const SYNC_QUEUE = 'sync';
 
@@ -14,8 +13,6 @@ export interface SyncJobData {
   firedAt: string;
   /** ScheduledRun `dependencyBoundsMs`. */
   dependencyBoundsMs?: Record<string, number>;
-  /** An incremental run's turn on the clock of a saturated box (passes.ts). */
-  pass?: number;
 }
 
 /**
@@ -66,10 +63,9 @@ export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
 }
 
 /**
- * How a saturated box shares itself. Incremental runs take turns in proportion to their jobs' intervals
- * (passes.ts); a backfill (a company's first sync, a full re-read) comes after every incremental run, and among
- * backfills each company's k-th job (`slot`, its place among the jobs) has the same priority as every other
- * company's, so companies take turns and a company's dependencies are read before the jobs that use them.
+ * How a saturated box shares itself. BullMQ takes lower priorities first and, within one, the oldest first: each
+ * company's k-th job (`slot`, its place among the jobs) has the same priority as every other company's, so the
+ * companies take turns; a backfill (a company's first sync, a full re-read) comes after every incremental run.
  */
 export interface Fairness {
   /** The company has streams never synced yet: its runs are its backfill. */
@@ -78,11 +74,12 @@ export interface Fairness {
   slotOf(job: string): number;
 }
 
-/** Backfills get this plus their slot: after every incremental run, within BullMQ's 2,097,151. */
-export const BACKFILL_PRIORITY = PASS_SPAN + 1;
+/** Incremental runs get 1 + slot, backfills this plus their slot: well within BullMQ's 2,097,151. */
+export const BACKFILL_PRIORITY = 1000;
 
-function backfillPriority(run: ScheduledRun, fairness: Fairness): number {
-  return BACKFILL_PRIORITY + Math.min(999, Math.max(0, fairness.slotOf(run.job.name)));
+export function runPriority(run: ScheduledRun, fairness: Fairness): number {
+  const slot = Math.min(BACKFILL_PRIORITY - 2, Math.max(0, fairness.slotOf(run.job.name)));
+  return (run.job.fullRefresh || fairness.backfilling(run.company) ? BACKFILL_PRIORITY : 1) + slot;
 }
 
 /** Jobs queued and not yet taken, by when they were queued: the oldest one's wait is the schedule's delay. */
@@ -93,8 +90,6 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
  * (BullMQ's deduplication, until that job ends), so the queue never holds more than companies × jobs.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
-  const backfill = Boolean(run.job.fullRefresh) || Boolean(fleet?.fairness.backfilling(run.company));
-  const turn: Turn | undefined = fleet && !backfill ? await nextTurn(fleet.connection, queue, run.company, run.job.name, run.intervalMs) : undefined;
   const data: SyncJobData = {
     company: run.company,
     job: run.job.name,
@@ -102,26 +97,22 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     fullRefresh: run.job.fullRefresh,
     firedAt: run.firedAt.toISOString(),
     ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
-    ...(turn ? { pass: turn.pass } : {}),
   };
   const jobId = syncJobId(run);
   const delay = run.startAfterMs ?? 0;
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: `${run.company}.${run.job.name}` },
-    ...(fleet ? { priority: turn ? turn.priority : backfillPriority(run, fleet.fairness) } : {}),
+    ...(fleet ? { priority: runPriority(run, fleet.fairness) } : {}),
     ...(delay > 0 ? { delay } : {}),
   });
-  if (!fleet || added.id !== jobId) return;
   // A run waits from when it is due, not from its firing.
-  await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
-  if (turn) await queuedAt(fleet.connection, run.company, run.job.name, turn.pass);
+  if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
 }
 
-/** A worker took the job: it no longer waits, and the clock of turns reads at least its pass. */
-export async function taken(connection: Redis, job: { id?: string; data: Pick<SyncJobData, 'pass'> }): Promise<void> {
-  await connection.zrem(QUEUED_KEY, String(job.id));
-  if (job.data.pass !== undefined) await clockPassed(connection, job.data.pass);
+/** A worker took the job: it no longer waits. */
+export async function taken(connection: Redis, jobId: string): Promise<void> {
+  await connection.zrem(QUEUED_KEY, jobId);
 }
 
 /**
