@@ -10,13 +10,13 @@ export interface PersonalHmac {
   readonly of: (value: string) => string;
   /** The key's inner and outer pads, which `personal_hmac` takes in place of the key. */
   readonly pads: { readonly inner: Buffer; readonly outer: Buffer };
-  /** Hex SHA-256 of the inner pad, `CONTENT_LABEL` and a value (wrappedContentHash). */
-  readonly prefixed: (value: string) => string;
+  /** A content hash's wrap: `p` and the first 31 hex digits of sha256(inner pad ‖ `CONTENT_LABEL` ‖ hash). */
+  readonly wrap: (hash: string) => string;
 }
 
 /**
- * Values hashed lately, per key: the same names, e-mail addresses and content hashes come back page after page and
- * sync after sync, and a lookup costs a fraction of an HMAC. Emptied when full.
+ * Values hashed lately, per key: the same names and e-mail addresses come back page after page and sync after sync,
+ * and a lookup costs a fraction of an HMAC. Emptied when full.
  */
 const MEMO_ENTRIES = 100_000;
 
@@ -40,9 +40,8 @@ export function personalHmac(secret: string): PersonalHmac {
     }
     return h;
   };
-  made = { of, pads, prefixed: contentHashWrap(pads.inner) };
+  made = { of, pads, wrap: contentHashWrap(pads.inner) };
   byKey.set(secret, made);
-  wraps.set(made, new Map());
   return made;
 }
 
@@ -50,21 +49,6 @@ export function personalHmac(secret: string): PersonalHmac {
 const SCRATCH_BYTES = 1024;
 
 const encoder = new TextEncoder();
-
-/**
- * Hex SHA-256 of `prefix ‖ head ‖ value` (UTF-8), the prefix whole blocks hashed once: the value is written after
- * the head in a scratch buffer, so no buffer is made per value.
- */
-function hexSha256After(prefix: Uint8Array, head = ''): (value: string) => string {
-  const digest = wordsAfter(prefix, head);
-  const words = new Int32Array(8);
-  const bytes = Buffer.alloc(32);
-  return (value) => {
-    digest(value, words);
-    wordsInto(words, bytes, 0);
-    return bytes.toString('hex');
-  };
-}
 
 function wordsAfter(prefix: Uint8Array, head: string): (value: string, out: Int32Array) => void {
   const sha = resumedSha256(prefix);
@@ -118,9 +102,19 @@ export const HASHED = /^[0-9a-f]{64}$/;
 /** What sets a wrapped content hash's input apart from every other value hashed under the key. */
 const CONTENT_LABEL = 'wfsync-content:';
 
-/** sha256(inner pad ‖ label ‖ value): the wrap of a content hash. */
-function contentHashWrap(inner: Buffer): (value: string) => string {
-  return hexSha256After(inner, CONTENT_LABEL);
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
+/** `p` and the first 31 hex digits of sha256(inner pad ‖ label ‖ hash), written as they are made. */
+function contentHashWrap(inner: Buffer): (hash: string) => string {
+  const digest = wordsAfter(inner, CONTENT_LABEL);
+  const words = new Int32Array(8);
+  const text = Buffer.alloc(32);
+  text[0] = 0x70;
+  return (hash) => {
+    digest(hash, words);
+    for (let i = 0; i < 31; i++) text[i + 1] = HEX_DIGITS[(words[i >>> 3]! >>> (28 - 4 * (i & 7))) & 15]!;
+    return text.toString('latin1', 0, 32);
+  };
 }
 
 /**
@@ -130,18 +124,8 @@ function contentHashWrap(inner: Buffer): (value: string) => string {
  * a hash and proves nothing, so a secret prefix serves: one SHA-256 a row where an HMAC takes two.
  */
 export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
-  if (hash.startsWith('p')) return hash;
-  let wrapped = wraps.get(hmac)!.get(hash);
-  if (wrapped === undefined) {
-    const memo = wraps.get(hmac)!;
-    if (memo.size >= MEMO_ENTRIES) memo.clear();
-    memo.set(hash, (wrapped = `p${hmac.prefixed(hash).slice(0, 31)}`));
-  }
-  return wrapped;
+  return hash.startsWith('p') ? hash : hmac.wrap(hash);
 }
-
-/** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
-const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
 
 /** The same in SQL, over a column holding the content hash; `inner` is the inner pad's parameter. */
 export function wrappedContentHashSql(column: string, inner: string): string {

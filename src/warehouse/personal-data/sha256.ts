@@ -75,7 +75,9 @@ export interface ResumedSha256 {
 export function resumedSha256(prefix: Uint8Array): ResumedSha256 {
   if (prefix.length % BLOCK_BYTES !== 0) throw new RangeError('the prefix must be whole 64-byte blocks');
   const start = INITIAL.slice();
-  for (let at = 0; at < prefix.length; at += BLOCK_BYTES) compress(start, prefix, at);
+  // A plain Uint8Array, as every message is: compress sees one kind of array and V8 keeps it fast.
+  const blocks = new Uint8Array(prefix);
+  for (let at = 0; at < blocks.length; at += BLOCK_BYTES) compress(start, blocks, at);
   const prefixBits = prefix.length * 8;
   return {
     digest(message, length, out) {

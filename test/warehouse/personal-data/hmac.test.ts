@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { personalHmac } from '../../../src/warehouse/personal-data/hmac.ts';
+import { personalHmac, wrappedContentHash } from '../../../src/warehouse/personal-data/hmac.ts';
 
 const SECRET = 'hmac-test-secret';
 /** What any other HMAC-SHA-256 of the warehouse's key gives: `personal_hmac` in SQL and an analyst's own tools. */
@@ -28,11 +28,13 @@ describe('the hash policy', () => {
 });
 
 describe("a row's content hash under a policy", () => {
-  it('is the SHA-256 of the inner pad, a label and the hash, as SQL computes it', () => {
+  it('is p and 31 hex digits of the SHA-256 of the inner pad, a label and the hash, as SQL computes it', () => {
     const hmac = personalHmac(SECRET);
     for (const hash of ['', '0123456789abcdef0123456789abcdef', 'h'.repeat(120), 'é'.repeat(500)]) {
       const expected = createHash('sha256').update(hmac.pads.inner).update(`wfsync-content:${hash}`, 'utf8').digest('hex');
-      expect(hmac.prefixed(hash)).toBe(expected);
+      expect(wrappedContentHash(hmac, hash)).toBe(`p${expected.slice(0, 31)}`);
     }
+    // Wrapped once: a wrapped hash stays as it is.
+    expect(wrappedContentHash(hmac, wrappedContentHash(hmac, 'abc'))).toBe(wrappedContentHash(hmac, 'abc'));
   });
 });
