@@ -51,6 +51,10 @@ const SCRATCH_BYTES = 1024;
 
 const encoder = new TextEncoder();
 
+/**
+ * SHA-256 of `prefix ‖ head ‖ value` (UTF-8) into eight words, the prefix's blocks hashed once: the value is written
+ * after the head in a scratch buffer, so no buffer is made per value.
+ */
 function wordsAfter(prefix: Uint8Array, head: string): (value: string, out: Int32Array) => void {
   const sha = resumedSha256(prefix);
   const headBytes = Buffer.from(head, 'utf8');
