@@ -370,7 +370,8 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
   fingerprintPage(page);
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
-  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...page.refused, ...page.childRejects]), wh.outage);
+  const freshKeys = expectsFreshKeys(wh, o.companyKey, o.target);
+  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...page.refused, ...page.childRejects], { freshKeys }), wh.outage);
   const rejects = personal.rejects;
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
@@ -389,7 +390,7 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
     });
   const attempt = async () => {
     try {
-      return await write(expectsFreshKeys(wh, o.companyKey, o.target) ? 'fresh' : 'insert');
+      return await write(freshKeys ? 'fresh' : 'insert');
     } catch (e) {
       if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
       return write('upsert');

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { cachedWrap } from './wrap-cache.ts';
 import { BLOCK_BYTES, PADDING_BYTES, resumedSha256, wordsInto } from './sha256.ts';
 
 /**
@@ -15,8 +16,8 @@ export interface PersonalHmac {
 }
 
 /**
- * Values hashed lately, per key: the same names, e-mail addresses and content hashes come back page after page and
- * sync after sync, and a lookup costs a fraction of a hash. Emptied when full.
+ * Values hashed lately, per key: the same names and e-mail addresses come back page after page and sync after
+ * sync, and a lookup costs a fraction of a hash. Emptied when full.
  */
 const MEMO_ENTRIES = 100_000;
 
@@ -42,7 +43,6 @@ export function personalHmac(secret: string): PersonalHmac {
   };
   made = { of, pads, wrap: contentHashWrap(pads.inner) };
   byKey.set(secret, made);
-  wraps.set(made, new Map());
   return made;
 }
 
@@ -109,12 +109,15 @@ const CONTENT_LABEL = 'wfsync-content:';
 
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
+/** `p`, which starts a wrapped content hash and no clear one (hex). */
+const P = 0x70;
+
 /** `p` and the first 31 hex digits of sha256(inner pad ‖ label ‖ hash), written as they are made. */
 function contentHashWrap(inner: Buffer): (hash: string) => string {
   const digest = wordsAfter(inner, CONTENT_LABEL);
   const words = new Int32Array(8);
   const text = Buffer.alloc(32);
-  text[0] = 0x70;
+  text[0] = P;
   return (hash) => {
     digest(hash, words);
     for (let i = 0; i < 31; i++) text[i + 1] = HEX_DIGITS[(words[i >>> 3]! >>> (28 - 4 * (i & 7))) & 15]!;
@@ -127,20 +130,14 @@ function contentHashWrap(inner: Buffer): (hash: string) => string {
  * it was computed from, and marked (`p`), so it is wrapped once. Computed over the clear values, it stays the same
  * whichever fields are hashed or blocked: a policy change alone makes no new history version. The wrap only hides
  * a hash and proves nothing, so a secret prefix serves: one SHA-256 a row where an HMAC takes two.
+ *
+ * `remember`: keep it for the row's next sight. A page of keys never stored (a backfill) passes false: its rows
+ * are not read again soon, and keeping them would push out the rows that are.
  */
-export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
-  if (hash.startsWith('p')) return hash;
-  const memo = wraps.get(hmac)!;
-  let wrapped = memo.get(hash);
-  if (wrapped === undefined) {
-    if (memo.size >= MEMO_ENTRIES) memo.clear();
-    memo.set(hash, (wrapped = hmac.wrap(hash)));
-  }
-  return wrapped;
+export function wrappedContentHash(hmac: PersonalHmac, hash: string, remember = true): string {
+  if (hash.charCodeAt(0) === P) return hash;
+  return remember ? cachedWrap(hmac, hash, hmac.wrap) : hmac.wrap(hash);
 }
-
-/** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
-const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
 
 /** The same in SQL, over a column holding the content hash; `inner` is the inner pad's parameter. */
 export function wrappedContentHashSql(column: string, inner: string): string {
