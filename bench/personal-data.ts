@@ -27,11 +27,13 @@ import { targetOfEndpoint } from './sandbox-backfill.ts';
  *             company that keeps every field and one with four fields hashed or blocked (PrimaryEmailAddress hash,
  *             DateOfBirth, HomeAddressLine1, MobilePhoneNumber block; on shifts, FirstName and LastName hash,
  *             EmployeeNumber and MobilePhoneNumber block, the fields their pages carry), their pages written in
- *             turn. Time on a CPU of the sync's main thread and of Postgres per 200 records (the individuals list
- *             is one response), median of BENCH_ROUNDS rounds (default 10; the extra in percent is the median of
- *             each round's ratio), each under a key new to the process, of three passes: `firstSight` (every row
- *             inserted, every value hashed for the first time: a first sync), `changed` (every record with a field added:
- *             new content, values hashed before: an incremental sync) and `unchanged` (the same again).
+ *             turn, each after a full collection (a list of fewer than BENCH_PAGES_PER_ROUND responses, such as
+ *             individuals, which is one, by as many pairs of such companies). Time on a CPU of the sync's main
+ *             thread and of Postgres per 200 records, median of BENCH_ROUNDS rounds (default 10; the extra in
+ *             percent is the median of each round's ratio), each under a key new to the process, of three passes:
+ *             `firstSight` (every row inserted, every value hashed for the first time: a first sync), `changed`
+ *             (every record with a field added: new content, values hashed before: an incremental sync) and
+ *             `unchanged` (the same again).
  *   rewrite   a company synced from a sandbox of BENCH_SIZE into a private Postgres, then the same four fields of
  *             individuals set: rows rewritten per second by the policy change, with no request to the service.
  *
@@ -42,6 +44,11 @@ import { targetOfEndpoint } from './sandbox-backfill.ts';
 const SIZE = (process.env.BENCH_SIZE ?? 'medium') as SandboxSize;
 const PAGES = Number(process.env.BENCH_PAGES ?? '20');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '10');
+/**
+ * Pages each kind of company writes a pass, at least: a list of fewer responses (individuals is one) is written
+ * by that many pairs of companies, each pair a keeping company and one under the four fields.
+ */
+const PAGES_PER_ROUND = Number(process.env.BENCH_PAGES_PER_ROUND ?? '10');
 const KEY = 'bench-personal-data-key';
 
 const individualsPolicy: Record<string, 'hash' | 'block'> = {
@@ -80,6 +87,13 @@ function postgresRunUs(dataDir: string): number {
   }, runUs(`/proc/${pid}/schedstat`));
 }
 
+/**
+ * A full collection before each company's page, outside its time: a page pays for the collections its own
+ * allocations call for, not for what the page before it (the other company's) left behind. Run with
+ * --expose-gc (the npm script does).
+ */
+const collectGarbage = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
 /** CPU per page's worth of records (200): the individuals list comes in one response, whatever its size. */
 interface Cost {
   syncMsPerPage: number;
@@ -106,6 +120,7 @@ async function passes(wh: Warehouse, dataDir: string, rec: Recorded, companies: 
     const order = companies.map((_, k) => k);
     if ((i + flip) % 2 === 1) order.reverse();
     for (const k of order) {
+      collectGarbage();
       const pg0 = postgresRunUs(dataDir);
       const t0 = mainThreadUs();
       const c = readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, body)));
@@ -120,12 +135,22 @@ async function passes(wh: Warehouse, dataDir: string, rec: Recorded, companies: 
   return companies.map((_, k) => ({ syncMsPerPage: sync[k]! / 1000 / n, postgresMsPerPage: postgres[k]! / 1000 / n }));
 }
 
-/** The median round: rounds on a shared machine meet other work now and then. */
-const median = (values: number[]) => {
+/** Companies' costs taken together: a round's pairs of companies. */
+const mean = (costs: Cost[]): Cost => ({
+  syncMsPerPage: costs.reduce((a, c) => a + c.syncMsPerPage, 0) / costs.length,
+  postgresMsPerPage: costs.reduce((a, c) => a + c.postgresMsPerPage, 0) / costs.length,
+});
+
+/** A quantile, between the two nearest rounds. */
+function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  return sorted[below]! + (sorted[Math.ceil(at)]! - sorted[below]!) * (at - below);
+}
+
+/** The median round: rounds on a shared machine meet other work now and then. */
+const median = (values: number[]) => quantile(values, 0.5);
 const sum = (costs: Cost[]) => ({
   syncMsPerPage: round(median(costs.map((c) => c.syncMsPerPage))),
   postgresMsPerPage: round(median(costs.map((c) => c.postgresMsPerPage))),
@@ -135,11 +160,15 @@ const sum = (costs: Cost[]) => ({
  * (other work on the machine) slows both of its companies and cancels out.
  */
 const extra = (none: Cost[], four: Cost[]) => {
-  const ratio = (pick: (c: Cost) => number) => round((median(four.map((f, i) => pick(f) / pick(none[i]!))) - 1) * 100, 1);
+  const ratios = (pick: (c: Cost) => number) => four.map((f, i) => pick(f) / pick(none[i]!));
+  const percent = (r: number) => round((r - 1) * 100, 1);
+  const both = ratios((c) => c.syncMsPerPage + c.postgresMsPerPage);
   return {
-    sync: ratio((c) => c.syncMsPerPage),
-    postgres: ratio((c) => c.postgresMsPerPage),
-    both: ratio((c) => c.syncMsPerPage + c.postgresMsPerPage),
+    sync: percent(median(ratios((c) => c.syncMsPerPage))),
+    postgres: percent(median(ratios((c) => c.postgresMsPerPage))),
+    both: percent(median(both)),
+    /** The middle half of the rounds' own figures for `both`: how far one round is from the next. */
+    bothQuartiles: [percent(quantile(both, 0.25)), percent(quantile(both, 0.75))],
   };
 };
 
@@ -171,21 +200,23 @@ async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Reco
   const names = Object.keys(PASSES) as (keyof typeof PASSES)[];
   const pages = Object.fromEntries(names.map((n) => [n, PASSES[n](rec)])) as Record<keyof typeof PASSES, Recorded>;
   const figures = Object.fromEntries(names.map((n) => [n, { none: [] as Cost[], four: [] as Cost[] }]));
+  const pairs = Math.max(1, Math.ceil(PAGES_PER_ROUND / rec.bodies.length));
   for (let r = 0; r < ROUNDS; r++) {
     const wh = await openWarehouse({ databaseUrl: url, personalDataKey: `${KEY}-${rec.name}-${r}` });
     try {
-      const none = `keep-${rec.name}-${r}`;
-      const four = `four-${rec.name}-${r}`;
+      const nones = Array.from({ length: pairs }, (_, j) => `keep-${rec.name}-${r}-${j}`);
+      const fours = Array.from({ length: pairs }, (_, j) => `four-${rec.name}-${r}-${j}`);
       const warm = `warm-${rec.name}-${r}`;
-      const companies = [none, four, warm].map((k) => ({ company_key: k, base_url: 'http://bench', api_key_sealed: 'v1.bench' }));
+      const keys = [...nones, ...fours, warm];
+      const companies = keys.map((k) => ({ company_key: k, base_url: 'http://bench', api_key_sealed: 'v1.bench' }));
       await wh.sql`insert into ${wh.sql(wh.schema)}.companies ${wh.sql(companies)}`;
-      await setPersonalDataPolicy(wh, personalData, four, policy);
+      for (const four of fours) await setPersonalDataPolicy(wh, personalData, four, policy);
       // A new client's sessions pay for what a server caches per session on their first pages: not this bench's.
       await passes(wh, dataDir, rec, [warm]);
       for (const n of names) {
-        const [keep, hashed] = await passes(wh, dataDir, pages[n], [none, four], r % 2);
-        figures[n]!.none.push(keep!);
-        figures[n]!.four.push(hashed!);
+        const costs = await passes(wh, dataDir, pages[n], nones.flatMap((none, j) => [none, fours[j]!]), r % 2);
+        figures[n]!.none.push(mean(costs.filter((_, i) => i % 2 === 0)));
+        figures[n]!.four.push(mean(costs.filter((_, i) => i % 2 === 1)));
       }
     } finally {
       await wh.close();
