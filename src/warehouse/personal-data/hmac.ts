@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { cachedWrap } from './wrap-cache.ts';
 import { BLOCK_BYTES, PADDING_BYTES, resumedSha256, wordsInto } from './sha256.ts';
 
 /**
@@ -16,8 +15,8 @@ export interface PersonalHmac {
 }
 
 /**
- * Values hashed lately, per key: the same names and e-mail addresses come back page after page and sync after
- * sync, and a lookup costs a fraction of a hash. Emptied when full.
+ * Values hashed lately, per key: the same names, e-mail addresses and content hashes come back page after page and
+ * sync after sync, and a lookup costs a fraction of a hash. Emptied when full.
  */
 const MEMO_ENTRIES = 100_000;
 
@@ -43,6 +42,7 @@ export function personalHmac(secret: string): PersonalHmac {
   };
   made = { of, pads, wrap: contentHashWrap(pads.inner) };
   byKey.set(secret, made);
+  wraps.set(made, new Map());
   return made;
 }
 
@@ -136,8 +136,18 @@ function contentHashWrap(inner: Buffer): (hash: string) => string {
  */
 export function wrappedContentHash(hmac: PersonalHmac, hash: string, remember = true): string {
   if (hash.charCodeAt(0) === P) return hash;
-  return remember ? cachedWrap(hmac, hash, hmac.wrap) : hmac.wrap(hash);
+  if (!remember) return hmac.wrap(hash);
+  const memo = wraps.get(hmac)!;
+  let wrapped = memo.get(hash);
+  if (wrapped === undefined) {
+    if (memo.size >= MEMO_ENTRIES) memo.clear();
+    memo.set(hash, (wrapped = hmac.wrap(hash)));
+  }
+  return wrapped;
 }
+
+/** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
+const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
 
 /** The same in SQL, over a column holding the content hash; `inner` is the inner pad's parameter. */
 export function wrappedContentHashSql(column: string, inner: string): string {
