@@ -14,6 +14,8 @@ export interface ScheduledRun {
   dependencyBoundsMs?: Readonly<Record<string, number>>;
   /** How long after the firing the run is queued (spread.ts); runs in-process start at the firing. */
   startAfterMs?: number;
+  /** The job's interval, from its cron: a saturated queue's turns are this far apart (turns.ts). */
+  intervalMs?: number;
 }
 
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
@@ -46,7 +48,7 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const companies = opts.companies();
       for (const company of companies) {
         const startAfterMs = runOffsetMs(company, job.name, intervalMs, companies.length);
-        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs }).catch((err: unknown) => {
+        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs }).catch((err: unknown) => {
           opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
         });
       }

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
+import { incrementalPriority, TAKEN_KEY, takenField, TURN_SPAN_S } from './turns.ts';
 import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
 
 export const SYNC_QUEUE = 'sync';
@@ -63,9 +64,10 @@ export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
 }
 
 /**
- * How a saturated box shares itself. BullMQ takes lower priorities first and, within one, the oldest first: each
- * company's k-th job (`slot`, its place among the jobs) has the same priority as every other company's, so the
- * companies take turns; a backfill (a company's first sync, a full re-read) comes after every incremental run.
+ * How a saturated box shares itself. BullMQ takes lower priorities first and, within one, the oldest first. An
+ * incremental run's priority is its turn (turns.ts): due an interval after its job was last taken for the company.
+ * A backfill (a company's first sync, a full re-read) comes after every incremental run, in the jobs' order, so a
+ * first sync reads a dependency before the jobs that read it.
  */
 export interface Fairness {
   /** The company has streams never synced yet: its runs are its backfill. */
@@ -74,20 +76,24 @@ export interface Fairness {
   slotOf(job: string): number;
 }
 
-/** Incremental runs get 1 + slot, backfills this plus their slot: well within BullMQ's 2,097,151. */
-export const BACKFILL_PRIORITY = 1000;
+/** Backfills get this plus their slot: after every incremental run's turn, well within BullMQ's 2,097,151. */
+export const BACKFILL_PRIORITY = TURN_SPAN_S + 1;
 
-export function runPriority(run: ScheduledRun, fairness: Fairness): number {
-  const slot = Math.min(BACKFILL_PRIORITY - 2, Math.max(0, fairness.slotOf(run.job.name)));
-  return (run.job.fullRefresh || fairness.backfilling(run.company) ? BACKFILL_PRIORITY : 1) + slot;
+export function isBackfill(run: ScheduledRun, fairness: Fairness): boolean {
+  return Boolean(run.job.fullRefresh) || fairness.backfilling(run.company);
+}
+
+export function backfillPriority(run: ScheduledRun, fairness: Fairness): number {
+  return BACKFILL_PRIORITY + Math.min(999, Math.max(0, fairness.slotOf(run.job.name)));
 }
 
 /** Jobs queued and not yet taken, by when they were queued: the oldest one's wait is the schedule's delay. */
 export const QUEUED_KEY = 'wfsync:sync:queued';
 
 /**
- * Queues a run. A firing that finds the same job of the same company still queued or running coalesces with it
- * (BullMQ's deduplication, until that job ends), so the queue never holds more than companies × jobs.
+ * Queues a run. A firing that finds the same job of the same company still queued coalesces with it; one that finds
+ * it running is kept, and queued once the running one ends (BullMQ's deduplication, `keepLastIfActive`): the queue
+ * never holds more than companies × jobs, and a long run does not cost its company the next turn.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
   const data: SyncJobData = {
@@ -99,20 +105,28 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
   };
   const jobId = syncJobId(run);
-  const delay = run.startAfterMs ?? 0;
+  const dedupId = `${run.company}.${run.job.name}`;
+  // A run kept behind a running one is queued when that one ends, by which time its spread share is long past.
+  const delay = run.startAfterMs && !(await isRunning(queue, dedupId)) ? run.startAfterMs : 0;
+  const priority = fleet && (isBackfill(run, fleet.fairness) ? backfillPriority(run, fleet.fairness) : await incrementalPriority(queue, fleet.connection, run));
   const added = await queue.add(run.job.name, data, {
     jobId,
-    deduplication: { id: `${run.company}.${run.job.name}` },
-    ...(fleet ? { priority: runPriority(run, fleet.fairness) } : {}),
+    deduplication: { id: dedupId, keepLastIfActive: true },
+    ...(priority ? { priority } : {}),
     ...(delay > 0 ? { delay } : {}),
   });
   // A run waits from when it is due, not from its firing.
   if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
 }
 
-/** A worker took the job: it no longer waits. */
-export async function taken(connection: Redis, jobId: string): Promise<void> {
-  await connection.zrem(QUEUED_KEY, jobId);
+async function isRunning(queue: Queue<SyncJobData>, dedupId: string): Promise<boolean> {
+  const id = await queue.getDeduplicationJobId(dedupId);
+  return id !== null && (await queue.getJobState(id)) === 'active';
+}
+
+/** A worker took the job: it no longer waits, and its company's next turn at the job counts from now. */
+export async function taken(connection: Redis, jobId: string, run: Pick<SyncJobData, 'company' | 'job'>, now = Date.now()): Promise<void> {
+  await connection.multi().zrem(QUEUED_KEY, jobId).hset(TAKEN_KEY, takenField(run.company, run.job), String(now)).exec();
 }
 
 /**

@@ -87,7 +87,7 @@ async function processSyncJob(
   lockDuration: number,
 ): Promise<SyncJobResult> {
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
-  await taken(opts.connection, String(job.id));
+  await taken(opts.connection, String(job.id), job.data);
   // The companies table is read again when the job names a company added since the last refresh.
   const company = await opts.env.resolve(job.data.company);
   if (!company || company.paused) {

@@ -1,14 +1,15 @@
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
-import { createSyncQueue, enqueueRun, scheduleDelaySeconds, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { createSyncQueue, enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { EPOCH_KEY, TAKEN_KEY, TURN_SPAN_S } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 
-/** A saturated queue, in real Redis over a real warehouse: companies take turns, backfills wait, firings coalesce. */
+/** A saturated queue, in real Redis over a real warehouse: companies take turns, backfills wait, firings coalesce or follow a running job. */
 
 let wh: Warehouse;
 let connection: Redis;
@@ -42,20 +43,27 @@ describe('a saturated queue', () => {
     expect([...(await backfillingCompanies(wh, ['alpha', 'beta', 'gamma']))]).toEqual(['alpha']);
   });
 
-  it('takes companies in turns, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
-    const firedAt = new Date('2026-11-26T06:00:00Z');
+  it('takes the company served longest ago first, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
+    const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000);
+    const intervalMs = 600_000;
+    // beta's jobs were last taken a minute before the firing, gamma's ten minutes before: gamma's turn comes first.
+    for (const job of incremental) {
+      await taken(connection, 'x', { company: 'beta', job: job.name }, firedAt.getTime() - 60_000);
+      await taken(connection, 'x', { company: 'gamma', job: job.name }, firedAt.getTime() - intervalMs);
+    }
     // alpha's backfill is queued first, then beta's and gamma's every job.
-    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt }, { fairness, connection });
+    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt, intervalMs }, { fairness, connection });
     const total = 3 * incremental.length;
     expect(await queue.count()).toBe(total);
     // The next firings find every job still queued: nothing more is queued.
     const later = new Date(firedAt.getTime() + 120_000);
-    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: later }, { fairness, connection });
+    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: later, intervalMs }, { fairness, connection });
     expect(await queue.count()).toBe(total);
 
     const order = (await queue.getJobs(['prioritized', 'waiting'], 0, -1, true)).map((j) => `${j.data.company}/${j.data.job}`);
     const expected = [
-      ...incremental.flatMap((j) => [`beta/${j.name}`, `gamma/${j.name}`]),
+      ...incremental.map((j) => `gamma/${j.name}`),
+      ...incremental.map((j) => `beta/${j.name}`),
       ...incremental.map((j) => `alpha/${j.name}`),
     ];
     expect(order).toEqual(expected);
@@ -78,6 +86,48 @@ describe('a saturated queue', () => {
     // Due in a minute: nothing has waited yet, and a minute and a half after its firing it has waited 30 s.
     expect(await scheduleDelaySeconds(queue, connection)).toBe(0);
     expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
+    await queue.obliterate({ force: true });
+  });
+  it('queues a firing that finds its job running once that run ends, at once, and counts the next turn from the take', async () => {
+    await queue.obliterate({ force: true });
+    const job = incremental[0]!;
+    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
+    const taker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: connection.duplicate() });
+    try {
+      const running = (await taker.getNextJob('token'))!;
+      await taken(connection, String(running.id), running.data);
+      // A firing while it runs, with a spread share: not coalesced into the running job, and not queued yet.
+      const next = new Date();
+      await enqueueRun(queue, { company: 'beta', job, firedAt: next, intervalMs: 30_000, startAfterMs: 60_000 }, { fairness, connection });
+      expect(await queue.getJobCounts('prioritized', 'delayed', 'waiting')).toEqual({ prioritized: 0, delayed: 0, waiting: 0 });
+      await running.moveToCompleted('done', 'token', false);
+      const [queued] = await queue.getJobs(['prioritized', 'waiting']);
+      expect(queued?.id).toBe(`beta.${job.name}.${next.getTime()}`);
+      // Due thirty seconds after the take: a company served before it goes first.
+      expect(queued!.priority).toBeGreaterThan(1);
+    } finally {
+      await taker.close();
+      await queue.obliterate({ force: true });
+    }
+  });
+
+  it('moves the epoch on before the turns run out, and the queued turns keep their order', async () => {
+    await connection.del(EPOCH_KEY);
+    const now = Date.now();
+    const day = 86_400_000;
+    await connection.set(EPOCH_KEY, String(now - 11.5 * day));
+    const job = incremental[0]!;
+    // gamma's turn came two days ago; it is queued under the old epoch.
+    await taken(connection, 'x', { company: 'gamma', job: job.name }, now - 2 * day - 600_000);
+    await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
+    await enqueueRun(queue, { company: 'alpha', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
+    await connection.hdel(TAKEN_KEY, `beta.${job.name}`);
+    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
+    expect(Number(await connection.get(EPOCH_KEY))).toBeGreaterThanOrEqual(now - day);
+    const queued = await queue.getJobs(['prioritized'], 0, -1, true);
+    expect(queued.map((j) => j.data.company)).toEqual(['gamma', 'beta', 'alpha']);
+    expect(queued[1]!.priority).toBeLessThan(TURN_SPAN_S / 2);
+    expect(queued[2]!.priority).toBeGreaterThan(TURN_SPAN_S);
     await queue.obliterate({ force: true });
   });
 });
