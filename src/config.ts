@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 
@@ -288,12 +289,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
- * Jobs a worker runs at once when WFS_WORKER_CONCURRENCY is not set: two per company, at least four. A job waiting
- * for its company's budget holds its slot, so with fewer slots than companies some keys sit idle while others
- * wait; with two each, a company's next job is under way while one is finishing.
+ * Jobs a worker runs at once when WFS_WORKER_CONCURRENCY is not set: two per company, at least four, and at most
+ * 128 per core. A job waiting for its company's budget holds its slot, so with fewer slots than companies some keys
+ * sit idle while others wait; with two each, a company's next job is under way while one is finishing. Past 128
+ * a core, more runs at once only share the CPU thinner: each stays active longer, and the queue's turns
+ * (turns.ts) no longer decide who is served.
  */
-export function defaultConcurrency(companies: number): number {
-  return Math.min(1000, Math.max(4, 2 * companies));
+export function defaultConcurrency(companies: number, cores = availableParallelism()): number {
+  return Math.min(1000, 128 * cores, Math.max(4, 2 * companies));
 }
 
 /** Loads `.env` into process.env (existing variables win), as Node does for `--env-file`. */

@@ -32,7 +32,7 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   { names: ['REDIS_URL'], meaning: 'Redis for the queue and the shared limiter', default: 'in-process jobs, in-memory limiter' },
   { names: ['WFS_CRON_<JOB>'], meaning: "overrides a job's cron, e.g. `WFS_CRON_SHIFT_ASSIGNMENTS='*/5 * * * *'` (6 fields for seconds)", default: 'see Jobs' },
   { names: ['WFS_TIMEZONE'], meaning: 'timezone of the crons', default: code(DEFAULTS.timezone) },
-  { names: ['WFS_WORKER_CONCURRENCY'], meaning: 'jobs a worker runs at once (a job waiting for its company\'s budget holds its slot)', default: 'two per company, at least `4`' },
+  { names: ['WFS_WORKER_CONCURRENCY'], meaning: 'jobs a worker runs at once (a job waiting for its company\'s budget holds its slot)', default: 'two per company, at least `4`, at most 128 per core' },
   { names: ['WFS_JOB_LOCK_MS'], meaning: 'how long a job stays locked to a worker; a worker that dies is noticed after about this long', default: code(DEFAULTS.jobLockMs) },
   {
     names: ['WFS_SHUTDOWN_MS'],

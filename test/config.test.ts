@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseRateLimit, unsyncedFormsNotice } from '../src/config.ts';
+import { ConfigError, defaultConcurrency, loadConfig, parseRateLimit, unsyncedFormsNotice } from '../src/config.ts';
 
 describe('settings', () => {
   it('runs on embedded defaults with no settings: the sandbox, 100 requests per 60 s', () => {
@@ -44,9 +44,15 @@ describe('settings', () => {
   it('runs two jobs per company at once unless told, so every key can have one under way', () => {
     expect(loadConfig({}).workerConcurrency).toBe(4);
     const companies = Array.from({ length: 100 }, (_, i) => ({ key: `c${i}`, apiKey: `k${i}`, baseUrl: 'https://api.example.test' }));
-    expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies) }).workerConcurrency).toBe(200);
+    expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies) }).workerConcurrency).toBe(defaultConcurrency(100));
     expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies), WFS_WORKER_CONCURRENCY: '8' }).workerConcurrency).toBe(8);
     expect(() => loadConfig({ WFS_WORKER_CONCURRENCY: '0' })).toThrow(/^setting WFS_WORKER_CONCURRENCY: /);
+  });
+
+  it('runs no more jobs at once than the cores can work, 128 each, however many companies', () => {
+    expect(defaultConcurrency(1000, 2)).toBe(256);
+    expect(defaultConcurrency(100, 2)).toBe(200);
+    expect(defaultConcurrency(1000, 16)).toBe(1000);
   });
 });
 
