@@ -65,7 +65,7 @@ export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
 
 /**
  * How a saturated box shares itself. BullMQ takes lower priorities first and, within one, the oldest first. An
- * incremental run's priority is its turn (turns.ts): due an interval after its job was last taken for the company.
+ * incremental run's priority is its turn (turns.ts): two intervals after its job was last taken for the company.
  * A backfill (a company's first sync, a full re-read) comes after every incremental run, in the jobs' order, so a
  * first sync reads a dependency before the jobs that read it.
  */

@@ -3,11 +3,12 @@ import type { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 
 /**
- * Whose turn it is on a saturated box. A company's incremental run of a job is due one interval after a worker last
- * took that job of that company, and the queue takes the earliest due first: a company just served waits behind
- * every company served before it, whichever its job, and no company is taken twice while another waits for the
- * same job. BullMQ orders by an integer priority, so the due time is counted in seconds from an epoch kept in Redis
- * and moved on, with the queued runs' priorities, before the count runs out.
+ * Whose turn it is on a saturated box. A company's incremental run of a job should start within two of the job's
+ * intervals of a worker last taking that job of that company, and the queue takes the earliest such deadline first
+ * (earliest deadline first meets every deadline whenever the box can): a company just served waits behind every
+ * company served before it, and a job of a short interval is not held to the lateness of one of a long interval.
+ * BullMQ orders by an integer priority, so the deadline is counted in seconds from an epoch kept in Redis and moved
+ * on, with the queued runs' priorities, before the count runs out.
  */
 
 /** When a worker last took each company's job, epoch ms, by `company.job`. */
@@ -18,36 +19,39 @@ const REBASE_LOCK_KEY = 'wfsync:sync:epoch-lock';
 
 /** Incremental runs take priorities 1 to 2^20 − 1 (twelve days of seconds); backfills come after them all. */
 export const TURN_SPAN_S = 2 ** 20 - 1;
-/** A new epoch starts a day back, so a run overdue by up to a day still counts from it. */
+/** A new epoch starts a day back, so a deadline passed by up to a day still counts from it. */
 const HEADROOM_MS = 86_400_000;
 
 export function takenField(company: string, job: string): string {
   return `${company}.${job}`;
 }
 
-/** When the run is due: an interval after its job was last taken for the company, else when it fell due. */
-export function dueAt(run: Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs'>, lastTakenMs: number | null): number {
+/** Intervals after its last take by which a company's run of a job should start. */
+export const TURN_INTERVALS = 2;
+
+/** The run's deadline: two intervals after its job was last taken for the company, else when it fell due. */
+export function deadlineOf(run: Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs'>, lastTakenMs: number | null): number {
   const fell = run.firedAt.getTime() + (run.startAfterMs ?? 0);
-  return lastTakenMs !== null && run.intervalMs ? lastTakenMs + run.intervalMs : fell;
+  return lastTakenMs !== null && run.intervalMs ? lastTakenMs + TURN_INTERVALS * run.intervalMs : fell;
 }
 
-/** A due time as a priority: seconds from the epoch, within 1 and TURN_SPAN_S. */
-export function turnPriority(dueMs: number, epochMs: number): number {
-  return Math.min(TURN_SPAN_S, Math.max(1, 1 + Math.floor((dueMs - epochMs) / 1000)));
+/** A deadline as a priority: seconds from the epoch, within 1 and TURN_SPAN_S. */
+export function turnPriority(deadlineMs: number, epochMs: number): number {
+  return Math.min(TURN_SPAN_S, Math.max(1, 1 + Math.floor((deadlineMs - epochMs) / 1000)));
 }
 
 /** The priority of a company's incremental run; starts an epoch when none is set, and moves it on when it runs out. */
 export async function incrementalPriority(queue: Queue, connection: Redis, run: ScheduledRun, now = Date.now()): Promise<number> {
   const [taken, epoch] = await connection.multi().hget(TAKEN_KEY, takenField(run.company, run.job.name)).get(EPOCH_KEY).exec() ?? [];
   const lastTakenMs = taken?.[1] ? Number(taken[1]) : null;
-  const due = dueAt(run, lastTakenMs);
+  const deadline = deadlineOf(run, lastTakenMs);
   let epochMs = epoch?.[1] ? Number(epoch[1]) : null;
   if (epochMs === null) {
     await connection.set(EPOCH_KEY, String(now - HEADROOM_MS), 'NX');
     epochMs = Number(await connection.get(EPOCH_KEY));
   }
-  if (turnPriority(due, epochMs) >= TURN_SPAN_S - HEADROOM_MS / 1000) epochMs = await rebase(queue, connection, epochMs, now);
-  return turnPriority(due, epochMs);
+  if (turnPriority(deadline, epochMs) >= TURN_SPAN_S - HEADROOM_MS / 1000) epochMs = await rebase(queue, connection, epochMs, now);
+  return turnPriority(deadline, epochMs);
 }
 
 /**

@@ -88,6 +88,21 @@ describe('a saturated queue', () => {
     expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
     await queue.obliterate({ force: true });
   });
+  it('puts a short job whose deadline comes first ahead of a long job that waited longer', async () => {
+    await queue.obliterate({ force: true });
+    const now = Date.now();
+    const [long, short] = [incremental[0]!, incremental[1]!];
+    // The long job (hourly) was last taken 100 minutes ago: due within two hours of it, 20 minutes from now.
+    await taken(connection, 'x', { company: 'beta', job: long.name }, now - 100 * 60_000);
+    // The short job (every 5 minutes) was last taken 8 minutes ago: its two intervals end in 2 minutes.
+    await taken(connection, 'x', { company: 'gamma', job: short.name }, now - 8 * 60_000);
+    await enqueueRun(queue, { company: 'beta', job: long, firedAt: new Date(now), intervalMs: 3_600_000 }, { fairness, connection });
+    await enqueueRun(queue, { company: 'gamma', job: short, firedAt: new Date(now), intervalMs: 300_000 }, { fairness, connection });
+    const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => `${j.data.company}/${j.data.job}`);
+    expect(order).toEqual([`gamma/${short.name}`, `beta/${long.name}`]);
+    await queue.obliterate({ force: true });
+  });
+
   it('queues a firing that finds its job running once that run ends, at once, and counts the next turn from the take', async () => {
     await queue.obliterate({ force: true });
     const job = incremental[0]!;
@@ -103,7 +118,7 @@ describe('a saturated queue', () => {
       await running.moveToCompleted('done', 'token', false);
       const [queued] = await queue.getJobs(['prioritized', 'waiting']);
       expect(queued?.id).toBe(`beta.${job.name}.${next.getTime()}`);
-      // Due thirty seconds after the take: a company served before it goes first.
+      // Its deadline is two intervals after the take: a company served before it goes first.
       expect(queued!.priority).toBeGreaterThan(1);
     } finally {
       await taker.close();
