@@ -26,9 +26,11 @@ import { targetOfEndpoint } from './sandbox-backfill.ts';
  *             fingerprint, the policy, encoding, the page's transaction) into a durable embedded Postgres, for a
  *             company that keeps every field and one with four fields hashed or blocked (PrimaryEmailAddress hash,
  *             DateOfBirth, HomeAddressLine1, MobilePhoneNumber block; on shifts, FirstName and LastName hash,
- *             EmployeeNumber and MobilePhoneNumber block, the fields their pages carry), their pages written in
- *             turn, each after a full collection (a list of fewer than BENCH_PAGES_PER_ROUND responses, such as
- *             individuals, which is one, by as many pairs of such companies). Time on a CPU of the sync's main
+ *             EmployeeNumber and MobilePhoneNumber block, the fields their pages carry), and one keeping every
+ *             field of the same pages with each hashed field's values as wide as a hash (`keepWide`: the width's
+ *             share; `extraOverWidePercent` is the policy's extra beyond it), their pages written in turn, each
+ *             after a full collection (a list of fewer than BENCH_PAGES_PER_ROUND responses, such as individuals,
+ *             which is one, by as many triples of such companies). Time on a CPU of the sync's main
  *             thread and of Postgres per 200 records, median of BENCH_ROUNDS rounds (default 10; the extra in
  *             percent is the median of each round's ratio), each under a key new to the process, of three passes:
  *             `firstSight` (every row inserted, every value hashed for the first time: a first sync), `changed`
@@ -46,7 +48,7 @@ const PAGES = Number(process.env.BENCH_PAGES ?? '20');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '10');
 /**
  * Pages each kind of company writes a pass, at least: a list of fewer responses (individuals is one) is written
- * by that many pairs of companies, each pair a keeping company and one under the four fields.
+ * by that many triples of companies, each a keeping company, one under the four fields and one keeping wide values.
  */
 const PAGES_PER_ROUND = Number(process.env.BENCH_PAGES_PER_ROUND ?? '10');
 const KEY = 'bench-personal-data-key';
@@ -107,8 +109,8 @@ const PAGE_RECORDS = 200;
  * alternating from page to page, and with `flip` from round to round): whatever slows the machine for a while
  * slows every company's share alike. CPU per page for each company.
  */
-async function passes(wh: Warehouse, dataDir: string, rec: Recorded, companies: readonly string[], flip = 0): Promise<Cost[]> {
-  const target = targetOfEndpoint(rec.name);
+async function passes(wh: Warehouse, dataDir: string, companies: readonly { key: string; rec: Recorded }[], flip = 0): Promise<Cost[]> {
+  const target = targetOfEndpoint(companies[0]!.rec.name);
   const syncedAt = new Date();
   // What earlier passes left for the server's background work is done now, not inside these.
   await wh.sql`vacuum analyze`;
@@ -116,20 +118,22 @@ async function passes(wh: Warehouse, dataDir: string, rec: Recorded, companies: 
   const sync = companies.map(() => 0);
   const postgres = companies.map(() => 0);
   let records = 0;
-  for (const [i, body] of rec.bodies.entries()) {
+  for (const i of companies[0]!.rec.bodies.keys()) {
     const order = companies.map((_, k) => k);
     if ((i + flip) % 2 === 1) order.reverse();
     for (const k of order) {
+      const { key, rec } = companies[k]!;
       collectGarbage();
       const pg0 = postgresRunUs(dataDir);
       const t0 = mainThreadUs();
-      const c = readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, body)));
+      const c = readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, rec.bodies[i]!)));
       const { items, rejects } = parseItems(rec.endpoint.item, c.raw);
-      await writePage(wh, { target, companyKey: companies[k]!, stream: rec.name, items: items as object[], rejects, extras: c.extras, syncedAt });
+      await writePage(wh, { target, companyKey: key, stream: rec.name, items: items as object[], rejects, extras: c.extras, syncedAt });
       sync[k] = sync[k]! + mainThreadUs() - t0;
       postgres[k] = postgres[k]! + postgresRunUs(dataDir) - pg0;
     }
-    records += readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, body))).raw.length;
+    const { rec } = companies[0]!;
+    records += readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, rec.bodies[i]!))).raw.length;
   }
   const n = records / PAGE_RECORDS;
   return companies.map((_, k) => ({ syncMsPerPage: sync[k]! / 1000 / n, postgresMsPerPage: postgres[k]! / 1000 / n }));
@@ -193,30 +197,62 @@ function revised(rec: Recorded): Recorded {
 }
 
 /**
- * Each round, under a key of its own (so nothing was hashed before): a company keeping every field and one under
- * the stream's four, each pass page by page in turn.
+ * The same pages with every value of a hashed field as wide as its hash (64 hex digits; equal values stay equal):
+ * what storing hashes costs, without the policy that makes them.
+ */
+function widened(rec: Recorded, fields: ReadonlySet<string>): Recorded {
+  const widen = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(widen);
+    if (v === null || typeof v !== 'object') return;
+    const o = v as Record<string, unknown>;
+    for (const [k, x] of Object.entries(o)) {
+      if (fields.has(k) && typeof x === 'string') o[k] = createHash('sha256').update(x).digest('hex');
+      else widen(x);
+    }
+  };
+  const bodies = rec.bodies.map((b) => {
+    const body = JSON.parse(b.toString('utf8')) as unknown;
+    widen(body);
+    return Buffer.from(JSON.stringify(body));
+  });
+  return { ...rec, bodies };
+}
+
+/**
+ * Each round, under a key of its own (so nothing was hashed before): a company keeping every field, one under the
+ * stream's four, and one keeping every field of pages whose hashed fields are as wide as hashes (the width's share
+ * of the extra), each pass page by page in turn.
  */
 async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Record<string, 'hash' | 'block'>) {
   const names = Object.keys(PASSES) as (keyof typeof PASSES)[];
   const pages = Object.fromEntries(names.map((n) => [n, PASSES[n](rec)])) as Record<keyof typeof PASSES, Recorded>;
-  const figures = Object.fromEntries(names.map((n) => [n, { none: [] as Cost[], four: [] as Cost[] }]));
-  const pairs = Math.max(1, Math.ceil(PAGES_PER_ROUND / rec.bodies.length));
+  const hashed = new Set(Object.keys(policy).filter((f) => policy[f] === 'hash'));
+  const widePages = Object.fromEntries(names.map((n) => [n, PASSES[n](widened(rec, hashed))])) as Record<keyof typeof PASSES, Recorded>;
+  const figures = Object.fromEntries(names.map((n) => [n, { none: [] as Cost[], four: [] as Cost[], wide: [] as Cost[] }]));
+  const triples = Math.max(1, Math.ceil(PAGES_PER_ROUND / rec.bodies.length));
   for (let r = 0; r < ROUNDS; r++) {
     const wh = await openWarehouse({ databaseUrl: url, personalDataKey: `${KEY}-${rec.name}-${r}` });
     try {
-      const nones = Array.from({ length: pairs }, (_, j) => `keep-${rec.name}-${r}-${j}`);
-      const fours = Array.from({ length: pairs }, (_, j) => `four-${rec.name}-${r}-${j}`);
+      const nones = Array.from({ length: triples }, (_, j) => `keep-${rec.name}-${r}-${j}`);
+      const fours = Array.from({ length: triples }, (_, j) => `four-${rec.name}-${r}-${j}`);
+      const wides = Array.from({ length: triples }, (_, j) => `wide-${rec.name}-${r}-${j}`);
       const warm = `warm-${rec.name}-${r}`;
-      const keys = [...nones, ...fours, warm];
+      const keys = [...nones, ...fours, ...wides, warm];
       const companies = keys.map((k) => ({ company_key: k, base_url: 'http://bench', api_key_sealed: 'v1.bench' }));
       await wh.sql`insert into ${wh.sql(wh.schema)}.companies ${wh.sql(companies)}`;
       for (const four of fours) await setPersonalDataPolicy(wh, personalData, four, policy);
       // A new client's sessions pay for what a server caches per session on their first pages: not this bench's.
-      await passes(wh, dataDir, rec, [warm]);
+      await passes(wh, dataDir, [{ key: warm, rec }]);
       for (const n of names) {
-        const costs = await passes(wh, dataDir, pages[n], nones.flatMap((none, j) => [none, fours[j]!]), r % 2);
-        figures[n]!.none.push(mean(costs.filter((_, i) => i % 2 === 0)));
-        figures[n]!.four.push(mean(costs.filter((_, i) => i % 2 === 1)));
+        const turn = nones.flatMap((none, j) => [
+          { key: none, rec: pages[n] },
+          { key: fours[j]!, rec: pages[n] },
+          { key: wides[j]!, rec: widePages[n] },
+        ]);
+        const costs = await passes(wh, dataDir, turn, r % 2);
+        figures[n]!.none.push(mean(costs.filter((_, i) => i % 3 === 0)));
+        figures[n]!.four.push(mean(costs.filter((_, i) => i % 3 === 1)));
+        figures[n]!.wide.push(mean(costs.filter((_, i) => i % 3 === 2)));
       }
     } finally {
       await wh.close();
@@ -224,9 +260,20 @@ async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Reco
   }
   const byPass = Object.fromEntries(
     names.map((n) => {
-      const { none, four } = figures[n]!;
+      const { none, four, wide } = figures[n]!;
       const byRound = (costs: Cost[]) => costs.map((c) => [round(c.syncMsPerPage), round(c.postgresMsPerPage)]);
-      return [n, { none: sum(none), fourFields: sum(four), extraPercent: extra(none, four), byRound: { none: byRound(none), fourFields: byRound(four) } }];
+      return [
+        n,
+        {
+          none: sum(none),
+          fourFields: sum(four),
+          keepWide: sum(wide),
+          extraPercent: extra(none, four),
+          /** The same company's extra over pages already as wide as its hashes: what the policy costs beyond their width. */
+          extraOverWidePercent: extra(wide, four),
+          byRound: { none: byRound(none), fourFields: byRound(four), keepWide: byRound(wide) },
+        },
+      ];
     }),
   );
   const records = rec.bodies.reduce((n, b) => n + readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, b))).raw.length, 0);
