@@ -27,7 +27,7 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * The company is added halfway through the steady state.
  *
  *   COMPANIES=1000 FACTOR=2 MINUTES=40 WARMUP_MINUTES=15 WORKERS=2 SIZE=tiny npm run bench:fleet
- *   COMPANIES=1000 FACTOR=2 OVERLOAD_FACTOR=10 MINUTES=40 WARMUP_MINUTES=14 OVERLOAD_MINUTES=13 npm run bench:fleet
+ *   COMPANIES=1000 FACTOR=2 OVERLOAD_FACTOR=14 MINUTES=44 WARMUP_MINUTES=20 OVERLOAD_MINUTES=12 npm run bench:fleet
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 1000);
