@@ -106,7 +106,7 @@ const PAGE_RECORDS = 200;
 
 /**
  * Companies' passes over the recorded pages, as their syncs read and write them, page by page in turn (the order
- * alternating from page to page, and with `flip` from round to round): whatever slows the machine for a while
+ * rotating from page to page, and with `flip` from round to round): whatever slows the machine for a while
  * slows every company's share alike. CPU per page for each company.
  */
 async function passes(wh: Warehouse, dataDir: string, companies: readonly { key: string; rec: Recorded }[], flip = 0): Promise<Cost[]> {
@@ -119,8 +119,8 @@ async function passes(wh: Warehouse, dataDir: string, companies: readonly { key:
   const postgres = companies.map(() => 0);
   let records = 0;
   for (const i of companies[0]!.rec.bodies.keys()) {
-    const order = companies.map((_, k) => k);
-    if ((i + flip) % 2 === 1) order.reverse();
+    // Each company takes each place in turn, page after page: none is always first or always after another.
+    const order = companies.map((_, k) => (k + i + flip) % companies.length);
     for (const k of order) {
       const { key, rec } = companies[k]!;
       collectGarbage();
@@ -249,7 +249,7 @@ async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Reco
           { key: fours[j]!, rec: pages[n] },
           { key: wides[j]!, rec: widePages[n] },
         ]);
-        const costs = await passes(wh, dataDir, turn, r % 2);
+        const costs = await passes(wh, dataDir, turn, r);
         figures[n]!.none.push(mean(costs.filter((_, i) => i % 3 === 0)));
         figures[n]!.four.push(mean(costs.filter((_, i) => i % 3 === 1)));
         figures[n]!.wide.push(mean(costs.filter((_, i) => i % 3 === 2)));
