@@ -4,9 +4,9 @@ import type { ScheduledRun } from './scheduler.ts';
 
 /**
  * Whose turn it is on a saturated box. A company's incremental run of a job should start within two of the job's
- * intervals of a worker last taking that job of that company, and the queue takes the earliest such deadline first
- * (earliest deadline first meets every deadline whenever the box can): a company just served waits behind every
- * company served before it, and a job of a short interval is not held to the lateness of one of a long interval.
+ * intervals of a worker last taking that job of that company, and the queue takes the earliest such deadline first:
+ * a company just served waits behind every company served before it, and a job of a short interval is not held to
+ * the lateness of one of a long interval.
  * BullMQ orders by an integer priority, so the deadline is counted in seconds from an epoch kept in Redis and moved
  * on, with the queued runs' priorities, before the count runs out.
  */
