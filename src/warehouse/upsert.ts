@@ -371,7 +371,7 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
   const freshKeys = expectsFreshKeys(wh, o.companyKey, o.target);
-  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...page.refused, ...page.childRejects], { freshKeys }), wh.outage);
+  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...page.refused, ...page.childRejects]), wh.outage);
   const rejects = personal.rejects;
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>

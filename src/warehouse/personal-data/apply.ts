@@ -44,24 +44,17 @@ export interface PersonalDataApplied<R extends Refusal> {
   readonly check: (pipe: Pipeline) => void;
 }
 
-/** How a page is written, as far as this step cares. */
-export interface PageKind {
-  /** Every key of the page is expected to be new (a backfill's page): its keyed content hashes are not remembered. */
-  readonly freshKeys?: boolean;
-}
-
 /** Applies the company's current policy to a mapped page and its refusals (after fingerprinting). */
 export async function applyPersonalData<R extends Refusal>(
   wh: Warehouse,
   page: PageRows,
   rejects: readonly R[],
-  kind: PageKind = {},
 ): Promise<PersonalDataApplied<R>> {
   // The check below refuses a page mapped under a policy no longer stored, so the one last read serves unread.
   const policy = await currentPolicy(wh, page.companyKey, { cached: true });
   const check = (pipe: Pipeline) =>
     pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
-  return { ...applyPolicy(page, rejects, policy, kind), check };
+  return { ...applyPolicy(page, rejects, policy), check };
 }
 
 /**
@@ -72,15 +65,13 @@ export function applyPolicy<R extends Refusal>(
   page: PageRows,
   rejects: readonly R[],
   policy: CompanyPolicy,
-  kind: PageKind = {},
 ): Omit<PersonalDataApplied<R>, 'check'> {
   if (!policy.hmac) return { rejects: [...rejects], prepare: () => {} };
   const names = page.target.personalNames ?? {};
   const scrubbed = rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
   const plan = planUnder(planOf(page.target), policy);
   if (!plan.personal) return { rejects: scrubbed, prepare: () => {} };
-  const remember = !kind.freshKeys;
-  for (const m of page.mapped) keyContentHash(m, plan, policy, remember);
+  for (const m of page.mapped) keyContentHash(m, plan, policy);
   const done = new Set<Row>();
   return {
     rejects: scrubbed,
@@ -138,8 +129,8 @@ function planUnder(plan: Plan, policy: CompanyPolicy): Plan {
 }
 
 /** Keys a record's content hash when the policy acts on it (a field hashed or blocked, or its person erased). */
-function keyContentHash(m: PageItem, plan: Plan, policy: CompanyPolicy, remember: boolean): void {
-  if (policy.actions.size > 0 || namesErased(m, plan, policy)) m.row._hash = wrappedContentHash(policy.hmac!, m.row._hash as string, remember);
+function keyContentHash(m: PageItem, plan: Plan, policy: CompanyPolicy): void {
+  if (policy.actions.size > 0 || namesErased(m, plan, policy)) m.row._hash = wrappedContentHash(policy.hmac!, m.row._hash as string);
 }
 
 /** Whether a record names an erased person in any of its personal columns. */

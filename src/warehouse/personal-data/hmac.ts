@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sha256Hex } from '../digest.ts';
 import { BLOCK_BYTES, PADDING_BYTES, resumedSha256, wordsInto } from './sha256.ts';
 
 /**
@@ -15,8 +16,8 @@ export interface PersonalHmac {
 }
 
 /**
- * Values hashed lately, per key: the same names, e-mail addresses and content hashes come back page after page and
- * sync after sync, and a lookup costs a fraction of a hash. Emptied when full.
+ * Values hashed lately, per key: the same names and e-mail addresses come back page after page and sync after sync,
+ * and a lookup costs a fraction of a hash. Emptied when full.
  */
 const MEMO_ENTRIES = 100_000;
 
@@ -42,7 +43,6 @@ export function personalHmac(secret: string): PersonalHmac {
   };
   made = { of, pads, wrap: contentHashWrap(pads.inner) };
   byKey.set(secret, made);
-  wraps.set(made, new Map());
   return made;
 }
 
@@ -52,23 +52,20 @@ const SCRATCH_BYTES = 1024;
 const encoder = new TextEncoder();
 
 /**
- * SHA-256 of `prefix ‖ head ‖ value` (UTF-8) into eight words, the prefix's blocks hashed once: the value is written
- * after the head in a scratch buffer, so no buffer is made per value.
+ * SHA-256 of `prefix ‖ value` (UTF-8) into eight words, the prefix's blocks hashed once: the value is written in a
+ * scratch buffer, so no buffer is made per value.
  */
-function wordsAfter(prefix: Uint8Array, head: string): (value: string, out: Int32Array) => void {
+function wordsAfter(prefix: Uint8Array): (value: string, out: Int32Array) => void {
   const sha = resumedSha256(prefix);
-  const headBytes = Buffer.from(head, 'utf8');
-  const scratch = new Uint8Array(headBytes.length + SCRATCH_BYTES + PADDING_BYTES);
-  scratch.set(headBytes);
+  const scratch = new Uint8Array(SCRATCH_BYTES + PADDING_BYTES);
   return (value, out) => {
     if (value.length * 3 > SCRATCH_BYTES) {
       const encoded = Buffer.from(value, 'utf8');
-      const own = new Uint8Array(headBytes.length + encoded.length + PADDING_BYTES);
-      own.set(headBytes);
-      own.set(encoded, headBytes.length);
-      return sha.digest(own, headBytes.length + encoded.length, out);
+      const own = new Uint8Array(encoded.length + PADDING_BYTES);
+      own.set(encoded);
+      return sha.digest(own, encoded.length, out);
     }
-    sha.digest(scratch, headBytes.length + utf8Into(scratch, headBytes.length, value), out);
+    sha.digest(scratch, utf8Into(scratch, 0, value), out);
   };
 }
 
@@ -87,7 +84,7 @@ function utf8Into(bytes: Uint8Array, at: number, value: string): number {
  * short value costs two compressions.
  */
 function hmacOverPads(pads: { inner: Buffer; outer: Buffer }): (value: string) => string {
-  const inner = wordsAfter(pads.inner, '');
+  const inner = wordsAfter(pads.inner);
   const outer = resumedSha256(pads.outer);
   const words = new Int32Array(8);
   const innerDigest = new Uint8Array(32 + PADDING_BYTES);
@@ -107,22 +104,35 @@ export const HASHED = /^[0-9a-f]{64}$/;
 /** What sets a wrapped content hash's input apart from every other value hashed under the key. */
 const CONTENT_LABEL = 'wfsync-content:';
 
-const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
-
 /** `p`, which starts a wrapped content hash and no clear one (hex). */
 const P = 0x70;
 
-/** `p` and the first 31 hex digits of sha256(inner pad ‖ label ‖ hash), written as they are made. */
+/** The length of a content hash (sha256Hex32), which the wrap's scratch buffer has room for. */
+const CONTENT_HASH_CHARS = 32;
+
+/**
+ * `p` and the first 31 hex digits of sha256(inner pad ‖ label ‖ hash). One call into node:crypto, which hashes its
+ * two blocks in native code, costs less than hashing them here: a changed row pays it once.
+ */
 function contentHashWrap(inner: Buffer): (hash: string) => string {
-  const digest = wordsAfter(inner, CONTENT_LABEL);
-  const words = new Int32Array(8);
-  const text = Buffer.alloc(32);
-  text[0] = P;
+  const prefix = Buffer.concat([inner, Buffer.from(CONTENT_LABEL, 'utf8')]);
+  const scratch = Buffer.alloc(prefix.length + CONTENT_HASH_CHARS);
+  prefix.copy(scratch);
   return (hash) => {
-    digest(hash, words);
-    for (let i = 0; i < 31; i++) text[i + 1] = HEX_DIGITS[(words[i >>> 3]! >>> (28 - 4 * (i & 7))) & 15]!;
-    return text.toString('latin1', 0, 32);
+    const input = asciiInto(scratch, prefix.length, hash) ? scratch : Buffer.concat([prefix, Buffer.from(hash, 'utf8')]);
+    return `p${sha256Hex(input).slice(0, 31)}`;
   };
+}
+
+/** Writes `text` at `at` when it fills the rest of `bytes` exactly and is ASCII; answers whether it did. */
+function asciiInto(bytes: Buffer, at: number, text: string): boolean {
+  if (text.length !== bytes.length - at) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return false;
+    bytes[at + i] = c;
+  }
+  return true;
 }
 
 /**
@@ -130,24 +140,10 @@ function contentHashWrap(inner: Buffer): (hash: string) => string {
  * it was computed from, and marked (`p`), so it is wrapped once. Computed over the clear values, it stays the same
  * whichever fields are hashed or blocked: a policy change alone makes no new history version. The wrap only hides
  * a hash and proves nothing, so a secret prefix serves: one SHA-256 a row where an HMAC takes two.
- *
- * `remember`: keep it for the row's next sight. A page of keys never stored (a backfill) passes false: its rows
- * are not read again soon, and keeping them would push out the rows that are.
  */
-export function wrappedContentHash(hmac: PersonalHmac, hash: string, remember = true): string {
-  if (hash.charCodeAt(0) === P) return hash;
-  if (!remember) return hmac.wrap(hash);
-  const memo = wraps.get(hmac)!;
-  let wrapped = memo.get(hash);
-  if (wrapped === undefined) {
-    if (memo.size >= MEMO_ENTRIES) memo.clear();
-    memo.set(hash, (wrapped = hmac.wrap(hash)));
-  }
-  return wrapped;
+export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
+  return hash.charCodeAt(0) === P ? hash : hmac.wrap(hash);
 }
-
-/** Wrapped content hashes lately made, per key: an unchanged row has the same one sync after sync. */
-const wraps = new WeakMap<PersonalHmac, Map<string, string>>();
 
 /** The same in SQL, over a column holding the content hash; `inner` is the inner pad's parameter. */
 export function wrappedContentHashSql(column: string, inner: string): string {

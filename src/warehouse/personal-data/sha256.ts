@@ -1,8 +1,8 @@
 /**
  * SHA-256 (FIPS 180-4) resumed from the state after a prefix of whole blocks. An HMAC's pads are a block each, so
  * with their states kept, the HMAC of a value under 56 bytes is two compressions, where node:crypto's one-shot
- * hashes do four and cross into C++ twice; a first sync pays it for every distinct hashed value and every row's
- * content hash. node:crypto's own hashes check this one in the tests.
+ * hashes do four and cross into C++ twice; a first sync pays it for every distinct hashed value. node:crypto's own
+ * hashes check this one in the tests.
  */
 
 const K = Int32Array.from(
