@@ -9,6 +9,7 @@ import { jobs } from '../jobs/index.ts';
 import { pino } from 'pino';
 import { fleetFairness } from '../src/queue/fairness.ts';
 import { enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
+import { TURN_INTERVALS } from '../src/queue/turns.ts';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
@@ -23,7 +24,8 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * passed over), CPU per company-day (of compressed schedule time) by process, and the overview's size, time and the server's CPU for it.
  * Three phases: the warm-up (WARMUP_MINUTES, the first syncs), the steady state, and with OVERLOAD_FACTOR the
  * last OVERLOAD_MINUTES with the scheduler restarted on crons compressed that many times: driven past what the box
- * can do, `runsPerSecond.asked` exceeds `done`, and the sharing says whether every company still got its turn.
+ * can do, `runsPerSecond.asked` exceeds `done`, and the sharing says whether every company still got its turn:
+ * over the whole overload (`overloaded`), and once the change of crons settled (`overloadedSettled`).
  * The company is added halfway through the steady state.
  *
  *   COMPANIES=1000 FACTOR=2 MINUTES=40 WARMUP_MINUTES=15 WORKERS=2 SIZE=tiny npm run bench:fleet
@@ -92,6 +94,10 @@ const quantile = (values: number[], q: number) => {
  * runs done, per second; company-streams with no run at all; each gap between a company's runs of a stream, in
  * intervals of its job; and the gaps longer than two intervals during which another company ran the same stream
  * twice (a company passed over while another was served).
+ *
+ * `settled`: each stream judged from two of its intervals into the window on. Until its first run on new crons, a
+ * company's last run of a job is one of the old crons', and its turn counts from that run; the turn puts its first
+ * new run at most two new intervals in.
  */
 function sharing(
   runs: readonly { company: string; stream: string; at: number }[],
@@ -100,6 +106,7 @@ function sharing(
   from: number,
   to: number,
   companies: readonly string[],
+  settled = false,
 ) {
   const byStream = new Map<string, Map<string, number[]>>();
   for (const r of runs) {
@@ -115,14 +122,18 @@ function sharing(
   let withoutRuns = 0;
   let passedOver = 0;
   const passedOverByStream: Record<string, number> = {};
+  /** Passed-over gaps by the minute of the window they began in. */
+  const passedOverByMinute: number[] = Array.from({ length: Math.ceil((to - from) / 60_000) }, () => 0);
   let demand = 0;
   for (const [stream, interval] of intervalOf) {
     const byCompany = byStream.get(stream) ?? new Map<string, number[]>();
     demand += companies.length * firings(cronOf.get(stream)!, from, to);
+    const start = settled ? from + TURN_INTERVALS * interval : from;
+    if (settled && to - start <= 2 * interval) continue;
     for (const company of companies) {
-      const times = (byCompany.get(company) ?? []).sort((a, b) => a - b);
-      if (times.length === 0 && to - from > 2 * interval) withoutRuns++;
-      const edges = [from, ...times, to];
+      const times = (byCompany.get(company) ?? []).filter((t) => t >= start).sort((a, b) => a - b);
+      if (times.length === 0 && to - start > 2 * interval) withoutRuns++;
+      const edges = [start, ...times, to];
       for (let i = 1; i < edges.length; i++) {
         const gap = edges[i]! - edges[i - 1]!;
         // The window's edges cut gaps short: only a gap between two runs is whole.
@@ -132,6 +143,7 @@ function sharing(
           if (other !== company && countIn(theirs, edges[i - 1]!, edges[i]!) >= 2) {
             passedOver++;
             passedOverByStream[stream] = (passedOverByStream[stream] ?? 0) + 1;
+            passedOverByMinute[Math.floor((edges[i - 1]! - from) / 60_000)]!++;
             break;
           }
         }
@@ -145,6 +157,7 @@ function sharing(
     gapsInIntervals: { median: round2(quantile(gaps, 0.5)), p99: round2(quantile(gaps, 0.99)), max: round2(gaps.length ? Math.max(...gaps) : null) },
     passedOver,
     passedOverByStream,
+    passedOverByMinute,
   };
 }
 
@@ -322,17 +335,18 @@ async function main(): Promise<void> {
     const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
     const fleet = Array.from({ length: COMPANIES }, (_, i) => company(i));
     /** How the runs of a phase were shared among the companies there from the start. */
-    const sharedIn = async (from: number, to: number, s: ReturnType<typeof compressedSchedule>) => {
+    const sharedIn = async (from: number, to: number, s: ReturnType<typeof compressedSchedule>, settled = false) => {
       const runs = await sql<{ company: string; stream: string; at: number }[]>`
         select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
         from workforce.sync_runs where outcome = 'ok' and started_at >= ${new Date(from)} and started_at < ${new Date(to)}
           and company_key <> ${company(COMPANIES)}`;
-      return sharing(runs, s.intervalOf, s.cronOf, from, to, fleet);
+      return sharing(runs, s.intervalOf, s.cronOf, from, to, fleet, settled);
     };
     const ended = Date.now();
     const steadyTo = overload ? (overloadFrom ?? ended) : ended;
     const shared = await sharedIn(t0 + warmupMs, steadyTo, warm);
     const sharedOverloaded = overload && overloadFrom ? await sharedIn(overloadFrom, ended, overload) : undefined;
+    const sharedSettled = overload && overloadFrom ? await sharedIn(overloadFrom, ended, overload, true) : undefined;
     process.stdout.write(
       `${JSON.stringify(
         {
@@ -351,6 +365,7 @@ async function main(): Promise<void> {
           lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate), lateAtWarmupEnd: lateness([...carriedLateFor].sort((a, b) => b[1] - a[1])) },
           steadyState: { fromMinute: WARMUP_MINUTES, toMinute: round2((steadyTo - t0) / 60_000), ...shared },
           ...(sharedOverloaded ? { overloaded: { fromMinute: round2((overloadFrom! - t0) / 60_000), ...sharedOverloaded } } : {}),
+          ...(sharedSettled ? { overloadedSettled: sharedSettled } : {}),
           scheduleDelaySeconds: {
             all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
             steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
