@@ -36,6 +36,22 @@ export interface Scheduler {
   stop(): void;
 }
 
+/**
+ * Companies a firing dispatches at once. Queueing a run is a few round trips to Redis: one company at a time, the
+ * last company of a large fleet is queued only after every other company's round trips, which a busy Redis makes
+ * long, and the first companies' next firing may come before it.
+ */
+export const DISPATCHES_AT_ONCE = 16;
+
+/** Calls `each` for every item, at most `atOnce` at a time, in the items' order. */
+async function eachAtOnce<T>(items: readonly T[], atOnce: number, each: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await each(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, lane));
+}
+
 /** croner fires every job on its cron; `dispatch` decides whether it runs here or is enqueued. */
 export function startScheduler(opts: SchedulerOptions): Scheduler {
   const bounds = dependencyBounds(opts);
@@ -46,12 +62,12 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const [next, after] = self.nextRuns(2, firedAt);
       const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
       const companies = opts.companies();
-      for (const company of companies) {
+      await eachAtOnce(companies, DISPATCHES_AT_ONCE, async (company) => {
         const startAfterMs = runOffsetMs(company, job.name, intervalMs, companies.length);
         await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs }).catch((err: unknown) => {
           opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
         });
-      }
+      });
     });
   });
   opts.log.info(

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { startScheduler, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
+import { DISPATCHES_AT_ONCE, startScheduler, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
 import { syncJobId } from '../../src/queue/sync-queue.ts';
 import { runOffsetMs, SPREAD_PER_COMPANY_MS } from '../../src/queue/spread.ts';
 import { cronOf, defineJob } from '../../src/queue/job.ts';
@@ -36,6 +36,28 @@ describe('scheduler', () => {
     expect(a.length).toBeGreaterThan(0);
     expect(new Set(a)).toEqual(new Set(b));
     for (const id of a) expect(id).not.toContain(':');
+  });
+
+  it('queues a firing\'s companies several at once, each once, while a dispatch waits on Redis', async () => {
+    const many = Array.from({ length: 100 }, (_, i) => `c${i}`);
+    const dispatched: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const dispatch = async (r: ScheduledRun) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((done) => setTimeout(done, 5));
+      inFlight--;
+      dispatched.push(`${r.firedAt.getTime()}/${r.company}`);
+    };
+    const once = defineJob({ name: 'time-off', cron: '*/2 * * * * *', streams: ['time-off-requests'], description: 'test' });
+    schedulers.push(startScheduler({ jobs: [once], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, dispatch }));
+    await new Promise((r) => setTimeout(r, 2500));
+    const firedAt = dispatched[0]!.split('/')[0];
+    const first = dispatched.filter((d) => d.startsWith(`${firedAt}/`)).map((d) => d.split('/')[1]);
+    expect(new Set(first)).toEqual(new Set(many));
+    expect(first).toHaveLength(many.length);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(DISPATCHES_AT_ONCE);
   });
 
   it('takes a cron override from WFS_CRON_<JOB>', () => {
