@@ -6,6 +6,7 @@ import { Cron } from 'croner';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { jobs } from '../jobs/index.ts';
+import type { JobDef } from '../src/queue/job.ts';
 import { pino } from 'pino';
 import { fleetFairness } from '../src/queue/fairness.ts';
 import { enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
@@ -161,6 +162,70 @@ function sharing(
   };
 }
 
+/** When a worker took each run (BullMQ's `active` events, stamped by Redis), as `{ company, job, at }`. */
+function recordTakes(redisUrl: string) {
+  const client = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const takes: { company: string; job: string; at: number }[] = [];
+  let stopped = false;
+  const read = async () => {
+    let last = '$';
+    while (!stopped) {
+      const got = (await client.xread('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', `bull:${SYNC_QUEUE}:events`, last)) as [string, [string, string[]][]][] | null;
+      for (const [id, fields] of got?.[0]?.[1] ?? []) {
+        last = id;
+        if (fields[1] !== 'active') continue;
+        const [company, job] = String(fields[3]).split('.');
+        takes.push({ company: company!, job: job!, at: Number(id.split('-')[0]) });
+      }
+    }
+  };
+  const reading = read();
+  let stopping: Promise<void> | undefined;
+  return {
+    takes,
+    stop: () => {
+      stopped = true;
+      stopping ??= reading.finally(() => client.quit().then(() => undefined));
+      return stopping;
+    },
+  };
+}
+
+/**
+ * From each take of a job to its first stream's `started_at` (the run lock, the fence, stream locks, a dependency
+ * read first), per job, in seconds; a take with no start within one interval (a run skipped) is counted apart.
+ */
+function takeToStart(
+  takes: readonly { company: string; job: string; at: number }[],
+  runs: readonly { company: string; stream: string; at: number }[],
+  schedule: ReturnType<typeof compressedSchedule>['schedule'],
+) {
+  const starts = new Map<string, number[]>();
+  for (const r of runs) {
+    const key = `${r.company}/${r.stream}`;
+    const list = starts.get(key) ?? [];
+    starts.set(key, list);
+    list.push(r.at);
+  }
+  for (const list of starts.values()) list.sort((a, b) => a - b);
+  const out: Record<string, { takes: number; median: number | null; p90: number | null; p99: number | null; max: number | null; noStart: number }> = {};
+  for (const { job, ms } of schedule) {
+    const seconds: number[] = [];
+    let noStart = 0;
+    for (const t of takes) {
+      if (t.job !== job.name) continue;
+      const list = starts.get(`${t.company}/${job.streams[0]}`) ?? [];
+      const start = list.find((at) => at >= t.at - 50);
+      if (start === undefined || start - t.at > ms) noStart++;
+      else seconds.push((start - t.at) / 1000);
+    }
+    if (seconds.length + noStart === 0) continue;
+    const max = seconds.length ? Math.max(...seconds) : null;
+    out[job.name] = { takes: seconds.length + noStart, median: round2(quantile(seconds, 0.5)), p90: round2(quantile(seconds, 0.9)), p99: round2(quantile(seconds, 0.99)), max: round2(max), noStart };
+  }
+  return out;
+}
+
 /** How often a cron fires between two instants. */
 function firings(cron: string, from: number, to: number): number {
   let n = 0;
@@ -221,6 +286,7 @@ async function main(): Promise<void> {
   const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
   const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
   const wh = await openWarehouse({ databaseUrl: pg.url });
+  let takes: ReturnType<typeof recordTakes> | undefined;
   try {
     const server = procs.find((p) => p.role === 'server')!.p;
     const url = await waitFor(() => `server: ${server.output().slice(-800)}`, async () => /status at (http:\/\/[^\s/]+)\//.exec(server.output())?.[1], 120_000);
@@ -231,6 +297,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
     }
     fairness.stop();
+    takes = recordTakes(redis.url);
     const t0 = Date.now();
     const cpu0 = procs.map((p) => processCpu(p.p.proc.pid!));
     /** The warm-up scheduler's CPU, once it was replaced; when the overload began. */
@@ -347,6 +414,27 @@ async function main(): Promise<void> {
     const shared = await sharedIn(t0 + warmupMs, steadyTo, warm);
     const sharedOverloaded = overload && overloadFrom ? await sharedIn(overloadFrom, ended, overload) : undefined;
     const sharedSettled = overload && overloadFrom ? await sharedIn(overloadFrom, ended, overload, true) : undefined;
+    await takes!.stop();
+    /** The takes of a phase: how the queue shared it, before the runs' own starts move them apart. */
+    const takesIn = async (from: number, to: number, s: ReturnType<typeof compressedSchedule>, settled = false) => {
+      const inWindow = takes!.takes.filter((t) => t.at >= from && t.at < to && t.company !== company(COMPANIES));
+      const runs = await sql<{ company: string; stream: string; at: number }[]>`
+        select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
+        from workforce.sync_runs where started_at >= ${new Date(from)} and company_key <> ${company(COMPANIES)}`;
+      const byJob = (f: (x: { job: JobDef; ms: number; cron: string }) => number | string) => new Map(s.schedule.map((x) => [x.job.name, f(x)]));
+      const { gapsInIntervals, passedOver, passedOverByStream, companyStreamsWithoutRuns } = sharing(
+        inWindow.map((t) => ({ company: t.company, stream: t.job, at: t.at })),
+        byJob((x) => x.ms) as Map<string, number>,
+        byJob((x) => x.cron) as Map<string, string>,
+        from,
+        to,
+        fleet,
+        settled,
+      );
+      return { companyJobsWithoutTakes: companyStreamsWithoutRuns, gapsInIntervals, passedOver, passedOverByJob: passedOverByStream, takeToStartSeconds: takeToStart(inWindow, runs, s.schedule) };
+    };
+    const steadyTakes = await takesIn(t0 + warmupMs, steadyTo, warm);
+    const settledTakes = overload && overloadFrom ? await takesIn(overloadFrom, ended, overload, true) : undefined;
     process.stdout.write(
       `${JSON.stringify(
         {
@@ -363,9 +451,9 @@ async function main(): Promise<void> {
           requests: stats.requests,
           rateLimited: stats.rateLimited,
           lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate), lateAtWarmupEnd: lateness([...carriedLateFor].sort((a, b) => b[1] - a[1])) },
-          steadyState: { fromMinute: WARMUP_MINUTES, toMinute: round2((steadyTo - t0) / 60_000), ...shared },
+          steadyState: { fromMinute: WARMUP_MINUTES, toMinute: round2((steadyTo - t0) / 60_000), ...shared, takes: steadyTakes },
           ...(sharedOverloaded ? { overloaded: { fromMinute: round2((overloadFrom! - t0) / 60_000), ...sharedOverloaded } } : {}),
-          ...(sharedSettled ? { overloadedSettled: sharedSettled } : {}),
+          ...(sharedSettled ? { overloadedSettled: { ...sharedSettled, takes: settledTakes } } : {}),
           scheduleDelaySeconds: {
             all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
             steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
@@ -390,6 +478,7 @@ async function main(): Promise<void> {
       )}\n`,
     );
   } finally {
+    await takes?.stop();
     for (const { p } of procs) {
       if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
       await p.exited();
