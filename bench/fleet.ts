@@ -10,7 +10,6 @@ import type { JobDef } from '../src/queue/job.ts';
 import { pino } from 'pino';
 import { fleetFairness } from '../src/queue/fairness.ts';
 import { enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
-import { TURN_INTERVALS } from '../src/queue/turns.ts';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
@@ -90,6 +89,9 @@ const quantile = (values: number[], q: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : null;
 };
 
+/** Intervals of its job into the overload from which a stream is judged settled. */
+const SETTLE_INTERVALS = 2;
+
 /**
  * How the steady state's runs were shared (every successful run past the warm-up): runs the crons asked for and
  * runs done, per second; company-streams with no run at all; each gap between a company's runs of a stream, in
@@ -129,7 +131,7 @@ function sharing(
   for (const [stream, interval] of intervalOf) {
     const byCompany = byStream.get(stream) ?? new Map<string, number[]>();
     demand += companies.length * firings(cronOf.get(stream)!, from, to);
-    const start = settled ? from + TURN_INTERVALS * interval : from;
+    const start = settled ? from + SETTLE_INTERVALS * interval : from;
     if (settled && to - start <= 2 * interval) continue;
     for (const company of companies) {
       const times = (byCompany.get(company) ?? []).filter((t) => t >= start).sort((a, b) => a - b);

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
-import { incrementalPriority, TAKEN_KEY, takenField, TURN_SPAN_S } from './turns.ts';
+import { incrementalTurn, takeTurn, TURN_SPAN_S, type Turn } from './turns.ts';
 import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
 
 export const SYNC_QUEUE = 'sync';
@@ -14,6 +14,8 @@ export interface SyncJobData {
   firedAt: string;
   /** ScheduledRun `dependencyBoundsMs`. */
   dependencyBoundsMs?: Record<string, number>;
+  /** Where the run's turn starts (turns.ts), for a fleet's incremental run. */
+  turnStartMs?: number;
 }
 
 /**
@@ -65,7 +67,7 @@ export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
 
 /**
  * How a saturated box shares itself. BullMQ takes lower priorities first and, within one, the oldest first. An
- * incremental run's priority is its turn (turns.ts): two intervals after its job was last taken for the company.
+ * incremental run's priority is the end of its turn (turns.ts): the company's turns at a job come one interval apart.
  * A backfill (a company's first sync, a full re-read) comes after every incremental run, in the jobs' order, so a
  * first sync reads a dependency before the jobs that read it.
  */
@@ -96,6 +98,8 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
  * never holds more than companies × jobs, and a long run does not cost its company the next turn.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
+  const turn: { priority: number; turn?: Turn } | undefined =
+    fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run));
   const data: SyncJobData = {
     company: run.company,
     job: run.job.name,
@@ -103,16 +107,16 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     fullRefresh: run.job.fullRefresh,
     firedAt: run.firedAt.toISOString(),
     ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
+    ...(turn?.turn ? { turnStartMs: turn.turn.startMs } : {}),
   };
   const jobId = syncJobId(run);
   const dedupId = `${run.company}.${run.job.name}`;
   // A run kept behind a running one is queued when that one ends, by which time its spread share is long past.
   const delay = run.startAfterMs && !(await isRunning(queue, dedupId)) ? run.startAfterMs : 0;
-  const priority = fleet && (isBackfill(run, fleet.fairness) ? backfillPriority(run, fleet.fairness) : await incrementalPriority(queue, fleet.connection, run));
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: dedupId, keepLastIfActive: true },
-    ...(priority ? { priority } : {}),
+    ...(turn ? { priority: turn.priority } : {}),
     ...(delay > 0 ? { delay } : {}),
   });
   // A run waits from when it is due, not from its firing.
@@ -124,9 +128,14 @@ async function isRunning(queue: Queue<SyncJobData>, dedupId: string): Promise<bo
   return id !== null && (await queue.getJobState(id)) === 'active';
 }
 
-/** A worker took the job: it no longer waits, and its company's next turn at the job counts from now. */
-export async function taken(connection: Redis, jobId: string, run: Pick<SyncJobData, 'company' | 'job'>, now = Date.now()): Promise<void> {
-  await connection.multi().zrem(QUEUED_KEY, jobId).hset(TAKEN_KEY, takenField(run.company, run.job), String(now)).exec();
+/**
+ * A worker took the job: it no longer waits, and its company's next turn at the job follows on from this one. A run
+ * without a turn (a backfill, one run by hand) leaves the turns as they were.
+ */
+export async function taken(connection: Redis, jobId: string, run: Pick<SyncJobData, 'company' | 'job' | 'turnStartMs'>): Promise<void> {
+  const tx = connection.multi().zrem(QUEUED_KEY, jobId);
+  if (run.turnStartMs !== undefined) takeTurn(tx, run.company, run.job, run.turnStartMs);
+  await tx.exec();
 }
 
 /**

@@ -3,63 +3,86 @@ import type { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 
 /**
- * Whose turn it is on a saturated box. A company's incremental run of a job should start within two of the job's
- * intervals of a worker last taking that job of that company, and the queue takes the earliest such deadline first:
- * a company just served waits behind every company served before it, and a job of a short interval is not held to
- * the lateness of one of a long interval.
- * BullMQ orders by an integer priority, so the deadline is counted in seconds from an epoch kept in Redis and moved
+ * Whose turn it is on a saturated box: fair queueing over every company's jobs. A company's job takes turns one of
+ * the job's intervals long: a run's turn starts where the company's last run of the job started, one interval on,
+ * or at the frontier (the latest turn a worker took) when that is later; the queue takes the earliest-ending turn
+ * first. Past capacity every job of every company is stretched by the same factor: at 1.8 times what the box can
+ * do, a job's runs come about 1.8 of its intervals apart, whether its interval is a minute or an hour, and no company
+ * gets a second turn before another company of the same job gets its first. A company paused or new starts at the
+ * frontier: time away earns no credit.
+ * BullMQ orders by an integer priority, so a turn's end is counted in seconds from an epoch kept in Redis and moved
  * on, with the queued runs' priorities, before the count runs out.
  */
 
-/** When a worker last took each company's job, epoch ms, by `company.job`. */
+/** Where each company's turn at a job last started (the run a worker last took), epoch ms, by `company.job`. */
 export const TAKEN_KEY = 'wfsync:sync:taken';
+/** The latest turn's start a worker took, epoch ms: where a company without a turn to follow on from starts. */
+export const FRONTIER_KEY = 'wfsync:sync:frontier';
 /** The instant incremental runs' priorities count seconds from. */
 export const EPOCH_KEY = 'wfsync:sync:epoch';
 const REBASE_LOCK_KEY = 'wfsync:sync:epoch-lock';
 
 /** Incremental runs take priorities 1 to 2^20 − 1 (twelve days of seconds); backfills come after them all. */
 export const TURN_SPAN_S = 2 ** 20 - 1;
-/** A new epoch starts a day back, so a deadline passed by up to a day still counts from it. */
+/** A new epoch starts a day before the frontier, so a turn behind it by up to a day still counts from it. */
 const HEADROOM_MS = 86_400_000;
 
 export function takenField(company: string, job: string): string {
   return `${company}.${job}`;
 }
 
-/** Intervals after its last take by which a company's run of a job should start. */
-export const TURN_INTERVALS = 2;
-
-/** The run's deadline: two intervals after its job was last taken for the company, else when it fell due. */
-export function deadlineOf(run: Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs'>, lastTakenMs: number | null): number {
-  const fell = run.firedAt.getTime() + (run.startAfterMs ?? 0);
-  return lastTakenMs !== null && run.intervalMs ? lastTakenMs + TURN_INTERVALS * run.intervalMs : fell;
+/** A run's turn at its company's job: the queue takes the earliest `endMs` first. */
+export interface Turn {
+  startMs: number;
+  endMs: number;
 }
 
-/** A deadline as a priority: seconds from the epoch, within 1 and TURN_SPAN_S. */
-export function turnPriority(deadlineMs: number, epochMs: number): number {
-  return Math.min(TURN_SPAN_S, Math.max(1, 1 + Math.floor((deadlineMs - epochMs) / 1000)));
+/** The run's turn: one interval after the last one's start, not before the frontier; with neither, when it fell due. */
+export function turnOf(run: Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs'>, lastStartMs: number | null, frontierMs: number | null): Turn {
+  const intervalMs = run.intervalMs ?? 0;
+  const after = [lastStartMs === null ? null : lastStartMs + intervalMs, frontierMs].filter((ms) => ms !== null);
+  const startMs = after.length > 0 ? Math.max(...after) : run.firedAt.getTime() + (run.startAfterMs ?? 0);
+  return { startMs, endMs: startMs + intervalMs };
 }
 
-/** The priority of a company's incremental run; starts an epoch when none is set, and moves it on when it runs out. */
-export async function incrementalPriority(queue: Queue, connection: Redis, run: ScheduledRun, now = Date.now()): Promise<number> {
-  const [taken, epoch] = await connection.multi().hget(TAKEN_KEY, takenField(run.company, run.job.name)).get(EPOCH_KEY).exec() ?? [];
-  const lastTakenMs = taken?.[1] ? Number(taken[1]) : null;
-  const deadline = deadlineOf(run, lastTakenMs);
-  let epochMs = epoch?.[1] ? Number(epoch[1]) : null;
+/** A turn's end as a priority: seconds from the epoch, within 1 and TURN_SPAN_S. */
+export function turnPriority(endMs: number, epochMs: number): number {
+  return Math.min(TURN_SPAN_S, Math.max(1, 1 + Math.floor((endMs - epochMs) / 1000)));
+}
+
+const numberOr = (reply: [Error | null, unknown] | undefined) => (reply?.[1] ? Number(reply[1]) : null);
+
+/** A company's incremental run's turn and priority; starts an epoch when none is set, and moves it on when it runs out. */
+export async function incrementalTurn(queue: Queue, connection: Redis, run: ScheduledRun, now = Date.now()): Promise<{ turn: Turn; priority: number }> {
+  const [last, frontier, epoch] = (await connection.multi().hget(TAKEN_KEY, takenField(run.company, run.job.name)).get(FRONTIER_KEY).get(EPOCH_KEY).exec()) ?? [];
+  const turn = turnOf(run, numberOr(last), numberOr(frontier));
+  // Past capacity the frontier falls behind the clock: the epoch follows whichever is earlier.
+  const base = Math.min(now, numberOr(frontier) ?? now);
+  let epochMs = numberOr(epoch);
   if (epochMs === null) {
-    await connection.set(EPOCH_KEY, String(now - HEADROOM_MS), 'NX');
+    await connection.set(EPOCH_KEY, String(base - HEADROOM_MS), 'NX');
     epochMs = Number(await connection.get(EPOCH_KEY));
   }
-  if (turnPriority(deadline, epochMs) >= TURN_SPAN_S - HEADROOM_MS / 1000) epochMs = await rebase(queue, connection, epochMs, now);
-  return turnPriority(deadline, epochMs);
+  if (turnPriority(turn.endMs, epochMs) >= TURN_SPAN_S - HEADROOM_MS / 1000) epochMs = await rebase(queue, connection, epochMs, base);
+  return { turn, priority: turnPriority(turn.endMs, epochMs) };
+}
+
+/** Raises the frontier to a taken turn's start; a turn behind it leaves it. */
+const RAISE_FRONTIER = `local at = tonumber(redis.call('GET', KEYS[1]))
+if not at or tonumber(ARGV[1]) > at then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1`;
+
+/** A worker took a run with a turn: the company's next turn at the job follows on from it. */
+export function takeTurn(tx: ReturnType<Redis['multi']>, company: string, job: string, startMs: number): void {
+  tx.hset(TAKEN_KEY, takenField(company, job), String(startMs)).eval(RAISE_FRONTIER, 1, FRONTIER_KEY, String(startMs));
 }
 
 /**
- * Moves the epoch to a day before `now` and the queued incremental runs' priorities with it, so their order holds.
+ * Moves the epoch to a day before `base` and the queued incremental runs' priorities with it, so their order holds.
  * One enqueuer does it at a time; the others go on with the epoch they read until it is done.
  */
-export async function rebase(queue: Queue, connection: Redis, fromMs: number, now = Date.now()): Promise<number> {
-  const toMs = now - HEADROOM_MS;
+export async function rebase(queue: Queue, connection: Redis, fromMs: number, base = Date.now()): Promise<number> {
+  const toMs = base - HEADROOM_MS;
   if ((await connection.set(REBASE_LOCK_KEY, '1', 'PX', 60_000, 'NX')) !== 'OK') return fromMs;
   try {
     await connection.set(EPOCH_KEY, String(toMs));

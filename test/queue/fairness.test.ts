@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
 import { createSyncQueue, enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
-import { EPOCH_KEY, TAKEN_KEY, TURN_SPAN_S } from '../../src/queue/turns.ts';
+import { EPOCH_KEY, FRONTIER_KEY, TAKEN_KEY, TURN_SPAN_S, turnOf } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -46,10 +46,11 @@ describe('a saturated queue', () => {
   it('takes the company served longest ago first, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000);
     const intervalMs = 600_000;
-    // beta's jobs were last taken a minute before the firing, gamma's ten minutes before: gamma's turn comes first.
+    // beta's turns at every job last started a minute before the firing, gamma's ten minutes before: gamma's next
+    // turn ends first.
     for (const job of incremental) {
-      await taken(connection, 'x', { company: 'beta', job: job.name }, firedAt.getTime() - 60_000);
-      await taken(connection, 'x', { company: 'gamma', job: job.name }, firedAt.getTime() - intervalMs);
+      await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: firedAt.getTime() - 60_000 });
+      await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: firedAt.getTime() - intervalMs });
     }
     // alpha's backfill is queued first, then beta's and gamma's every job.
     for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt, intervalMs }, { fairness, connection });
@@ -88,18 +89,27 @@ describe('a saturated queue', () => {
     expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
     await queue.obliterate({ force: true });
   });
-  it('puts a short job whose deadline comes first ahead of a long job that waited longer', async () => {
+  it("follows a company's last turn by one interval, never starts before the frontier, and starts a new company there", () => {
+    const run = { firedAt: new Date(1_000_000), startAfterMs: 5_000, intervalMs: 60_000 };
+    expect(turnOf(run, 2_000_000, 1_500_000)).toEqual({ startMs: 2_060_000, endMs: 2_120_000 });
+    // A company paused or passed by while the others went on earns no credit: its turn starts at the frontier.
+    expect(turnOf(run, 2_000_000, 3_000_000)).toEqual({ startMs: 3_000_000, endMs: 3_060_000 });
+    expect(turnOf(run, null, 3_000_000)).toEqual({ startMs: 3_000_000, endMs: 3_060_000 });
+    // Nothing taken yet anywhere: the turn starts when the run fell due.
+    expect(turnOf(run, null, null)).toEqual({ startMs: 1_005_000, endMs: 1_065_000 });
+  });
+
+  it('serves a company once before any company served after it is served again, and a new company at the frontier', async () => {
     await queue.obliterate({ force: true });
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const now = Date.now();
-    const [long, short] = [incremental[0]!, incremental[1]!];
-    // The long job (hourly) was last taken 100 minutes ago: due within two hours of it, 20 minutes from now.
-    await taken(connection, 'x', { company: 'beta', job: long.name }, now - 100 * 60_000);
-    // The short job (every 5 minutes) was last taken 8 minutes ago: its two intervals end in 2 minutes.
-    await taken(connection, 'x', { company: 'gamma', job: short.name }, now - 8 * 60_000);
-    await enqueueRun(queue, { company: 'beta', job: long, firedAt: new Date(now), intervalMs: 3_600_000 }, { fairness, connection });
-    await enqueueRun(queue, { company: 'gamma', job: short, firedAt: new Date(now), intervalMs: 300_000 }, { fairness, connection });
-    const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => `${j.data.company}/${j.data.job}`);
-    expect(order).toEqual([`gamma/${short.name}`, `beta/${long.name}`]);
+    const job = incremental[0]!;
+    // beta's turn started 10 s before gamma's, the latest taken; delta has never run this job.
+    await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: now - 10_000 });
+    await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: now });
+    for (const company of ['gamma', 'beta', 'delta']) await enqueueRun(queue, { company, job, firedAt: new Date(now), intervalMs: 60_000 }, { fairness, connection });
+    const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.company);
+    expect(order).toEqual(['delta', 'beta', 'gamma']);
     await queue.obliterate({ force: true });
   });
 
@@ -118,8 +128,9 @@ describe('a saturated queue', () => {
       await running.moveToCompleted('done', 'token', false);
       const [queued] = await queue.getJobs(['prioritized', 'waiting']);
       expect(queued?.id).toBe(`beta.${job.name}.${next.getTime()}`);
-      // Its deadline is two intervals after the take: a company served before it goes first.
-      expect(queued!.priority).toBeGreaterThan(1);
+      // Its turn follows on from the one taken, an interval later.
+      expect(queued!.data.turnStartMs).toBe(running.data.turnStartMs! + 30_000);
+      expect(await connection.get(FRONTIER_KEY)).toBe(String(running.data.turnStartMs));
     } finally {
       await taker.close();
       await queue.obliterate({ force: true });
@@ -127,20 +138,22 @@ describe('a saturated queue', () => {
   });
 
   it('moves the epoch on before the turns run out, and the queued turns keep their order', async () => {
-    await connection.del(EPOCH_KEY);
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const now = Date.now();
     const day = 86_400_000;
-    await connection.set(EPOCH_KEY, String(now - 11.5 * day));
+    await connection.set(EPOCH_KEY, String(now - 10.5 * day));
     const job = incremental[0]!;
-    // gamma's turn came two days ago; it is queued under the old epoch.
-    await taken(connection, 'x', { company: 'gamma', job: job.name }, now - 2 * day - 600_000);
+    // gamma's last turn started half an hour ago (the frontier); its next is queued under the old epoch.
+    await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: now - 1_800_000 });
     await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
+    expect(Number(await connection.get(EPOCH_KEY))).toBe(now - 10.5 * day);
+    // beta's daily turn ends past what the old epoch can count: the epoch moves to a day before the frontier.
+    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: day }, { fairness, connection });
     await enqueueRun(queue, { company: 'alpha', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
-    await connection.hdel(TAKEN_KEY, `beta.${job.name}`);
-    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
-    expect(Number(await connection.get(EPOCH_KEY))).toBeGreaterThanOrEqual(now - day);
+    expect(Number(await connection.get(EPOCH_KEY))).toBe(now - 1_800_000 - day);
     const queued = await queue.getJobs(['prioritized'], 0, -1, true);
     expect(queued.map((j) => j.data.company)).toEqual(['gamma', 'beta', 'alpha']);
+    expect(queued[0]!.priority).toBeLessThan(TURN_SPAN_S / 2);
     expect(queued[1]!.priority).toBeLessThan(TURN_SPAN_S / 2);
     expect(queued[2]!.priority).toBeGreaterThan(TURN_SPAN_S);
     await queue.obliterate({ force: true });
