@@ -25,7 +25,9 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * Three phases: the warm-up (WARMUP_MINUTES, the first syncs), the steady state, and with OVERLOAD_FACTOR the
  * last OVERLOAD_MINUTES with the scheduler restarted on crons compressed that many times: driven past what the box
  * can do, `runsPerSecond.asked` exceeds `done`, and the sharing says whether every company still got its turn:
- * over the whole overload (`overloaded`), and once the change of crons settled (`overloadedSettled`).
+ * over the whole overload (`overloaded`), and once the change of crons settled (`overloadedSettled`). The steady
+ * state and the settled overload are also judged by when workers took each run (`takes`), with each job's time from
+ * a take to its first stream's start: the queue's sharing apart from what a run does before it reads.
  * The company is added halfway through the steady state.
  *
  *   COMPANIES=1000 FACTOR=2 MINUTES=40 WARMUP_MINUTES=15 WORKERS=2 SIZE=tiny npm run bench:fleet
