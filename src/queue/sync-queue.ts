@@ -98,7 +98,7 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
  * never holds more than companies × jobs, and a long run does not cost its company the next turn.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
-  const turn: { priority: number; turn?: Turn } | undefined =
+  const order: { priority: number; turn?: Turn } | undefined =
     fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run));
   const data: SyncJobData = {
     company: run.company,
@@ -107,7 +107,7 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     fullRefresh: run.job.fullRefresh,
     firedAt: run.firedAt.toISOString(),
     ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
-    ...(turn?.turn ? { turnStartMs: turn.turn.startMs } : {}),
+    ...(order?.turn ? { turnStartMs: order.turn.startMs } : {}),
   };
   const jobId = syncJobId(run);
   const dedupId = `${run.company}.${run.job.name}`;
@@ -116,7 +116,7 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: dedupId, keepLastIfActive: true },
-    ...(turn ? { priority: turn.priority } : {}),
+    ...(order ? { priority: order.priority } : {}),
     ...(delay > 0 ? { delay } : {}),
   });
   // A run waits from when it is due, not from its firing.

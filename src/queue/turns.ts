@@ -6,10 +6,9 @@ import type { ScheduledRun } from './scheduler.ts';
  * Whose turn it is on a saturated box: fair queueing over every company's jobs. A company's job takes turns one of
  * the job's intervals long: a run's turn starts where the company's last run of the job started, one interval on,
  * or at the frontier (the latest turn a worker took) when that is later; the queue takes the earliest-ending turn
- * first. Past capacity every job of every company is stretched by the same factor: at 1.8 times what the box can
- * do, a job's runs come about 1.8 of its intervals apart, whether its interval is a minute or an hour, and no company
- * gets a second turn before another company of the same job gets its first. A company paused or new starts at the
- * frontier: time away earns no credit.
+ * first. Past capacity every job of every company is stretched by about the same factor, whether its interval is a
+ * minute or an hour, rather than every late run being late by the same seconds. A company paused or new starts at
+ * the frontier: time away earns no credit.
  * BullMQ orders by an integer priority, so a turn's end is counted in seconds from an epoch kept in Redis and moved
  * on, with the queued runs' priorities, before the count runs out.
  */
