@@ -18,7 +18,7 @@ export function runOffsetMs(company: string, job: string, intervalMs: number, co
   return Math.floor(shareOf(company, job) * windowMs);
 }
 
-/** A fixed share in [0, 1) for the company and job. */
-function shareOf(company: string, job: string): number {
+/** A fixed share in [0, 1) for the company and job: where its runs fall in a window, and its turns in an interval (turns.ts). */
+export function shareOf(company: string, job: string): number {
   return createHash('sha256').update(`${company}\0${job}`).digest().readUInt32BE(0) / 2 ** 32;
 }

@@ -1,14 +1,19 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
+import { shareOf } from './spread.ts';
 
 /**
  * Whose turn it is on a saturated box: fair queueing over every company's jobs. A company's job takes turns one of
- * the job's intervals long: a run's turn starts where the company's last run of the job started, one interval on,
- * or at the frontier (the latest turn a worker took) when that is later; the queue takes the earliest-ending turn
- * first. Past capacity every job of every company is stretched by about the same factor, whether its interval is a
- * minute or an hour, rather than every late run being late by the same seconds. A company paused or new starts at
- * the frontier: time away earns no credit.
+ * the job's intervals long, and the queue takes the earliest-ending turn first. Past capacity every job of every
+ * company is stretched by about the same factor, whether its interval is a minute or an hour, rather than every late
+ * run being late by the same seconds.
+ * A company's turns at a job fall on its own grid: one interval apart, offset by the company's share of the interval
+ * (the share that spreads its runs, spread.ts). A turn follows the last one by an interval; a company behind (paused,
+ * new, or with nothing queued when its turn came) takes the first point of its grid no more than an interval before
+ * the frontier (the latest turn a worker took), so time away earns at most one turn. The grid keeps a job's companies
+ * spread over its interval: without it every company joining at the frontier would share one instant, and a job's
+ * whole fleet would be taken in a block while the shorter jobs' turns waited behind it.
  * BullMQ orders by an integer priority, so a turn's end is counted in seconds from an epoch kept in Redis and moved
  * on, with the queued runs' priorities, before the count runs out.
  */
@@ -36,12 +41,24 @@ export interface Turn {
   endMs: number;
 }
 
-/** The run's turn: one interval after the last one's start, not before the frontier; with neither, when it fell due. */
-export function turnOf(run: Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs'>, lastStartMs: number | null, frontierMs: number | null): Turn {
+/** The run's turn: one interval after the last one's start, or its grid's first point an interval before the frontier. */
+export function turnOf(
+  run: { company: string; job: { name: string } } & Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs'>,
+  lastStartMs: number | null,
+  frontierMs: number | null,
+): Turn {
   const intervalMs = run.intervalMs ?? 0;
-  const after = [lastStartMs === null ? null : lastStartMs + intervalMs, frontierMs].filter((ms) => ms !== null);
+  const earliest = frontierMs === null ? null : onGrid(frontierMs - intervalMs, intervalMs, shareOf(run.company, run.job.name));
+  const after = [lastStartMs === null ? null : lastStartMs + intervalMs, earliest].filter((ms) => ms !== null);
   const startMs = after.length > 0 ? Math.max(...after) : run.firedAt.getTime() + (run.startAfterMs ?? 0);
   return { startMs, endMs: startMs + intervalMs };
+}
+
+/** The first instant from `atLeastMs` on that is `share` of an interval past a whole number of intervals. */
+function onGrid(atLeastMs: number, intervalMs: number, share: number): number {
+  if (!(intervalMs > 0)) return atLeastMs;
+  const offsetMs = Math.floor(share * intervalMs);
+  return offsetMs + Math.ceil((atLeastMs - offsetMs) / intervalMs) * intervalMs;
 }
 
 /** A turn's end as a priority: seconds from the epoch, within 1 and TURN_SPAN_S. */

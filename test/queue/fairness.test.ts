@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
 import { createSyncQueue, enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { shareOf } from '../../src/queue/spread.ts';
 import { EPOCH_KEY, FRONTIER_KEY, TAKEN_KEY, TURN_SPAN_S, turnOf } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
@@ -89,14 +90,40 @@ describe('a saturated queue', () => {
     expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
     await queue.obliterate({ force: true });
   });
-  it("follows a company's last turn by one interval, never starts before the frontier, and starts a new company there", () => {
-    const run = { firedAt: new Date(1_000_000), startAfterMs: 5_000, intervalMs: 60_000 };
+  it("follows a company's last turn by one interval, and puts a company behind on its own grid no more than an interval before the frontier", () => {
+    const intervalMs = 60_000;
+    const run = { company: 'beta', job: { name: 'shift-assignments' }, firedAt: new Date(1_000_000), startAfterMs: 5_000, intervalMs };
     expect(turnOf(run, 2_000_000, 1_500_000)).toEqual({ startMs: 2_060_000, endMs: 2_120_000 });
-    // A company paused or passed by while the others went on earns no credit: its turn starts at the frontier.
-    expect(turnOf(run, 2_000_000, 3_000_000)).toEqual({ startMs: 3_000_000, endMs: 3_060_000 });
-    expect(turnOf(run, null, 3_000_000)).toEqual({ startMs: 3_000_000, endMs: 3_060_000 });
+    // A company paused or passed by while the others went on earns at most one turn: its grid's first point from an
+    // interval before the frontier, at its share of the interval.
+    const behind = turnOf(run, 2_000_000, 3_000_000);
+    expect(behind.startMs).toBeGreaterThanOrEqual(3_000_000 - intervalMs);
+    expect(behind.startMs).toBeLessThan(3_000_000);
+    expect(behind.startMs % intervalMs).toBe(Math.floor(shareOf('beta', 'shift-assignments') * intervalMs));
+    expect(behind.endMs).toBe(behind.startMs + intervalMs);
+    expect(turnOf(run, null, 3_000_000)).toEqual(behind);
+    // Its next turn follows on from that one, on the same grid.
+    expect(turnOf(run, behind.startMs, 3_000_000).startMs).toBe(behind.startMs + intervalMs);
     // Nothing taken yet anywhere: the turn starts when the run fell due.
     expect(turnOf(run, null, null)).toEqual({ startMs: 1_005_000, endMs: 1_065_000 });
+  });
+
+  it("spreads a job's companies joining at once over its interval, so a shorter job's turns are not held behind them in a block", () => {
+    const frontierMs = 10_000_000;
+    const fourMinutes = 240_000;
+    // Forty companies join a four-minute job at the frontier; one company's thirty-second turns follow on from it.
+    const joining = Array.from({ length: 40 }, (_, i) => turnOf({ company: `c${i}`, job: { name: 'time-off' }, firedAt: new Date(0), intervalMs: fourMinutes }, null, frontierMs));
+    const short = Array.from({ length: 8 }, (_, i) => ({ startMs: frontierMs + i * 30_000, endMs: frontierMs + (i + 1) * 30_000 }));
+    const taken = [...joining.map((t) => ({ ...t, short: false })), ...short.map((t) => ({ ...t, short: true }))].sort((a, b) => a.endMs - b.endMs);
+    let inARow = 0;
+    let most = 0;
+    for (const turn of taken) {
+      inARow = turn.short ? 0 : inARow + 1;
+      most = Math.max(most, inARow);
+    }
+    // Evenly spread, five of the long job's turns come between two of the short job's; all at one instant, forty would.
+    expect(most).toBeLessThanOrEqual(12);
+    expect(new Set(joining.map((t) => t.startMs)).size).toBeGreaterThan(35);
   });
 
   it('serves a company once before any company served after it is served again, and a new company at the frontier', async () => {
@@ -143,11 +170,13 @@ describe('a saturated queue', () => {
     const day = 86_400_000;
     await connection.set(EPOCH_KEY, String(now - 10.5 * day));
     const job = incremental[0]!;
-    // gamma's last turn started half an hour ago (the frontier); its next is queued under the old epoch.
+    // gamma's last turn started half an hour ago (the frontier); its next is queued under the old epoch. beta's daily
+    // turn last started an hour ago.
+    await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: now - 3_600_000 });
     await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: now - 1_800_000 });
     await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
     expect(Number(await connection.get(EPOCH_KEY))).toBe(now - 10.5 * day);
-    // beta's daily turn ends past what the old epoch can count: the epoch moves to a day before the frontier.
+    // beta's next daily turn ends past what the old epoch can count: the epoch moves to a day before the frontier.
     await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: day }, { fairness, connection });
     await enqueueRun(queue, { company: 'alpha', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
     expect(Number(await connection.get(EPOCH_KEY))).toBe(now - 1_800_000 - day);
