@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 import { incrementalTurn, takeTurn, TURN_SPAN_S, type Turn } from './turns.ts';
@@ -98,8 +98,10 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
  * never holds more than companies × jobs, and a long run does not cost its company the next turn.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
+  const dedupId = `${run.company}.${run.job.name}`;
+  const running = fleet || run.startAfterMs ? await runningJob(queue, dedupId) : undefined;
   const order: { priority: number; turn?: Turn } | undefined =
-    fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run));
+    fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run, running?.data.turnStartMs));
   const data: SyncJobData = {
     company: run.company,
     job: run.job.name,
@@ -110,9 +112,8 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     ...(order?.turn ? { turnStartMs: order.turn.startMs } : {}),
   };
   const jobId = syncJobId(run);
-  const dedupId = `${run.company}.${run.job.name}`;
   // A run kept behind a running one is queued when that one ends, by which time its spread share is long past.
-  const delay = run.startAfterMs && !(await isRunning(queue, dedupId)) ? run.startAfterMs : 0;
+  const delay = run.startAfterMs && !running ? run.startAfterMs : 0;
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: dedupId, keepLastIfActive: true },
@@ -123,9 +124,11 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
 }
 
-async function isRunning(queue: Queue<SyncJobData>, dedupId: string): Promise<boolean> {
+/** The company's run of the job a worker holds, if any. */
+async function runningJob(queue: Queue<SyncJobData>, dedupId: string): Promise<Job<SyncJobData> | undefined> {
   const id = await queue.getDeduplicationJobId(dedupId);
-  return id !== null && (await queue.getJobState(id)) === 'active';
+  if (id === null || (await queue.getJobState(id)) !== 'active') return undefined;
+  return (await queue.getJob(id)) ?? undefined;
 }
 
 /**

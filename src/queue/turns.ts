@@ -68,10 +68,14 @@ export function turnPriority(endMs: number, epochMs: number): number {
 
 const numberOr = (reply: [Error | null, unknown] | undefined) => (reply?.[1] ? Number(reply[1]) : null);
 
-/** A company's incremental run's turn and priority; starts an epoch when none is set, and moves it on when it runs out. */
-export async function incrementalTurn(queue: Queue, connection: Redis, run: ScheduledRun, now = Date.now()): Promise<{ turn: Turn; priority: number }> {
+/**
+ * A company's incremental run's turn and priority; starts an epoch when none is set, and moves it on when it runs out.
+ * `runningStartMs` is the turn of the company's run of the job a worker holds: its take may not be recorded yet.
+ */
+export async function incrementalTurn(queue: Queue, connection: Redis, run: ScheduledRun, runningStartMs?: number, now = Date.now()): Promise<{ turn: Turn; priority: number }> {
   const [last, frontier, epoch] = (await connection.multi().hget(TAKEN_KEY, takenField(run.company, run.job.name)).get(FRONTIER_KEY).get(EPOCH_KEY).exec()) ?? [];
-  const turn = turnOf(run, numberOr(last), numberOr(frontier));
+  const lastStartMs = [numberOr(last), runningStartMs ?? null].reduce<number | null>((a, b) => (b === null ? a : a === null ? b : Math.max(a, b)), null);
+  const turn = turnOf(run, lastStartMs, numberOr(frontier));
   // Past capacity the frontier falls behind the clock: the epoch follows whichever is earlier.
   const base = Math.min(now, numberOr(frontier) ?? now);
   let epochMs = numberOr(epoch);

@@ -164,6 +164,25 @@ describe('a saturated queue', () => {
     }
   });
 
+  it("follows on from the turn of the run a worker holds, before the worker has recorded its take", async () => {
+    await queue.obliterate({ force: true });
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
+    const job = incremental[0]!;
+    await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
+    const taker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: connection.duplicate() });
+    try {
+      const running = (await taker.getNextJob('token'))!;
+      // The next firing comes between the worker's take and its record of it: the company gets no second go at that turn.
+      await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 }, { fairness, connection });
+      await running.moveToCompleted('done', 'token', false);
+      const [queued] = await queue.getJobs(['prioritized', 'waiting']);
+      expect(queued!.data.turnStartMs).toBe(running.data.turnStartMs! + 30_000);
+    } finally {
+      await taker.close();
+      await queue.obliterate({ force: true });
+    }
+  });
+
   it('moves the epoch on before the turns run out, and the queued turns keep their order', async () => {
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const now = Date.now();
