@@ -1,4 +1,4 @@
-import { Queue, type Job } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 import { incrementalTurn, takeTurn, TURN_SPAN_S, type Turn } from './turns.ts';
@@ -93,15 +93,19 @@ export function backfillPriority(run: ScheduledRun, fairness: Fairness): number 
 export const QUEUED_KEY = 'wfsync:sync:queued';
 
 /**
- * Queues a run. A firing that finds the same job of the same company still queued coalesces with it; one that finds
- * it running is kept, and queued once the running one ends (BullMQ's deduplication, `keepLastIfActive`): the queue
- * never holds more than companies × jobs, and a long run does not cost its company the next turn.
+ * Queues a run. A firing that finds the same job of the same company still queued coalesces with it, and gives it its
+ * own turn when that is earlier (the job's cron was made more frequent); one that finds it running is kept, and queued
+ * once the running one ends (BullMQ's deduplication, `keepLastIfActive`): the queue never holds more than
+ * companies × jobs, and a long run does not cost its company the next turn.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
   const dedupId = `${run.company}.${run.job.name}`;
-  const running = fleet || run.startAfterMs ? await runningJob(queue, dedupId) : undefined;
+  const held = fleet || run.startAfterMs ? await heldRun(queue, dedupId) : undefined;
+  const running = held?.state === 'active';
+  const runningTurnMs = fleet && running ? (await queue.getJob(held.id))?.data.turnStartMs : undefined;
   const order: { priority: number; turn?: Turn } | undefined =
-    fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run, running?.data.turnStartMs));
+    fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run, runningTurnMs));
+  if (order?.turn && held && held.state !== 'active') await takeEarlierTurn(queue, held.id, order.turn.startMs, order.priority);
   const data: SyncJobData = {
     company: run.company,
     job: run.job.name,
@@ -124,11 +128,21 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
 }
 
-/** The company's run of the job a worker holds, if any. */
-async function runningJob(queue: Queue<SyncJobData>, dedupId: string): Promise<Job<SyncJobData> | undefined> {
+/** The company's run of the job that is queued or that a worker holds, if any. */
+async function heldRun(queue: Queue<SyncJobData>, dedupId: string): Promise<{ id: string; state: 'active' | 'queued' } | undefined> {
   const id = await queue.getDeduplicationJobId(dedupId);
-  if (id === null || (await queue.getJobState(id)) !== 'active') return undefined;
-  return (await queue.getJob(id)) ?? undefined;
+  if (id === null) return undefined;
+  const state = await queue.getJobState(id);
+  if (state === 'active') return { id, state };
+  return state === 'waiting' || state === 'prioritized' || state === 'delayed' ? { id, state: 'queued' } : undefined;
+}
+
+/** A queued run whose turn ends later than `priority` says takes that turn instead. */
+async function takeEarlierTurn(queue: Queue<SyncJobData>, id: string, turnStartMs: number, priority: number): Promise<void> {
+  const job = await queue.getJob(id);
+  if (!job || job.priority <= priority || job.data.turnStartMs === undefined) return;
+  await job.updateData({ ...job.data, turnStartMs });
+  await job.changePriority({ priority });
 }
 
 /**

@@ -183,6 +183,30 @@ describe('a saturated queue', () => {
     }
   });
 
+  it('gives a queued run the earlier turn of a firing on more frequent crons, and leaves it as it is otherwise', async () => {
+    await queue.obliterate({ force: true });
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
+    const job = incremental[0]!;
+    const now = Date.now();
+    await taken(connection, 'x', { company: 'delta', job: job.name, turnStartMs: now });
+    try {
+      // Queued under a cron every 15 minutes: its turn ends half an hour on.
+      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now), intervalMs: 900_000 }, { fairness, connection });
+      const [before] = await queue.getJobs(['prioritized']);
+      // A firing on the same cron coalesces and changes nothing.
+      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 1_000), intervalMs: 900_000 }, { fairness, connection });
+      expect((await queue.getJob(before!.id!))!.priority).toBe(before!.priority);
+      // The cron now fires every 30 seconds: the queued run takes the turn that ends a minute on.
+      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 2_000), intervalMs: 30_000 }, { fairness, connection });
+      const queued = await queue.getJobs(['prioritized']);
+      expect(queued.map((j) => j.id)).toEqual([before!.id]);
+      expect(queued[0]!.data.turnStartMs).toBe(now + 30_000);
+      expect(before!.priority - queued[0]!.priority).toBe(1740);
+    } finally {
+      await queue.obliterate({ force: true });
+    }
+  });
+
   it('moves the epoch on before the turns run out, and the queued turns keep their order', async () => {
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const now = Date.now();
