@@ -39,6 +39,17 @@ afterAll(async () => {
   await wh?.close();
 });
 
+/** Runs `fn` with a worker that takes jobs by hand, then closes it and empties the queue. */
+async function withTaker(fn: (taker: Worker<SyncJobData>) => Promise<void>): Promise<void> {
+  const taker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: connection.duplicate() });
+  try {
+    await fn(taker);
+  } finally {
+    await taker.close();
+    await queue.obliterate({ force: true });
+  }
+}
+
 describe('a saturated queue', () => {
   it('knows which companies backfill from their runs', async () => {
     expect([...(await backfillingCompanies(wh, ['alpha', 'beta', 'gamma']))]).toEqual(['alpha']);
@@ -144,8 +155,7 @@ describe('a saturated queue', () => {
     await queue.obliterate({ force: true });
     const job = incremental[0]!;
     await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
-    const taker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: connection.duplicate() });
-    try {
+    await withTaker(async (taker) => {
       const running = (await taker.getNextJob('token'))!;
       await taken(connection, String(running.id), running.data);
       // A firing while it runs, with a spread share: not coalesced into the running job, and not queued yet.
@@ -158,10 +168,7 @@ describe('a saturated queue', () => {
       // Its turn follows on from the one taken, an interval later.
       expect(queued!.data.turnStartMs).toBe(running.data.turnStartMs! + 30_000);
       expect(await connection.get(FRONTIER_KEY)).toBe(String(running.data.turnStartMs));
-    } finally {
-      await taker.close();
-      await queue.obliterate({ force: true });
-    }
+    });
   });
 
   it("follows on from the turn of the run a worker holds, before the worker has recorded its take", async () => {
@@ -169,18 +176,14 @@ describe('a saturated queue', () => {
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const job = incremental[0]!;
     await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
-    const taker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: connection.duplicate() });
-    try {
+    await withTaker(async (taker) => {
       const running = (await taker.getNextJob('token'))!;
       // The next firing comes between the worker's take and its record of it: the company gets no second go at that turn.
       await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 }, { fairness, connection });
       await running.moveToCompleted('done', 'token', false);
       const [queued] = await queue.getJobs(['prioritized', 'waiting']);
       expect(queued!.data.turnStartMs).toBe(running.data.turnStartMs! + 30_000);
-    } finally {
-      await taker.close();
-      await queue.obliterate({ force: true });
-    }
+    });
   });
 
   it('gives a queued run the earlier turn of a firing on more frequent crons, and leaves it as it is otherwise', async () => {
