@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 import { incrementalTurn, takeTurn, TURN_SPAN_S, type Turn } from './turns.ts';
@@ -101,11 +101,13 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
   const dedupId = `${run.company}.${run.job.name}`;
   const held = fleet || run.startAfterMs ? await heldRun(queue, dedupId) : undefined;
-  const running = held?.state === 'active';
-  const runningTurnMs = fleet && running ? (await queue.getJob(held.id))?.data.turnStartMs : undefined;
+  const running = held?.active === true;
   const order: { priority: number; turn?: Turn } | undefined =
-    fleet && (isBackfill(run, fleet.fairness) ? { priority: backfillPriority(run, fleet.fairness) } : await incrementalTurn(queue, fleet.connection, run, runningTurnMs));
-  if (order?.turn && held && held.state !== 'active') await takeEarlierTurn(queue, held.id, order.turn.startMs, order.priority);
+    fleet &&
+    (isBackfill(run, fleet.fairness)
+      ? { priority: backfillPriority(run, fleet.fairness) }
+      : await incrementalTurn(queue, fleet.connection, run, running ? held.job.data.turnStartMs : undefined));
+  if (order?.turn && held && !held.active) await takeEarlierTurn(held.job, order.turn.startMs, order.priority);
   const data: SyncJobData = {
     company: run.company,
     job: run.job.name,
@@ -129,18 +131,18 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
 }
 
 /** The company's run of the job that is queued or that a worker holds, if any. */
-async function heldRun(queue: Queue<SyncJobData>, dedupId: string): Promise<{ id: string; state: 'active' | 'queued' } | undefined> {
+async function heldRun(queue: Queue<SyncJobData>, dedupId: string): Promise<{ job: Job<SyncJobData>; active: boolean } | undefined> {
   const id = await queue.getDeduplicationJobId(dedupId);
   if (id === null) return undefined;
   const state = await queue.getJobState(id);
-  if (state === 'active') return { id, state };
-  return state === 'waiting' || state === 'prioritized' || state === 'delayed' ? { id, state: 'queued' } : undefined;
+  if (state !== 'active' && state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return undefined;
+  const job = await queue.getJob(id);
+  return job ? { job, active: state === 'active' } : undefined;
 }
 
 /** A queued run whose turn ends later than `priority` says takes that turn instead. */
-async function takeEarlierTurn(queue: Queue<SyncJobData>, id: string, turnStartMs: number, priority: number): Promise<void> {
-  const job = await queue.getJob(id);
-  if (!job || job.priority <= priority || job.data.turnStartMs === undefined) return;
+async function takeEarlierTurn(job: Job<SyncJobData>, turnStartMs: number, priority: number): Promise<void> {
+  if (job.priority <= priority || job.data.turnStartMs === undefined) return;
   await job.updateData({ ...job.data, turnStartMs });
   await job.changePriority({ priority });
 }

@@ -74,7 +74,8 @@ const numberOr = (reply: [Error | null, unknown] | undefined) => (reply?.[1] ? N
  */
 export async function incrementalTurn(queue: Queue, connection: Redis, run: ScheduledRun, runningStartMs?: number, now = Date.now()): Promise<{ turn: Turn; priority: number }> {
   const [last, frontier, epoch] = (await connection.multi().hget(TAKEN_KEY, takenField(run.company, run.job.name)).get(FRONTIER_KEY).get(EPOCH_KEY).exec()) ?? [];
-  const lastStartMs = [numberOr(last), runningStartMs ?? null].reduce<number | null>((a, b) => (b === null ? a : a === null ? b : Math.max(a, b)), null);
+  const recordedMs = numberOr(last);
+  const lastStartMs = runningStartMs === undefined ? recordedMs : Math.max(recordedMs ?? runningStartMs, runningStartMs);
   const turn = turnOf(run, lastStartMs, numberOr(frontier));
   // Past capacity the frontier falls behind the clock: the epoch follows whichever is earlier.
   const base = Math.min(now, numberOr(frontier) ?? now);
