@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import type { Logger } from 'pino';
 import { cronOf, type JobDef } from './job.ts';
 import { dependencyBounds } from './dependencies.ts';
-import { runOffsetMs } from './spread.ts';
+import { runOffsetMs, sharesOf } from './spread.ts';
 
 /** One firing of a job for one company. */
 export interface ScheduledRun {
@@ -16,6 +16,8 @@ export interface ScheduledRun {
   startAfterMs?: number;
   /** The job's interval, from its cron: a saturated queue's turns are this far apart (turns.ts). */
   intervalMs?: number;
+  /** The company's share of the job's window and interval among the companies fired (spread.ts `sharesOf`). */
+  share?: number;
 }
 
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
@@ -62,9 +64,11 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const [next, after] = self.nextRuns(2, firedAt);
       const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
       const companies = opts.companies();
+      const shares = sharesOf(companies, job.name);
       await eachAtOnce(companies, DISPATCHES_AT_ONCE, async (company) => {
-        const startAfterMs = runOffsetMs(company, job.name, intervalMs, companies.length);
-        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs }).catch((err: unknown) => {
+        const share = shares.get(company)!;
+        const startAfterMs = runOffsetMs(share, intervalMs, companies.length);
+        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs, share }).catch((err: unknown) => {
           opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
         });
       });

@@ -11,14 +11,26 @@ import { createHash } from 'node:crypto';
 /** The window's width per company: a thousand companies spread over about eight minutes. */
 export const SPREAD_PER_COMPANY_MS = 500;
 
-/** How long after its firing a company's run of a job is queued. */
-export function runOffsetMs(company: string, job: string, intervalMs: number, companies: number): number {
+/** How long after its firing a company's run of a job is queued, for its share (`sharesOf`). */
+export function runOffsetMs(share: number, intervalMs: number, companies: number): number {
   const windowMs = Math.min(intervalMs / 2, companies * SPREAD_PER_COMPANY_MS);
   if (!(windowMs > 0) || !Number.isFinite(windowMs)) return 0;
-  return Math.floor(shareOf(company, job) * windowMs);
+  return Math.floor(share * windowMs);
 }
 
-/** A fixed share in [0, 1) for the company and job: where its runs fall in a window, and its turns in an interval (turns.ts). */
+/** A fixed place in [0, 1) for the company and job, from a hash: the order `sharesOf` spreads a fleet in. */
 export function shareOf(company: string, job: string): number {
   return createHash('sha256').update(`${company}\0${job}`).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/**
+ * Each company's share of a job's window, and of its interval for the turns (turns.ts): the companies in the order
+ * of their hashes, evenly spaced. A hash alone puts some of a thousand companies a fraction of a millisecond apart,
+ * and two turns that close are one priority, taken in whichever order they were queued. A company joining or leaving
+ * moves the others' shares by less than one place.
+ */
+export function sharesOf(companies: readonly string[], job: string): Map<string, number> {
+  const placed = companies.map((company) => ({ company, at: shareOf(company, job) }));
+  placed.sort((a, b) => a.at - b.at || (a.company < b.company ? -1 : 1));
+  return new Map(placed.map((p, i) => [p.company, i / placed.length]));
 }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { DISPATCHES_AT_ONCE, startScheduler, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
 import { syncJobId } from '../../src/queue/sync-queue.ts';
-import { runOffsetMs, SPREAD_PER_COMPANY_MS } from '../../src/queue/spread.ts';
+import { runOffsetMs, sharesOf, SPREAD_PER_COMPANY_MS } from '../../src/queue/spread.ts';
 import { cronOf, defineJob } from '../../src/queue/job.ts';
 import { loadConfig } from '../../src/config.ts';
 import { jobs } from '../../jobs/index.ts';
@@ -102,11 +102,25 @@ describe('scheduler', () => {
     // The default ten minutes of shift assignments: a thousand companies over five minutes, half the interval;
     // a hundred over fifty seconds; two within a second.
     const tenMinutes = 600_000;
-    const spread = (n: number) => Math.max(...many.slice(0, n).map((c) => runOffsetMs(c, 'shift-assignments', tenMinutes, n)));
+    const spread = (n: number) => Math.max(...[...sharesOf(many.slice(0, n), 'shift-assignments').values()].map((share) => runOffsetMs(share, tenMinutes, n)));
     expect(spread(1000)).toBeLessThan(tenMinutes / 2);
     expect(spread(1000)).toBeGreaterThan(0.95 * (tenMinutes / 2));
     expect(spread(100)).toBeLessThan(100 * SPREAD_PER_COMPANY_MS);
     expect(spread(100)).toBeGreaterThan(0.9 * 100 * SPREAD_PER_COMPANY_MS);
-    expect(Math.max(runOffsetMs('north', 'shift-assignments', tenMinutes, 2), runOffsetMs('south', 'shift-assignments', tenMinutes, 2))).toBeLessThan(2 * SPREAD_PER_COMPANY_MS);
+    expect(spread(2)).toBeLessThan(2 * SPREAD_PER_COMPANY_MS);
+  });
+
+  it("places a job's companies evenly, each at its own share, and one joining moves the others by less than a place", () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `c${i}`);
+    const shares = sharesOf(many, 'shift-assignments');
+    // Thirty seconds shared by a thousand companies: thirty milliseconds between any two.
+    const offsets = [...shares.values()].map((share) => Math.floor(share * 30_000)).sort((a, b) => a - b);
+    expect(new Set(offsets).size).toBe(1000);
+    expect(Math.min(...offsets.slice(1).map((o, i) => o - offsets[i]!))).toBeGreaterThanOrEqual(29);
+    // The same fleet in another order gets the same shares; each job spreads it in its own order.
+    expect(sharesOf([...many].reverse(), 'shift-assignments')).toEqual(shares);
+    expect(sharesOf(many, 'credentials').get('c0')).not.toBe(shares.get('c0'));
+    const grown = sharesOf([...many, 'newcomer'], 'shift-assignments');
+    for (const c of many) expect(Math.abs(grown.get(c)! - shares.get(c)!)).toBeLessThan(1 / 1000);
   });
 });
