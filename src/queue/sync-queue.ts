@@ -1,7 +1,7 @@
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
-import { incrementalTurn, takeTurn, TURN_SPAN_S, type Turn } from './turns.ts';
+import { BACKFILL_SLOTS, EPOCH_KEY, incrementalTurn, reprioritize, takeTurn, TURN_SPAN, type IncrementalTurn, type Turn } from './turns.ts';
 import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
 
 export const SYNC_QUEUE = 'sync';
@@ -16,6 +16,8 @@ export interface SyncJobData {
   dependencyBoundsMs?: Record<string, number>;
   /** Where the run's turn starts (turns.ts), for a fleet's incremental run. */
   turnStartMs?: number;
+  /** Where it ends: its priority counts this from the epoch (turns.ts). */
+  turnEndMs?: number;
 }
 
 /**
@@ -78,15 +80,15 @@ export interface Fairness {
   slotOf(job: string): number;
 }
 
-/** Backfills get this plus their slot: after every incremental run's turn, well within BullMQ's 2,097,151. */
-export const BACKFILL_PRIORITY = TURN_SPAN_S + 1;
+/** Backfills get this plus their slot: after every incremental run's turn, within BullMQ's 2,097,151. */
+export const BACKFILL_PRIORITY = TURN_SPAN + 1;
 
 export function isBackfill(run: ScheduledRun, fairness: Fairness): boolean {
   return Boolean(run.job.fullRefresh) || fairness.backfilling(run.company);
 }
 
 export function backfillPriority(run: ScheduledRun, fairness: Fairness): number {
-  return BACKFILL_PRIORITY + Math.min(999, Math.max(0, fairness.slotOf(run.job.name)));
+  return BACKFILL_PRIORITY + Math.min(BACKFILL_SLOTS - 1, Math.max(0, fairness.slotOf(run.job.name)));
 }
 
 /** Jobs queued and not yet taken, by when they were queued: the oldest one's wait is the schedule's delay. */
@@ -102,12 +104,12 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   const dedupId = `${run.company}.${run.job.name}`;
   const held = fleet || run.startAfterMs ? await heldRun(queue, dedupId) : undefined;
   const running = held?.active === true;
-  const order: { priority: number; turn?: Turn } | undefined =
+  const order: ({ priority: number } & Partial<IncrementalTurn>) | undefined =
     fleet &&
     (isBackfill(run, fleet.fairness)
       ? { priority: backfillPriority(run, fleet.fairness) }
       : await incrementalTurn(queue, fleet.connection, run, running ? held.job.data.turnStartMs : undefined));
-  if (order?.turn && held && !held.active) await takeEarlierTurn(held.job, order.turn.startMs, order.priority);
+  if (order?.turn && held && !held.active) await takeEarlierTurn(held.job, order.turn, order.priority);
   const data: SyncJobData = {
     company: run.company,
     job: run.job.name,
@@ -115,7 +117,7 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     fullRefresh: run.job.fullRefresh,
     firedAt: run.firedAt.toISOString(),
     ...(run.dependencyBoundsMs ? { dependencyBoundsMs: { ...run.dependencyBoundsMs } } : {}),
-    ...(order?.turn ? { turnStartMs: order.turn.startMs } : {}),
+    ...(order?.turn ? { turnStartMs: order.turn.startMs, turnEndMs: order.turn.endMs } : {}),
   };
   const jobId = syncJobId(run);
   // A run kept behind a running one is queued when that one ends, by which time its spread share is long past.
@@ -128,6 +130,9 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   });
   // A run waits from when it is due, not from its firing.
   if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
+  if (fleet && order?.epochMs !== undefined && Number(await fleet.connection.get(EPOCH_KEY)) !== order.epochMs) {
+    await reprioritize(queue, fleet.connection, dedupId, [jobId, ...(held ? [String(held.job.id)] : [])]);
+  }
 }
 
 /** The company's run of the job that is queued or that a worker holds, if any. */
@@ -141,9 +146,9 @@ async function heldRun(queue: Queue<SyncJobData>, dedupId: string): Promise<{ jo
 }
 
 /** A queued run whose turn ends later than `priority` says takes that turn instead. */
-async function takeEarlierTurn(job: Job<SyncJobData>, turnStartMs: number, priority: number): Promise<void> {
+async function takeEarlierTurn(job: Job<SyncJobData>, turn: Turn, priority: number): Promise<void> {
   if (job.priority <= priority || job.data.turnStartMs === undefined) return;
-  await job.updateData({ ...job.data, turnStartMs });
+  await job.updateData({ ...job.data, turnStartMs: turn.startMs, turnEndMs: turn.endMs });
   await job.changePriority({ priority });
 }
 

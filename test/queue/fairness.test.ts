@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
 import { createSyncQueue, enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
-import { shareOf } from '../../src/queue/spread.ts';
-import { EPOCH_KEY, FRONTIER_KEY, TAKEN_KEY, TURN_SPAN_S, turnOf } from '../../src/queue/turns.ts';
+import { shareOf, sharesOf } from '../../src/queue/spread.ts';
+import { EPOCH_KEY, FRONTIER_KEY, rebase, TAKEN_KEY, TURN_SPAN, turnOf, turnPriority } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -56,21 +56,21 @@ describe('a saturated queue', () => {
   });
 
   it('takes the company served longest ago first, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
-    const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000);
     const intervalMs = 600_000;
-    // beta's turns at every job last started a minute before the firing, gamma's ten minutes before: gamma's next
-    // turn ends first.
+    const firedAt = new Date(Math.floor(Date.now() / intervalMs) * intervalMs - 3_600_000);
+    // beta's turns at every job last started a minute before the firing, gamma's ten minutes before, on a grid of whole
+    // intervals: gamma's next turn ends first.
     for (const job of incremental) {
       await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: firedAt.getTime() - 60_000 });
       await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: firedAt.getTime() - intervalMs });
     }
     // alpha's backfill is queued first, then beta's and gamma's every job.
-    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt, intervalMs }, { fairness, connection });
+    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt, intervalMs, share: 0 }, { fairness, connection });
     const total = 3 * incremental.length;
     expect(await queue.count()).toBe(total);
     // The next firings find every job still queued: nothing more is queued.
     const later = new Date(firedAt.getTime() + 120_000);
-    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: later, intervalMs }, { fairness, connection });
+    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: later, intervalMs, share: 0 }, { fairness, connection });
     expect(await queue.count()).toBe(total);
 
     const order = (await queue.getJobs(['prioritized', 'waiting'], 0, -1, true)).map((j) => `${j.data.company}/${j.data.job}`);
@@ -101,16 +101,19 @@ describe('a saturated queue', () => {
     expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
     await queue.obliterate({ force: true });
   });
-  it("follows a company's last turn by one interval, and puts a company behind on its own grid no more than an interval before the frontier", () => {
+  it("follows a company's last turn by one interval on its grid, and puts a company behind on it no more than an interval before the frontier", () => {
     const intervalMs = 60_000;
-    const run = { company: 'beta', job: { name: 'shift-assignments' }, firedAt: new Date(1_000_000), startAfterMs: 5_000, intervalMs };
-    expect(turnOf(run, 2_000_000, 1_500_000)).toEqual({ startMs: 2_060_000, endMs: 2_120_000 });
+    // beta's share puts its turns a quarter of an interval past each whole one.
+    const run = { company: 'beta', job: { name: 'shift-assignments' }, firedAt: new Date(1_000_000), startAfterMs: 5_000, intervalMs, share: 0.25 };
+    expect(turnOf(run, 2_055_000, 1_500_000)).toEqual({ startMs: 2_115_000, endMs: 2_175_000 });
+    // The fleet grew and beta's share moved a little: the next turn is on the grid as it is now.
+    expect(turnOf({ ...run, share: 0.26 }, 2_055_000, 1_500_000).startMs).toBe(2_115_600);
     // A company paused or passed by while the others went on earns at most one turn: its grid's first point from an
     // interval before the frontier, at its share of the interval.
-    const behind = turnOf(run, 2_000_000, 3_000_000);
+    const behind = turnOf(run, 2_055_000, 3_000_000);
     expect(behind.startMs).toBeGreaterThanOrEqual(3_000_000 - intervalMs);
     expect(behind.startMs).toBeLessThan(3_000_000);
-    expect(behind.startMs % intervalMs).toBe(Math.floor(shareOf('beta', 'shift-assignments') * intervalMs));
+    expect(behind.startMs % intervalMs).toBe(15_000);
     expect(behind.endMs).toBe(behind.startMs + intervalMs);
     expect(turnOf(run, null, 3_000_000)).toEqual(behind);
     // Its next turn follows on from that one, on the same grid.
@@ -142,10 +145,12 @@ describe('a saturated queue', () => {
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const now = Date.now();
     const job = incremental[0]!;
-    // beta's turn started 10 s before gamma's, the latest taken; delta has never run this job.
-    await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: now - 10_000 });
-    await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: now });
-    for (const company of ['gamma', 'beta', 'delta']) await enqueueRun(queue, { company, job, firedAt: new Date(now), intervalMs: 60_000 }, { fairness, connection });
+    // beta's turn started 6 s before gamma's, the latest taken, each on its grid; delta has never run this job.
+    const minute = Math.floor(now / 60_000) * 60_000;
+    const share = { beta: 0.1, gamma: 0.2, delta: 0.5 };
+    await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: minute + 6_000 });
+    await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: minute + 12_000 });
+    for (const company of ['gamma', 'beta', 'delta'] as const) await enqueueRun(queue, { company, job, firedAt: new Date(now), intervalMs: 60_000, share: share[company] }, { fairness, connection });
     const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.company);
     expect(order).toEqual(['delta', 'beta', 'gamma']);
     await queue.obliterate({ force: true });
@@ -182,7 +187,9 @@ describe('a saturated queue', () => {
       await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 }, { fairness, connection });
       await running.moveToCompleted('done', 'token', false);
       const [queued] = await queue.getJobs(['prioritized', 'waiting']);
-      expect(queued!.data.turnStartMs).toBe(running.data.turnStartMs! + 30_000);
+      // The grid's next point from half an interval on.
+      expect(queued!.data.turnStartMs! - running.data.turnStartMs!).toBeGreaterThanOrEqual(15_000);
+      expect(queued!.data.turnStartMs! - running.data.turnStartMs!).toBeLessThan(45_000);
     });
   });
 
@@ -191,46 +198,105 @@ describe('a saturated queue', () => {
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const job = incremental[0]!;
     const now = Date.now();
+    await connection.set(EPOCH_KEY, String(now - 60_000));
     await taken(connection, 'x', { company: 'delta', job: job.name, turnStartMs: now });
     try {
-      // Queued under a cron every 15 minutes: its turn ends half an hour on.
-      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now), intervalMs: 900_000 }, { fairness, connection });
+      // Queued under a cron every 10 minutes: its turn ends 15 to 25 minutes on.
+      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
       const [before] = await queue.getJobs(['prioritized']);
       // A firing on the same cron coalesces and changes nothing.
-      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 1_000), intervalMs: 900_000 }, { fairness, connection });
+      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 1_000), intervalMs: 600_000 }, { fairness, connection });
       expect((await queue.getJob(before!.id!))!.priority).toBe(before!.priority);
-      // The cron now fires every 30 seconds: the queued run takes the turn that ends a minute on.
+      // The cron now fires every 30 seconds: the queued run takes the turn on that grid from 15 s on.
       await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 2_000), intervalMs: 30_000 }, { fairness, connection });
       const queued = await queue.getJobs(['prioritized']);
       expect(queued.map((j) => j.id)).toEqual([before!.id]);
-      expect(queued[0]!.data.turnStartMs).toBe(now + 30_000);
-      expect(before!.priority - queued[0]!.priority).toBe(1740);
+      const turn = queued[0]!.data;
+      expect(turn.turnStartMs).toBeGreaterThanOrEqual(now + 15_000);
+      expect(turn.turnStartMs).toBeLessThan(now + 45_000);
+      expect(turn.turnEndMs).toBe(turn.turnStartMs! + 30_000);
+      // Priorities count milliseconds: the earlier turn comes that many places ahead.
+      expect(before!.priority - queued[0]!.priority).toBe(before!.data.turnEndMs! - turn.turnEndMs!);
     } finally {
       await queue.obliterate({ force: true });
     }
   });
 
-  it('moves the epoch on before the turns run out, and the queued turns keep their order', async () => {
+  it('takes a fleet in the same order at every turn, whatever order its runs were queued in', async () => {
+    await queue.obliterate({ force: true });
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
     const now = Date.now();
-    const day = 86_400_000;
-    await connection.set(EPOCH_KEY, String(now - 10.5 * day));
+    await connection.set(EPOCH_KEY, String(now - 60_000));
+    await connection.set(FRONTIER_KEY, String(now));
     const job = incremental[0]!;
-    // gamma's last turn started half an hour ago (the frontier); its next is queued under the old epoch. beta's daily
-    // turn last started an hour ago.
-    await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: now - 3_600_000 });
-    await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: now - 1_800_000 });
-    await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
-    expect(Number(await connection.get(EPOCH_KEY))).toBe(now - 10.5 * day);
-    // beta's next daily turn ends past what the old epoch can count: the epoch moves to a day before the frontier.
-    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: day }, { fairness, connection });
-    await enqueueRun(queue, { company: 'alpha', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
-    expect(Number(await connection.get(EPOCH_KEY))).toBe(now - 1_800_000 - day);
-    const queued = await queue.getJobs(['prioritized'], 0, -1, true);
-    expect(queued.map((j) => j.data.company)).toEqual(['gamma', 'beta', 'alpha']);
-    expect(queued[0]!.priority).toBeLessThan(TURN_SPAN_S / 2);
-    expect(queued[1]!.priority).toBeLessThan(TURN_SPAN_S / 2);
-    expect(queued[2]!.priority).toBeGreaterThan(TURN_SPAN_S);
+    // Four hundred companies take turns at a ten-second job: 25 ms apart, forty to a second.
+    const fleet = Array.from({ length: 400 }, (_, i) => `t${i}`);
+    const shares = sharesOf(fleet, job.name);
+    const round = async (firedAt: number, order: string[]) => {
+      for (const company of order) await enqueueRun(queue, { company, job, firedAt: new Date(firedAt), intervalMs: 10_000, share: shares.get(company) }, { fairness, connection });
+      const takes: string[] = [];
+      await withTaker(async (taker) => {
+        for (let next = await taker.getNextJob('token', { block: false }); next; next = await taker.getNextJob('token', { block: false })) {
+          await taken(connection, String(next.id), next.data);
+          await next.moveToCompleted('done', 'token', false);
+          takes.push(next.data.company);
+        }
+      });
+      return takes;
+    };
+    const first = await round(now, fleet);
+    const second = await round(now + 10_000, [...fleet].reverse());
+    const third = await round(now + 20_000, [...fleet].sort((a, b) => shareOf(a, 'shuffled') - shareOf(b, 'shuffled')));
+    expect(first).toHaveLength(400);
+    expect(second).toEqual(first);
+    expect(third).toEqual(first);
+  });
+
+  it('moves the epoch on once the frontier is twenty minutes past it, and every queued turn, delayed or held behind a running run, with it', async () => {
+    await queue.obliterate({ force: true });
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
+    const now = Date.now();
+    const job = incremental[0]!;
+    await connection.set(EPOCH_KEY, String(now - 15 * 60_000));
+    await connection.set(FRONTIER_KEY, String(now));
+    const fire = (company: string, intervalMs: number, startAfterMs?: number, at = now, share?: number) =>
+      enqueueRun(queue, { company, job, firedAt: new Date(at), intervalMs, startAfterMs, share }, { fairness, connection });
+    const turnsOf = async () => (await queue.getJobs(['prioritized', 'delayed'])).map((j) => ({ company: j.data.company, priority: j.priority, endMs: j.data.turnEndMs! }));
+    await withTaker(async (taker) => {
+      // epsilon's run is running, and a firing is held behind it.
+      await fire('epsilon', 60_000);
+      const running = (await taker.getNextJob('token'))!;
+      await taken(connection, String(running.id), running.data);
+      await fire('epsilon', 60_000, undefined, now + 1_000);
+      // gamma and beta are queued, delta waits for its share. beta's half-hour turn starts five minutes ago and ends
+      // 25 minutes on, past the span: it takes the last priority.
+      await fire('gamma', 600_000);
+      const halfHour = 1_800_000;
+      await fire('beta', halfHour, undefined, now, (((now - 300_000) % halfHour) + 1) / halfHour);
+      await fire('delta', 600_000, 60_000);
+      const before = await turnsOf();
+      expect(before.find((t) => t.company === 'beta')!.priority).toBe(TURN_SPAN);
+      expect(await queue.getJobCounts('delayed')).toEqual({ delayed: 1 });
+      // The frontier moves on ten minutes: the epoch follows it, and every turn is counted from there.
+      const epoch = await rebase(queue, connection, now - 15 * 60_000, now + 10 * 60_000);
+      expect(epoch).toBe(now);
+      expect(Number(await connection.get(EPOCH_KEY))).toBe(now);
+      const after = await turnsOf();
+      expect(after).toHaveLength(3);
+      for (const t of after) expect(t.priority).toBe(turnPriority(t.endMs, epoch));
+      expect(after.find((t) => t.company === 'beta')!.priority).toBeLessThan(TURN_SPAN);
+      // The held run is queued with its turn counted from the new epoch once the running one ends.
+      await running.moveToCompleted('done', 'token', false);
+      const held = (await queue.getJobs(['prioritized'])).find((j) => j.data.company === 'epsilon')!;
+      expect(held.data.turnStartMs).toBe(running.data.turnStartMs! + 60_000);
+      expect(held.priority).toBe(turnPriority(held.data.turnEndMs!, epoch));
+    });
+    // A firing once the frontier is more than twenty minutes past the epoch moves it to ten minutes before the frontier.
+    const frontier = Date.now() - 5_000;
+    await connection.set(EPOCH_KEY, String(frontier - 21 * 60_000));
+    await connection.set(FRONTIER_KEY, String(frontier));
+    await fire('gamma', 600_000, undefined, Date.now());
+    expect(Number(await connection.get(EPOCH_KEY))).toBe(frontier - 10 * 60_000);
     await queue.obliterate({ force: true });
   });
 });
