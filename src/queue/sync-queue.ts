@@ -120,8 +120,9 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
     ...(order?.turn ? { turnStartMs: order.turn.startMs, turnEndMs: order.turn.endMs } : {}),
   };
   const jobId = syncJobId(run);
-  // A run kept behind a running one is queued when that one ends, by which time its spread share is long past.
-  const delay = run.startAfterMs && !running ? run.startAfterMs : 0;
+  // A run kept behind a running one is queued when that one ends, by which time its spread share is long past; on a
+  // box behind its schedule, the share would only make it miss its turn.
+  const delay = run.startAfterMs && !running && !order?.behind ? run.startAfterMs : 0;
   const added = await queue.add(run.job.name, data, {
     jobId,
     deduplication: { id: dedupId, keepLastIfActive: true },

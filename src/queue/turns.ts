@@ -76,6 +76,14 @@ export function turnPriority(endMs: number, epochMs: number): number {
   return Math.min(TURN_SPAN, Math.max(1, 1 + Math.floor(endMs - epochMs)));
 }
 
+/**
+ * Past capacity, the frontier trails the clock by more than a firing's spread (at most half an interval): holding a
+ * run back for its share of the window only makes it miss its turn, since the queue is long anyway.
+ */
+export function isBehind(frontierMs: number | null, intervalMs: number | undefined, now: number): boolean {
+  return frontierMs !== null && intervalMs !== undefined && frontierMs < now - intervalMs / 2;
+}
+
 const numberOr = (reply: [Error | null, unknown] | undefined) => (reply?.[1] ? Number(reply[1]) : null);
 
 export interface IncrementalTurn {
@@ -83,6 +91,8 @@ export interface IncrementalTurn {
   priority: number;
   /** The epoch the priority counts from: a run queued as it moved is given its priority again (`reprioritize`). */
   epochMs: number;
+  /** The box is behind its schedule (`isBehind`). */
+  behind: boolean;
 }
 
 /**
@@ -103,7 +113,7 @@ export async function incrementalTurn(queue: Queue, connection: Redis, run: Sche
     epochMs = Number(await connection.get(EPOCH_KEY));
   }
   if (base - epochMs > REBASE_AFTER_MS) epochMs = await rebase(queue, connection, epochMs, base);
-  return { turn, priority: turnPriority(turn.endMs, epochMs), epochMs };
+  return { turn, priority: turnPriority(turn.endMs, epochMs), epochMs, behind: isBehind(frontierMs, run.intervalMs, now) };
 }
 
 /** Raises the frontier to a taken turn's start; a turn behind it leaves it. */

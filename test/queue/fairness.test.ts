@@ -252,6 +252,23 @@ describe('a saturated queue', () => {
     expect(third).toEqual(first);
   });
 
+  it('on a box behind its schedule, queues a run at once rather than after its share of the window', async () => {
+    await queue.obliterate({ force: true });
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
+    const job = incremental[0]!;
+    const now = Date.now();
+    // The latest turn taken started a second ago: the box keeps up, and the run waits for its share.
+    await connection.set(FRONTIER_KEY, String(now - 1_000));
+    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 }, { fairness, connection });
+    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 0, delayed: 1 });
+    await queue.obliterate({ force: true });
+    // It started ten minutes ago: the box is behind, and the run is queued at once.
+    await connection.set(FRONTIER_KEY, String(now - 600_000));
+    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 }, { fairness, connection });
+    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 1, delayed: 0 });
+    await queue.obliterate({ force: true });
+  });
+
   it('moves the epoch on once the frontier is twenty minutes past it, and every queued turn, delayed or held behind a running run, with it', async () => {
     await queue.obliterate({ force: true });
     await connection.del(FRONTIER_KEY, TAKEN_KEY);
