@@ -131,9 +131,40 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   });
   // A run waits from when it is due, not from its firing.
   if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
+  if (fleet && order?.turn && held && !held.active) await followTakenRun(queue, fleet.connection, run, data, String(held.job.id));
   if (fleet && order?.epochMs !== undefined && Number(await fleet.connection.get(EPOCH_KEY)) !== order.epochMs) {
     await reprioritize(queue, fleet.connection, dedupId, [jobId, ...(held ? [String(held.job.id)] : [])]);
   }
+}
+
+/** Sets the data and priority of the run BullMQ keeps behind a running one (`keepLastIfActive`), if it is `jobId`. */
+const SET_KEPT_RUN = `local fields = redis.call('HMGET', KEYS[1], 'jid', 'opts')
+if fields[1] ~= ARGV[1] or not fields[2] then return 0 end
+local opts = cjson.decode(fields[2])
+opts['priority'] = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'data', ARGV[2], 'opts', cjson.encode(opts))
+return 1`;
+
+/**
+ * A worker may take the queued run this firing meant to coalesce with between the firing's read of it and its
+ * queueing: BullMQ then keeps this run to queue once that one ends, with the turn the taken run had, and the company
+ * would be taken twice for one turn, the second time as soon as the first ends. The run kept takes the turn after the
+ * taken one instead.
+ */
+export async function followTakenRun(queue: Queue<SyncJobData>, connection: Redis, run: ScheduledRun, data: SyncJobData, takenId: string): Promise<void> {
+  const jobId = syncJobId(run);
+  const keptKey = queue.toKey(`dn:${run.company}.${run.job.name}`);
+  if ((await connection.hget(keptKey, 'jid')) !== jobId) return;
+  const running = await queue.getJob(takenId);
+  if (running?.data.turnStartMs === undefined || (data.turnStartMs ?? -Infinity) > running.data.turnStartMs) return;
+  const next = await incrementalTurn(queue, connection, run, running.data.turnStartMs);
+  const followed: SyncJobData = { ...data, turnStartMs: next.turn.startMs, turnEndMs: next.turn.endMs };
+  if ((await connection.eval(SET_KEPT_RUN, 1, keptKey, jobId, JSON.stringify(followed), String(next.priority))) === 1) return;
+  // The taken run ended meanwhile, and this one was queued.
+  const queued = await queue.getJob(jobId);
+  if (!queued || (await queued.getState()) === 'active') return;
+  await queued.updateData(followed);
+  await queued.changePriority({ priority: next.priority });
 }
 
 /** The company's run of the job that is queued or that a worker holds, if any. */

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
-import { createSyncQueue, enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import { createSyncQueue, enqueueRun, followTakenRun, scheduleDelaySeconds, SYNC_QUEUE, syncJobId, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
 import { shareOf, sharesOf } from '../../src/queue/spread.ts';
 import { EPOCH_KEY, FRONTIER_KEY, rebase, TAKEN_KEY, TURN_SPAN, turnOf, turnPriority } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
@@ -190,6 +190,31 @@ describe('a saturated queue', () => {
       // The grid's next point from half an interval on.
       expect(queued!.data.turnStartMs! - running.data.turnStartMs!).toBeGreaterThanOrEqual(15_000);
       expect(queued!.data.turnStartMs! - running.data.turnStartMs!).toBeLessThan(45_000);
+    });
+  });
+
+  it("gives a firing's run the turn after its company's queued run when a worker takes that run as the firing queues", async () => {
+    await queue.obliterate({ force: true });
+    await connection.del(FRONTIER_KEY, TAKEN_KEY);
+    const job = incremental[0]!;
+    await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
+    const [queued] = await queue.getJobs(['prioritized']);
+    await withTaker(async (taker) => {
+      // The next firing read gamma's run as queued and took the same turn to coalesce with it; a worker takes that run
+      // before the firing's run reaches the queue, and BullMQ keeps the firing's run for when the taken one ends.
+      const running = (await taker.getNextJob('token'))!;
+      const run = { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 };
+      const data = { ...queued!.data, firedAt: run.firedAt.toISOString() };
+      await queue.add(job.name, data, { jobId: syncJobId(run), deduplication: { id: `gamma.${job.name}`, keepLastIfActive: true }, priority: queued!.priority });
+      await followTakenRun(queue, connection, run, data, String(running.id));
+      await running.moveToCompleted('done', 'token', false);
+      const [kept] = await queue.getJobs(['prioritized']);
+      expect(kept!.id).toBe(syncJobId(run));
+      // Its turn is the grid's next point after the taken one, not the taken one again.
+      expect(kept!.data.turnStartMs! - running.data.turnStartMs!).toBeGreaterThanOrEqual(15_000);
+      expect(kept!.data.turnStartMs! - running.data.turnStartMs!).toBeLessThan(45_000);
+      expect(kept!.priority).toBe(turnPriority(kept!.data.turnEndMs!, Number(await connection.get(EPOCH_KEY))));
+      expect(kept!.priority).toBeGreaterThan(queued!.priority);
     });
   });
 
