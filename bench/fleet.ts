@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
@@ -32,6 +32,9 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  *
  *   COMPANIES=1000 FACTOR=2 MINUTES=40 WARMUP_MINUTES=15 WORKERS=2 SIZE=tiny npm run bench:fleet
  *   COMPANIES=1000 FACTOR=2 OVERLOAD_FACTOR=14 MINUTES=44 WARMUP_MINUTES=20 OVERLOAD_MINUTES=12 npm run bench:fleet
+ *
+ * With TAKES_FILE, every take (`{ company, job, at }`) and the phases' bounds are written there as JSON, to look into
+ * a passed-over gap.
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 1000);
@@ -437,6 +440,9 @@ async function main(): Promise<void> {
       );
       return { companyJobsWithoutTakes: companyStreamsWithoutRuns, gapsInIntervals, passedOver, passedOverByJob: passedOverByStream, takeToStartSeconds: takeToStart(inWindow, runs, s.schedule) };
     };
+    if (process.env.TAKES_FILE) {
+      writeFileSync(process.env.TAKES_FILE, JSON.stringify({ t0, steadyFrom: t0 + warmupMs, steadyTo, overloadFrom, ended, takes: takes!.takes }));
+    }
     const steadyTakes = await takesIn(t0 + warmupMs, steadyTo, warm);
     const settledTakes = overload && overloadFrom ? await takesIn(overloadFrom, ended, overload, true) : undefined;
     process.stdout.write(
