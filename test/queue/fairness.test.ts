@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
+import type { JobDef } from '../../src/queue/job.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
 import { createSyncQueue, enqueueRun, followTakenRun, scheduleDelaySeconds, SYNC_QUEUE, syncJobId, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
 import { shareOf, sharesOf } from '../../src/queue/spread.ts';
@@ -48,6 +49,13 @@ async function withTaker(fn: (taker: Worker<SyncJobData>) => Promise<void>): Pro
     await taker.close();
     await queue.obliterate({ force: true });
   }
+}
+
+/** An empty queue and no turn taken yet: the job to queue runs of, and when. */
+async function emptyQueue(): Promise<{ job: JobDef; now: number }> {
+  await queue.obliterate({ force: true });
+  await connection.del(FRONTIER_KEY, TAKEN_KEY);
+  return { job: incremental[0]!, now: Date.now() };
 }
 
 describe('a saturated queue', () => {
@@ -177,9 +185,7 @@ describe('a saturated queue', () => {
   });
 
   it("follows on from the turn of the run a worker holds, before the worker has recorded its take", async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
-    const job = incremental[0]!;
+    const { job } = await emptyQueue();
     await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
     await withTaker(async (taker) => {
       const running = (await taker.getNextJob('token'))!;
@@ -194,9 +200,7 @@ describe('a saturated queue', () => {
   });
 
   it("gives a firing's run the turn after its company's queued run when a worker takes that run as the firing queues", async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
-    const job = incremental[0]!;
+    const { job } = await emptyQueue();
     await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
     const [queued] = await queue.getJobs(['prioritized']);
     await withTaker(async (taker) => {
@@ -219,10 +223,7 @@ describe('a saturated queue', () => {
   });
 
   it('gives a queued run the earlier turn of a firing on more frequent crons, and leaves it as it is otherwise', async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
-    const job = incremental[0]!;
-    const now = Date.now();
+    const { job, now } = await emptyQueue();
     await connection.set(EPOCH_KEY, String(now - 60_000));
     await taken(connection, 'x', { company: 'delta', job: job.name, turnStartMs: now });
     try {
@@ -248,12 +249,9 @@ describe('a saturated queue', () => {
   });
 
   it('takes a fleet in the same order at every turn, whatever order its runs were queued in', async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
-    const now = Date.now();
+    const { job, now } = await emptyQueue();
     await connection.set(EPOCH_KEY, String(now - 60_000));
     await connection.set(FRONTIER_KEY, String(now));
-    const job = incremental[0]!;
     // Four hundred companies take turns at a ten-second job: 25 ms apart, forty to a second.
     const fleet = Array.from({ length: 400 }, (_, i) => `t${i}`);
     const shares = sharesOf(fleet, job.name);
@@ -278,10 +276,7 @@ describe('a saturated queue', () => {
   });
 
   it('on a box behind its schedule, queues a run at once rather than after its share of the window', async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
-    const job = incremental[0]!;
-    const now = Date.now();
+    const { job, now } = await emptyQueue();
     // The latest turn taken started a second ago: the box keeps up, and the run waits for its share.
     await connection.set(FRONTIER_KEY, String(now - 1_000));
     await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 }, { fairness, connection });
@@ -295,10 +290,7 @@ describe('a saturated queue', () => {
   });
 
   it('moves the epoch on once the frontier is twenty minutes past it, and every queued turn, delayed or held behind a running run, with it', async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
-    const now = Date.now();
-    const job = incremental[0]!;
+    const { job, now } = await emptyQueue();
     await connection.set(EPOCH_KEY, String(now - 15 * 60_000));
     await connection.set(FRONTIER_KEY, String(now));
     const fire = (company: string, intervalMs: number, startAfterMs?: number, at = now, share?: number) =>
