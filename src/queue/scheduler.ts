@@ -65,7 +65,10 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
       const companies = opts.companies();
       const shares = sharesOf(companies, job.name);
-      await eachAtOnce(companies, DISPATCHES_AT_ONCE, async (company) => {
+      // In the order of their turns: on a box behind its schedule a firing's runs are due at once, and one queued
+      // after the run whose turn follows its own would be taken after it.
+      const inTurn = [...companies].sort((x, y) => shares.get(x)! - shares.get(y)!);
+      await eachAtOnce(inTurn, DISPATCHES_AT_ONCE, async (company) => {
         const share = shares.get(company)!;
         const startAfterMs = runOffsetMs(share, intervalMs, companies.length);
         await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs, share }).catch((err: unknown) => {

@@ -110,6 +110,17 @@ describe('scheduler', () => {
     expect(spread(2)).toBeLessThan(2 * SPREAD_PER_COMPANY_MS);
   });
 
+  it("dispatches a firing's companies in the order of their shares", async () => {
+    const many = Array.from({ length: 200 }, (_, i) => `c${i}`);
+    const runs: ScheduledRun[] = [];
+    schedulers.push(startScheduler({ jobs: [job], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }));
+    await new Promise((r) => setTimeout(r, 1200));
+    const firing = runs.filter((r) => r.firedAt.getTime() === runs[0]!.firedAt.getTime());
+    expect(firing).toHaveLength(200);
+    expect(firing.map((r) => r.share)).toEqual([...firing.map((r) => r.share!)].sort((a, b) => a - b));
+    expect(firing.map((r) => r.company)).not.toEqual(many);
+  });
+
   it("places a job's companies evenly, each at its own share, and one joining moves the others by less than a place", () => {
     const many = Array.from({ length: 1000 }, (_, i) => `c${i}`);
     const shares = sharesOf(many, 'shift-assignments');
