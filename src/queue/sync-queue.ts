@@ -137,12 +137,9 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   }
 }
 
-/** Sets the data and priority of the run BullMQ keeps behind a running one (`keepLastIfActive`), if it is `jobId`. */
-const SET_KEPT_RUN = `local fields = redis.call('HMGET', KEYS[1], 'jid', 'opts')
-if fields[1] ~= ARGV[1] or not fields[2] then return 0 end
-local opts = cjson.decode(fields[2])
-opts['priority'] = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], 'data', ARGV[2], 'opts', cjson.encode(opts))
+/** Sets the data of the run BullMQ keeps behind a running one (`keepLastIfActive`), if it is `jobId`. */
+const SET_KEPT_RUN = `if redis.call('HGET', KEYS[1], 'jid') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'data', ARGV[2])
 return 1`;
 
 /**
@@ -153,18 +150,21 @@ return 1`;
  */
 export async function followTakenRun(queue: Queue<SyncJobData>, connection: Redis, run: ScheduledRun, data: SyncJobData, takenId: string): Promise<void> {
   const jobId = syncJobId(run);
-  const keptKey = queue.toKey(`dn:${run.company}.${run.job.name}`);
+  const dedupId = `${run.company}.${run.job.name}`;
+  const keptKey = queue.toKey(`dn:${dedupId}`);
   if ((await connection.hget(keptKey, 'jid')) !== jobId) return;
   const running = await queue.getJob(takenId);
   if (running?.data.turnStartMs === undefined || (data.turnStartMs ?? -Infinity) > running.data.turnStartMs) return;
   const next = await incrementalTurn(queue, connection, run, running.data.turnStartMs);
   const followed: SyncJobData = { ...data, turnStartMs: next.turn.startMs, turnEndMs: next.turn.endMs };
-  if ((await connection.eval(SET_KEPT_RUN, 1, keptKey, jobId, JSON.stringify(followed), String(next.priority))) === 1) return;
-  // The taken run ended meanwhile, and this one was queued.
-  const queued = await queue.getJob(jobId);
-  if (!queued || (await queued.getState()) === 'active') return;
-  await queued.updateData(followed);
-  await queued.changePriority({ priority: next.priority });
+  if ((await connection.eval(SET_KEPT_RUN, 1, keptKey, jobId, JSON.stringify(followed))) !== 1) {
+    // The taken run ended meanwhile, and this one was queued.
+    const queued = await queue.getJob(jobId);
+    if (!queued || (await queued.getState()) === 'active') return;
+    await queued.updateData(followed);
+  }
+  // Its priority from its new turn, as every queued run's is counted (turns.ts).
+  await reprioritize(queue, connection, dedupId, [jobId]);
 }
 
 /** The company's run of the job that is queued or that a worker holds, if any. */
