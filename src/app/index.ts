@@ -14,7 +14,7 @@ import type { CompanyAdmin } from '../ops/company-admin.ts';
 import { createSealer, lazySealer, secretKeyOf } from '../warehouse/secret.ts';
 import { stderrConsole, type Console } from '../console.ts';
 import { createInProcessRunner, type InProcessRunner } from '../queue/in-process.ts';
-import { startScheduler, type Dispatch, type Scheduler } from '../queue/scheduler.ts';
+import { startScheduler, type Dispatch, type FiringOrder, type Scheduler } from '../queue/scheduler.ts';
 import type { SyncJobData } from '../queue/sync-queue.ts';
 import type { SyncWorker } from '../queue/worker.ts';
 import { REDIS_GOODBYE_MS, redisHealth, settlesWithin, type RedisHealth } from '../redis-health.ts';
@@ -238,7 +238,8 @@ export class App {
    */
   async scheduler(dispatch: Dispatch): Promise<Scheduler> {
     const { companies } = await this.environment();
-    const scheduler = startScheduler({ ...this.schedule, companies: () => companies.activeKeys(), dispatch, log: this.log });
+    const order = this.config.redisUrl ? await this.#turnOrder() : undefined;
+    const scheduler = startScheduler({ ...this.schedule, companies: () => companies.activeKeys(), dispatch, order, log: this.log });
     const off = companies.onAdded((keys) => {
       for (const company of keys) void this.#firstRuns(dispatch, company);
     });
@@ -247,6 +248,13 @@ export class App {
       scheduler.stop();
     });
     return scheduler;
+  }
+
+  /** A firing's companies in the order of their turns on the shared queue (turns.ts). */
+  async #turnOrder(): Promise<FiringOrder> {
+    const connection = await this.redis();
+    const { turnOrder } = await import('../queue/turns.ts');
+    return (job, intervalMs, shares, firedAt) => turnOrder(connection, job, intervalMs, shares, firedAt);
   }
 
   /** One run of every job for a company new to this process, deduplicated by the minute (as at start-up). */

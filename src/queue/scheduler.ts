@@ -22,6 +22,9 @@ export interface ScheduledRun {
 
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
 
+/** The order a firing dispatches its companies in, from their shares (in share order). */
+export type FiringOrder = (job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date) => Promise<readonly string[]>;
+
 export interface SchedulerOptions {
   jobs: readonly JobDef[];
   /** The companies to run at each firing (those not paused, as the companies table says at the time). */
@@ -29,6 +32,8 @@ export interface SchedulerOptions {
   timezone: string;
   cronOverrides: Record<string, string>;
   dispatch: Dispatch;
+  /** The order of their turns on a shared queue (turns.ts `turnOrder`); share order without. */
+  order?: FiringOrder;
   log: Logger;
 }
 
@@ -54,6 +59,17 @@ async function eachAtOnce<T>(items: readonly T[], atOnce: number, each: (item: T
   await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, lane));
 }
 
+/** The firing's companies in `opts.order`; in share order when there is none, or it cannot be read. */
+async function firingOrder(opts: SchedulerOptions, job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date): Promise<readonly string[]> {
+  if (!opts.order) return [...shares.keys()];
+  try {
+    return await opts.order(job, intervalMs, shares, firedAt);
+  } catch (err) {
+    opts.log.warn({ err, job }, 'could not read the order of turns; the firing goes in share order');
+    return [...shares.keys()];
+  }
+}
+
 /** croner fires every job on its cron; `dispatch` decides whether it runs here or is enqueued. */
 export function startScheduler(opts: SchedulerOptions): Scheduler {
   const bounds = dependencyBounds(opts);
@@ -65,9 +81,7 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
       const companies = opts.companies();
       const shares = sharesOf(companies, job.name);
-      // In the order of their turns: on a box behind its schedule a firing's runs are due at once, and one queued
-      // after the run whose turn follows its own would be taken after it.
-      await eachAtOnce([...shares.keys()], DISPATCHES_AT_ONCE, async (company) => {
+      await eachAtOnce(await firingOrder(opts, job.name, intervalMs, shares, firedAt), DISPATCHES_AT_ONCE, async (company) => {
         const share = shares.get(company)!;
         const startAfterMs = runOffsetMs(share, intervalMs, companies.length);
         await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs, share }).catch((err: unknown) => {

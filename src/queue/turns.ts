@@ -116,6 +116,27 @@ export async function incrementalTurn(queue: Queue, connection: Redis, run: Sche
   return { turn, priority: turnPriority(turn.endMs, epochMs), epochMs, behind: isBehind(frontierMs, run.intervalMs, now) };
 }
 
+/**
+ * A firing's companies in the order their turns at the job end, earliest first. On a box behind its schedule a run is
+ * taken as soon as it is queued: one queued before a run with an earlier turn is taken before it. The turns of a
+ * firing's companies need not fall in one interval of the grid: a company taken since the last firing has its turn an
+ * interval after one whose run was still queued, and was given its next one only now.
+ */
+export async function turnOrder(connection: Redis, job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date): Promise<string[]> {
+  const companies = [...shares.keys()];
+  if (companies.length === 0) return companies;
+  const [lasts, frontierReply] = (await connection.multi().hmget(TAKEN_KEY, ...companies.map((c) => takenField(c, job))).get(FRONTIER_KEY).exec()) ?? [];
+  const lastMs = (lasts?.[1] as (string | null)[] | undefined) ?? [];
+  const frontierMs = numberOr(frontierReply);
+  const endOf = new Map(
+    companies.map((company, i) => {
+      const last = lastMs[i];
+      return [company, turnOf({ company, job: { name: job }, firedAt, intervalMs, share: shares.get(company) }, last ? Number(last) : null, frontierMs).endMs];
+    }),
+  );
+  return companies.sort((a, b) => endOf.get(a)! - endOf.get(b)! || shares.get(a)! - shares.get(b)!);
+}
+
 /** Raises the frontier to a taken turn's start; a turn behind it leaves it. */
 const RAISE_FRONTIER = `local at = tonumber(redis.call('GET', KEYS[1]))
 if not at or tonumber(ARGV[1]) > at then redis.call('SET', KEYS[1], ARGV[1]) end

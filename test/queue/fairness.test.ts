@@ -6,7 +6,7 @@ import type { JobDef } from '../../src/queue/job.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
 import { createSyncQueue, enqueueRun, followTakenRun, scheduleDelaySeconds, SYNC_QUEUE, syncJobId, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
 import { shareOf, sharesOf } from '../../src/queue/spread.ts';
-import { EPOCH_KEY, FRONTIER_KEY, rebase, TAKEN_KEY, TURN_SPAN, turnOf, turnPriority } from '../../src/queue/turns.ts';
+import { EPOCH_KEY, FRONTIER_KEY, rebase, TAKEN_KEY, TURN_SPAN, turnOf, turnOrder, turnPriority } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -273,6 +273,37 @@ describe('a saturated queue', () => {
     expect(first).toHaveLength(400);
     expect(second).toEqual(first);
     expect(third).toEqual(first);
+  });
+
+  it("queues a firing in the order of its companies' turns when some were taken since the last firing and the others not yet", async () => {
+    const { job, now } = await emptyQueue();
+    await connection.set(EPOCH_KEY, String(now - 120_000));
+    const intervalMs = 10_000;
+    const fleet = Array.from({ length: 100 }, (_, i) => `o${i}`);
+    const shares = sharesOf(fleet, job.name);
+    // Every company took a turn an interval ago on its grid; the first half of the grid has taken its next one too.
+    const gridStart = Math.floor((now - 3 * intervalMs) / intervalMs) * intervalMs;
+    const lastStart = (company: string) => gridStart + Math.floor(shares.get(company)! * intervalMs) + (shares.get(company)! < 0.5 ? intervalMs : 0);
+    await connection.hset(TAKEN_KEY, Object.fromEntries(fleet.map((c) => [`${c}.${job.name}`, String(lastStart(c))])));
+    await connection.set(FRONTIER_KEY, String(Math.max(...fleet.map(lastStart))));
+    const firedAt = new Date(now);
+    const ordered = await turnOrder(connection, job.name, intervalMs, shares, firedAt);
+    expect(new Set(ordered)).toEqual(new Set(fleet));
+    // A box behind its schedule takes each run as soon as it is queued.
+    const takes: SyncJobData[] = [];
+    await withTaker(async (taker) => {
+      for (const company of ordered) {
+        await enqueueRun(queue, { company, job, firedAt, intervalMs, share: shares.get(company) }, { fairness, connection });
+        const next = await taker.getNextJob('token', { block: false });
+        await next!.moveToCompleted('done', 'token', false);
+        takes.push(next!.data);
+      }
+    });
+    const ends = takes.map((t) => t.turnEndMs!);
+    expect(ends).toEqual([...ends].sort((a, b) => a - b));
+    // The second half of the grid, its turn still to come, goes before the first half's next one.
+    expect(shares.get(takes[0]!.company)).toBeGreaterThanOrEqual(0.5);
+    expect(shares.get(takes.at(-1)!.company)).toBeLessThan(0.5);
   });
 
   it('on a box behind its schedule, queues a run at once rather than after its share of the window', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { DISPATCHES_AT_ONCE, startScheduler, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
+import { DISPATCHES_AT_ONCE, startScheduler, type FiringOrder, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
 import { syncJobId } from '../../src/queue/sync-queue.ts';
 import { runOffsetMs, sharesOf, SPREAD_PER_COMPANY_MS } from '../../src/queue/spread.ts';
 import { cronOf, defineJob } from '../../src/queue/job.ts';
@@ -119,6 +119,25 @@ describe('scheduler', () => {
     expect(firing).toHaveLength(200);
     expect(firing.map((r) => r.share)).toEqual([...firing.map((r) => r.share!)].sort((a, b) => a - b));
     expect(firing.map((r) => r.company)).not.toEqual(many);
+  });
+
+  it("dispatches a firing in the order of its companies' turns when given one, and in share order when it cannot be read", async () => {
+    const many = Array.from({ length: 50 }, (_, i) => `c${i}`);
+    const firingOf = async (order: FiringOrder) => {
+      const runs: ScheduledRun[] = [];
+      const scheduler = startScheduler({ jobs: [job], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, order, dispatch: async (r) => void runs.push(r) });
+      schedulers.push(scheduler);
+      await new Promise((r) => setTimeout(r, 1200));
+      scheduler.stop();
+      return runs.filter((r) => r.firedAt.getTime() === runs[0]!.firedAt.getTime()).map((r) => r.share!);
+    };
+    const reversed = await firingOf(async (_job, _interval, shares) => [...shares.keys()].reverse());
+    expect(reversed).toHaveLength(50);
+    expect(reversed).toEqual([...reversed].sort((a, b) => b - a));
+    const unread = await firingOf(async () => {
+      throw new Error('Redis is away');
+    });
+    expect(unread).toEqual([...reversed].reverse());
   });
 
   it("places a job's companies evenly, each at its own share, and one joining moves the others by less than a place", () => {
