@@ -22,7 +22,7 @@ export interface ScheduledRun {
 
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
 
-/** The order a firing dispatches its companies in, from their shares (in share order). */
+/** The order a firing dispatches its companies in, given their shares (a map in share order). */
 export type FiringOrder = (job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date) => Promise<readonly string[]>;
 
 export interface SchedulerOptions {
