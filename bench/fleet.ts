@@ -128,6 +128,7 @@ function sharing(
   const countIn = (times: number[], a: number, b: number) => times.filter((t) => t > a && t < b).length;
   const gaps: number[] = [];
   let withoutRuns = 0;
+  const withoutRunsByStream: Record<string, number> = {};
   let passedOver = 0;
   const passedOverByStream: Record<string, number> = {};
   /** Passed-over gaps by the minute of the window they began in. */
@@ -140,7 +141,10 @@ function sharing(
     if (settled && to - start <= 2 * interval) continue;
     for (const company of companies) {
       const times = (byCompany.get(company) ?? []).filter((t) => t >= start).sort((a, b) => a - b);
-      if (times.length === 0 && to - start > 2 * interval) withoutRuns++;
+      if (times.length === 0 && to - start > 2 * interval) {
+        withoutRuns++;
+        withoutRunsByStream[stream] = (withoutRunsByStream[stream] ?? 0) + 1;
+      }
       const edges = [start, ...times, to];
       for (let i = 1; i < edges.length; i++) {
         const gap = edges[i]! - edges[i - 1]!;
@@ -162,6 +166,7 @@ function sharing(
   return {
     runsPerSecond: { asked: Math.round((demand / seconds) * 100) / 100, done: Math.round((runs.length / seconds) * 100) / 100 },
     companyStreamsWithoutRuns: withoutRuns,
+    companyStreamsWithoutRunsByStream: withoutRunsByStream,
     gapsInIntervals: { median: round2(quantile(gaps, 0.5)), p99: round2(quantile(gaps, 0.99)), max: round2(gaps.length ? Math.max(...gaps) : null) },
     passedOver,
     passedOverByStream,
