@@ -25,9 +25,9 @@ export function shareOf(company: string, job: string): number {
 
 /**
  * Each company's share of a job's window, and of its interval for the turns (turns.ts), in that order: the companies
- * in the order of their hashes, evenly spaced. A hash alone puts some of a thousand companies a fraction of a millisecond apart,
- * and two turns that close are one priority, taken in whichever order they were queued. A company joining or leaving
- * moves the others' shares by less than one place.
+ * in the order of their hashes, evenly spaced. A hash alone puts some of a thousand companies a fraction of a
+ * millisecond apart, and two turns that close are one priority, taken in whichever order they were queued. A company
+ * joining or leaving moves the others' shares by less than one place.
  */
 export function sharesOf(companies: readonly string[], job: string): Map<string, number> {
   const placed = companies.map((company) => ({ company, at: shareOf(company, job) }));

@@ -52,7 +52,12 @@ export async function reachRedis(url: string, health: RedisHealth, timeoutMs = R
  * produces the same id and BullMQ keeps one. BullMQ ids must not contain `:`.
  */
 export function syncJobId(run: Pick<ScheduledRun, 'company' | 'firedAt'> & { job: { name: string } }): string {
-  return `${run.company}.${run.job.name}.${run.firedAt.getTime()}`;
+  return `${dedupIdOf(run)}.${run.firedAt.getTime()}`;
+}
+
+/** BullMQ's deduplication id of a company's runs of a job: at most one of them queued, and one kept behind a running one. */
+function dedupIdOf(run: Pick<ScheduledRun, 'company'> & { job: { name: string } }): string {
+  return `${run.company}.${run.job.name}`;
 }
 
 export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
@@ -101,7 +106,7 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
  * companies × jobs, and a long run does not cost its company the next turn.
  */
 export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
-  const dedupId = `${run.company}.${run.job.name}`;
+  const dedupId = dedupIdOf(run);
   const held = fleet || run.startAfterMs ? await heldRun(queue, dedupId) : undefined;
   const running = held?.active === true;
   const order: ({ priority: number } & Partial<IncrementalTurn>) | undefined =
@@ -150,7 +155,7 @@ return 1`;
  */
 export async function followTakenRun(queue: Queue<SyncJobData>, connection: Redis, run: ScheduledRun, data: SyncJobData, takenId: string): Promise<void> {
   const jobId = syncJobId(run);
-  const dedupId = `${run.company}.${run.job.name}`;
+  const dedupId = dedupIdOf(run);
   const keptKey = queue.toKey(`dn:${dedupId}`);
   if ((await connection.hget(keptKey, 'jid')) !== jobId) return;
   const running = await queue.getJob(takenId);
