@@ -21,6 +21,16 @@ describe('generated documents (npm run docs)', () => {
     expect(readme, 'README.md drifted from src/settings-docs.ts: run npm run docs').toBe(readmeWithSettings(readme));
   });
 
+  it('the README stays a guide for users, at most 600 lines, and its links into docs/ name headings that exist', () => {
+    const readme = readFileSync(README, 'utf8');
+    expect(readme.split('\n').length - 1, 'README.md is for users: move methods and figures to docs/').toBeLessThanOrEqual(600);
+    for (const [, file, anchor] of readme.matchAll(/\]\((docs\/[\w-]+\.md)#([\w-]+)\)/g)) {
+      const headings = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8').match(/^#+ .*$/gm) ?? [];
+      const slugs = headings.map((h) => h.replace(/^#+ /, '').toLowerCase().replace(/[^\w\s-]/g, '').trim().replace(/\s+/g, '-'));
+      expect(slugs, `${file}#${anchor}`).toContain(anchor);
+    }
+  });
+
   it('docs/warehouse.md is the data dictionary of a migrated warehouse', async () => {
     wh = await openWarehouse({ databaseUrl: await freshDatabase() });
     await wh.migrate();
