@@ -35,7 +35,10 @@ function item(i: number): Record<string, unknown> {
     StartDateTime: start,
     EndDateTime: null,
     Type: 'Shift Assignment',
-    Assignee: i % 7 === 0 ? null : { ServiceId: 1000 + (i % 900), EmployeeNumber: `E${1000 + (i % 900)}`, FirstName: 'Dana', LastName: 'Reyes' },
+    Assignee:
+      i % 7 === 0
+        ? null
+        : { ServiceId: 1000 + (i % 900), EmployeeNumber: `E${1000 + (i % 900)}`, FirstName: 'Dana', LastName: 'Reyes' },
     VehicleName: null,
     ClockInDateTime: null,
     ClockOutDateTime: null,
@@ -48,7 +51,12 @@ interface PageCost {
 }
 
 /** Wall time and Postgres's CPU (server and backends, from /proc) per page. */
-async function perPage(wh: Warehouse, dataDir: string, company: string, items: Record<string, unknown>[]): Promise<PageCost> {
+async function perPage(
+  wh: Warehouse,
+  dataDir: string,
+  company: string,
+  items: Record<string, unknown>[],
+): Promise<PageCost> {
   const syncedAt = new Date();
   const pages = Math.ceil(items.length / PAGE);
   const cpuBefore = postgresCpuSeconds(dataDir) ?? 0;
@@ -65,7 +73,8 @@ async function setRowSecurity(admin: postgres.Sql, on: boolean): Promise<void> {
     select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'workforce' and c.relkind = 'r'
       and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'company_key')`;
-  for (const t of tables) await admin.unsafe(`alter table workforce."${t.name}" ${on ? 'enable' : 'disable'} row level security`);
+  for (const t of tables)
+    await admin.unsafe(`alter table workforce."${t.name}" ${on ? 'enable' : 'disable'} row level security`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -78,15 +87,22 @@ const root = postgres(pg.url, { max: 1, onnotice: () => {} });
 await root.unsafe(`create role bench_owner login createrole password 'bench'`);
 await root.unsafe(`create database bench_access owner bench_owner`);
 await root.end();
-const wh = await openWarehouse({ databaseUrl: pg.url.replace('wfsync:wfsync', 'bench_owner:bench').replace(/\/postgres$/, '/bench_access') });
+const wh = await openWarehouse({
+  databaseUrl: pg.url.replace('wfsync:wfsync', 'bench_owner:bench').replace(/\/postgres$/, '/bench_access'),
+});
 try {
   await wh.migrate();
   await wh.sql`insert into workforce.companies (company_key, base_url, api_key_sealed) values ('a', 'http://x', 'v1.x')`;
   await grantAccess(wh, { role: 'bench_analyst', companies: ['a'], personal: false, createWithPassword: 'bench' });
   const items = Array.from({ length: ROWS }, (_, i) => item(i));
-  const runs = { policies: { first: [] as PageCost[], unchanged: [] as PageCost[] }, noRowSecurity: { first: [] as PageCost[], unchanged: [] as PageCost[] } };
+  const runs = {
+    policies: { first: [] as PageCost[], unchanged: [] as PageCost[] },
+    noRowSecurity: { first: [] as PageCost[], unchanged: [] as PageCost[] },
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const mode of round % 2 === 0 ? (['policies', 'noRowSecurity'] as const) : (['noRowSecurity', 'policies'] as const)) {
+    for (const mode of round % 2 === 0
+      ? (['policies', 'noRowSecurity'] as const)
+      : (['noRowSecurity', 'policies'] as const)) {
       await setRowSecurity(admin, mode === 'policies');
       const company = `r${round}-${mode}`;
       runs[mode].first.push(await perPage(wh, pg.dataDir, company, items));
@@ -94,14 +110,21 @@ try {
     }
   }
   await setRowSecurity(admin, true);
-  const plan = (await wh.sql.unsafe<{ 'QUERY PLAN': string }[]>(`explain select * from workforce.shift_assignments where company_key = 'a'`)).map((r) => r['QUERY PLAN']).join('\n');
+  const plan = (
+    await wh.sql.unsafe<{ 'QUERY PLAN': string }[]>(
+      `explain select * from workforce.shift_assignments where company_key = 'a'`,
+    )
+  )
+    .map((r) => r['QUERY PLAN'])
+    .join('\n');
   const of = (xs: PageCost[], k: keyof PageCost) => xs.map((x) => x[k]);
   const summary = (xs: PageCost[]) => ({
     wallMsPerPage: +median(of(xs, 'wallMs')).toFixed(2),
     postgresCpuMsPerPage: +median(of(xs, 'postgresCpuMs')).toFixed(2),
     postgresCpuRuns: of(xs, 'postgresCpuMs').map((x) => +x.toFixed(2)),
   });
-  const ratio = (k: 'first' | 'unchanged', c: keyof PageCost) => +(median(of(runs.policies[k], c)) / median(of(runs.noRowSecurity[k], c))).toFixed(3);
+  const ratio = (k: 'first' | 'unchanged', c: keyof PageCost) =>
+    +(median(of(runs.policies[k], c)) / median(of(runs.noRowSecurity[k], c))).toFixed(3);
   console.log(
     JSON.stringify(
       {
@@ -110,7 +133,10 @@ try {
         rounds: ROUNDS,
         ownerIsSuperuser: false,
         withPolicies: { first: summary(runs.policies.first), unchanged: summary(runs.policies.unchanged) },
-        withoutRowSecurity: { first: summary(runs.noRowSecurity.first), unchanged: summary(runs.noRowSecurity.unchanged) },
+        withoutRowSecurity: {
+          first: summary(runs.noRowSecurity.first),
+          unchanged: summary(runs.noRowSecurity.unchanged),
+        },
         policiesOverNone: {
           postgresCpu: { first: ratio('first', 'postgresCpuMs'), unchanged: ratio('unchanged', 'postgresCpuMs') },
           wall: { first: ratio('first', 'wallMs'), unchanged: ratio('unchanged', 'wallMs') },

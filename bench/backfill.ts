@@ -6,7 +6,14 @@ import { startProxy, type SeenRequest } from '../test/support/proxy.ts';
 import { DEFAULT_SCHEMA } from '../src/warehouse/schema.ts';
 import { startPostgres } from '../test/support/services.ts';
 import { measureMemory, MEMORY_GOAL_MB, type Measured } from './memory.ts';
-import { cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess } from './sync-process.ts';
+import {
+  cpuSeconds,
+  dropWarehouse,
+  givenPostgres,
+  postgresCpuSeconds,
+  runSyncProcess,
+  startSandboxProcess,
+} from './sync-process.ts';
 
 /**
  * A first sync (`wfsync sync --once` into an empty warehouse), measured three ways. Prints one JSON object.
@@ -110,7 +117,10 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
     const run = await runSyncProcess({ baseUrl: proxy.url, databaseUrl: pg.url, rateLimit, sandbox });
     const sandboxCpu = (cpuSeconds(sandbox.proc.pid!) ?? 0) - sandboxCpu0;
     const postgresCpu = (postgresCpuSeconds(pg.dataDir) ?? 0) - postgresCpu0;
-    const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
+    const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as {
+      requests: number;
+      rateLimited: number;
+    };
     const reads = [...readsOf(proxy.seen).values()];
     const byEndpoint: Speed['byEndpoint'] = {};
     let minimum = 0;
@@ -143,14 +153,18 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
       postgresCpuSeconds: round(postgresCpu, 1),
       syncCpuMsPerPage: round((run.cpuSeconds * 1000) / requests, 2),
       postgresCpuMsPerPage: round((postgresCpu * 1000) / requests, 2),
-      cpuOverMachineAtFloor: round((run.cpuSeconds + sandboxCpu + postgresCpu) / (floorSeconds * availableParallelism())),
+      cpuOverMachineAtFloor: round(
+        (run.cpuSeconds + sandboxCpu + postgresCpu) / (floorSeconds * availableParallelism()),
+      ),
       syncCpuOverFloor: round(run.cpuSeconds / floorSeconds),
       cpus: availableParallelism(),
       loadAverage: run.loadAverage,
       peakRssMb: run.peakRssMb,
       failedStreams: run.summary.streams.filter((s) => s.outcome !== 'ok').map((s) => s.stream),
       byEndpoint,
-      byStream: Object.fromEntries(run.summary.streams.map((s) => [s.stream, { requests: s.requests, seconds: round(s.durationMs / 1000, 1) }])),
+      byStream: Object.fromEntries(
+        run.summary.streams.map((s) => [s.stream, { requests: s.requests, seconds: round(s.durationMs / 1000, 1) }]),
+      ),
     };
   } finally {
     await proxy.close();
@@ -160,14 +174,23 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
 }
 
 async function main(): Promise<void> {
-  const speed = await measureSpeed(env('BENCH_SIZE', 'medium'), env('BENCH_RATE_LIMIT', '100/2s'), Number(env('BENCH_LATENCY_MS', '50')));
+  const speed = await measureSpeed(
+    env('BENCH_SIZE', 'medium'),
+    env('BENCH_RATE_LIMIT', '100/2s'),
+    Number(env('BENCH_LATENCY_MS', '50')),
+  );
   const memoryRateLimit = env('BENCH_MEMORY_RATE_LIMIT', '100000/1s');
   const memory: Measured[] = [];
-  for (const size of env('BENCH_MEMORY_SIZES', 'small,large').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const size of env('BENCH_MEMORY_SIZES', 'small,large')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     memory.push(await measureMemory(size, memoryRateLimit));
   }
   const goals = { requestsOverMinimum: 1.01, wallOverFloor: 1.05, peakRssMb: MEMORY_GOAL_MB };
-  process.stdout.write(`${JSON.stringify({ bench: 'backfill', goals, speed, memory: { rateLimit: memoryRateLimit, results: memory } }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'backfill', goals, speed, memory: { rateLimit: memoryRateLimit, results: memory } }, null, 2)}\n`,
+  );
 }
 
 await main();

@@ -66,7 +66,10 @@ async function measure(read: () => Promise<unknown>): Promise<{ medianMs: number
 }
 
 /** The statement's time in Postgres, the shared buffers (8 kB pages) it touched, and the tables it read in full. */
-async function buffers(wh: Warehouse, statement: string): Promise<{ executionMs: number; sharedBuffers: number; fullScans: string[] }> {
+async function buffers(
+  wh: Warehouse,
+  statement: string,
+): Promise<{ executionMs: number; sharedBuffers: number; fullScans: string[] }> {
   const [row] = await wh.sql.unsafe(`explain (analyze, buffers, format json) ${statement}`);
   const plan = (row as Record<string, unknown>)['QUERY PLAN'] as { Plan: PlanNode; 'Execution Time': number }[];
   const full: string[] = [];
@@ -75,7 +78,11 @@ async function buffers(wh: Warehouse, statement: string): Promise<{ executionMs:
     for (const c of n.Plans ?? []) walk(c);
   };
   walk(plan[0]!.Plan);
-  return { executionMs: Math.round(plan[0]!['Execution Time'] * 10) / 10, sharedBuffers: (plan[0]!.Plan['Shared Hit Blocks'] ?? 0) + (plan[0]!.Plan['Shared Read Blocks'] ?? 0), fullScans: full };
+  return {
+    executionMs: Math.round(plan[0]!['Execution Time'] * 10) / 10,
+    sharedBuffers: (plan[0]!.Plan['Shared Hit Blocks'] ?? 0) + (plan[0]!.Plan['Shared Read Blocks'] ?? 0),
+    fullScans: full,
+  };
 }
 
 interface PlanNode {
@@ -85,7 +92,6 @@ interface PlanNode {
   'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
 }
-
 
 async function main(): Promise<void> {
   const pg = await startPostgres();

@@ -164,10 +164,17 @@ function sharing(
   }
   const seconds = (to - from) / 1000;
   return {
-    runsPerSecond: { asked: Math.round((demand / seconds) * 100) / 100, done: Math.round((runs.length / seconds) * 100) / 100 },
+    runsPerSecond: {
+      asked: Math.round((demand / seconds) * 100) / 100,
+      done: Math.round((runs.length / seconds) * 100) / 100,
+    },
     companyStreamsWithoutRuns: withoutRuns,
     companyStreamsWithoutRunsByStream: withoutRunsByStream,
-    gapsInIntervals: { median: round2(quantile(gaps, 0.5)), p99: round2(quantile(gaps, 0.99)), max: round2(gaps.length ? Math.max(...gaps) : null) },
+    gapsInIntervals: {
+      median: round2(quantile(gaps, 0.5)),
+      p99: round2(quantile(gaps, 0.99)),
+      max: round2(gaps.length ? Math.max(...gaps) : null),
+    },
     passedOver,
     passedOverByStream,
     passedOverByMinute,
@@ -182,7 +189,9 @@ function recordTakes(redisUrl: string) {
   const read = async () => {
     let last = '$';
     while (!stopped) {
-      const got = (await client.xread('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', `bull:${SYNC_QUEUE}:events`, last)) as [string, [string, string[]][]][] | null;
+      const got = (await client.xread('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', `bull:${SYNC_QUEUE}:events`, last)) as
+        | [string, [string, string[]][]][]
+        | null;
       for (const [id, fields] of got?.[0]?.[1] ?? []) {
         last = id;
         if (fields[1] !== 'active') continue;
@@ -220,7 +229,17 @@ function takeToStart(
     list.push(r.at);
   }
   for (const list of starts.values()) list.sort((a, b) => a - b);
-  const out: Record<string, { takes: number; median: number | null; p90: number | null; p99: number | null; max: number | null; noStart: number }> = {};
+  const out: Record<
+    string,
+    {
+      takes: number;
+      median: number | null;
+      p90: number | null;
+      p99: number | null;
+      max: number | null;
+      noStart: number;
+    }
+  > = {};
   for (const { job, ms } of schedule) {
     const seconds: number[] = [];
     let noStart = 0;
@@ -233,7 +252,14 @@ function takeToStart(
     }
     if (seconds.length + noStart === 0) continue;
     const max = seconds.length ? Math.max(...seconds) : null;
-    out[job.name] = { takes: seconds.length + noStart, median: round2(quantile(seconds, 0.5)), p90: round2(quantile(seconds, 0.9)), p99: round2(quantile(seconds, 0.99)), max: round2(max), noStart };
+    out[job.name] = {
+      takes: seconds.length + noStart,
+      median: round2(quantile(seconds, 0.5)),
+      p90: round2(quantile(seconds, 0.9)),
+      p99: round2(quantile(seconds, 0.99)),
+      max: round2(max),
+      noStart,
+    };
   }
   return out;
 }
@@ -241,7 +267,12 @@ function takeToStart(
 /** How often a cron fires between two instants. */
 function firings(cron: string, from: number, to: number): number {
   let n = 0;
-  for (let at = new Cron(cron, { paused: true }).nextRun(new Date(from)); at && at.getTime() < to; at = new Cron(cron, { paused: true }).nextRun(at)) n++;
+  for (
+    let at = new Cron(cron, { paused: true }).nextRun(new Date(from));
+    at && at.getTime() < to;
+    at = new Cron(cron, { paused: true }).nextRun(at)
+  )
+    n++;
   return n;
 }
 
@@ -249,7 +280,9 @@ const round2 = (x: number | null) => (x === null ? null : Math.round(x * 100) / 
 
 /** The jobs' crons compressed `factor` times, and each stream's shortest interval and its cron. */
 function compressedSchedule(factor: number) {
-  const schedule = jobs.filter((j) => j.cron && !j.run).map((j) => ({ job: j, ...compressedCron(intervalMs(j.cron) / factor) }));
+  const schedule = jobs
+    .filter((j) => j.cron && !j.run)
+    .map((j) => ({ job: j, ...compressedCron(intervalMs(j.cron) / factor) }));
   const intervalOf = new Map<string, number>();
   const cronOf = new Map<string, string>();
   for (const s of schedule) {
@@ -259,7 +292,9 @@ function compressedSchedule(factor: number) {
       cronOf.set(stream, s.cron);
     }
   }
-  const env = Object.fromEntries(schedule.map((s) => [`WFS_CRON_${s.job.name.toUpperCase().replace(/-/g, '_')}`, s.cron]));
+  const env = Object.fromEntries(
+    schedule.map((s) => [`WFS_CRON_${s.job.name.toUpperCase().replace(/-/g, '_')}`, s.cron]),
+  );
   return { factor, schedule, intervalOf, cronOf, env };
 }
 
@@ -274,7 +309,13 @@ async function main(): Promise<void> {
   const keys = Array.from({ length: COMPANIES + 1 }, (_, i) => apiKey(i));
   const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: `${LIMIT}/60s`, seed: 11, keys });
   const info = sandbox.info;
-  const entry = (i: number) => ({ key: company(i), apiKey: apiKey(i), baseUrl: sandbox.url, formIds: info.formIds, runTypeIds: info.runTypeIds });
+  const entry = (i: number) => ({
+    key: company(i),
+    apiKey: apiKey(i),
+    baseUrl: sandbox.url,
+    formIds: info.formIds,
+    runTypeIds: info.runTypeIds,
+  });
   const env: Record<string, string> = {
     DATABASE_URL: pg.url,
     REDIS_URL: redis.url,
@@ -301,12 +342,22 @@ async function main(): Promise<void> {
   let takes: ReturnType<typeof recordTakes> | undefined;
   try {
     const server = procs.find((p) => p.role === 'server')!.p;
-    const url = await waitFor(() => `server: ${server.output().slice(-800)}`, async () => /status at (http:\/\/[^\s/]+)\//.exec(server.output())?.[1], 120_000);
+    const url = await waitFor(
+      () => `server: ${server.output().slice(-800)}`,
+      async () => /status at (http:\/\/[^\s/]+)\//.exec(server.output())?.[1],
+      120_000,
+    );
     // Every company's first runs, queued as `start` queues them (the scheduler alone waits for each cron).
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    const fairness = fleetFairness(wh, jobs, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
+    const fairness = fleetFairness(
+      wh,
+      jobs,
+      () => Array.from({ length: COMPANIES }, (_, i) => company(i)),
+      pino({ level: 'warn' }),
+    );
     for (const job of jobs.filter((j) => !j.fullRefresh && !j.run)) {
-      for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
+      for (let i = 0; i < COMPANIES; i++)
+        await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
     }
     fairness.stop();
     takes = recordTakes(redis.url);
@@ -339,7 +390,14 @@ async function main(): Promise<void> {
         const res = await fetch(`${url}/api/companies`, {
           method: 'POST',
           headers: { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ key: company(COMPANIES), apiKey: apiKey(COMPANIES), baseUrl: sandbox.url, formIds: info.formIds, runTypeIds: info.runTypeIds, rateLimit: `${LIMIT}/60s` }),
+          body: JSON.stringify({
+            key: company(COMPANIES),
+            apiKey: apiKey(COMPANIES),
+            baseUrl: sandbox.url,
+            formIds: info.formIds,
+            runTypeIds: info.runTypeIds,
+            rateLimit: `${LIMIT}/60s`,
+          }),
         });
         if (res.status !== 201) throw new Error(`adding a company: ${res.status} ${await res.text()}`);
         added = { at: now };
@@ -377,8 +435,18 @@ async function main(): Promise<void> {
           if (!lateSince.has(key)) lateSince.set(key, now - (r.lag - 1.5 * interval));
           // A stream late since before the warm-up ended is the first syncs' backlog draining, not the steady state's.
           const since = lateSince.get(key)!;
-          const track = r.company === company(COMPANIES) ? addedLateFor : !steady ? lateFor : since < t0 + warmupMs ? carriedLateFor : steadyLateFor;
-          track.set(key, Math.max(track.get(key) ?? 0, now - Math.max(since, track === carriedLateFor ? t0 + warmupMs : 0)));
+          const track =
+            r.company === company(COMPANIES)
+              ? addedLateFor
+              : !steady
+                ? lateFor
+                : since < t0 + warmupMs
+                  ? carriedLateFor
+                  : steadyLateFor;
+          track.set(
+            key,
+            Math.max(track.get(key) ?? 0, now - Math.max(since, track === carriedLateFor ? t0 + warmupMs : 0)),
+          );
         } else lateSince.delete(key);
       }
       if (added && !added.doneAt) {
@@ -390,9 +458,13 @@ async function main(): Promise<void> {
     const seconds = (Date.now() - t0) / 1000;
     // Days of compressed schedule time: each phase's seconds at its own factor.
     const warmSeconds = ((overloadFrom ?? Date.now()) - t0) / 1000;
-    const companyDays = ((COMPANIES + 0.5) * (warmSeconds * FACTOR + (seconds - warmSeconds) * (OVERLOAD_FACTOR ?? FACTOR))) / 86_400;
+    const companyDays =
+      ((COMPANIES + 0.5) * (warmSeconds * FACTOR + (seconds - warmSeconds) * (OVERLOAD_FACTOR ?? FACTOR))) / 86_400;
     const cpuOf = (role: string) =>
-      procs.reduce((n, p, i) => n + (p.role === role ? processCpu(p.p.proc.pid!) - cpu0[i]! : 0), role === 'scheduler' ? schedulerCpuBefore : 0);
+      procs.reduce(
+        (n, p, i) => n + (p.role === role ? processCpu(p.p.proc.pid!) - cpu0[i]! : 0),
+        role === 'scheduler' ? schedulerCpuBefore : 0,
+      );
     const perCompanyDay = (cpu: number) => Math.round((cpu * 1000) / companyDays);
     // Wall time counts the wait for a core of a box saturated by the workers; the server's own CPU does not.
     const serverPid = procs.find((p) => p.role === 'server')!.p.proc.pid!;
@@ -411,7 +483,10 @@ async function main(): Promise<void> {
     const [outcomes] = await sql<{ ok: number; failed: number }[]>`
       select count(*) filter (where outcome = 'ok')::int as ok, count(*) filter (where outcome = 'failed')::int as failed
       from workforce.sync_runs where started_at >= ${new Date(t0)}`;
-    const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as { requests: number; rateLimited: number };
+    const stats = (await (await fetch(`${sandbox.url}/_sandbox/stats`)).json()) as {
+      requests: number;
+      rateLimited: number;
+    };
     const fleet = Array.from({ length: COMPANIES }, (_, i) => company(i));
     /** How the runs of a phase were shared among the companies there from the start. */
     const sharedIn = async (from: number, to: number, s: ReturnType<typeof compressedSchedule>, settled = false) => {
@@ -433,7 +508,8 @@ async function main(): Promise<void> {
       const runs = await sql<{ company: string; stream: string; at: number }[]>`
         select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
         from workforce.sync_runs where started_at >= ${new Date(from)} and company_key <> ${company(COMPANIES)}`;
-      const byJob = (f: (x: { job: JobDef; ms: number; cron: string }) => number | string) => new Map(s.schedule.map((x) => [x.job.name, f(x)]));
+      const byJob = (f: (x: { job: JobDef; ms: number; cron: string }) => number | string) =>
+        new Map(s.schedule.map((x) => [x.job.name, f(x)]));
       const { gapsInIntervals, passedOver, passedOverByStream, companyStreamsWithoutRuns } = sharing(
         inWindow.map((t) => ({ company: t.company, stream: t.job, at: t.at })),
         byJob((x) => x.ms) as Map<string, number>,
@@ -443,10 +519,19 @@ async function main(): Promise<void> {
         fleet,
         settled,
       );
-      return { companyJobsWithoutTakes: companyStreamsWithoutRuns, gapsInIntervals, passedOver, passedOverByJob: passedOverByStream, takeToStartSeconds: takeToStart(inWindow, runs, s.schedule) };
+      return {
+        companyJobsWithoutTakes: companyStreamsWithoutRuns,
+        gapsInIntervals,
+        passedOver,
+        passedOverByJob: passedOverByStream,
+        takeToStartSeconds: takeToStart(inWindow, runs, s.schedule),
+      };
     };
     if (process.env.TAKES_FILE) {
-      writeFileSync(process.env.TAKES_FILE, JSON.stringify({ t0, steadyFrom: t0 + warmupMs, steadyTo, overloadFrom, ended, takes: takes!.takes }));
+      writeFileSync(
+        process.env.TAKES_FILE,
+        JSON.stringify({ t0, steadyFrom: t0 + warmupMs, steadyTo, overloadFrom, ended, takes: takes!.takes }),
+      );
     }
     const steadyTakes = await takesIn(t0 + warmupMs, steadyTo, warm);
     const settledTakes = overload && overloadFrom ? await takesIn(overloadFrom, ended, overload, true) : undefined;
@@ -461,21 +546,54 @@ async function main(): Promise<void> {
           workers: WORKERS,
           cpus: availableParallelism(),
           crons: Object.fromEntries(warm.schedule.map((s) => [s.job.name, s.cron])),
-          ...(overload ? { overloadCrons: Object.fromEntries(overload.schedule.map((s) => [s.job.name, s.cron])) } : {}),
+          ...(overload
+            ? { overloadCrons: Object.fromEntries(overload.schedule.map((s) => [s.job.name, s.cron])) }
+            : {}),
           runs: outcomes,
           requests: stats.requests,
           rateLimited: stats.rateLimited,
-          lateStreams: { firstSyncs: lateness(late), steady: lateness(steadyLate), lateAtWarmupEnd: lateness([...carriedLateFor].sort((a, b) => b[1] - a[1])) },
-          steadyState: { fromMinute: WARMUP_MINUTES, toMinute: round2((steadyTo - t0) / 60_000), ...shared, takes: steadyTakes },
-          ...(sharedOverloaded ? { overloaded: { fromMinute: round2((overloadFrom! - t0) / 60_000), ...sharedOverloaded } } : {}),
+          lateStreams: {
+            firstSyncs: lateness(late),
+            steady: lateness(steadyLate),
+            lateAtWarmupEnd: lateness([...carriedLateFor].sort((a, b) => b[1] - a[1])),
+          },
+          steadyState: {
+            fromMinute: WARMUP_MINUTES,
+            toMinute: round2((steadyTo - t0) / 60_000),
+            ...shared,
+            takes: steadyTakes,
+          },
+          ...(sharedOverloaded
+            ? { overloaded: { fromMinute: round2((overloadFrom! - t0) / 60_000), ...sharedOverloaded } }
+            : {}),
           ...(sharedSettled ? { overloadedSettled: { ...sharedSettled, takes: settledTakes } } : {}),
           scheduleDelaySeconds: {
-            all: { median: quantile(delays, 0.5), p90: quantile(delays, 0.9), max: delays.length ? Math.max(...delays) : null },
-            steady: { median: quantile(steadyDelays, 0.5), p90: quantile(steadyDelays, 0.9), max: steadyDelays.length ? Math.max(...steadyDelays) : null },
-            ...(overload ? { overloaded: { median: quantile(overloadDelays, 0.5), p90: quantile(overloadDelays, 0.9), max: overloadDelays.length ? Math.max(...overloadDelays) : null } } : {}),
+            all: {
+              median: quantile(delays, 0.5),
+              p90: quantile(delays, 0.9),
+              max: delays.length ? Math.max(...delays) : null,
+            },
+            steady: {
+              median: quantile(steadyDelays, 0.5),
+              p90: quantile(steadyDelays, 0.9),
+              max: steadyDelays.length ? Math.max(...steadyDelays) : null,
+            },
+            ...(overload
+              ? {
+                  overloaded: {
+                    median: quantile(overloadDelays, 0.5),
+                    p90: quantile(overloadDelays, 0.9),
+                    max: overloadDelays.length ? Math.max(...overloadDelays) : null,
+                  },
+                }
+              : {}),
           },
           addedCompany: added
-            ? { key: company(COMPANIES), firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null, itsOwnLateStreams: lateness([...addedLateFor].sort((a, b) => b[1] - a[1])) }
+            ? {
+                key: company(COMPANIES),
+                firstSyncSeconds: added.doneAt ? Math.round((added.doneAt - added.at) / 1000) : null,
+                itsOwnLateStreams: lateness([...addedLateFor].sort((a, b) => b[1] - a[1])),
+              }
             : null,
           cpuMsPerCompanyDay: {
             workers: perCompanyDay(cpuOf('workers')),
@@ -485,7 +603,12 @@ async function main(): Promise<void> {
             redis: perCompanyDay((await redisCpuSeconds(connection)) - redis0),
             sandbox: perCompanyDay(processCpu(sandbox.proc.pid!) - sandbox0),
           },
-          overview: { bytes: Buffer.byteLength(overview), ms: overviewMs, serverCpuMs: overviewCpuMs, rows: (overview.match(/<tr data-company=/g) ?? []).length },
+          overview: {
+            bytes: Buffer.byteLength(overview),
+            ms: overviewMs,
+            serverCpuMs: overviewCpuMs,
+            rows: (overview.match(/<tr data-company=/g) ?? []).length,
+          },
           note: 'lateness counts a stream only once it has succeeded, the added company apart; steady is past the warm-up; the sandbox, Postgres and Redis share the CPUs',
         },
         null,

@@ -108,7 +108,12 @@ function floorArrays(plan: FloorPlan, items: readonly Record<string, unknown>[],
       else if (typeof source === 'string') parts[i] = fixed[source](i);
       else {
         const v = items[i]![source.field];
-        parts[i] = v === null || v === undefined || typeof v === 'object' ? 'NULL' : typeof v === 'string' ? arrayElement(v) : String(v);
+        parts[i] =
+          v === null || v === undefined || typeof v === 'object'
+            ? 'NULL'
+            : typeof v === 'string'
+              ? arrayElement(v)
+              : String(v);
       }
     }
     return arrayLiteral(parts);
@@ -119,8 +124,12 @@ const HASH = '0'.repeat(32);
 
 /** A page's records and whether its list goes on, from the cheapest parse we know. */
 function pageBody(bytes: Buffer): { items: Record<string, unknown>[]; hasMore: boolean } {
-  const body = JSON.parse(jsonText(bytes)) as { Data?: Record<string, unknown>[]; HasMoreResults?: boolean } | Record<string, unknown>[];
-  return Array.isArray(body) ? { items: body, hasMore: false } : { items: body.Data ?? [], hasMore: body.HasMoreResults === true };
+  const body = JSON.parse(jsonText(bytes)) as
+    | { Data?: Record<string, unknown>[]; HasMoreResults?: boolean }
+    | Record<string, unknown>[];
+  return Array.isArray(body)
+    ? { items: body, hasMore: false }
+    : { items: body.Data ?? [], hasMore: body.HasMoreResults === true };
 }
 
 /** Parsed as the sync parses a page: its container, and its records checked against their schema. */
@@ -151,7 +160,10 @@ function floorWrite(sql: postgres.Sql, schema: string): PageHandler {
 }
 
 /** A page as the sync makes it before the write: parsed, validated, mapped, fingerprinted, stamped. */
-function stagedPage(name: EndpointName, bytes: Buffer): { page: MappedPage; tables: string[]; records: number; hasMore: boolean } {
+function stagedPage(
+  name: EndpointName,
+  bytes: Buffer,
+): { page: MappedPage; tables: string[]; records: number; hasMore: boolean } {
   const target = targetOf(name);
   const c = parsed(name, bytes);
   const page = mapPage(target, c.items as object[], { companyKey: COMPANY, extras: c.extras });
@@ -168,7 +180,12 @@ function stagedPage(name: EndpointName, bytes: Buffer): { page: MappedPage; tabl
 function stagesWrite(sql: postgres.Sql, schema: string): PageHandler {
   return async (name, bytes) => {
     const { page, tables, records, hasMore } = stagedPage(name, bytes);
-    if (page.mapped.length > 0) await insertAll(sql, tables.map((t) => insertInto(schema, tableInfo(t))), encodePage(page));
+    if (page.mapped.length > 0)
+      await insertAll(
+        sql,
+        tables.map((t) => insertInto(schema, tableInfo(t))),
+        encodePage(page),
+      );
     return { records, hasMore };
   };
 }
@@ -188,20 +205,34 @@ function copyWrite(sql: postgres.Sql, schema: string): PageHandler {
     for (const m of fresh) keys.add(m.keyText);
     const rows = [fresh.map((m) => m.row), ...tables.slice(1).map((_, i) => fresh.flatMap((m) => m.children[i]!))];
     await sql.begin(async (tx) => {
-      for (const [i, t] of tables.entries()) if (rows[i]!.length > 0) await copyInto(tx, schema, tableInfo(t), rows[i]!);
+      for (const [i, t] of tables.entries())
+        if (rows[i]!.length > 0) await copyInto(tx, schema, tableInfo(t), rows[i]!);
     });
     return { records, hasMore };
   };
 }
 
-async function copyInto(tx: postgres.TransactionSql, schema: string, table: TableInfo, rows: readonly Row[]): Promise<void> {
+async function copyInto(
+  tx: postgres.TransactionSql,
+  schema: string,
+  table: TableInfo,
+  rows: readonly Row[],
+): Promise<void> {
   const text = copyText(table, rows);
   if (text === undefined) throw new Error(`${table.name}: a value COPY cannot carry`);
   const columns = table.columns.map((c) => `"${c.name}"`).join(', ');
   await endCopy(await tx.unsafe(`copy "${schema}"."${table.name}" (${columns}) from stdin`).writable(), text);
 }
 
-function pageOf(name: EndpointName, n: number, page: { items: readonly unknown[]; rejects: readonly { raw: unknown; reason: string }[]; extras: Record<string, unknown> }) {
+function pageOf(
+  name: EndpointName,
+  n: number,
+  page: {
+    items: readonly unknown[];
+    rejects: readonly { raw: unknown; reason: string }[];
+    extras: Record<string, unknown>;
+  },
+) {
   return {
     target: targetOf(name),
     companyKey: COMPANY,
@@ -226,11 +257,21 @@ function writePageWrite(wh: Warehouse): PageHandler {
 type ReadDone = { pages: number; records: number };
 
 /** Walks one read page by page over plain HTTP, handing each page to `handle`. */
-async function walkRead(pool: Pool, name: EndpointName, query: Query, handle: PageHandler, next: () => number): Promise<ReadDone> {
+async function walkRead(
+  pool: Pool,
+  name: EndpointName,
+  query: Query,
+  handle: PageHandler,
+  next: () => number,
+): Promise<ReadDone> {
   let pages = 0;
   let records = 0;
   for (let offset = 0; ; offset += PAGE_LIMIT_MAX) {
-    const res = await pool.request({ method: 'GET', path: pagePath(name, query, offset), headers: { [AUTH_HEADER]: process.env.FLOOR_API_KEY! } });
+    const res = await pool.request({
+      method: 'GET',
+      path: pagePath(name, query, offset),
+      headers: { [AUTH_HEADER]: process.env.FLOOR_API_KEY! },
+    });
     const bytes = Buffer.from(await res.body.arrayBuffer());
     if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode}`);
     const handled = await handle(name, bytes, next());
@@ -241,7 +282,13 @@ async function walkRead(pool: Pool, name: EndpointName, query: Query, handle: Pa
 }
 
 /** Walks one read with the sync's client, each page written by writePage. */
-async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointName, query: Query, next: () => number): Promise<ReadDone> {
+async function clientRead(
+  client: SourceClient,
+  wh: Warehouse,
+  name: EndpointName,
+  query: Query,
+  next: () => number,
+): Promise<ReadDone> {
   let pages = 0;
   let records = 0;
   for await (const page of client.pages(endpoints[name] as Endpoint, query as never, { readAhead: READS_AT_ONCE })) {
@@ -253,7 +300,12 @@ async function clientRead(client: SourceClient, wh: Warehouse, name: EndpointNam
 }
 
 /** What a program does with each page it reads over plain HTTP (`client` reads with the sync's client instead). */
-function pageHandler(mode: Mode, schema: string, sql: postgres.Sql | undefined, wh: Warehouse | undefined): PageHandler {
+function pageHandler(
+  mode: Mode,
+  schema: string,
+  sql: postgres.Sql | undefined,
+  wh: Warehouse | undefined,
+): PageHandler {
   if (mode === 'write') return floorWrite(sql!, schema);
   if (mode === 'stages') return stagesWrite(sql!, schema);
   if (mode === 'copy') return copyWrite(sql!, schema);
@@ -266,20 +318,36 @@ async function main(): Promise<void> {
   const schema = process.env.FLOOR_SCHEMA ?? 'workforce';
   const pool = new Pool(baseUrl, { connections: READS_AT_ONCE });
   const writes = mode === 'write' || mode === 'stages' || mode === 'copy';
-  const sql = writes ? postgresAt(process.env.DATABASE_URL!, { max: READS_AT_ONCE, connection: SESSION_SETTINGS, onnotice: () => {} }) : undefined;
-  const opened = mode === 'writePage' || mode === 'client' ? await openWarehouse({ databaseUrl: process.env.DATABASE_URL!, schema }) : undefined;
+  const sql = writes
+    ? postgresAt(process.env.DATABASE_URL!, { max: READS_AT_ONCE, connection: SESSION_SETTINGS, onnotice: () => {} })
+    : undefined;
+  const opened =
+    mode === 'writePage' || mode === 'client'
+      ? await openWarehouse({ databaseUrl: process.env.DATABASE_URL!, schema })
+      : undefined;
   const wh = opened && fenced(opened, await takeFence(opened, COMPANY, 'sync', COMPANY));
-  const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as Parameters<typeof reads>[0];
+  const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as Parameters<
+    typeof reads
+  >[0];
   const todo = await reads(info);
   const handle = pageHandler(mode, schema, sql, wh);
-  const client = mode === 'client' ? new SourceClient({ baseUrl, apiKey: process.env.FLOOR_API_KEY!, limiter: createMemoryRateLimiter(parseRateLimit('1000000/1s'), 0) }) : undefined;
+  const client =
+    mode === 'client'
+      ? new SourceClient({
+          baseUrl,
+          apiKey: process.env.FLOOR_API_KEY!,
+          limiter: createMemoryRateLimiter(parseRateLimit('1000000/1s'), 0),
+        })
+      : undefined;
   let pageNumber = 0;
   const next = () => pageNumber++;
   let pages = 0;
   let records = 0;
   const loop0 = process.cpuUsage();
   await forEachLimited(todo, READS_AT_ONCE, async ([name, query]) => {
-    const done = client ? await clientRead(client, wh!, name, query, next) : await walkRead(pool, name, query, handle, next);
+    const done = client
+      ? await clientRead(client, wh!, name, query, next)
+      : await walkRead(pool, name, query, handle, next);
     pages += done.pages;
     records += done.records;
   });
@@ -288,7 +356,9 @@ async function main(): Promise<void> {
   await sql?.end();
   await opened?.close();
   await pool.close();
-  process.stdout.write(`${JSON.stringify({ mode, pages, records, loopCpuMs, processCpuMs: ms(process.cpuUsage()) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ mode, pages, records, loopCpuMs, processCpuMs: ms(process.cpuUsage()) })}\n`,
+  );
 }
 
 await main();

@@ -8,7 +8,16 @@ import { postgresAt } from '../src/warehouse/socket.ts';
 import { WFSYNC_NODE_FLAGS } from '../test/support/processes.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/services.ts';
 import type { GcTotals } from './gc-trace.ts';
-import { BENCH_KEY, cpuSeconds, dropWarehouse, givenPostgres, postgresCpuSeconds, runSyncProcess, startSandboxProcess, type SandboxProcess } from './sync-process.ts';
+import {
+  BENCH_KEY,
+  cpuSeconds,
+  dropWarehouse,
+  givenPostgres,
+  postgresCpuSeconds,
+  runSyncProcess,
+  startSandboxProcess,
+  type SandboxProcess,
+} from './sync-process.ts';
 
 /**
  * The floor of a page's CPU on this machine, beside what the sync spends. Against one sandbox (BENCH_SIZE, default
@@ -49,15 +58,21 @@ const ALL_PROGRAMS = ['read', 'write', 'stages', 'copy', 'unindexed', 'writePage
 type Program = (typeof ALL_PROGRAMS)[number];
 const BASE = process.env.BENCH_BASE;
 const DEFAULT_PROGRAMS = ALL_PROGRAMS.filter((p) => p !== 'base' || BASE !== undefined);
-const PROGRAMS = env('BENCH_PROGRAMS', DEFAULT_PROGRAMS.join(',')).split(',').map((p) => p.trim());
+const PROGRAMS = env('BENCH_PROGRAMS', DEFAULT_PROGRAMS.join(','))
+  .split(',')
+  .map((p) => p.trim());
 const unknown = PROGRAMS.filter((p) => !(ALL_PROGRAMS as readonly string[]).includes(p));
 if (unknown.length > 0) {
-  process.stderr.write(`BENCH_PROGRAMS: no program named ${unknown.join(', ')} (there are ${ALL_PROGRAMS.join(', ')})\n`);
+  process.stderr.write(
+    `BENCH_PROGRAMS: no program named ${unknown.join(', ')} (there are ${ALL_PROGRAMS.join(', ')})\n`,
+  );
   process.exit(2);
 }
 const BASE_WFSYNC = BASE === undefined ? undefined : resolve(BASE, 'bin/wfsync.js');
 if (PROGRAMS.includes('base') && (BASE_WFSYNC === undefined || !existsSync(BASE_WFSYNC))) {
-  process.stderr.write(`BENCH_BASE: the base program needs another checkout's directory, with bin/wfsync.js (got ${BASE ?? 'nothing'})\n`);
+  process.stderr.write(
+    `BENCH_BASE: the base program needs another checkout's directory, with bin/wfsync.js (got ${BASE ?? 'nothing'})\n`,
+  );
   process.exit(2);
 }
 
@@ -70,7 +85,12 @@ interface Measured {
   postgresMsPerPage: number;
   sandboxMsPerPage: number;
   /** `sync` and `base` with BENCH_GC=1: the collector's work a page (bench/gc-trace.ts). */
-  gc?: { promotedKbPerPage: number; scavengePauseMsPerPage: number; fullCollections: number; fullCollectionMsPerPage: number };
+  gc?: {
+    promotedKbPerPage: number;
+    scavengePauseMsPerPage: number;
+    fullCollections: number;
+    fullCollectionMsPerPage: number;
+  };
 }
 
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -111,7 +131,14 @@ type FloorMode = Exclude<Program, 'sync' | 'base' | 'unindexed'>;
 async function runFloor(mode: FloorMode, sandbox: SandboxProcess, databaseUrl: string): Promise<FloorOutput> {
   const child = spawn(process.execPath, [...WFSYNC_NODE_FLAGS, '--import', 'tsx', FLOOR], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, FLOOR_MODE: mode, FLOOR_SANDBOX_URL: sandbox.url, FLOOR_API_KEY: BENCH_KEY, FLOOR_SCHEMA: DEFAULT_SCHEMA, DATABASE_URL: databaseUrl },
+    env: {
+      ...process.env,
+      FLOOR_MODE: mode,
+      FLOOR_SANDBOX_URL: sandbox.url,
+      FLOOR_API_KEY: BENCH_KEY,
+      FLOOR_SCHEMA: DEFAULT_SCHEMA,
+      DATABASE_URL: databaseUrl,
+    },
   });
   let out = '';
   let err = '';
@@ -140,9 +167,17 @@ async function measure(program: Program, sandbox: SandboxProcess, pg: RunningPos
   let gc: GcTotals | undefined;
   if (program === 'sync' || program === 'base') {
     const wfsync = program === 'base' ? BASE_WFSYNC : undefined;
-    const run = await runSyncProcess({ baseUrl: sandbox.url, databaseUrl: pg.url, rateLimit: RATE_LIMIT, sandbox, wfsync, traceGc: TRACE_GC });
+    const run = await runSyncProcess({
+      baseUrl: sandbox.url,
+      databaseUrl: pg.url,
+      rateLimit: RATE_LIMIT,
+      sandbox,
+      wfsync,
+      traceGc: TRACE_GC,
+    });
     const failed = run.summary.streams.filter((s) => s.outcome !== 'ok');
-    if (failed.length > 0) throw new Error(`${program}: ${failed.map((s) => s.stream).join(', ')} failed: ${run.stderr.slice(-1000)}`);
+    if (failed.length > 0)
+      throw new Error(`${program}: ${failed.map((s) => s.stream).join(', ')} failed: ${run.stderr.slice(-1000)}`);
     processMs = run.cpuSeconds * 1000;
     records = run.summary.rows;
     gc = run.gc;

@@ -103,7 +103,9 @@ async function cycle(label: string) {
     // An unpaged list answers a range in one request whatever its rows: its re-read needs the ranges the spec's
     // limit forces (the course list's 31 days), which is what it sent.
     const paged = def.endpoint.response.kind === 'envelope';
-    const rereadPages = paged ? o.rereadRows.reduce((n, r) => n + pagesOf(r), 0) : o.rereadRequests.reduce((n, r) => n + r, 0);
+    const rereadPages = paged
+      ? o.rereadRows.reduce((n, r) => n + pagesOf(r), 0)
+      : o.rereadRequests.reduce((n, r) => n + r, 0);
     const min = partitions + Math.ceil(changed / PAGE) + rereadPages;
     perStream[o.stream] = {
       requests: o.requests,
@@ -111,7 +113,9 @@ async function cycle(label: string) {
       ratio: Number((o.requests / min).toFixed(2)),
       rowsWritten: written[o.stream],
       rowsChanged: changed,
-      ...(o.rereads.length > 0 ? { rereads: o.rereads, rereadRows: o.rereadRows, rereadRequests: o.rereadRequests } : {}),
+      ...(o.rereads.length > 0
+        ? { rereads: o.rereads, rereadRows: o.rereadRows, rereadRequests: o.rereadRequests }
+        : {}),
       ...(UNFILTERABLE[o.stream as StreamName] ? { unfilterable: UNFILTERABLE[o.stream as StreamName] } : {}),
       ...(o.outcome !== 'ok' ? { outcome: o.outcome } : {}),
     };
@@ -153,7 +157,8 @@ function firings(cron: string, from: number, to: number): number[] {
   const out: number[] = [];
   const c = new Cron(cron, { timezone: 'UTC', paused: true });
   // A run at `from` itself counts: start looking just before it.
-  for (let next = c.nextRun(new Date(from - 1)); next && next.getTime() < to; next = c.nextRun(next)) out.push(next.getTime());
+  for (let next = c.nextRun(new Date(from - 1)); next && next.getTime() < to; next = c.nextRun(next))
+    out.push(next.getTime());
   c.stop();
   return out;
 }
@@ -201,7 +206,8 @@ const day = await cycle('a day of changes');
 const noChangeBy = new Map(steady.byStream.map((o) => [o.stream, o.requests]));
 const readsByDay = readsADay();
 const daily: Record<string, number> = {};
-for (const [name, n] of Object.entries(readsByDay.reads)) daily[name] = (daily[name] ?? 0) + n * (noChangeBy.get(name) ?? 0);
+for (const [name, n] of Object.entries(readsByDay.reads))
+  daily[name] = (daily[name] ?? 0) + n * (noChangeBy.get(name) ?? 0);
 const rereadCost: Record<string, number> = {};
 const backfillBy = new Map(backfill.streams.map((o) => [o.stream, o.requests]));
 for (const s of streams) {
@@ -210,7 +216,10 @@ for (const s of streams) {
     // A re-read costs the requests it sent in the day cycle (each partition's); one that did not run there (weekly),
     // what the backfill cost.
     const ran = day.byStream.find((o) => o.stream === s.name);
-    const spent = (ran?.rereads ?? []).reduce((n, name, i) => n + (name === r.name ? (ran?.rereadRequests[i] ?? 0) : 0), 0);
+    const spent = (ran?.rereads ?? []).reduce(
+      (n, name, i) => n + (name === r.name ? (ran?.rereadRequests[i] ?? 0) : 0),
+      0,
+    );
     const cost = ran?.rereads.includes(r.name) ? spent : (backfillBy.get(s.name) ?? 0);
     rereadCost[`${s.name}:${r.name}`] = Math.round((cost * 24) / r.everyHours);
     daily[s.name] = (daily[s.name] ?? 0) + (cost * 24) / r.everyHours;
@@ -230,7 +239,10 @@ console.log(
       size: SIZE,
       backfill: { requests: backfill.requests, rows: backfill.rows, ms: backfillMs },
       cycles: [strip(noChange), strip(steady), strip(hour), strip(day)],
-      noChange: { perStream: Object.fromEntries(steady.byStream.map((o) => [o.stream, o.requests])), floor: floorOf(steady) },
+      noChange: {
+        perStream: Object.fromEntries(steady.byStream.map((o) => [o.stream, o.requests])),
+        floor: floorOf(steady),
+      },
       dailyNoChange: {
         requests: Math.round(dailyTotal),
         shareOfBudget: Number((dailyTotal / DAILY_BUDGET).toFixed(4)),

@@ -79,14 +79,21 @@ const runUs = (path: string) => Number(readFileSync(path, 'utf8').split(' ')[0])
 const mainThreadUs = () => runUs(`/proc/self/task/${process.pid}/schedstat`);
 function postgresRunUs(dataDir: string): number {
   const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  return children.reduce((sum, c) => {
-    try {
-      return sum + runUs(`/proc/${c}/schedstat`);
-    } catch {
-      return sum; // a process that ended meanwhile
-    }
-  }, runUs(`/proc/${pid}/schedstat`));
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
+  return children.reduce(
+    (sum, c) => {
+      try {
+        return sum + runUs(`/proc/${c}/schedstat`);
+      } catch {
+        return sum; // a process that ended meanwhile
+      }
+    },
+    runUs(`/proc/${pid}/schedstat`),
+  );
 }
 
 /**
@@ -109,7 +116,12 @@ const PAGE_RECORDS = 200;
  * rotating from page to page, and with `flip` from round to round): whatever slows the machine for a while
  * slows every company's share alike. CPU per page for each company.
  */
-async function passes(wh: Warehouse, dataDir: string, companies: readonly { key: string; rec: Recorded }[], flip = 0): Promise<Cost[]> {
+async function passes(
+  wh: Warehouse,
+  dataDir: string,
+  companies: readonly { key: string; rec: Recorded }[],
+  flip = 0,
+): Promise<Cost[]> {
   const target = targetOfEndpoint(companies[0]!.rec.name);
   const syncedAt = new Date();
   // What earlier passes left for the server's background work is done now, not inside these.
@@ -128,7 +140,15 @@ async function passes(wh: Warehouse, dataDir: string, companies: readonly { key:
       const t0 = mainThreadUs();
       const c = readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, rec.bodies[i]!)));
       const { items, rejects } = parseItems(rec.endpoint.item, c.raw);
-      await writePage(wh, { target, companyKey: key, stream: rec.name, items: items as object[], rejects, extras: c.extras, syncedAt });
+      await writePage(wh, {
+        target,
+        companyKey: key,
+        stream: rec.name,
+        items: items as object[],
+        rejects,
+        extras: c.extras,
+        syncedAt,
+      });
       sync[k] = sync[k]! + mainThreadUs() - t0;
       postgres[k] = postgres[k]! + postgresRunUs(dataDir) - pg0;
     }
@@ -202,7 +222,10 @@ function revised(rec: Recorded): Recorded {
  */
 function widened(rec: Recorded, fields: ReadonlySet<string>): Recorded {
   const widen = (v: unknown): void => {
-    if (Array.isArray(v)) return v.forEach(widen);
+    if (Array.isArray(v)) {
+      v.forEach(widen);
+      return;
+    }
     if (v === null || typeof v !== 'object') return;
     const o = v as Record<string, unknown>;
     for (const [k, x] of Object.entries(o)) {
@@ -227,8 +250,13 @@ async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Reco
   const names = Object.keys(PASSES) as (keyof typeof PASSES)[];
   const pages = Object.fromEntries(names.map((n) => [n, PASSES[n](rec)])) as Record<keyof typeof PASSES, Recorded>;
   const hashed = new Set(Object.keys(policy).filter((f) => policy[f] === 'hash'));
-  const widePages = Object.fromEntries(names.map((n) => [n, PASSES[n](widened(rec, hashed))])) as Record<keyof typeof PASSES, Recorded>;
-  const figures = Object.fromEntries(names.map((n) => [n, { none: [] as Cost[], four: [] as Cost[], wide: [] as Cost[] }]));
+  const widePages = Object.fromEntries(names.map((n) => [n, PASSES[n](widened(rec, hashed))])) as Record<
+    keyof typeof PASSES,
+    Recorded
+  >;
+  const figures = Object.fromEntries(
+    names.map((n) => [n, { none: [] as Cost[], four: [] as Cost[], wide: [] as Cost[] }]),
+  );
   const triples = Math.max(1, Math.ceil(PAGES_PER_ROUND / rec.bodies.length));
   for (let r = 0; r < ROUNDS; r++) {
     const wh = await openWarehouse({ databaseUrl: url, personalDataKey: `${KEY}-${rec.name}-${r}` });
@@ -276,7 +304,10 @@ async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Reco
       ];
     }),
   );
-  const records = rec.bodies.reduce((n, b) => n + readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, b))).raw.length, 0);
+  const records = rec.bodies.reduce(
+    (n, b) => n + readContainer(rec.endpoint, parseJson(rec.name, httpResponse(200, {}, b))).raw.length,
+    0,
+  );
   return { responses: rec.bodies.length, records, ...byPass };
 }
 
@@ -294,14 +325,23 @@ function hmacUsPerValue(): number {
 
 /** CPU of keying one content hash never keyed before: what a first sight or a changed record pays once a row. */
 function wrapUsPerRow(): number {
-  const hashes = Array.from({ length: 100_000 }, (_, i) => createHash('sha256').update(String(i)).digest('hex').slice(0, 32));
+  const hashes = Array.from({ length: 100_000 }, (_, i) =>
+    createHash('sha256').update(String(i)).digest('hex').slice(0, 32),
+  );
   const hmac = personalHmac(`${KEY}-wrap`);
   const t0 = cpuUs();
   for (const h of hashes) wrappedContentHash(hmac, h);
   return round((cpuUs() - t0) / hashes.length, 3);
 }
 
-const out: Record<string, unknown> = { size: SIZE, hmacUsPerValue: hmacUsPerValue(), wrapUsPerRow: wrapUsPerRow(), pagesPerList: PAGES, rounds: ROUNDS, loadavg: loadavg().map((l) => round(l)) };
+const out: Record<string, unknown> = {
+  size: SIZE,
+  hmacUsPerValue: hmacUsPerValue(),
+  wrapUsPerRow: wrapUsPerRow(),
+  pagesPerList: PAGES,
+  rounds: ROUNDS,
+  loadavg: loadavg().map((l) => round(l)),
+};
 {
   const lists = (process.env.BENCH_LISTS ?? 'individuals,shiftAssignments').split(',');
   const recorded = await recordPages({ size: SIZE, pages: PAGES, lists });
@@ -325,7 +365,12 @@ process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 async function rewrite(): Promise<void> {
   const sandbox = await startSandbox({ port: 0, seed: 7, size: SIZE, rateLimit: null });
   const pg = await startPostgres({ durable: true });
-  const sync = await openTestSync(sandbox, { databaseUrl: pg.url, personalDataKey: KEY, companyKey: 'bench', rateLimit: { limit: 1_000_000, windowMs: 1000 } });
+  const sync = await openTestSync(sandbox, {
+    databaseUrl: pg.url,
+    personalDataKey: KEY,
+    companyKey: 'bench',
+    rateLimit: { limit: 1_000_000, windowMs: 1000 },
+  });
   const { ctx, warehouse: wh } = sync;
   try {
     await wh.sql`insert into ${wh.sql(wh.schema)}.companies (company_key, base_url, api_key_sealed) values ('bench', ${sandbox.url}, 'v1.bench')`;

@@ -46,17 +46,38 @@ async function synced(pg: string, sandboxSize: SandboxSize) {
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit, logger: log });
   const observers = new Observers();
-  const client = new SourceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, limiter, logger: log, observers, company: 'acme' });
+  const client = new SourceClient({
+    baseUrl: sandbox.url,
+    apiKey: sandbox.apiKey,
+    limiter,
+    logger: log,
+    observers,
+    company: 'acme',
+  });
   const generatedMs = Date.now() - started;
   const syncStarted = Date.now();
   await runStreams(
-    { companyKey: 'acme', client, warehouse, log, now: () => client.serviceNow(), refreshClock: () => client.freshServiceNow(clockProbe, 0), formIds: [], runTypeIds: [] },
+    {
+      companyKey: 'acme',
+      client,
+      warehouse,
+      log,
+      now: () => client.serviceNow(),
+      refreshClock: () => client.freshServiceNow(clockProbe, 0),
+      formIds: [],
+      runTypeIds: [],
+    },
     selectStreams(['individuals']),
   );
   const sealer = createSealer('bench-secret-0123456789');
   const intake: IntakeContext = { warehouse, sealer, companies: [{ key: 'acme', singleSignOn: true }] };
   return {
-    sandbox, warehouse, client, sealer, intake, observers,
+    sandbox,
+    warehouse,
+    client,
+    sealer,
+    intake,
+    observers,
     setup: { size: sandboxSize, generate_ms: generatedMs, sync_individuals_ms: Date.now() - syncStarted },
     async close() {
       await client.close();
@@ -72,16 +93,22 @@ async function dryRun(pg: string) {
   const r = await synced(pg, size);
   try {
     const people = (r.sandbox.data.truth('individuals') as Individual[]).slice(0, previewChanges);
-    const changes = people.map((p, i) => ({ ServiceId: p.ServiceId, LastName: i % 2 ? `${p.LastName}-x` : p.LastName, Department: p.Department }));
+    const changes = people.map((p, i) => ({
+      ServiceId: p.ServiceId,
+      LastName: i % 2 ? `${p.LastName}-x` : p.LastName,
+      Department: p.Department,
+    }));
     const requestsBefore = r.sandbox.stats().requests;
     const times: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof previewPush>> | undefined;
     for (let i = 0; i < repeats; i++) {
       const t0 = performance.now();
       last = await previewPush(r.intake, 'individual', changes);
       times.push(performance.now() - t0);
     }
-    const outbox = Number((await r.warehouse.sql.unsafe(`select count(*) as n from "${r.warehouse.schema}".push_outbox`))[0]!.n);
+    const outbox = Number(
+      (await r.warehouse.sql.unsafe(`select count(*) as n from "${r.warehouse.schema}".push_outbox`))[0]!.n,
+    );
     return {
       ...r.setup,
       changes: changes.length,
@@ -107,16 +134,38 @@ async function modelRun(pg: string) {
     `create table ${table} as select employee_number, first_name, last_name, status from "${wh.schema}".individuals
      where employee_number is not null and first_name is not null and last_name is not null order by service_id limit ${modelRows}`,
   );
-  await wh.sql.unsafe(`update ${table} set last_name = last_name || '-Bench' where employee_number in (select employee_number from ${table} order by employee_number limit ${modelChanged})`);
+  await wh.sql.unsafe(
+    `update ${table} set last_name = last_name || '-Bench' where employee_number in (select employee_number from ${table} order by employee_number limit ${modelChanged})`,
+  );
   const rows = Number((await wh.sql.unsafe(`select count(*) as n from ${table}`))[0]!.n);
-  await addModel(wh, { name: 'bench', company: 'acme', kind: 'individuals', query: `select employee_number as "EmployeeNumber", first_name as "FirstName", last_name as "LastName", status as "Status" from ${table}`, keyField: 'EmployeeNumber', maxChanges: 100 }, ['acme']);
-  const runner = createPushRunner({ warehouse: wh, clients: new Map([['acme', r.client]]), sealer: r.sealer, log, observers: r.observers, sweepMs: 200 });
+  await addModel(
+    wh,
+    {
+      name: 'bench',
+      company: 'acme',
+      kind: 'individuals',
+      query: `select employee_number as "EmployeeNumber", first_name as "FirstName", last_name as "LastName", status as "Status" from ${table}`,
+      keyField: 'EmployeeNumber',
+      maxChanges: 100,
+    },
+    ['acme'],
+  );
+  const runner = createPushRunner({
+    warehouse: wh,
+    clients: new Map([['acme', r.client]]),
+    sealer: r.sealer,
+    log,
+    observers: r.observers,
+    sweepMs: 200,
+  });
   try {
     const before = r.sandbox.stats();
     const t0 = performance.now();
     const run = await runModel(r.intake, 'bench');
     const runMs = performance.now() - t0;
-    const ids = (await wh.sql.unsafe<{ id: string }[]>(`select id from "${wh.schema}".push_outbox`)).map((x) => Number(x.id));
+    const ids = (await wh.sql.unsafe<{ id: string }[]>(`select id from "${wh.schema}".push_outbox`)).map((x) =>
+      Number(x.id),
+    );
     const sendStarted = performance.now();
     await runner.start();
     for (;;) {
@@ -127,10 +176,14 @@ async function modelRun(pg: string) {
     const sendMs = performance.now() - sendStarted;
     await runner.stop();
     const after = r.sandbox.stats();
-    const applied = Number((await wh.sql.unsafe(`select count(*) as n from "${wh.schema}".push_outbox where status = 'applied'`))[0]!.n);
+    const applied = Number(
+      (await wh.sql.unsafe(`select count(*) as n from "${wh.schema}".push_outbox where status = 'applied'`))[0]!.n,
+    );
     const rerun = await runModel(r.intake, 'bench');
     const byEndpoint = Object.fromEntries(
-      Object.entries(after.byEndpoint).map(([k, n]) => [k, (n ?? 0) - (before.byEndpoint[k as keyof typeof before.byEndpoint] ?? 0)]).filter(([, n]) => (n as number) > 0),
+      Object.entries(after.byEndpoint)
+        .map(([k, n]) => [k, (n ?? 0) - (before.byEndpoint[k as keyof typeof before.byEndpoint] ?? 0)])
+        .filter(([, n]) => (n as number) > 0),
     );
     return {
       ...r.setup,

@@ -28,7 +28,9 @@ import { startPostgres } from '../test/support/services.ts';
  * Prints one JSON document. At 100/60s the whole bench takes about seven minutes.
  */
 
-const budgets = (process.env.BENCH_RATE_LIMITS ?? '100/1s,100/10s,100/60s').split(',').map((s) => parseRateLimit(s.trim()));
+const budgets = (process.env.BENCH_RATE_LIMITS ?? '100/1s,100/10s,100/60s')
+  .split(',')
+  .map((s) => parseRateLimit(s.trim()));
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 5);
 const backfillLoops = Number(process.env.BENCH_BACKFILL_LOOPS ?? 8);
 const windows = Number(process.env.BENCH_WINDOWS ?? 3);
@@ -54,14 +56,47 @@ async function rig(pg: string, rateLimit: RateLimit) {
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit, logger: log });
   const observers = new Observers();
-  const client = new SourceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, limiter, logger: log, observers, company: 'acme', connections: 16 });
+  const client = new SourceClient({
+    baseUrl: sandbox.url,
+    apiKey: sandbox.apiKey,
+    limiter,
+    logger: log,
+    observers,
+    company: 'acme',
+    connections: 16,
+  });
   const sealer = createSealer('bench-secret-0123456789');
-  const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, observers, concurrency, sweepMs: 500 });
+  const runner = createPushRunner({
+    warehouse,
+    clients: new Map([['acme', client]]),
+    sealer,
+    log,
+    observers,
+    concurrency,
+    sweepMs: 500,
+  });
   const intake: IntakeContext = { warehouse, sealer, companies: [{ key: 'acme' }] };
-  const people = (sandbox.data.truth('individuals') as Individual[]).filter((i) => i.EmployeeNumber && i.LogonId && i.PrimaryEmailAddress && i.Status);
-  const update = (i: Individual, n: number) => ({ EmployeeNumber: i.EmployeeNumber, FirstName: `Bench${n}`, LastName: i.LastName, Status: i.Status, PrimaryEmailAddress: i.PrimaryEmailAddress, LogonId: i.LogonId });
+  const people = (sandbox.data.truth('individuals') as Individual[]).filter(
+    (i) => i.EmployeeNumber && i.LogonId && i.PrimaryEmailAddress && i.Status,
+  );
+  const update = (i: Individual, n: number) => ({
+    EmployeeNumber: i.EmployeeNumber,
+    FirstName: `Bench${n}`,
+    LastName: i.LastName,
+    Status: i.Status,
+    PrimaryEmailAddress: i.PrimaryEmailAddress,
+    LogonId: i.LogonId,
+  });
   return {
-    sandbox, warehouse, limiter, client, observers, runner, intake, people, update,
+    sandbox,
+    warehouse,
+    limiter,
+    client,
+    observers,
+    runner,
+    intake,
+    people,
+    update,
     async close() {
       await runner.stop();
       await client.close();
@@ -120,8 +155,15 @@ async function underBackfill(pg: string, rateLimit: RateLimit) {
     goal_p95_ms: round(goal),
     goal_met: p95 <= goal,
     // The limiter's part of the latency: each push request's wait for a slot (goal: about one slot, W/L).
-    push_limiter_wait_ms: { p50: quantile(pushWaits, 0.5), p95: quantile(pushWaits, 0.95), max: Math.max(...pushWaits) },
-    budget_used: round((perS('push') + perS('backfill') + perS('incremental')) / (rateLimit.limit / (rateLimit.windowMs / 1000)), 3),
+    push_limiter_wait_ms: {
+      p50: quantile(pushWaits, 0.5),
+      p95: quantile(pushWaits, 0.95),
+      max: Math.max(...pushWaits),
+    },
+    budget_used: round(
+      (perS('push') + perS('backfill') + perS('incremental')) / (rateLimit.limit / (rateLimit.windowMs / 1000)),
+      3,
+    ),
     requests_per_s_by_lane: { push: perS('push'), backfill: perS('backfill') },
     service_429s: limited,
   };

@@ -53,10 +53,19 @@ async function fillQueue(connection: Redis, name: string): Promise<Queue> {
   return queue;
 }
 
-async function runScenario(s: Scenario, redisUrl: string, index: number): Promise<Summary & { safetyMarginMs?: number }> {
+async function runScenario(
+  s: Scenario,
+  redisUrl: string,
+  index: number,
+): Promise<Summary & { safetyMarginMs?: number }> {
   // A fresh sandbox and API key per scenario: no budget or limiter state carries over.
   const apiKey = `bench-key-${index}`;
-  const sandbox = await startSandbox({ port: 0, rateLimit, size: 'tiny', keys: [{ key: apiKey, scopes: [...SCOPES] }] });
+  const sandbox = await startSandbox({
+    port: 0,
+    rateLimit,
+    size: 'tiny',
+    keys: [{ key: apiKey, scopes: [...SCOPES] }],
+  });
   const queueName = `bench-ratelimit-${index}`;
   // BullMQ leaves a connection it was given open, so this one is closed here.
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });

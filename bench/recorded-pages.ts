@@ -26,9 +26,14 @@ export async function recordPages(o: { size: string; pages: number; lists?: read
       const rec = byName.get(name) ?? { endpoint: e, name, bodies: [] };
       byName.set(name, rec);
       for (let offset = 0; o.pages === 0 || rec.bodies.length < o.pages; offset += PAGE_LIMIT_MAX) {
-        const res = await pool.request({ method: 'GET', path: pagePath(name, query, offset), headers: { [AUTH_HEADER]: BENCH_KEY } });
+        const res = await pool.request({
+          method: 'GET',
+          path: pagePath(name, query, offset),
+          headers: { [AUTH_HEADER]: BENCH_KEY },
+        });
         const bytes = Buffer.from(await res.body.arrayBuffer());
-        if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode} ${bytes.toString('utf8', 0, 200)}`);
+        if (res.statusCode !== 200)
+          throw new Error(`${name}: HTTP ${res.statusCode} ${bytes.toString('utf8', 0, 200)}`);
         const body = JSON.parse(bytes.toString('utf8')) as { HasMoreResults?: boolean; Data?: unknown[] } | unknown[];
         const items = Array.isArray(body) ? body : (body.Data ?? []);
         if (items.length > 0) rec.bodies.push(bytes);

@@ -34,7 +34,8 @@ const SCENARIOS = (process.env.SCENARIOS ?? SCENARIO_NAMES.join(','))
   .map((s) => s.trim())
   .filter(Boolean)
   .map((s) => {
-    if (!(SCENARIO_NAMES as readonly string[]).includes(s)) throw new Error(`SCENARIOS: unknown scenario "${s}"; known: ${SCENARIO_NAMES.join(', ')}`);
+    if (!(SCENARIO_NAMES as readonly string[]).includes(s))
+      throw new Error(`SCENARIOS: unknown scenario "${s}"; known: ${SCENARIO_NAMES.join(', ')}`);
     return s as ScenarioName;
   });
 
@@ -61,7 +62,11 @@ async function newDatabase(pg: RestartablePostgres, name: string): Promise<strin
   return pg.url.replace(/\/wfsync$/, `/${name}`);
 }
 
-function settings(sandbox: RunningSandbox, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+function settings(
+  sandbox: RunningSandbox,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
     WFS_BASE_URL: sandbox.url,
@@ -78,7 +83,9 @@ function settings(sandbox: RunningSandbox, databaseUrl: string, extra: Record<st
 async function openRuns(databaseUrl: string, since: Date): Promise<number> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 2 });
   try {
-    const [r] = await sql<{ n: number }[]>`select count(*)::int as n from workforce.sync_runs where finished_at is null and started_at >= ${since}`;
+    const [r] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from workforce.sync_runs where finished_at is null and started_at >= ${since}`;
     return r!.n;
   } catch {
     return 0;
@@ -100,7 +107,10 @@ async function writing(sync: Spawned, databaseUrl: string, since: Date, streams 
 async function measure(
   name: string,
   pg: RestartablePostgres,
-  drive: (sandbox: RunningSandbox, databaseUrl: string) => Promise<{ exitCode: number | null } & Record<string, unknown>>,
+  drive: (
+    sandbox: RunningSandbox,
+    databaseUrl: string,
+  ) => Promise<{ exitCode: number | null } & Record<string, unknown>>,
 ): Promise<Scenario> {
   const rate = parseRateLimit(RATE);
   const sandbox = await startSandbox({ port: 0, seed: SEED, size: SIZE, rateLimit: rate, log: undefined });
@@ -164,7 +174,13 @@ async function main(): Promise<void> {
       });
 
     /** A sync that loses a service it needs while it writes: `down` for `downMs`, then `up`. */
-    const outageMidSync = async (env: Record<string, string>, databaseUrl: string, down: () => Promise<void>, downMs: number, up: () => Promise<void>) => {
+    const outageMidSync = async (
+      env: Record<string, string>,
+      databaseUrl: string,
+      down: () => Promise<void>,
+      downMs: number,
+      up: () => Promise<void>,
+    ) => {
       const since = new Date();
       const sync = spawnWfsync(['sync', '--once'], env);
       await writing(sync, databaseUrl, since, 3);
@@ -178,14 +194,26 @@ async function main(): Promise<void> {
 
     const postgresRestart = () =>
       measure('pgrestart', pg, (sandbox, databaseUrl) =>
-        outageMidSync(settings(sandbox, databaseUrl), databaseUrl, () => pg.stop(), 2000, () => pg.start()),
+        outageMidSync(
+          settings(sandbox, databaseUrl),
+          databaseUrl,
+          () => pg.stop(),
+          2000,
+          () => pg.start(),
+        ),
       );
 
     const redisRestart = async () => {
       const redis = await startRestartableRedis();
       try {
         return await measure('redisrestart', pg, (sandbox, databaseUrl) =>
-          outageMidSync(settings(sandbox, databaseUrl, { REDIS_URL: redis.url }), databaseUrl, () => redis.kill(), 5000, () => redis.start()),
+          outageMidSync(
+            settings(sandbox, databaseUrl, { REDIS_URL: redis.url }),
+            databaseUrl,
+            () => redis.kill(),
+            5000,
+            () => redis.start(),
+          ),
         );
       } finally {
         await redis.destroy();

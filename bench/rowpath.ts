@@ -42,7 +42,10 @@ import { dropWarehouse, givenPostgres, postgresCpuSeconds } from './sync-process
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SIZE = env('BENCH_SIZE', 'medium');
 const PAGES = Number(env('BENCH_PAGES', '40'));
-const LISTS = env('BENCH_LISTS', '').split(',').map((s) => s.trim()).filter(Boolean);
+const LISTS = env('BENCH_LISTS', '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 
 /** One page through the stages before the write, each stage's output kept for the next. */
 interface Page {
@@ -160,7 +163,10 @@ async function writeAll(url: string, schema: string, pages: Page[]): Promise<Wri
         });
       }
       const n = pages.length;
-      return { syncMsPerPage: round((cpuUs() - t0) / 1000 / n), postgresMsPerPage: round((((postgresCpuSeconds(dir) ?? 0) - pg0) * 1000) / n) };
+      return {
+        syncMsPerPage: round((cpuUs() - t0) / 1000 / n),
+        postgresMsPerPage: round((((postgresCpuSeconds(dir) ?? 0) - pg0) * 1000) / n),
+      };
     };
     const first = await pass();
     const unchanged = await pass();
@@ -175,7 +181,10 @@ async function main(): Promise<void> {
   const recorded = await recordPages({ size: SIZE, pages: PAGES, lists: LISTS });
   const byStream: Record<string, { pages: number; records: number } & Record<Stage, StageFigures>> = {};
   const all: Page[] = [];
-  const totals = Object.fromEntries(Object.keys(stages).map((s) => [s, { us: 0, bytes: 0, counted: 0 }])) as Record<Stage, { us: number; bytes: number; counted: number }>;
+  const totals = Object.fromEntries(Object.keys(stages).map((s) => [s, { us: 0, bytes: 0, counted: 0 }])) as Record<
+    Stage,
+    { us: number; bytes: number; counted: number }
+  >;
   for (const rec of recorded) {
     const pages: Page[] = rec.bodies.map((body) => ({ name: rec.name, body }));
     stages.parse(pages[0]!, rec.endpoint);
@@ -198,7 +207,13 @@ async function main(): Promise<void> {
   }
   const records = all.reduce((s, p) => s + p.items!.length, 0);
   const stagesAll = Object.fromEntries(
-    (Object.keys(stages) as Stage[]).map((s) => [s, { usPerRecord: round(totals[s].us / records), bytesPerRecord: totals[s].counted ? Math.round(totals[s].bytes / totals[s].counted) : null }]),
+    (Object.keys(stages) as Stage[]).map((s) => [
+      s,
+      {
+        usPerRecord: round(totals[s].us / records),
+        bytesPerRecord: totals[s].counted ? Math.round(totals[s].bytes / totals[s].counted) : null,
+      },
+    ]),
   );
   const pg = await startPostgres({ durable: true });
   let embedded: WriteFigures;

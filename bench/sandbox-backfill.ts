@@ -46,27 +46,56 @@ export function targetOfEndpoint(name: EndpointName): Target {
 /** Windows of `days` days from `from` to `to` (instants), as `[start, end]` ISO texts. */
 function windows(from: number, to: number, days: number): [string, string][] {
   const out: [string, string][] = [];
-  for (let t = from; t < to; t += days * DAY) out.push([new Date(t).toISOString(), new Date(Math.min(t + days * DAY - 1000, to)).toISOString()]);
+  for (let t = from; t < to; t += days * DAY)
+    out.push([new Date(t).toISOString(), new Date(Math.min(t + days * DAY - 1000, to)).toISOString()]);
   return out;
 }
 
-export async function reads(info: { now: string; formIds: number[]; runTypeIds: number[] }): Promise<[EndpointName, Query][]> {
+export async function reads(info: {
+  now: string;
+  formIds: number[];
+  runTypeIds: number[];
+}): Promise<[EndpointName, Query][]> {
   const now = Date.parse(info.now);
   const from = now - 560 * DAY;
   const to = now + 120 * DAY;
   const out: [EndpointName, Query][] = [];
-  for (const name of ['certifications', 'workStatuses', 'departments', 'workShifts', 'jobTitles', 'locales', 'schedules', 'runLogForms', 'individuals', 'supervisors'] as const) out.push([name, {}]);
-  out.push(['individualCertifications', { IncludeDeleted: true }], ['pendingCertifications', {}], ['requiredCertificationStatus', {}]);
-  for (const [s, e] of windows(from, to, 7)) out.push(['shiftAssignments', { StartDate: s, EndDate: e }], ['assignmentChanges', { StartDate: s, EndDate: e }]);
+  for (const name of [
+    'certifications',
+    'workStatuses',
+    'departments',
+    'workShifts',
+    'jobTitles',
+    'locales',
+    'schedules',
+    'runLogForms',
+    'individuals',
+    'supervisors',
+  ] as const)
+    out.push([name, {}]);
+  out.push(
+    ['individualCertifications', { IncludeDeleted: true }],
+    ['pendingCertifications', {}],
+    ['requiredCertificationStatus', {}],
+  );
+  for (const [s, e] of windows(from, to, 7))
+    out.push(['shiftAssignments', { StartDate: s, EndDate: e }], ['assignmentChanges', { StartDate: s, EndDate: e }]);
   for (const [s, e] of windows(from, to, 30)) {
     out.push(['timeOffRequests', { StartDateTime: s, EndDateTime: new Date(Date.parse(e) + 30 * DAY).toISOString() }]);
     out.push(['individualCourses', { startDate: s.slice(0, 10), endDate: e.slice(0, 10), statusOption: 0 }]);
     out.push(['formAudit', { StartDate: s, EndDate: e }]);
   }
-  const range = { StartDate: new Date(from).toISOString().slice(0, 10), EndDate: new Date(to).toISOString().slice(0, 10) };
+  const range = {
+    StartDate: new Date(from).toISOString().slice(0, 10),
+    EndDate: new Date(to).toISOString().slice(0, 10),
+  };
   for (const FormId of info.formIds) out.push(['formResponses', { FormId, ...range }]);
   for (const RunTypeId of info.runTypeIds) {
-    for (const FormType of ['Debrief', 'Utilization', 'ChartReview']) out.push(['runLogFormResponses', { RunTypeId, FormType, StartDate: new Date(from).toISOString(), EndDate: new Date(to).toISOString() }]);
+    for (const FormType of ['Debrief', 'Utilization', 'ChartReview'])
+      out.push([
+        'runLogFormResponses',
+        { RunTypeId, FormType, StartDate: new Date(from).toISOString(), EndDate: new Date(to).toISOString() },
+      ]);
   }
   return out;
 }
@@ -74,7 +103,11 @@ export async function reads(info: { now: string; formIds: number[]; runTypeIds: 
 export async function backfill(job: BackfillJob): Promise<BackfillResult> {
   const pool = new Pool(job.url, { connections: job.connections, pipelining: 1 });
   const headers = { [AUTH_HEADER]: job.apiKey };
-  const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as { now: string; formIds: number[]; runTypeIds: number[] };
+  const info = (await (await pool.request({ method: 'GET', path: '/_sandbox/info' })).body.json()) as {
+    now: string;
+    formIds: number[];
+    runTypeIds: number[];
+  };
   const todo = await reads(info);
   const result: BackfillResult = { requests: 0, failures: 0, records: 0, bytes: 0, seconds: 0, byEndpoint: {} };
   const started = performance.now();

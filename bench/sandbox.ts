@@ -63,7 +63,13 @@ async function load(job: LoadJob): Promise<LoadResult> {
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   await pool.close();
-  return { requests, failures, bytes, seconds, cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / seconds) * 100) };
+  return {
+    requests,
+    failures,
+    bytes,
+    seconds,
+    cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / seconds) * 100),
+  };
 }
 
 async function inChild<R>(job: LoadJob | BackfillJob, flag = '--load'): Promise<R> {
@@ -82,7 +88,10 @@ async function backfillMode(size: SandboxSize, connections: number): Promise<voi
   global.gc?.();
   const afterGeneration = memory();
   let peakServingMB = afterGeneration.rssMB;
-  const sampler = setInterval(() => (peakServingMB = Math.max(peakServingMB, Math.round(process.memoryUsage().rss / MB))), 100);
+  const sampler = setInterval(
+    () => (peakServingMB = Math.max(peakServingMB, Math.round(process.memoryUsage().rss / MB))),
+    100,
+  );
   try {
     const r = await inChild<BackfillResult>({ url: sb.url, apiKey: sb.apiKey, connections }, '--backfill');
     clearInterval(sampler);
@@ -128,7 +137,8 @@ async function main(): Promise<void> {
     },
   });
   const size = values.size as SandboxSize;
-  if (values.mode === 'backfill') return backfillMode(size, Number(values.connections === '32' ? 4 : values.connections));
+  if (values.mode === 'backfill')
+    return backfillMode(size, Number(values.connections === '32' ? 4 : values.connections));
   const t0 = performance.now();
   const sb = await startSandbox({ size, seed: 1, rateLimit: null, log: undefined });
   const generatedSeconds = (performance.now() - t0) / 1000;

@@ -53,7 +53,11 @@ function rssMb(pid: number): number {
 
 function startWorker(env: Record<string, string>): { proc: ChildProcess; stderr: () => string } {
   const cwd = mkdtempSync(join(tmpdir(), 'wfsync-soak-'));
-  const proc = spawn(WFSYNC, ['worker'], { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env } });
+  const proc = spawn(WFSYNC, ['worker'], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+  });
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
   proc.once('exit', () => rmSync(cwd, { recursive: true, force: true }));
@@ -93,7 +97,12 @@ const connection = redisConnection(redis.url);
 const queue = createSyncQueue(connection);
 const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
 // The scheduler's bounds for dependencies, in the soak's real time.
-const bounds = new Map([...dependencyBounds({ jobs, cronOverrides: {}, timezone: 'UTC' })].map(([name, b]) => [name, Object.fromEntries(Object.entries(b).map(([s, ms]) => [s, ms * scale]))]));
+const bounds = new Map(
+  [...dependencyBounds({ jobs, cronOverrides: {}, timezone: 'UTC' })].map(([name, b]) => [
+    name,
+    Object.fromEntries(Object.entries(b).map(([s, ms]) => [s, ms * scale])),
+  ]),
+);
 
 const runs = { enqueued: 0, coalescedFirings: 0, failed: 0 };
 
@@ -131,7 +140,8 @@ const TABLES = ['sync_runs', 'sync_rejects', 'sync_state', 'push_outbox'] as con
 
 async function tableRows(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const t of TABLES) out[t] = (await sql.unsafe<{ n: number }[]>(`select count(*)::int as n from workforce.${t}`))[0]!.n;
+  for (const t of TABLES)
+    out[t] = (await sql.unsafe<{ n: number }[]>(`select count(*)::int as n from workforce.${t}`))[0]!.n;
   return out;
 }
 
@@ -139,8 +149,9 @@ try {
   // The first runs: every job but the weekly full refresh, as `start` enqueues them.
   await dispatch(jobs.filter((j) => !j.fullRefresh).map((job) => ({ job, firings: 1 })));
   const start = { rssMb: rssMb(worker.proc.pid!), redisKeys: await connection.dbsize(), rows: await tableRows() };
-  let simulated = new Date((await (await fetch(`${sandbox.url}/_sandbox/now`)).json() as { now: string }).now);
-  const perDay: { day: number; realSeconds: number; rssMb: number; redisKeys: number; rows: Record<string, number> }[] = [];
+  let simulated = new Date(((await (await fetch(`${sandbox.url}/_sandbox/now`)).json()) as { now: string }).now);
+  const perDay: { day: number; realSeconds: number; rssMb: number; redisKeys: number; rows: Record<string, number> }[] =
+    [];
   const soakStarted = Date.now();
   for (let day = 1; day <= days; day++) {
     const dayStarted = Date.now();
@@ -154,7 +165,13 @@ try {
       const share = stepHours * HOUR * scale - (Date.now() - stepStarted);
       if (share > 0) await new Promise((r) => setTimeout(r, share));
     }
-    perDay.push({ day, realSeconds: Math.round((Date.now() - dayStarted) / 100) / 10, rssMb: rssMb(worker.proc.pid!), redisKeys: await connection.dbsize(), rows: await tableRows() });
+    perDay.push({
+      day,
+      realSeconds: Math.round((Date.now() - dayStarted) / 100) / 10,
+      rssMb: rssMb(worker.proc.pid!),
+      redisKeys: await connection.dbsize(),
+      rows: await tableRows(),
+    });
     process.stderr.write(`day ${day}: ${JSON.stringify(perDay.at(-1))}\n`);
   }
   runs.failed = (await queue.getJobCounts('failed')).failed ?? 0;
@@ -179,7 +196,10 @@ try {
         lastHousekeepingPruned: lastHousekeeping?.pruned ?? null,
         start,
         end,
-        rssRangeAfterFirstWeekMb: perDay.length > 7 ? [Math.min(...perDay.slice(7).map((d) => d.rssMb)), Math.max(...perDay.slice(7).map((d) => d.rssMb))] : null,
+        rssRangeAfterFirstWeekMb:
+          perDay.length > 7
+            ? [Math.min(...perDay.slice(7).map((d) => d.rssMb)), Math.max(...perDay.slice(7).map((d) => d.rssMb))]
+            : null,
         rssTrendMbPerDay: rssTrendMbPerDay(perDay),
         perDay,
       },

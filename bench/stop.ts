@@ -70,9 +70,15 @@ async function enqueueFirstRuns(redisUrl: string, databaseUrl: string): Promise<
   const wh = await openWarehouse({ databaseUrl });
   try {
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    const fairness = fleetFairness(wh, jobs, () => Array.from({ length: COMPANIES }, (_, i) => company(i)), pino({ level: 'warn' }));
+    const fairness = fleetFairness(
+      wh,
+      jobs,
+      () => Array.from({ length: COMPANIES }, (_, i) => company(i)),
+      pino({ level: 'warn' }),
+    );
     for (const job of jobs.filter((j) => !j.fullRefresh && !j.run)) {
-      for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
+      for (let i = 0; i < COMPANIES; i++)
+        await enqueueRun(queue, { company: company(i), job, firedAt }, { fairness, connection });
     }
     fairness.stop();
   } finally {
@@ -95,10 +101,20 @@ async function round(): Promise<Round> {
     WFS_SHUTDOWN_MS: String(SHUTDOWN_MS),
     LOG_LEVEL: 'info',
     WFS_COMPANIES: JSON.stringify(
-      Array.from({ length: COMPANIES }, (_, i) => ({ key: company(i), apiKey: apiKey(i), baseUrl: sandbox.url, formIds: info.formIds, runTypeIds: info.runTypeIds })),
+      Array.from({ length: COMPANIES }, (_, i) => ({
+        key: company(i),
+        apiKey: apiKey(i),
+        baseUrl: sandbox.url,
+        formIds: info.formIds,
+        runTypeIds: info.runTypeIds,
+      })),
     ),
     WFS_SECRET_KEY: 'bench-stop-secret-key',
-    ...Object.fromEntries(jobs.filter((j) => j.cron && !j.run).map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, EVERY_MINUTE])),
+    ...Object.fromEntries(
+      jobs
+        .filter((j) => j.cron && !j.run)
+        .map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, EVERY_MINUTE]),
+    ),
   };
   const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
   const procs: Spawned[] = [];
@@ -108,14 +124,24 @@ async function round(): Promise<Round> {
     const scheduler = spawnWfsync(['scheduler'], env);
     const worker = spawnWfsync(['worker'], env);
     procs.push(scheduler, worker);
-    await waitFor(() => `the scheduler and the worker to start: ${scheduler.output().slice(-500)} ${worker.output().slice(-500)}`, async () =>
-      scheduler.output().includes('scheduler started') && worker.output().includes('worker started'), 120_000, 250);
+    await waitFor(
+      () => `the scheduler and the worker to start: ${scheduler.output().slice(-500)} ${worker.output().slice(-500)}`,
+      async () => scheduler.output().includes('scheduler started') && worker.output().includes('worker started'),
+      120_000,
+      250,
+    );
     await enqueueFirstRuns(redis.url, pg.url);
-    const open = async () => (await sql<{ n: number }[]>`select count(*)::int as n from workforce.sync_runs where finished_at is null`)[0]!.n;
-    const inFlight = await waitFor(`${IN_FLIGHT} runs in flight`, async () => {
-      const n = await open();
-      return n >= IN_FLIGHT ? n : undefined;
-    }, 180_000, 250);
+    const open = async () =>
+      (await sql<{ n: number }[]>`select count(*)::int as n from workforce.sync_runs where finished_at is null`)[0]!.n;
+    const inFlight = await waitFor(
+      `${IN_FLIGHT} runs in flight`,
+      async () => {
+        const n = await open();
+        return n >= IN_FLIGHT ? n : undefined;
+      },
+      180_000,
+      250,
+    );
     const openAtSignal = await sql<{ id: string }[]>`select id from workforce.sync_runs where finished_at is null`;
     // The host shuts down: the processes, the service and Redis are all told at once.
     const signalAt = Date.now();

@@ -14,7 +14,6 @@ import type { RunningPostgres } from '../test/support/services.ts';
  * given by URL. Used by bench/memory.ts, bench/backfill.ts, bench/rowpath.ts and bench/floor.ts.
  */
 
-
 export const BENCH_KEY = 'bench-key';
 
 export interface SandboxProcess {
@@ -53,7 +52,11 @@ export function cpuSeconds(pid: number, o: { children?: boolean } = {}): number 
 export function postgresCpuSeconds(dataDir: string): number | undefined {
   try {
     const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
     const own = cpuSeconds(pid, { children: true });
     return own === undefined ? undefined : children.reduce((sum, c) => sum + (cpuSeconds(c) ?? 0), own);
   } catch {
@@ -84,12 +87,21 @@ export async function givenPostgres(url: string): Promise<RunningPostgres> {
 }
 
 /** `keys`: the API keys the sandbox accepts (default: BENCH_KEY alone). */
-export async function startSandboxProcess(o: { size: string; rateLimit: string; latencyMs?: number; seed?: number; keys?: readonly string[] }): Promise<SandboxProcess> {
+export async function startSandboxProcess(o: {
+  size: string;
+  rateLimit: string;
+  latencyMs?: number;
+  seed?: number;
+  keys?: readonly string[];
+}): Promise<SandboxProcess> {
   const args = [WFSYNC, 'sandbox', '--port', '0', '--size', o.size, '--rate-limit', o.rateLimit];
   for (const key of o.keys ?? [BENCH_KEY]) args.push('--key', key);
   if (o.seed !== undefined) args.push('--seed', String(o.seed));
   if (o.latencyMs) args.push('--latency-ms', String(o.latencyMs));
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
+  const proc = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+  });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     const look = (d: Buffer) => {

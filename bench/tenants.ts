@@ -33,7 +33,6 @@ const SEED = 7;
 const apiKey = (i: number) => `tenant-key-${String(i).padStart(3, '0')}`;
 const company = (i: number) => `c${String(i).padStart(3, '0')}`;
 
-
 /** CPU seconds Redis has spent since it started (its own INFO: user and system). */
 async function redisCpuSeconds(connection: Redis): Promise<number> {
   const info = await connection.info('cpu');
@@ -89,7 +88,12 @@ function spread(values: number[]): { min: number; p10: number; median: number; m
 
 async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
   const redis = await startRedis();
-  const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: `${LIMIT}/60s`, seed: SEED, keys: Array.from({ length: COMPANIES }, (_, i) => apiKey(i)) });
+  const sandbox = await startSandboxProcess({
+    size: SIZE,
+    rateLimit: `${LIMIT}/60s`,
+    seed: SEED,
+    keys: Array.from({ length: COMPANIES }, (_, i) => apiKey(i)),
+  });
   const admin = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
   const dbName = `tenants_${workerCount}_${Date.now()}`;
   await admin.unsafe(`create database ${dbName}`);
@@ -103,7 +107,13 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
     // Info: the worker says when it has started.
     LOG_LEVEL: 'info',
     WFS_COMPANIES: JSON.stringify(
-      Array.from({ length: COMPANIES }, (_, i) => ({ key: company(i), apiKey: apiKey(i), baseUrl: sandbox.url, formIds: info.formIds, runTypeIds: info.runTypeIds })),
+      Array.from({ length: COMPANIES }, (_, i) => ({
+        key: company(i),
+        apiKey: apiKey(i),
+        baseUrl: sandbox.url,
+        formIds: info.formIds,
+        runTypeIds: info.runTypeIds,
+      })),
     ),
     ...(CONCURRENCY ? { WFS_WORKER_CONCURRENCY: CONCURRENCY } : {}),
   };
@@ -114,7 +124,12 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
   const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
-    for (const w of workers) await waitFor(() => `worker started: ${w.output().slice(-1000)}`, async () => /worker started/.test(w.output()), 120_000);
+    for (const w of workers)
+      await waitFor(
+        () => `worker started: ${w.output().slice(-1000)}`,
+        async () => /worker started/.test(w.output()),
+        120_000,
+      );
     // Job by job across companies, as a scheduler firing every company's job at once would.
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     for (const job of jobs.filter((j) => !j.fullRefresh)) {
@@ -178,7 +193,13 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
           redis: msPerPage(redisCpu),
         },
       },
-      workerErrors: workers.map((w) => w.output().split('\n').filter((l) => /"level":50/.test(l)).length),
+      workerErrors: workers.map(
+        (w) =>
+          w
+            .output()
+            .split('\n')
+            .filter((l) => /"level":50/.test(l)).length,
+      ),
     };
   } finally {
     for (const w of workers) {

@@ -37,7 +37,10 @@ function item(i: number): Record<string, unknown> {
     StartDateTime: start.toISOString().replace('Z', '+00:00'),
     EndDateTime: new Date(start.getTime() + 12 * 3_600_000).toISOString().replace('Z', '+00:00'),
     Type: i % 10 === 0 ? 'Ride Along' : 'Shift Assignment',
-    Assignee: i % 7 === 0 ? null : { ServiceId: 1000 + (i % 900), EmployeeNumber: `E${1000 + (i % 900)}`, FirstName: 'Dana', LastName: 'Reyes' },
+    Assignee:
+      i % 7 === 0
+        ? null
+        : { ServiceId: 1000 + (i % 900), EmployeeNumber: `E${1000 + (i % 900)}`, FirstName: 'Dana', LastName: 'Reyes' },
     VehicleName: i % 3 === 0 ? null : `Medic ${i % 20}`,
     ClockInDateTime: i % 2 === 0 ? start.toISOString() : null,
     ClockOutDateTime: null,
@@ -46,14 +49,14 @@ function item(i: number): Record<string, unknown> {
 
 /** COPY text format: tab-separated, \N for null, backslash escapes. */
 function copyLine(row: Record<string, unknown>): string {
-  return (
-    table.columns
-      .map((c) => {
-        const v = encode(row[c.name], c.sqlType);
-        return v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
-      })
-      .join('\t') + '\n'
-  );
+  return `${table.columns
+    .map((c) => {
+      const v = encode(row[c.name], c.sqlType);
+      return v === null
+        ? '\\N'
+        : v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+    })
+    .join('\t')}\n`;
 }
 
 /**
@@ -65,7 +68,12 @@ async function copyPages(wh: Warehouse, items: Record<string, unknown>[], size: 
   const cols = table.columns.map((c) => c.name);
   const pages: string[] = [];
   for (let i = 0; i < items.length; i += size) {
-    pages.push(items.slice(i, i + size).map((it) => copyLine({ ...mapItem(target, 'bench', it).row, _synced_at: syncedAt, _deleted_at: null })).join(''));
+    pages.push(
+      items
+        .slice(i, i + size)
+        .map((it) => copyLine({ ...mapItem(target, 'bench', it).row, _synced_at: syncedAt, _deleted_at: null }))
+        .join(''),
+    );
   }
   return timed(async () => {
     for (const page of pages) {
@@ -91,7 +99,9 @@ async function timed(fn: () => Promise<void>): Promise<number> {
 async function copy(wh: Warehouse, items: Record<string, unknown>[]): Promise<number> {
   const syncedAt = new Date();
   const cols = table.columns.map((c) => c.name);
-  const lines = items.map((it) => copyLine({ ...mapItem(target, 'bench', it).row, _synced_at: syncedAt, _deleted_at: null }));
+  const lines = items.map((it) =>
+    copyLine({ ...mapItem(target, 'bench', it).row, _synced_at: syncedAt, _deleted_at: null }),
+  );
   const chunks: string[] = [];
   for (let i = 0; i < lines.length; i += 1000) chunks.push(lines.slice(i, i + 1000).join(''));
   return timed(async () => {
@@ -131,7 +141,11 @@ try {
   const ofCopy = (seconds: number) => +(rate(seconds) / copyRate).toFixed(2);
   await truncate(wh);
   const copyPerPageSeconds = await copyPages(wh, items, 200);
-  const copyPerPage200 = { seconds: +copyPerPageSeconds.toFixed(2), rowsPerSecond: rate(copyPerPageSeconds), ofCopy: ofCopy(copyPerPageSeconds) };
+  const copyPerPage200 = {
+    seconds: +copyPerPageSeconds.toFixed(2),
+    rowsPerSecond: rate(copyPerPageSeconds),
+    ofCopy: ofCopy(copyPerPageSeconds),
+  };
   const result = (seconds: number) => ({
     seconds: +seconds.toFixed(2),
     rowsPerSecond: rate(seconds),

@@ -82,7 +82,9 @@ export async function timeViews(url: string, goalSeconds: number, timeoutSeconds
     const out: ViewTiming[] = [];
     for (const { name } of views) {
       const from = `"${DEFAULT_SCHEMA}"."${name}"`;
-      const count = await timed(async () => Number((await sql.unsafe(`select count(*)::bigint as n from ${from}`))[0]!.n));
+      const count = await timed(async () =>
+        Number((await sql.unsafe(`select count(*)::bigint as n from ${from}`))[0]!.n),
+      );
       const first = await timed(() => sql.unsafe(`select * from ${from} limit 100`));
       const explained = await timed(() => sql.unsafe(`explain (analyze, format json) select count(*) from ${from}`));
       const plan = explained.value ?? (await sql.unsafe(`explain (format json) select count(*) from ${from}`));

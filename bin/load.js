@@ -87,7 +87,9 @@ async function bundle() {
     }
     // A source saved while it was bundled may differ from what was bundled: this process runs the bundle, and the
     // next one bundles again.
-    const settled = Object.values(inputs).every((stamp) => stamp !== undefined && Number(stamp.split(':')[1]) < started);
+    const settled = Object.values(inputs).every(
+      (stamp) => stamp !== undefined && Number(stamp.split(':')[1]) < started,
+    );
     if (settled) writeWhole(MANIFEST, JSON.stringify({ dir, inputs }));
     removeOldBundles(dir);
     return join(target, 'cli.js');

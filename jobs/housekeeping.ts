@@ -6,5 +6,6 @@ export default defineJob({
   cron: '17 3 * * *',
   streams: [],
   run: runHousekeeping,
-  description: 'prunes finished runs, resolved rejects and final pushed changes’ payloads past their retention settings',
+  description:
+    'prunes finished runs, resolved rejects and final pushed changes’ payloads past their retention settings',
 });

@@ -2,7 +2,10 @@ import { ConfigError, loadDotEnv } from './config.ts';
 import { SourceError, type SourceErrorKind } from './source/errors.ts';
 
 /** The commands live in commands/, over the App that wires them; the CLI only dispatches. */
-const commands: Record<string, { summary: string; run: () => Promise<(args: string[]) => Promise<number | void>> }> = {
+const commands: Record<
+  string,
+  { summary: string; run: () => Promise<(args: string[]) => Promise<number | undefined>> }
+> = {
   start: {
     summary: 'scheduler + workers + status server (jobs in-process without REDIS_URL)',
     run: async () => (await import('./commands/start.ts')).runStartCommand,
@@ -56,7 +59,7 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     run: async () => (await import('./commands/personal-data.ts')).runPersonalDataCommand,
   },
   erase: {
-    summary: "block every personal field of one person everywhere, and keep it blocked",
+    summary: 'block every personal field of one person everywhere, and keep it blocked',
     run: async () => (await import('./commands/personal-data.ts')).runEraseCommand,
   },
   resync: {
@@ -68,7 +71,7 @@ const commands: Record<string, { summary: string; run: () => Promise<(args: stri
     run: async () => (await import('./commands/usage.ts')).runUsageCommand,
   },
   timeline: {
-    summary: "what happened to a company: changes, failing and recovered streams, re-syncs, upgrades",
+    summary: 'what happened to a company: changes, failing and recovered streams, re-syncs, upgrades',
     run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,
   },
   sandbox: {
@@ -160,9 +163,19 @@ function describeFailure(err: unknown): string {
 }
 
 function userFacing(err: Error): string | undefined {
-  if (err instanceof ConfigError || err.name === 'UnknownStreamError' || err.name === 'CompanyError' || err.name === 'AccessError' || err.name === 'PersonalDataError') return err.message;
-  if (err instanceof SourceError) return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
+  if (
+    err instanceof ConfigError ||
+    err.name === 'UnknownStreamError' ||
+    err.name === 'CompanyError' ||
+    err.name === 'AccessError' ||
+    err.name === 'PersonalDataError'
+  )
+    return err.message;
+  if (err instanceof SourceError)
+    return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;
-  return code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code) || DATABASE_UNREACHABLE.test(code) ? err.message : undefined;
+  return code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code) || DATABASE_UNREACHABLE.test(code)
+    ? err.message
+    : undefined;
 }

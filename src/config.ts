@@ -47,20 +47,24 @@ export const DEFAULTS = {
   shutdownMs: 15_000,
 } as const;
 
-const intList = z
-  .string()
-  .transform((s, ctx) => {
-    const parts = s.split(',').map((p) => p.trim()).filter(Boolean);
-    const ids = parts.map(Number);
-    if (ids.some((n) => !Number.isInteger(n))) {
-      ctx.addIssue({ code: 'custom', message: `expected comma-separated integers, got "${s}"` });
-      return z.NEVER;
-    }
-    return ids;
-  });
+const intList = z.string().transform((s, ctx) => {
+  const parts = s
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const ids = parts.map(Number);
+  if (ids.some((n) => !Number.isInteger(n))) {
+    ctx.addIssue({ code: 'custom', message: `expected comma-separated integers, got "${s}"` });
+    return z.NEVER;
+  }
+  return ids;
+});
 
 /** `localhost:4010` parses as a URL of scheme `localhost:`; the service is reached over http or https only. */
-const url = z.url({ protocol: /^https?$/, message: 'expected an http:// or https:// URL such as https://api.example.com/v2' });
+const url = z.url({
+  protocol: /^https?$/,
+  message: 'expected an http:// or https:// URL such as https://api.example.com/v2',
+});
 
 const rateLimit = z.string().transform((s, ctx) => {
   try {
@@ -83,7 +87,8 @@ export const Company = z.object({
 });
 export type Company = z.infer<typeof Company>;
 
-const COMPANIES_SHAPE = 'a JSON array of {key, apiKey, baseUrl?, formIds?, runTypeIds?} or the path of a file holding one';
+const COMPANIES_SHAPE =
+  'a JSON array of {key, apiKey, baseUrl?, formIds?, runTypeIds?} or the path of a file holding one';
 
 /**
  * WFS_COMPANIES holds the JSON itself, or the path of a JSON file holding it. It holds API keys: no message
@@ -99,12 +104,17 @@ function readCompanies(value: string): Company[] {
     throw new Error(`expected ${COMPANIES_SHAPE}; got text that is not valid JSON`);
   }
   if (!Array.isArray(parsed)) {
-    throw new Error(`expected ${COMPANIES_SHAPE}; got ${parsed === null ? 'null' : `a JSON ${typeof parsed === 'object' ? 'object' : typeof parsed}`}`);
+    throw new Error(
+      `expected ${COMPANIES_SHAPE}; got ${parsed === null ? 'null' : `a JSON ${typeof parsed === 'object' ? 'object' : typeof parsed}`}`,
+    );
   }
   const result = z.array(Company).min(1, 'at least one company').safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0]!;
-    const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+    const where = issue.path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+      .join('')
+      .replace(/^\./, '');
     throw new Error(`expected ${COMPANIES_SHAPE}; ${where || 'the list'}: ${issue.message}`);
   }
   return result.data;
@@ -149,9 +159,18 @@ export const Env = z.object({
   WFS_BASE_URL: url.optional(),
   WFS_API_KEY: z.string().min(1).optional(),
   WFS_COMPANIES: companies.optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
-  WFS_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier').default(DEFAULTS.dbSchema),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL')
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'expected a redis:// URL')
+    .optional(),
+  WFS_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier')
+    .default(DEFAULTS.dbSchema),
   WFS_RATE_LIMIT: rateLimit.default({ ...DEFAULTS.rateLimit }),
   WFS_RATE_LIMIT_MARGIN_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   WFS_FORM_IDS: intList.optional(),
@@ -163,9 +182,22 @@ export const Env = z.object({
   WFS_HTTP_HOST: z.string().min(1).default(DEFAULTS.httpHost),
   WFS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   WFS_DASHBOARD_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
-  WFS_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(DEFAULTS.sessionIdleMinutes),
-  WFS_SESSION_MAX_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(DEFAULTS.sessionMaxHours),
-  WFS_COOKIE_SECURE: z.enum(['0', '1', 'false', 'true'], { message: 'expected 1 or 0' }).transform((v) => v === '1' || v === 'true').default(false),
+  WFS_SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(DEFAULTS.sessionIdleMinutes),
+  WFS_SESSION_MAX_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(DEFAULTS.sessionMaxHours),
+  WFS_COOKIE_SECURE: z
+    .enum(['0', '1', 'false', 'true'], { message: 'expected 1 or 0' })
+    .transform((v) => v === '1' || v === 'true')
+    .default(false),
   WFS_KEEP_RUNS_DAYS: days.default(DEFAULT_RETENTION.runsDays),
   WFS_KEEP_RESOLVED_REJECTS_DAYS: days.default(DEFAULT_RETENTION.resolvedRejectsDays),
   WFS_KEEP_PUSH_PAYLOADS_DAYS: days.default(DEFAULT_RETENTION.pushPayloadsDays),
@@ -177,7 +209,11 @@ export const Env = z.object({
   WFS_JOB_LOCK_MS: z.coerce.number().int().min(1000).default(DEFAULTS.jobLockMs),
   WFS_DB_OUTAGE_MS: z.coerce.number().int().min(0).default(DEFAULTS.warehouseOutageMs),
   WFS_SHUTDOWN_MS: z.coerce.number().int().min(1000).default(DEFAULTS.shutdownMs),
-  WFS_COMPANIES_REFRESH_SECONDS: z.coerce.number().positive('expected a number of seconds above 0').max(3600).default(DEFAULTS.companiesRefreshSeconds),
+  WFS_COMPANIES_REFRESH_SECONDS: z.coerce
+    .number()
+    .positive('expected a number of seconds above 0')
+    .max(3600)
+    .default(DEFAULTS.companiesRefreshSeconds),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -273,8 +309,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpHost: e.WFS_HTTP_HOST,
     metricsPort: e.WFS_METRICS_PORT,
     dashboardToken: e.WFS_DASHBOARD_TOKEN,
-    sessions: { idleMs: e.WFS_SESSION_IDLE_MINUTES * 60_000, maxAgeMs: e.WFS_SESSION_MAX_HOURS * 3600_000, secure: e.WFS_COOKIE_SECURE },
-    retention: { runsDays: e.WFS_KEEP_RUNS_DAYS, resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS, pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS, formerPersonalDays: e.WFS_KEEP_FORMER_PERSONAL_DAYS },
+    sessions: {
+      idleMs: e.WFS_SESSION_IDLE_MINUTES * 60_000,
+      maxAgeMs: e.WFS_SESSION_MAX_HOURS * 3600_000,
+      secure: e.WFS_COOKIE_SECURE,
+    },
+    retention: {
+      runsDays: e.WFS_KEEP_RUNS_DAYS,
+      resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS,
+      pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS,
+      formerPersonalDays: e.WFS_KEEP_FORMER_PERSONAL_DAYS,
+    },
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,
     workerConcurrency: e.WFS_WORKER_CONCURRENCY ?? defaultConcurrency(companyList.length),
@@ -316,7 +361,11 @@ export function unsyncedFormsNotice(config: Config): string | undefined {
   const forms = without((c) => c.formIds, config.formIds);
   const runs = without((c) => c.runTypeIds, config.runTypeIds);
   const parts: string[] = [];
-  if (forms.length > 0) parts.push(`form responses are not synced${named(forms)} (set WFS_FORM_IDS=12,34 or formIds in WFS_COMPANIES)`);
-  if (runs.length > 0) parts.push(`run-log form responses are not synced${named(runs)} (set WFS_RUN_TYPE_IDS=1,2 or runTypeIds in WFS_COMPANIES)`);
+  if (forms.length > 0)
+    parts.push(`form responses are not synced${named(forms)} (set WFS_FORM_IDS=12,34 or formIds in WFS_COMPANIES)`);
+  if (runs.length > 0)
+    parts.push(
+      `run-log form responses are not synced${named(runs)} (set WFS_RUN_TYPE_IDS=1,2 or runTypeIds in WFS_COMPANIES)`,
+    );
   return parts.length > 0 ? parts.join('; ') : undefined;
 }

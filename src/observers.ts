@@ -7,7 +7,14 @@ import type { Lane } from './ratelimit/types.ts';
  */
 
 /** How one HTTP attempt ended, in words an operator can alert on. */
-export type RequestOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'network' | 'timeout' | 'aborted';
+export type RequestOutcome =
+  | 'ok'
+  | 'client_error'
+  | 'rate_limited'
+  | 'server_error'
+  | 'network'
+  | 'timeout'
+  | 'aborted';
 
 /** One HTTP attempt to the service: a retry is an event of its own. */
 export interface RequestEvent {

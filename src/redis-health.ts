@@ -22,7 +22,16 @@ export function redisHealth(log: Logger): RedisHealth {
 }
 
 /** Socket codes and ioredis's words for a connection that is gone; anything else is an error of a command. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
 const CONNECTION_WORDS = /connection is closed|connect ETIMEDOUT|Stream isn't writeable|reached the max retries/i;
 
 function isConnectionError(err: unknown): boolean {
@@ -41,7 +50,10 @@ function makeHealth(log: Logger): RedisHealth {
     }
     if (since !== undefined) return;
     since = Date.now();
-    log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'Redis unreachable; jobs wait for it, and running jobs go on');
+    log.warn(
+      { reason: err instanceof Error ? err.message : String(err) },
+      'Redis unreachable; jobs wait for it, and running jobs go on',
+    );
   };
   const onReady = () => {
     if (since === undefined) return;
@@ -75,7 +87,12 @@ export async function waitForRedis(connection: Redis, url: string, timeoutMs: nu
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new RedisUnreachableError(`setting REDIS_URL: Redis at ${withoutPassword(url)} did not answer within ${Math.round(timeoutMs / 1000)} s`)),
+      () =>
+        reject(
+          new RedisUnreachableError(
+            `setting REDIS_URL: Redis at ${withoutPassword(url)} did not answer within ${Math.round(timeoutMs / 1000)} s`,
+          ),
+        ),
       timeoutMs,
     );
   });
@@ -110,7 +127,13 @@ export async function settlesWithin(done: Promise<unknown>, ms: number, signal?:
     signal?.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    return await Promise.race([done.then(() => true, () => true), late]);
+    return await Promise.race([
+      done.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
     if (onAbort) signal?.removeEventListener('abort', onAbort);

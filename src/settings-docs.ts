@@ -1,4 +1,3 @@
-
 /**
  * What each setting of `src/config.ts` means, for the README's settings table (`npm run docs` writes it, and a
  * test fails when a setting of the schema has no entry here, or the README's table differs).
@@ -24,42 +23,91 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
       'several companies, as JSON or the path of a JSON file: `[{"key":"north","apiKey":"…","baseUrl":"…","formIds":[12],"runTypeIds":[1]}]`. Each company has its own budget and jobs, and its rows carry its `company_key`',
     default: 'one company, `default`',
   },
-  { names: ['WFS_RATE_LIMIT'], meaning: 'requests per window per API key, e.g. `100/60s`, `100/1s`, `5/250ms`', default: code(formatRateLimit(DEFAULTS.rateLimit)) },
-  { names: ['WFS_RATE_LIMIT_MARGIN_MS'], meaning: 'extra time each request stays counted in the window, to cover network jitter', default: '2% of the window, at most 250 ms' },
-  { names: ['WFS_FORM_IDS', 'WFS_RUN_TYPE_IDS'], meaning: 'generic form ids and run-log type ids to sync', default: "none (the sandbox's own with the sandbox)" },
-  { names: ['DATABASE_URL'], meaning: 'Postgres warehouse (`?host=/dir` in the URL: its Unix socket in that directory)', default: 'embedded Postgres under `WFS_DATA_DIR`' },
+  {
+    names: ['WFS_RATE_LIMIT'],
+    meaning: 'requests per window per API key, e.g. `100/60s`, `100/1s`, `5/250ms`',
+    default: code(formatRateLimit(DEFAULTS.rateLimit)),
+  },
+  {
+    names: ['WFS_RATE_LIMIT_MARGIN_MS'],
+    meaning: 'extra time each request stays counted in the window, to cover network jitter',
+    default: '2% of the window, at most 250 ms',
+  },
+  {
+    names: ['WFS_FORM_IDS', 'WFS_RUN_TYPE_IDS'],
+    meaning: 'generic form ids and run-log type ids to sync',
+    default: "none (the sandbox's own with the sandbox)",
+  },
+  {
+    names: ['DATABASE_URL'],
+    meaning: 'Postgres warehouse (`?host=/dir` in the URL: its Unix socket in that directory)',
+    default: 'embedded Postgres under `WFS_DATA_DIR`',
+  },
   { names: ['WFS_DB_SCHEMA'], meaning: 'warehouse schema', default: code(DEFAULTS.dbSchema) },
-  { names: ['REDIS_URL'], meaning: 'Redis for the queue and the shared limiter', default: 'in-process jobs, in-memory limiter' },
-  { names: ['WFS_CRON_<JOB>'], meaning: "overrides a job's cron, e.g. `WFS_CRON_SHIFT_ASSIGNMENTS='*/5 * * * *'` (6 fields for seconds)", default: 'see Jobs' },
+  {
+    names: ['REDIS_URL'],
+    meaning: 'Redis for the queue and the shared limiter',
+    default: 'in-process jobs, in-memory limiter',
+  },
+  {
+    names: ['WFS_CRON_<JOB>'],
+    meaning: "overrides a job's cron, e.g. `WFS_CRON_SHIFT_ASSIGNMENTS='*/5 * * * *'` (6 fields for seconds)",
+    default: 'see Jobs',
+  },
   { names: ['WFS_TIMEZONE'], meaning: 'timezone of the crons', default: code(DEFAULTS.timezone) },
-  { names: ['WFS_WORKER_CONCURRENCY'], meaning: 'jobs a worker runs at once (a job waiting for its company\'s budget holds its slot)', default: 'two per company, at least `4`, at most 128 per core' },
-  { names: ['WFS_JOB_LOCK_MS'], meaning: 'how long a job stays locked to a worker; a worker that dies is noticed after about this long', default: code(DEFAULTS.jobLockMs) },
+  {
+    names: ['WFS_WORKER_CONCURRENCY'],
+    meaning: "jobs a worker runs at once (a job waiting for its company's budget holds its slot)",
+    default: 'two per company, at least `4`, at most 128 per core',
+  },
+  {
+    names: ['WFS_JOB_LOCK_MS'],
+    meaning: 'how long a job stays locked to a worker; a worker that dies is noticed after about this long',
+    default: code(DEFAULTS.jobLockMs),
+  },
   {
     names: ['WFS_SHUTDOWN_MS'],
-    meaning: 'how long a process may take to stop after SIGTERM or Ctrl-C; then it exits anyway (non-zero), and the pages it was writing are read again from their checkpoints',
+    meaning:
+      'how long a process may take to stop after SIGTERM or Ctrl-C; then it exits anyway (non-zero), and the pages it was writing are read again from their checkpoints',
     default: code(DEFAULTS.shutdownMs),
   },
-  { names: ['WFS_DB_OUTAGE_MS'], meaning: 'how long a page write waits for a warehouse that went away (a restart) before the stream fails', default: code(DEFAULTS.warehouseOutageMs) },
+  {
+    names: ['WFS_DB_OUTAGE_MS'],
+    meaning: 'how long a page write waits for a warehouse that went away (a restart) before the stream fails',
+    default: code(DEFAULTS.warehouseOutageMs),
+  },
   {
     names: ['WFS_PUSH_TOKEN'],
-    meaning: 'bearer token of the push API, and the key signing webhook calls (at least 16 characters); without it the push API answers 503',
+    meaning:
+      'bearer token of the push API, and the key signing webhook calls (at least 16 characters); without it the push API answers 503',
     default: 'push API off',
   },
   {
     names: ['WFS_SECRET_KEY'],
-    meaning: 'encrypts SSNs in the push outbox and API keys in the `companies` table (AES-256-GCM; at least 16 characters); every process of one warehouse needs the same',
+    meaning:
+      'encrypts SSNs in the push outbox and API keys in the `companies` table (AES-256-GCM; at least 16 characters); every process of one warehouse needs the same',
     default: 'a random key in `WFS_DATA_DIR/secret.key` (mode 0600)',
   },
   {
     names: ['WFS_COMPANIES_REFRESH_SECONDS'],
-    meaning: '(`start`, `scheduler`, `worker`) how often a running process reads the `companies` table again: a company added, paused, resumed, removed or with a rotated key takes effect within this long',
+    meaning:
+      '(`start`, `scheduler`, `worker`) how often a running process reads the `companies` table again: a company added, paused, resumed, removed or with a rotated key takes effect within this long',
     default: code(DEFAULTS.companiesRefreshSeconds),
   },
-  { names: ['WFS_PUSH_WEBHOOK_URL'], meaning: "where each pushed change's final state is POSTed, signed with `WFS_PUSH_TOKEN`", default: 'none' },
-  { names: ['WFS_HTTP_PORT', 'WFS_HTTP_HOST'], meaning: 'ops server address (`start`, `serve`)', default: code(DEFAULTS.httpPort, DEFAULTS.httpHost) },
+  {
+    names: ['WFS_PUSH_WEBHOOK_URL'],
+    meaning: "where each pushed change's final state is POSTed, signed with `WFS_PUSH_TOKEN`",
+    default: 'none',
+  },
+  {
+    names: ['WFS_HTTP_PORT', 'WFS_HTTP_HOST'],
+    meaning: 'ops server address (`start`, `serve`)',
+    default: code(DEFAULTS.httpPort, DEFAULTS.httpHost),
+  },
   {
     names: ['WFS_METRICS_PORT'],
-    meaning: 'where a `worker` serves its own `/metrics`, `/health` and `/ready` (on `WFS_HTTP_HOST`; `0` picks a free port and logs it)',
+    meaning:
+      'where a `worker` serves its own `/metrics`, `/health` and `/ready` (on `WFS_HTTP_HOST`; `0` picks a free port and logs it)',
     default: 'none: a worker serves nothing',
   },
   {
@@ -70,19 +118,25 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   },
   {
     names: ['WFS_SESSION_IDLE_MINUTES', 'WFS_SESSION_MAX_HOURS'],
-    meaning: 'a dashboard session ends after this long unused, and this long after sign-in however busy (sessions live in memory: a restart ends them)',
+    meaning:
+      'a dashboard session ends after this long unused, and this long after sign-in however busy (sessions live in memory: a restart ends them)',
     default: code(DEFAULTS.sessionIdleMinutes, DEFAULTS.sessionMaxHours),
   },
   {
     names: ['WFS_COOKIE_SECURE'],
-    meaning: '`1` when the ops server is reached over HTTPS (TLS at a proxy): the session cookie is then sent over HTTPS only',
+    meaning:
+      '`1` when the ops server is reached over HTTPS (TLS at a proxy): the session cookie is then sent over HTTPS only',
     default: '`0`',
   },
   {
     names: ['WFS_KEEP_RUNS_DAYS', 'WFS_KEEP_RESOLVED_REJECTS_DAYS', 'WFS_KEEP_PUSH_PAYLOADS_DAYS'],
     meaning:
       "how long the daily `housekeeping` job keeps finished runs (each stream's latest and latest successful run stay) and the companies' timeline events, rejects once resolved, and the payload and sealed SSN of pushed changes once final (the row and its outcome stay); days, fractions allowed",
-    default: code(DEFAULT_RETENTION.runsDays, DEFAULT_RETENTION.resolvedRejectsDays, DEFAULT_RETENTION.pushPayloadsDays),
+    default: code(
+      DEFAULT_RETENTION.runsDays,
+      DEFAULT_RETENTION.resolvedRejectsDays,
+      DEFAULT_RETENTION.pushPayloadsDays,
+    ),
   },
   {
     names: ['WFS_KEEP_FORMER_PERSONAL_DAYS'],
@@ -103,6 +157,8 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
 
 /** The README's settings table. */
 export function settingsTable(): string {
-  const rows = SETTING_DOCS.map((s) => `| ${s.names.map((n) => `\`${n}\``).join(', ')} | ${s.meaning} | ${s.default} |`);
+  const rows = SETTING_DOCS.map(
+    (s) => `| ${s.names.map((n) => `\`${n}\``).join(', ')} | ${s.meaning} | ${s.default} |`,
+  );
   return ['| setting | meaning | default |', '|---|---|---|', ...rows].join('\n');
 }

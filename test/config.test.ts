@@ -43,9 +43,15 @@ describe('settings', () => {
 
   it('runs two jobs per company at once unless told, so every key can have one under way', () => {
     expect(loadConfig({}).workerConcurrency).toBe(4);
-    const companies = Array.from({ length: 100 }, (_, i) => ({ key: `c${i}`, apiKey: `k${i}`, baseUrl: 'https://api.example.test' }));
+    const companies = Array.from({ length: 100 }, (_, i) => ({
+      key: `c${i}`,
+      apiKey: `k${i}`,
+      baseUrl: 'https://api.example.test',
+    }));
     expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies) }).workerConcurrency).toBe(defaultConcurrency(100));
-    expect(loadConfig({ WFS_COMPANIES: JSON.stringify(companies), WFS_WORKER_CONCURRENCY: '8' }).workerConcurrency).toBe(8);
+    expect(
+      loadConfig({ WFS_COMPANIES: JSON.stringify(companies), WFS_WORKER_CONCURRENCY: '8' }).workerConcurrency,
+    ).toBe(8);
     expect(() => loadConfig({ WFS_WORKER_CONCURRENCY: '0' })).toThrow(/^setting WFS_WORKER_CONCURRENCY: /);
   });
 
@@ -67,8 +73,12 @@ describe('empty settings', () => {
 
 describe('settings that hold secrets or addresses', () => {
   it('refuses a base URL without http or https', () => {
-    expect(() => loadConfig({ WFS_BASE_URL: 'localhost:44010', WFS_API_KEY: 'k' })).toThrow(/^setting WFS_BASE_URL: expected an http/);
-    expect(loadConfig({ WFS_BASE_URL: 'https://api.example.test/v2', WFS_API_KEY: 'k' }).companies[0]!.baseUrl).toBe('https://api.example.test/v2');
+    expect(() => loadConfig({ WFS_BASE_URL: 'localhost:44010', WFS_API_KEY: 'k' })).toThrow(
+      /^setting WFS_BASE_URL: expected an http/,
+    );
+    expect(loadConfig({ WFS_BASE_URL: 'https://api.example.test/v2', WFS_API_KEY: 'k' }).companies[0]!.baseUrl).toBe(
+      'https://api.example.test/v2',
+    );
   });
 
   it('says what shape WFS_COMPANIES takes and never quotes it', () => {
@@ -99,7 +109,9 @@ describe('forms not synced', () => {
       'form responses are not synced (set WFS_FORM_IDS=12,34 or formIds in WFS_COMPANIES); ' +
         'run-log form responses are not synced (set WFS_RUN_TYPE_IDS=1,2 or runTypeIds in WFS_COMPANIES)',
     );
-    expect(unsyncedFormsNotice(loadConfig({ ...real, WFS_FORM_IDS: '4' }))).toMatch(/^run-log form responses are not synced/);
+    expect(unsyncedFormsNotice(loadConfig({ ...real, WFS_FORM_IDS: '4' }))).toMatch(
+      /^run-log form responses are not synced/,
+    );
     expect(unsyncedFormsNotice(loadConfig({ ...real, WFS_FORM_IDS: '4', WFS_RUN_TYPE_IDS: '2' }))).toBeUndefined();
   });
 

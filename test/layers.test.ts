@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { barrels, importGraph, importCycles, folderOf, LAYERS, layerViolations, NO_BARREL } from './support/import-graph.ts';
+import {
+  barrels,
+  importGraph,
+  importCycles,
+  folderOf,
+  LAYERS,
+  layerViolations,
+  NO_BARREL,
+} from './support/import-graph.ts';
 
 describe('the import graph', () => {
   const graph = importGraph();
@@ -43,4 +51,3 @@ describe('the import graph', () => {
     expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(actual));
   });
 });
-

@@ -24,15 +24,33 @@ const cmd = compose();
 const env = { ...process.env, WFS_BASE_URL: 'https://api.example.com/v1', WFS_API_KEY: 'k', POSTGRES_PASSWORD: 'pw' };
 
 describe('docker-compose.yml', () => {
-  it.skipIf(cmd === undefined)('is valid for Compose, with every service', () => {
-    const config = spawnSync(cmd![0]!, [...cmd!.slice(1), '-f', `${ROOT}docker-compose.yml`, 'config'], { encoding: 'utf8', env });
-    expect(config.status, config.stderr).toBe(0);
-    const services = spawnSync(cmd![0]!, [...cmd!.slice(1), '-f', `${ROOT}docker-compose.yml`, 'config', '--services'], { encoding: 'utf8', env });
-    expect(services.stdout.trim().split('\n').sort()).toEqual(['migrate', 'postgres', 'redis', 'scheduler', 'web', 'worker']);
-    // Settings reach the services with their values from the environment.
-    expect(config.stdout).toContain('https://api.example.com/v1');
-    expect(config.stdout).toMatch(/postgres:\/\/wfsync:pw@postgres:5432\/wfsync/);
-  }, 120_000);
+  it.skipIf(cmd === undefined)(
+    'is valid for Compose, with every service',
+    () => {
+      const config = spawnSync(cmd![0]!, [...cmd!.slice(1), '-f', `${ROOT}docker-compose.yml`, 'config'], {
+        encoding: 'utf8',
+        env,
+      });
+      expect(config.status, config.stderr).toBe(0);
+      const services = spawnSync(
+        cmd![0]!,
+        [...cmd!.slice(1), '-f', `${ROOT}docker-compose.yml`, 'config', '--services'],
+        { encoding: 'utf8', env },
+      );
+      expect(services.stdout.trim().split('\n').sort()).toEqual([
+        'migrate',
+        'postgres',
+        'redis',
+        'scheduler',
+        'web',
+        'worker',
+      ]);
+      // Settings reach the services with their values from the environment.
+      expect(config.stdout).toContain('https://api.example.com/v1');
+      expect(config.stdout).toMatch(/postgres:\/\/wfsync:pw@postgres:5432\/wfsync/);
+    },
+    120_000,
+  );
 
   const file = read('docker-compose.yml');
   const service = (name: string) => {
@@ -53,11 +71,21 @@ describe('docker-compose.yml', () => {
   it('migrates once before the scheduler, the workers and the web server start', () => {
     expect(service('migrate')).toContain('command: ["migrate"]');
     expect(service('migrate')).toContain('restart: "no"');
-    for (const s of ['scheduler', 'worker', 'web']) expect(service(s)).toMatch(/migrate:\n\s+condition: service_completed_successfully/);
+    for (const s of ['scheduler', 'worker', 'web'])
+      expect(service(s)).toMatch(/migrate:\n\s+condition: service_completed_successfully/);
   });
 
   it('gives every service the settings it needs; the web server listens on every interface, workers expose metrics', () => {
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'WFS_BASE_URL', 'WFS_API_KEY', 'WFS_PUSH_TOKEN', 'WFS_SECRET_KEY', 'WFS_DASHBOARD_TOKEN', 'LOG_LEVEL']) {
+    for (const name of [
+      'DATABASE_URL',
+      'REDIS_URL',
+      'WFS_BASE_URL',
+      'WFS_API_KEY',
+      'WFS_PUSH_TOKEN',
+      'WFS_SECRET_KEY',
+      'WFS_DASHBOARD_TOKEN',
+      'LOG_LEVEL',
+    ]) {
       expect(file).toMatch(new RegExp(`\\n    ${name}: `));
     }
     expect(service('web')).toContain('command: ["serve"]');

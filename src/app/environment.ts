@@ -61,7 +61,16 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
   const sealer = createSealer(secretKeyOf(config));
   const mirrored = environmentCompanies(config, sandbox);
   const environmentKeys = new Map(mirrored.map((c) => [c.key, c.apiKey]));
-  const companies = new CompanyRegistry({ warehouse, sealer, observers, log, retention: config.retention, limiterFor, refreshMs: config.companiesRefreshMs, environmentKeys });
+  const companies = new CompanyRegistry({
+    warehouse,
+    sealer,
+    observers,
+    log,
+    retention: config.retention,
+    limiterFor,
+    refreshMs: config.companiesRefreshMs,
+    environmentKeys,
+  });
   try {
     await mirrorEnvironmentCompanies(warehouse, sealer, mirrored);
     await companies.start();
@@ -107,7 +116,8 @@ export function environmentCompanies(config: Config, sandbox?: RunningSandbox): 
     baseUrl: sandbox?.url ?? company.baseUrl!,
     apiKey: sandbox?.apiKey ?? company.apiKey,
     formIds: company.formIds ?? (config.formIds.length ? config.formIds : (sandbox?.data.formIds() ?? [])),
-    runTypeIds: company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
+    runTypeIds:
+      company.runTypeIds ?? (config.runTypeIds.length ? config.runTypeIds : (sandbox?.data.runTypeIds() ?? [])),
     rateLimit: sandbox ? BUILT_IN_SANDBOX.rateLimit : config.rateLimit,
   }));
 }

@@ -146,8 +146,12 @@ export class App {
    * them open: the next process to start records them interrupted. Then the metrics learn each stream's last success.
    */
   async #opened(wh: Warehouse): Promise<void> {
-    await markInterruptedRuns(wh).catch((err: unknown) => this.log.warn({ err }, 'could not look for runs interrupted by a process that ended'));
-    this.metrics.seedLastSuccess((await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams);
+    await markInterruptedRuns(wh).catch((err: unknown) =>
+      this.log.warn({ err }, 'could not look for runs interrupted by a process that ended'),
+    );
+    this.metrics.seedLastSuccess(
+      (await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams,
+    );
   }
 
   /** The connection to REDIS_URL, made on first use. */
@@ -198,7 +202,10 @@ export class App {
   async worker(): Promise<SyncWorker> {
     const env = await this.environment();
     // Two jobs per company unless WFS_WORKER_CONCURRENCY says otherwise: the companies table's count, kept up as it grows.
-    const concurrency = () => (this.config.workerConcurrencySet ? this.config.workerConcurrency : Math.max(this.config.workerConcurrency, defaultConcurrency(env.companies.keys().length)));
+    const concurrency = () =>
+      this.config.workerConcurrencySet
+        ? this.config.workerConcurrency
+        : Math.max(this.config.workerConcurrency, defaultConcurrency(env.companies.keys().length));
     const { startSyncWorker } = await import('../queue/worker.ts');
     const worker = startSyncWorker({
       env,
@@ -228,7 +235,10 @@ export class App {
     this.#runner = runner;
     this.onStop('running jobs', runner.close);
     const { pickUpResyncs } = await import('../queue/resync.ts');
-    this.onStop('re-sync requests', pickUpResyncs(env.warehouse, (company, job) => runner.runNow(company, job), this.log));
+    this.onStop(
+      're-sync requests',
+      pickUpResyncs(env.warehouse, (company, job) => runner.runNow(company, job), this.log),
+    );
     return runner;
   }
 
@@ -239,7 +249,13 @@ export class App {
   async scheduler(dispatch: Dispatch): Promise<Scheduler> {
     const { companies } = await this.environment();
     const order = this.config.redisUrl ? await this.#turnOrder() : undefined;
-    const scheduler = startScheduler({ ...this.schedule, companies: () => companies.activeKeys(), dispatch, order, log: this.log });
+    const scheduler = startScheduler({
+      ...this.schedule,
+      companies: () => companies.activeKeys(),
+      dispatch,
+      order,
+      log: this.log,
+    });
     const off = companies.onAdded((keys) => {
       for (const company of keys) void this.#firstRuns(dispatch, company);
     });
@@ -264,7 +280,11 @@ export class App {
     await Promise.all(
       jobs
         .filter((j) => !j.fullRefresh)
-        .map((job) => dispatch({ company, job, firedAt }).catch((err: unknown) => this.log.error({ err, company, job: job.name }, 'could not dispatch a first run'))),
+        .map((job) =>
+          dispatch({ company, job, firedAt }).catch((err: unknown) =>
+            this.log.error({ err, company, job: job.name }, 'could not dispatch a first run'),
+          ),
+        ),
     );
   }
 
@@ -289,7 +309,11 @@ export class App {
   async push(o: { serve: boolean; run: boolean }): Promise<void> {
     const push = await import('../push/index.ts');
     const warehouse = await this.warehouse();
-    if (o.serve) this.apps.push({ path: '/', app: push.createPushApi({ intake: push.intakeContext(this.config, warehouse), token: this.config.pushToken }) });
+    if (o.serve)
+      this.apps.push({
+        path: '/',
+        app: push.createPushApi({ intake: push.intakeContext(this.config, warehouse), token: this.config.pushToken }),
+      });
     this.actions.retryPush = async (id) => {
       const change = await push.retryChange(warehouse.sql, warehouse, id);
       return change ? `change ${id} is ${change.status} again` : `change ${id} is not failed or refused`;
@@ -301,7 +325,10 @@ export class App {
           const r = await push.runModel(intake, name);
           return r.error ?? `model ${name}: ${r.changed} changed, ${r.queued} queued, ${r.refused} refused`;
         }
-        if (verb === 'remove') return (await push.removeModel(warehouse, name), `model ${name} removed`);
+        if (verb === 'remove') {
+          await push.removeModel(warehouse, name);
+          return `model ${name} removed`;
+        }
         const m = await push.setModelPaused(warehouse, name, verb === 'pause');
         return `model ${name} is ${m.paused ? 'paused' : 'resumed'}`;
       } catch (err) {
@@ -359,7 +386,9 @@ export class App {
       metrics: this.metrics,
       live: this.live,
       companies: () => this.companies,
-      budget: (company) => this.#env?.companies.get(company)?.ctx.budget ?? (this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit),
+      budget: (company) =>
+        this.#env?.companies.get(company)?.ctx.budget ??
+        (this.config.sandbox ? BUILT_IN_SANDBOX.rateLimit : this.config.rateLimit),
       schedule: this.schedule,
       queues,
       redis: this.config.redisUrl ? await this.redis() : undefined,
@@ -381,7 +410,10 @@ export class App {
       this.#listed = (await listCompanies(wh)).map((c) => c.key);
     };
     await read();
-    const timer = setInterval(() => read().catch((err: unknown) => this.log.warn({ err }, 'could not read the companies table')), this.config.companiesRefreshMs);
+    const timer = setInterval(
+      () => read().catch((err: unknown) => this.log.warn({ err }, 'could not read the companies table')),
+      this.config.companiesRefreshMs,
+    );
     timer.unref();
     this.onStop('companies list', () => clearInterval(timer));
   }
@@ -391,14 +423,22 @@ export class App {
     const { companyAdmin } = await import('../ops/company-admin.ts');
     // A refresh of the table, and a few seconds for the page in flight to be written.
     const settleMs = this.config.companiesRefreshMs + 2_000;
-    return companyAdmin({ warehouse: await this.warehouse(), sealer: lazySealer(() => createSealer(secretKeyOf(this.config))), settleMs });
+    return companyAdmin({
+      warehouse: await this.warehouse(),
+      sealer: lazySealer(() => createSealer(secretKeyOf(this.config))),
+      settleMs,
+    });
   }
 
   /** A worker's own /metrics, /health and /ready, when WFS_METRICS_PORT is set. */
   async serveMetrics(): Promise<OpsServer | undefined> {
     if (this.config.metricsPort === undefined) return undefined;
     const { createMetricsApp, listen } = await import('../ops/server.ts');
-    const app = createMetricsApp({ metrics: this.metrics, warehouse: await this.warehouse(), redis: this.config.redisUrl ? await this.redis() : undefined });
+    const app = createMetricsApp({
+      metrics: this.metrics,
+      warehouse: await this.warehouse(),
+      redis: this.config.redisUrl ? await this.redis() : undefined,
+    });
     const server = await listen(app, this.config.metricsPort, this.config.httpHost);
     this.onStop('metrics server', server.close);
     return server;
@@ -421,7 +461,12 @@ export class App {
   }
 
   async #runStreamAction(): Promise<OpsActions['runStream']> {
-    const oneStream = (stream: StreamName): JobDef => ({ name: `manual-${stream}`, cron: '', streams: [stream], description: `${stream}, run from the dashboard` });
+    const oneStream = (stream: StreamName): JobDef => ({
+      name: `manual-${stream}`,
+      cron: '',
+      streams: [stream],
+      description: `${stream}, run from the dashboard`,
+    });
     if (this.config.redisUrl) {
       const enqueue = await this.#enqueuer();
       return async (company, stream) => {
@@ -432,7 +477,9 @@ export class App {
     if (!this.#runner) return undefined;
     const runner = this.#runner;
     return async (company, stream) => {
-      void runner.runNow(company, oneStream(stream)).catch((err: unknown) => this.log.error({ err, company, stream }, 'run from the dashboard failed'));
+      void runner
+        .runNow(company, oneStream(stream))
+        .catch((err: unknown) => this.log.error({ err, company, stream }, 'run from the dashboard failed'));
       return `${stream} of ${company} is running`;
     };
   }

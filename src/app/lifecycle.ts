@@ -37,7 +37,10 @@ export class Shutdown {
     log.info({ signal, limitMs: config.shutdownMs }, 'stopping: finishing the pages being written');
     this.#abort.abort(new Error(`${signal}: shutting down`));
     // The steps are held to the deadline (App.stop); this covers what runs before them, or never yields to them.
-    setTimeout(() => this.#force(`not stopped within ${config.shutdownMs / 1000} s`, FORCED_EXIT), config.shutdownMs + 500).unref();
+    setTimeout(
+      () => this.#force(`not stopped within ${config.shutdownMs / 1000} s`, FORCED_EXIT),
+      config.shutdownMs + 500,
+    ).unref();
   }
 
   /** Stops the app's steps, by the deadline once a signal came. 0 when every step stopped in time. */
@@ -52,7 +55,10 @@ export class Shutdown {
   /** Ends the process now, naming in one line what was still running. */
   #force(why: string, code: number): never {
     const running = this.#app.stillRunning();
-    this.#app.log.fatal({ stillRunning: running }, `${why}: exiting with ${running.length ? running.join(', ') : 'nothing named'} still running`);
+    this.#app.log.fatal(
+      { stillRunning: running },
+      `${why}: exiting with ${running.length ? running.join(', ') : 'nothing named'} still running`,
+    );
     return process.exit(code);
   }
 }

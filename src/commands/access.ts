@@ -22,7 +22,9 @@ async function readPassword(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('password for the new role (then Ctrl-D): ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 function row(g: AccessGrant): string {
@@ -47,18 +49,22 @@ export async function runAccessCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return values.help ? 0 : 2;
   }
-  if (!['grant', 'revoke', 'list'].includes(verb)) throw new UsageError(`access: unknown subcommand "${verb}"\n${USAGE}`);
+  if (!['grant', 'revoke', 'list'].includes(verb))
+    throw new UsageError(`access: unknown subcommand "${verb}"\n${USAGE}`);
   if (verb !== 'list' && role === undefined) throw new UsageError(`access ${verb}: name the ROLE`);
   if (verb === 'list' && role !== undefined) throw new UsageError(`access list: unexpected argument "${role}"`);
   if (extra.length > 0) throw new UsageError(`access ${verb}: unexpected argument "${extra[0]}"`);
   const companies = values.company ?? [];
-  if (verb === 'grant' && companies.length === 0) throw new UsageError(`access grant ${role}: name at least one --company KEY`);
-  if (verb !== 'grant' && (values.personal || values.create)) throw new UsageError(`access ${verb}: --personal and --create go with grant`);
+  if (verb === 'grant' && companies.length === 0)
+    throw new UsageError(`access grant ${role}: name at least one --company KEY`);
+  if (verb !== 'grant' && (values.personal || values.create))
+    throw new UsageError(`access ${verb}: --personal and --create go with grant`);
   if (role !== undefined) checkRoleName(role);
   let password: string | undefined;
   if (values.create) {
     password = await readPassword();
-    if (password.length === 0) throw new UsageError(`access grant ${role} --create: give the new role's password on standard input`);
+    if (password.length === 0)
+      throw new UsageError(`access grant ${role} --create: give the new role's password on standard input`);
   }
 
   const app = new App(loadConfig(), log);
@@ -66,14 +72,24 @@ export async function runAccessCommand(args: string[]): Promise<number> {
     const wh = await app.warehouse();
     if (verb === 'list') {
       const grants = await listAccess(wh);
-      process.stdout.write(values.json ? `${JSON.stringify(grants, null, 2)}\n` : grants.length ? `${grants.map(row).join('\n')}\n` : 'no role has access\n');
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(grants, null, 2)}\n`
+          : grants.length
+            ? `${grants.map(row).join('\n')}\n`
+            : 'no role has access\n',
+      );
     } else if (verb === 'grant') {
       await grantAccess(wh, { role: role!, companies, personal: !!values.personal, createWithPassword: password });
       const what = values.personal ? 'with their personal columns' : 'without their personal columns';
-      process.stdout.write(`role ${role}${values.create ? ' created and' : ''} granted ${companies.join(', ')} ${what}\n`);
+      process.stdout.write(
+        `role ${role}${values.create ? ' created and' : ''} granted ${companies.join(', ')} ${what}\n`,
+      );
     } else {
       const { left } = await revokeAccess(wh, role!, companies);
-      process.stdout.write(left.length ? `role ${role} keeps ${left.join(', ')}\n` : `role ${role} reads nothing of the warehouse now\n`);
+      process.stdout.write(
+        left.length ? `role ${role} keeps ${left.join(', ')}\n` : `role ${role} reads nothing of the warehouse now\n`,
+      );
     }
     return 0;
   } finally {

@@ -29,16 +29,23 @@ async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('API key (then Ctrl-D): ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** Purging deletes rows for good: on a terminal the key is typed again; elsewhere --yes says so. */
 async function confirmPurge(key: string, yes: boolean): Promise<boolean> {
   if (yes) return true;
-  if (!process.stdin.isTTY) throw new UsageError(`companies remove ${key} --purge: add --yes to confirm (standard input is not a terminal)`);
+  if (!process.stdin.isTTY)
+    throw new UsageError(`companies remove ${key} --purge: add --yes to confirm (standard input is not a terminal)`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    return (await rl.question(`This deletes every row of company ${key} from every table. Type its key to go on: `)).trim() === key;
+    return (
+      (
+        await rl.question(`This deletes every row of company ${key} from every table. Type its key to go on: `)
+      ).trim() === key
+    );
   } finally {
     rl.close();
   }
@@ -46,7 +53,13 @@ async function confirmPurge(key: string, yes: boolean): Promise<boolean> {
 
 function row(c: CompanyRecord): string {
   const v = companyView(c);
-  return [v.key.padEnd(16), (v.paused ? 'paused' : 'active').padEnd(7), v.managedBy.padEnd(12), v.rateLimit.padEnd(9), v.baseUrl].join(' ');
+  return [
+    v.key.padEnd(16),
+    (v.paused ? 'paused' : 'active').padEnd(7),
+    v.managedBy.padEnd(12),
+    v.rateLimit.padEnd(9),
+    v.baseUrl,
+  ].join(' ');
 }
 
 export async function runCompaniesCommand(args: string[]): Promise<number> {
@@ -71,21 +84,33 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return values.help ? 0 : 2;
   }
-  if (!['add', 'list', 'pause', 'resume', 'rotate-key', 'remove'].includes(verb)) throw new UsageError(`companies: unknown subcommand "${verb}"\n${USAGE}`);
+  if (!['add', 'list', 'pause', 'resume', 'rotate-key', 'remove'].includes(verb))
+    throw new UsageError(`companies: unknown subcommand "${verb}"\n${USAGE}`);
   if (verb !== 'list' && !key) throw new UsageError(`companies ${verb}: name the company KEY`);
   if (extra.length > 0) throw new UsageError(`companies ${verb}: unexpected argument "${extra[0]}"`);
-  if ((verb === 'add' || verb === 'rotate-key') && !values['api-key-stdin']) throw new UsageError(`companies ${verb}: give the API key on standard input with --api-key-stdin`);
+  if ((verb === 'add' || verb === 'rotate-key') && !values['api-key-stdin'])
+    throw new UsageError(`companies ${verb}: give the API key on standard input with --api-key-stdin`);
 
   // Everything the command is given is checked before the warehouse is opened.
   let apiKey: string | undefined;
   if (values['api-key-stdin']) {
     const parsed = parseApiKey({ apiKey: await readStdin() });
-    if (!parsed.ok) throw new UsageError(`companies ${verb}: the API key on standard input: ${parsed.error.replace(/^apiKey: /, '')}`);
+    if (!parsed.ok)
+      throw new UsageError(
+        `companies ${verb}: the API key on standard input: ${parsed.error.replace(/^apiKey: /, '')}`,
+      );
     apiKey = parsed.value;
   }
   const newCompany =
     verb === 'add'
-      ? parseNewCompany({ key, baseUrl: values['base-url'], apiKey, formIds: values['form-ids'], runTypeIds: values['run-type-ids'], rateLimit: values['rate-limit'] })
+      ? parseNewCompany({
+          key,
+          baseUrl: values['base-url'],
+          apiKey,
+          formIds: values['form-ids'],
+          runTypeIds: values['run-type-ids'],
+          rateLimit: values['rate-limit'],
+        })
       : undefined;
   if (newCompany && !newCompany.ok) throw new UsageError(`companies add: ${optionName(newCompany.error)}`);
   const toAdd = newCompany?.ok ? newCompany.value : undefined;
@@ -100,12 +125,20 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
     switch (verb) {
       case 'list': {
         const list = await admin.list();
-        process.stdout.write(values.json ? `${JSON.stringify(list.map(companyView), null, 2)}\n` : list.length ? `${list.map(row).join('\n')}\n` : 'no companies\n');
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify(list.map(companyView), null, 2)}\n`
+            : list.length
+              ? `${list.map(row).join('\n')}\n`
+              : 'no companies\n',
+        );
         return 0;
       }
       case 'add': {
         const added = await admin.add(toAdd!);
-        process.stdout.write(`company ${added.key} added; running processes start its first runs within ${app.config.companiesRefreshMs / 1000} s\n`);
+        process.stdout.write(
+          `company ${added.key} added; running processes start its first runs within ${app.config.companiesRefreshMs / 1000} s\n`,
+        );
         return 0;
       }
       case 'pause':
@@ -118,12 +151,16 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
         return 0;
       case 'rotate-key':
         await admin.rotateKey(key!, apiKey!);
-        process.stdout.write(`company ${key}: API key replaced; running processes send the new one within ${app.config.companiesRefreshMs / 1000} s\n`);
+        process.stdout.write(
+          `company ${key}: API key replaced; running processes send the new one within ${app.config.companiesRefreshMs / 1000} s\n`,
+        );
         return 0;
       default: {
         const { purged } = await admin.remove(key!, { purge: !!values.purge });
         const rows = purged ? Object.values(purged).reduce((a, b) => a + b, 0) : 0;
-        process.stdout.write(`company ${key} removed${purged ? `; ${rows} rows purged from ${Object.keys(purged).length} tables` : '; its rows stay (--purge deletes them)'}\n`);
+        process.stdout.write(
+          `company ${key} removed${purged ? `; ${rows} rows purged from ${Object.keys(purged).length} tables` : '; its rows stay (--purge deletes them)'}\n`,
+        );
         return 0;
       }
     }
@@ -134,6 +171,13 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
 
 /** The wire's field names as the CLI's options: `baseUrl: …` → `--base-url: …`. */
 function optionName(error: string): string {
-  const names: Record<string, string> = { key: 'KEY', baseUrl: '--base-url', apiKey: 'the API key', formIds: '--form-ids', runTypeIds: '--run-type-ids', rateLimit: '--rate-limit' };
-  return error.replace(/^(\w+):/, (m, field: string) => `${names[field] ?? field}:`);
+  const names: Record<string, string> = {
+    key: 'KEY',
+    baseUrl: '--base-url',
+    apiKey: 'the API key',
+    formIds: '--form-ids',
+    runTypeIds: '--run-type-ids',
+    rateLimit: '--rate-limit',
+  };
+  return error.replace(/^(\w+):/, (_m, field: string) => `${names[field] ?? field}:`);
 }

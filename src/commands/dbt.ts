@@ -6,7 +6,11 @@ import { warehouseDbtPackage, writeDbtPackage } from '../ops/dbt.ts';
 
 /** `wfsync dbt --out DIR`: writes a dbt source package for the configured warehouse. */
 export async function runDbtCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, out: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h' }, out: { type: 'string' } },
+    strict: true,
+  });
   if (values.help || !values.out) {
     process.stdout.write(
       'usage: wfsync dbt --out DIR\n\nWrites a dbt package into DIR: dbt_project.yml, the workforce source (every data table and view, with\ndescriptions, key tests and freshness from the job schedules) and a staging model per table.\n',

@@ -3,7 +3,12 @@ import { App } from '../app/index.ts';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { personalData } from '../resources/index.ts';
-import { applyPendingRewrites, erase, setPersonalDataPolicy, type PersonRef } from '../warehouse/personal-data/admin.ts';
+import {
+  applyPendingRewrites,
+  erase,
+  setPersonalDataPolicy,
+  type PersonRef,
+} from '../warehouse/personal-data/admin.ts';
 import { DEFAULT_POLICY_KEY, listPolicies, type PolicyListing } from '../warehouse/personal-data/policy.ts';
 import type { RewriteCounts } from '../warehouse/personal-data/rewrite.ts';
 
@@ -63,17 +68,21 @@ export async function runPersonalDataCommand(args: string[]): Promise<number> {
   const pairs = verb === 'set' ? pairsOf(values.default ? rest : rest.slice(1)) : {};
   if (verb === 'set' && !company) throw new UsageError('personal-data set: name the COMPANY, or --default');
   if (verb === 'list' && rest.length > 1) throw new UsageError(`personal-data list: unexpected argument "${rest[1]}"`);
-  if (verb === 'apply' && rest.length > 0) throw new UsageError(`personal-data apply: unexpected argument "${rest[0]}"`);
+  if (verb === 'apply' && rest.length > 0)
+    throw new UsageError(`personal-data apply: unexpected argument "${rest[0]}"`);
 
   const app = new App(loadConfig(), log);
   try {
     const wh = await app.warehouse();
     if (verb === 'list') {
       const list = await listPolicies(wh, company);
-      process.stdout.write(values.json ? `${JSON.stringify(list, null, 2)}\n` : `${list.map(listingLine).join('\n')}\n`);
+      process.stdout.write(
+        values.json ? `${JSON.stringify(list, null, 2)}\n` : `${list.map(listingLine).join('\n')}\n`,
+      );
       return 0;
     }
-    const report = (c: string, counts: RewriteCounts) => process.stdout.write(`${c}: rows rewritten: ${countsLine(counts)}\n`);
+    const report = (c: string, counts: RewriteCounts) =>
+      process.stdout.write(`${c}: rows rewritten: ${countsLine(counts)}\n`);
     if (verb === 'apply') {
       const done = await applyPendingRewrites(wh, personalData);
       for (const [c, counts] of Object.entries(done)) report(c, counts);
@@ -81,7 +90,11 @@ export async function runPersonalDataCommand(args: string[]): Promise<number> {
       return 0;
     }
     await setPersonalDataPolicy(wh, personalData, company!, pairs, report);
-    process.stdout.write(`${company === DEFAULT_POLICY_KEY ? 'default' : company} policy set: ${Object.entries(pairs).map(([f, a]) => `${f}=${a}`).join(' ')}\n`);
+    process.stdout.write(
+      `${company === DEFAULT_POLICY_KEY ? 'default' : company} policy set: ${Object.entries(pairs)
+        .map(([f, a]) => `${f}=${a}`)
+        .join(' ')}\n`,
+    );
     return 0;
   } finally {
     await app.stop();
@@ -112,7 +125,11 @@ export async function runEraseCommand(args: string[]): Promise<number> {
     if (!process.stdin.isTTY) throw new UsageError('erase: add --yes to confirm (standard input is not a terminal)');
     const { createInterface } = await import('node:readline/promises');
     const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await rl.question(`This blocks every personal field of that person in company ${company}, for good. Type the company key to go on: `).finally(() => rl.close());
+    const answer = await rl
+      .question(
+        `This blocks every personal field of that person in company ${company}, for good. Type the company key to go on: `,
+      )
+      .finally(() => rl.close());
     if (answer.trim() !== company) {
       process.stderr.write('erase: not confirmed; nothing was changed\n');
       return 1;
@@ -129,11 +146,14 @@ export async function runEraseCommand(args: string[]): Promise<number> {
 }
 
 function personRef(individual: string | undefined, employeeNumber: string | undefined): PersonRef {
-  if ((individual === undefined) === (employeeNumber === undefined)) throw new UsageError('erase: give one of --individual SERVICE_ID or --employee-number N');
+  if ((individual === undefined) === (employeeNumber === undefined))
+    throw new UsageError('erase: give one of --individual SERVICE_ID or --employee-number N');
   if (individual !== undefined) {
-    if (!/^\d{1,9}$/.test(individual)) throw new UsageError(`erase: --individual: "${individual}" is not a service id (digits)`);
+    if (!/^\d{1,9}$/.test(individual))
+      throw new UsageError(`erase: --individual: "${individual}" is not a service id (digits)`);
     return { serviceId: Number(individual) };
   }
-  if (!employeeNumber!.trim() || employeeNumber!.length > 100 || /\p{Cc}/u.test(employeeNumber!)) throw new UsageError('erase: --employee-number: not an employee number');
+  if (!employeeNumber!.trim() || employeeNumber!.length > 100 || /\p{Cc}/u.test(employeeNumber!))
+    throw new UsageError('erase: --employee-number: not an employee number');
   return { employeeNumber: employeeNumber! };
 }

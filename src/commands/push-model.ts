@@ -23,7 +23,17 @@ class UsageError extends Error {
 }
 
 function modelLine(m: PushModel): string {
-  return [m.name.padEnd(20), m.company.padEnd(12), m.kind.padEnd(15), `key ${m.keyField}`.padEnd(30), (m.cron ?? 'by hand').padEnd(16), `cap ${m.maxChanges}`.padEnd(10), m.paused ? 'paused' : ''].join(' ').trimEnd();
+  return [
+    m.name.padEnd(20),
+    m.company.padEnd(12),
+    m.kind.padEnd(15),
+    `key ${m.keyField}`.padEnd(30),
+    (m.cron ?? 'by hand').padEnd(16),
+    `cap ${m.maxChanges}`.padEnd(10),
+    m.paused ? 'paused' : '',
+  ]
+    .join(' ')
+    .trimEnd();
 }
 
 /** One line a person reads first, then the run as JSON. */
@@ -53,26 +63,49 @@ export async function runPushModelCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return values.help ? 0 : 2;
   }
-  if (!['add', 'list', 'preview', 'run', 'pause', 'resume', 'remove'].includes(verb)) throw new UsageError(`push model: unknown subcommand "${verb}"\n${USAGE}`);
+  if (!['add', 'list', 'preview', 'run', 'pause', 'resume', 'remove'].includes(verb))
+    throw new UsageError(`push model: unknown subcommand "${verb}"\n${USAGE}`);
   if (verb !== 'list' && !name) throw new UsageError(`push model ${verb}: name the model`);
   const maxText = values['max-changes'];
-  if (maxText !== undefined && !/^\d{1,7}$/.test(maxText)) throw new UsageError('push model add: --max-changes must be a whole number');
+  if (maxText !== undefined && !/^\d{1,7}$/.test(maxText))
+    throw new UsageError('push model add: --max-changes must be a whole number');
   const config = loadConfig();
   const ctx = await openPushIntake(config, log);
   const wh = ctx.warehouse;
   try {
     if (verb === 'add') {
-      if (!values.kind || !values.sql || !values.key) throw new UsageError('push model add: --kind, --sql and --key are required');
+      if (!values.kind || !values.sql || !values.key)
+        throw new UsageError('push model add: --kind, --sql and --key are required');
       const companies = (await knownCompanies(ctx)).map((c) => c.key);
       const company = values.company ?? (companies.length === 1 ? companies[0]! : undefined);
-      if (!company) throw new UsageError(`push model add: --company is required: several companies are configured (${companies.join(', ')})`);
-      const m = await addModel(wh, { name: name!, company, kind: values.kind, query: values.sql, keyField: values.key, cron: values.cron, maxChanges: maxText ? Number(maxText) : undefined }, companies, ctx.policy);
+      if (!company)
+        throw new UsageError(
+          `push model add: --company is required: several companies are configured (${companies.join(', ')})`,
+        );
+      const m = await addModel(
+        wh,
+        {
+          name: name!,
+          company,
+          kind: values.kind,
+          query: values.sql,
+          keyField: values.key,
+          cron: values.cron,
+          maxChanges: maxText ? Number(maxText) : undefined,
+        },
+        companies,
+        ctx.policy,
+      );
       process.stdout.write(`${modelLine(m)}\n`);
       return 0;
     }
     if (verb === 'list') {
       const models = await listModels(wh);
-      process.stdout.write(values.json ? `${JSON.stringify(models, null, 2)}\n` : models.map(modelLine).join('\n') + (models.length ? '\n' : 'no models\n'));
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(models, null, 2)}\n`
+          : models.map(modelLine).join('\n') + (models.length ? '\n' : 'no models\n'),
+      );
       return 0;
     }
     if (verb === 'preview' || verb === 'run') {

@@ -4,7 +4,16 @@ import { loadConfig } from '../config.ts';
 import { runPushModelCommand } from './push-model.ts';
 import { log } from '../log.ts';
 import { PUSH_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
-import { getChange, intake, listChanges, openPushIntake, parseBody, previewPush, retryChange, type PushStatus } from '../push/index.ts';
+import {
+  getChange,
+  intake,
+  listChanges,
+  openPushIntake,
+  parseBody,
+  previewPush,
+  retryChange,
+  type PushStatus,
+} from '../push/index.ts';
 
 const USAGE = `usage:
   wfsync push individual|certification|verification FILE|-   queue changes (JSON, a JSON array, or NDJSON)
@@ -18,15 +27,31 @@ const USAGE = `usage:
 Changes are stored in the push outbox at once; the worker (wfsync start) sends them.
 `;
 
-const KINDS: Record<string, PushKind> = { individual: 'individual', certification: 'certification', verification: 'verification' };
+const KINDS: Record<string, PushKind> = {
+  individual: 'individual',
+  certification: 'certification',
+  verification: 'verification',
+};
 
 class UsageError extends Error {
   readonly code = 'ERR_PARSE_ARGS_PUSH';
 }
 
 function row(s: PushStatus): string {
-  const ids = [s.serviceId && `ServiceId ${s.serviceId}`, s.individualCertificationId && `IndividualCertificationId ${s.individualCertificationId}`].filter(Boolean).join(' ');
-  return [String(s.id).padEnd(8), s.status.padEnd(9), s.kind.padEnd(14), s.changeId.padEnd(38), String(s.attempts).padEnd(3), ids || s.error || ''].join(' ');
+  const ids = [
+    s.serviceId && `ServiceId ${s.serviceId}`,
+    s.individualCertificationId && `IndividualCertificationId ${s.individualCertificationId}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return [
+    String(s.id).padEnd(8),
+    s.status.padEnd(9),
+    s.kind.padEnd(14),
+    s.changeId.padEnd(38),
+    String(s.attempts).padEnd(3),
+    ids || s.error || '',
+  ].join(' ');
 }
 
 function idOf(text: string | undefined): number {
@@ -38,7 +63,13 @@ export async function runPushCommand(args: string[]): Promise<number> {
   if (args[0] === 'model') return runPushModelCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
-    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, status: { type: 'string' }, since: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      status: { type: 'string' },
+      since: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
     allowPositionals: true,
     strict: true,
   });
@@ -47,11 +78,14 @@ export async function runPushCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return values.help ? 0 : 2;
   }
-  if (values.status && !PUSH_STATES.includes(values.status as PushState)) throw new UsageError(`push list: --status must be one of ${PUSH_STATES.join(', ')}`);
+  if (values.status && !PUSH_STATES.includes(values.status as PushState))
+    throw new UsageError(`push list: --status must be one of ${PUSH_STATES.join(', ')}`);
   const since = values.since ? new Date(values.since) : undefined;
-  if (since && Number.isNaN(since.getTime())) throw new UsageError(`push list: --since must be a date or date-time, got "${values.since}"`);
+  if (since && Number.isNaN(since.getTime()))
+    throw new UsageError(`push list: --since must be a date or date-time, got "${values.since}"`);
   const kind = KINDS[verb];
-  if (!kind && !['status', 'list', 'retry'].includes(verb)) throw new UsageError(`push: unknown subcommand "${verb}"\n${USAGE}`);
+  if (!kind && !['status', 'list', 'retry'].includes(verb))
+    throw new UsageError(`push: unknown subcommand "${verb}"\n${USAGE}`);
   let text: string | undefined;
   if (kind) {
     if (!arg) throw new UsageError(`push ${verb}: name a FILE, or - for standard input`);
@@ -70,7 +104,9 @@ export async function runPushCommand(args: string[]): Promise<number> {
       }
       const result = await intake(ctx, kind, body.items);
       if (!result.ok) {
-        process.stdout.write(`${JSON.stringify({ error: 'some changes are refused: nothing was stored', refused: result.refused }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ error: 'some changes are refused: nothing was stored', refused: result.refused }, null, 2)}\n`,
+        );
         return 1;
       }
       process.stdout.write(`${JSON.stringify(result.accepted, null, 2)}\n`);
@@ -78,7 +114,11 @@ export async function runPushCommand(args: string[]): Promise<number> {
     }
     if (verb === 'list') {
       const list = await listChanges(wh.sql, wh, { status: values.status as PushState | undefined, since });
-      process.stdout.write(values.json ? `${JSON.stringify(list, null, 2)}\n` : list.map(row).join('\n') + (list.length ? '\n' : 'no changes\n'));
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(list, null, 2)}\n`
+          : list.map(row).join('\n') + (list.length ? '\n' : 'no changes\n'),
+      );
       return 0;
     }
     const id = idOf(arg);

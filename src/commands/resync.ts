@@ -18,7 +18,12 @@ class UsageError extends Error {
 }
 
 export async function runResyncCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
@@ -26,8 +31,12 @@ export async function runResyncCommand(args: string[]): Promise<number> {
   const [company, stream, ...extra] = positionals;
   if (!company || !stream) throw new UsageError(`resync: name the COMPANY and the STREAM\n${USAGE}`);
   if (extra.length) throw new UsageError(`resync: unexpected argument "${extra[0]}"`);
-  if (!COMPANY_KEY.test(company)) throw new UsageError(`resync: company "${company.slice(0, 40)}": letters, digits, - or _, at most 40`);
-  if (!isStreamName(stream)) throw new UsageError(`resync: stream "${stream.slice(0, 40)}" is not one of ${streams.map((s) => s.name).join(', ')}`);
+  if (!COMPANY_KEY.test(company))
+    throw new UsageError(`resync: company "${company.slice(0, 40)}": letters, digits, - or _, at most 40`);
+  if (!isStreamName(stream))
+    throw new UsageError(
+      `resync: stream "${stream.slice(0, 40)}" is not one of ${streams.map((s) => s.name).join(', ')}`,
+    );
 
   const app = new App(loadConfig(), log);
   try {

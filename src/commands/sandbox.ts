@@ -1,7 +1,14 @@
 import { parseArgs } from 'node:util';
 import { DEFAULTS, formatRateLimit, parseRateLimit, type RateLimit } from '../config.ts';
 import { parseFaults, type FaultSpec } from '../sandbox/faults.ts';
-import { QUIRKS, SANDBOX_SIZES, startSandbox, type Quirk, type SandboxOptions, type SandboxSize } from '../sandbox/index.ts';
+import {
+  QUIRKS,
+  SANDBOX_SIZES,
+  startSandbox,
+  type Quirk,
+  type SandboxOptions,
+  type SandboxSize,
+} from '../sandbox/index.ts';
 import { SCOPES, parseKeySpec, type ApiKey } from '../sandbox/keys.ts';
 import { shutdownSignal } from '../shutdown.ts';
 import { DEFAULT_LATE_MS } from '../sandbox/data.ts';
@@ -48,7 +55,8 @@ class UsageError extends Error {}
 function int(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n < min || n > max) throw new UsageError(`--${name}: expected an integer ${min}-${max}, got "${text}"`);
+  if (!/^\d+$/.test(text) || n < min || n > max)
+    throw new UsageError(`--${name}: expected an integer ${min}-${max}, got "${text}"`);
   return n;
 }
 
@@ -94,8 +102,13 @@ function size(text: string | undefined): SandboxSize {
 
 function quirks(text: string | undefined): Quirk[] {
   if (text === undefined) return [];
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of names) if (!(QUIRKS as readonly string[]).includes(n)) throw new UsageError(`--quirks: unknown quirk "${n}" (known: ${QUIRKS.join(', ')})`);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of names)
+    if (!(QUIRKS as readonly string[]).includes(n))
+      throw new UsageError(`--quirks: unknown quirk "${n}" (known: ${QUIRKS.join(', ')})`);
   return names as Quirk[];
 }
 
@@ -108,7 +121,8 @@ function rateLimit(text: string | undefined): RateLimit | null {
 /** Command-line options → sandbox options; throws UsageError naming the bad option. */
 export function sandboxOptions(v: Values): SandboxOptions {
   const keys: ApiKey[] | undefined = v.key?.map((k) => wrap('key', () => parseKeySpec(k)));
-  const faults: FaultSpec | undefined = v.faults === undefined ? undefined : wrap('faults', () => parseFaults(v.faults!));
+  const faults: FaultSpec | undefined =
+    v.faults === undefined ? undefined : wrap('faults', () => parseFaults(v.faults!));
   return {
     port: int('port', v.port, 4010, 0, 65535),
     host: v.host ?? '127.0.0.1',

@@ -6,10 +6,14 @@ import { listSchemaChanges, type SchemaChangeRow } from '../warehouse/schema-cha
 
 /** `wfsync schema [--json]`: the fields the service sends that no column maps, and those that stopped coming. */
 export async function runSchemaCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, company: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, company: { type: 'string' } },
+    strict: true,
+  });
   if (values.help) {
     process.stdout.write(
-      "usage: wfsync schema [--company KEY] [--json]\n\nFields the service sends that no column maps (kept in _extra), per company and stream: when first and last seen,\nhow many records carried them, their JSON type and a masked example, and when one stopped coming.\n",
+      'usage: wfsync schema [--company KEY] [--json]\n\nFields the service sends that no column maps (kept in _extra), per company and stream: when first and last seen,\nhow many records carried them, their JSON type and a masked example, and when one stopped coming.\n',
     );
     return 0;
   }
@@ -30,7 +34,9 @@ export function formatSchemaChanges(rows: readonly SchemaChangeRow[]): string {
   const lines = rows.map(
     (r) =>
       `${r.company_key.padEnd(12)} ${r.stream.padEnd(28)} ${r.field_path.padEnd(28)} ${r.json_type.padEnd(8)} ${r.field_first_seen_at.toISOString().padEnd(24)} ${String(r.records_seen).padStart(9)}  ${
-        r.gone_at ? `gone since ${r.gone_at.toISOString()}` : `coming (last ${r.field_last_seen_at.toISOString()}); example ${JSON.stringify(r.example)}`
+        r.gone_at
+          ? `gone since ${r.gone_at.toISOString()}`
+          : `coming (last ${r.field_last_seen_at.toISOString()}); example ${JSON.stringify(r.example)}`
       }`,
   );
   return `${[head, ...lines].join('\n')}\n`;

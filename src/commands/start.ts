@@ -15,7 +15,8 @@ import type { Dispatch, Scheduler } from '../queue/scheduler.ts';
 
 function noArgs(command: string, args: string[]): boolean {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
-  if (values.help) process.stdout.write(`usage: wfsync ${command}\n\nSettings come from the environment or .env (see README).\n`);
+  if (values.help)
+    process.stdout.write(`usage: wfsync ${command}\n\nSettings come from the environment or .env (see README).\n`);
   return !!values.help;
 }
 
@@ -36,7 +37,8 @@ function announce(app: App, env: Environment, ops: OpsServer): void {
 }
 
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 /** Scheduler + workers + HTTP server in one process; jobs in-process when there is no Redis. */
@@ -68,7 +70,10 @@ export async function runStartCommand(args: string[]): Promise<number> {
       app.console.write('first sync of every stream:\n');
       for (const ctx of env.contexts) {
         if (shutdown.signal.aborted) break;
-        const summary = await runStreams({ ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, shutdown.signal]) : shutdown.signal }, selectStreams());
+        const summary = await runStreams(
+          { ...ctx, signal: ctx.signal ? AbortSignal.any([ctx.signal, shutdown.signal]) : shutdown.signal },
+          selectStreams(),
+        );
         board.clear();
         app.console.write(formatSummaries([summary]));
       }
@@ -95,7 +100,9 @@ async function enqueueFirstRuns(dispatch: Dispatch, companies: string[]): Promis
 }
 
 function printUpcoming(app: App, scheduler: Scheduler): void {
-  const lines = scheduler.upcoming().map((u) => `  ${u.job.padEnd(26)} ${u.cron.padEnd(16)} next ${u.next?.toISOString() ?? '-'}`);
+  const lines = scheduler
+    .upcoming()
+    .map((u) => `  ${u.job.padEnd(26)} ${u.cron.padEnd(16)} next ${u.next?.toISOString() ?? '-'}`);
   app.console.write(`scheduled incremental syncs (Ctrl-C to stop):\n${lines.join('\n')}\n`);
 }
 
@@ -118,7 +125,10 @@ export async function runWorkerCommand(args: string[]): Promise<number> {
     app.progress(false);
     const metrics = await app.serveMetrics();
     await app.startRunners();
-    log.info({ concurrency: worker.worker.concurrency, metrics: metrics && `${metrics.url}/metrics` }, 'worker started');
+    log.info(
+      { concurrency: worker.worker.concurrency, metrics: metrics && `${metrics.url}/metrics` },
+      'worker started',
+    );
   } catch (e) {
     await shutdown.stop();
     throw e;

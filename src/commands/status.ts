@@ -9,7 +9,11 @@ import { readStatus, type Status } from '../ops/status.ts';
 import { describeCompany, describeProgress } from '../ops/progress-view.ts';
 
 function options(args: string[]) {
-  return parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } }, strict: true }).values;
+  return parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } },
+    strict: true,
+  }).values;
 }
 
 /** The app with its warehouse, migrated; one line naming the warehouse when it cannot be reached. */
@@ -21,7 +25,9 @@ async function openConfiguredWarehouse() {
 /** Applies the warehouse migrations (tables, views, comments); safe to run again. */
 export async function runMigrateCommand(args: string[]): Promise<number> {
   if (options(args).help) {
-    process.stdout.write('usage: wfsync migrate\n\nApplies the warehouse migrations to DATABASE_URL (or the embedded Postgres).\n');
+    process.stdout.write(
+      'usage: wfsync migrate\n\nApplies the warehouse migrations to DATABASE_URL (or the embedded Postgres).\n',
+    );
     return 0;
   }
   const { app, wh } = await openConfiguredWarehouse();
@@ -34,7 +40,9 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
 export async function runStatusCommand(args: string[]): Promise<number> {
   const values = options(args);
   if (values.help) {
-    process.stdout.write('usage: wfsync status [--json]\n\nEach stream\'s last run per company; exit code 1 when a last run failed.\n');
+    process.stdout.write(
+      "usage: wfsync status [--json]\n\nEach stream's last run per company; exit code 1 when a last run failed.\n",
+    );
     return 0;
   }
   const { app, wh } = await openConfiguredWarehouse();
@@ -63,7 +71,9 @@ export function formatStatus(status: Status): string {
   const body = status.streams.length ? [head, ...rows] : ['no sync has run yet'];
   const underWay = (status.progress ?? []).flatMap((c) => [
     describeCompany(c),
-    ...status.streams.filter((s) => s.company === c.company && s.progress).map((s) => `  ${s.stream.padEnd(32)} ${describeProgress(s.progress!)}`),
+    ...status.streams
+      .filter((s) => s.company === c.company && s.progress)
+      .map((s) => `  ${s.stream.padEnd(32)} ${describeProgress(s.progress!)}`),
   ]);
   if (underWay.length) body.push('', 'under way:', ...underWay, '');
   return `${[...body, `${status.rejectsTotal} records still refused (open in sync_rejects)`, pushLine].join('\n')}\n`;
@@ -72,7 +82,9 @@ export function formatStatus(status: Status): string {
 /** The status server alone: status page, rejects, queues (with REDIS_URL), metrics, health. */
 export async function runServeCommand(args: string[]): Promise<number> {
   if (options(args).help) {
-    process.stdout.write('usage: wfsync serve\n\nServes /, /rejects, /queues, /metrics, /status, /health and /ready on WFS_HTTP_PORT.\n');
+    process.stdout.write(
+      'usage: wfsync serve\n\nServes /, /rejects, /queues, /metrics, /status, /health and /ready on WFS_HTTP_PORT.\n',
+    );
     return 0;
   }
   const app = new App(loadConfig(), log);

@@ -38,7 +38,12 @@ export async function runSyncCommand(args: string[]): Promise<number> {
     process.stderr.write(`wfsync sync: --once is required (scheduled syncs run with 'wfsync start')\n${HELP}`);
     return 2;
   }
-  const selected = selectStreams(values.streams?.split(',').map((s) => s.trim()).filter(Boolean));
+  const selected = selectStreams(
+    values.streams
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   const app = new App(loadConfig(), log);
   const shutdown = new Shutdown(app);
   const summaries: SyncSummary[] = [];
@@ -48,7 +53,9 @@ export async function runSyncCommand(args: string[]): Promise<number> {
     warehouse = `warehouse: psql '${shownUrl(app.config, env.warehouse)}'   (schema ${app.config.dbSchema})\n`;
     const board = app.progress(true);
     // With Redis, a run by hand takes each stream as the workers do, so it never reads one beside a worker's run.
-    const locks = app.config.redisUrl ? redisStreamLocks(await app.redis(), { holder: `sync-once:${process.pid}`, ttlMs: app.config.jobLockMs }) : undefined;
+    const locks = app.config.redisUrl
+      ? redisStreamLocks(await app.redis(), { holder: `sync-once:${process.pid}`, ttlMs: app.config.jobLockMs })
+      : undefined;
     for (const ctx of env.contexts) {
       if (shutdown.signal.aborted) break;
       const signal = ctx.signal ? AbortSignal.any([ctx.signal, shutdown.signal]) : shutdown.signal;
@@ -62,15 +69,20 @@ export async function runSyncCommand(args: string[]): Promise<number> {
   const unsynced = unsyncedFormsNotice(app.config);
   app.console.write(`${formatSummaries(summaries)}${warehouse}${unsynced ? `${unsynced}\n` : ''}`);
   // Only the summary goes to stdout: `sync --once --json > out.json` is valid JSON.
-  if (values.json) process.stdout.write(`${JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
+  if (values.json)
+    process.stdout.write(`${JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
   return summaries.some((s) => s.failed > 0) ? 1 : 0;
 }
 
 export function formatSummaries(summaries: SyncSummary[]): string {
   const lines: string[] = [];
   for (const s of summaries) {
-    lines.push(`\ncompany ${s.companyKey}: ${s.rows} rows, ${s.requests} requests, ${s.rejects} rejects, ${(s.durationMs / 1000).toFixed(1)} s`);
-    lines.push(`  ${'stream'.padEnd(32)} ${'rows'.padStart(9)} ${'requests'.padStart(9)} ${'rejects'.padStart(8)} ${'deleted'.padStart(8)}  outcome`);
+    lines.push(
+      `\ncompany ${s.companyKey}: ${s.rows} rows, ${s.requests} requests, ${s.rejects} rejects, ${(s.durationMs / 1000).toFixed(1)} s`,
+    );
+    lines.push(
+      `  ${'stream'.padEnd(32)} ${'rows'.padStart(9)} ${'requests'.padStart(9)} ${'rejects'.padStart(8)} ${'deleted'.padStart(8)}  outcome`,
+    );
     for (const o of s.streams) {
       lines.push(
         `  ${o.stream.padEnd(32)} ${String(o.rows).padStart(9)} ${String(o.requests).padStart(9)} ${String(o.rejects).padStart(8)} ${String(o.deleted).padStart(8)}  ${o.outcome}${o.error ? `: ${o.error}` : ''}`,

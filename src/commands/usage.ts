@@ -18,7 +18,12 @@ class UsageError extends Error {
 export async function runUsageCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, company: { type: 'string' }, since: { type: 'string' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      company: { type: 'string' },
+      since: { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   });
@@ -27,9 +32,11 @@ export async function runUsageCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new UsageError(`usage: unexpected argument "${positionals[0]}"`);
-  if (values.company !== undefined && !COMPANY_KEY.test(values.company)) throw new UsageError(`--company "${values.company.slice(0, 40)}": letters, digits, - or _, at most 40`);
+  if (values.company !== undefined && !COMPANY_KEY.test(values.company))
+    throw new UsageError(`--company "${values.company.slice(0, 40)}": letters, digits, - or _, at most 40`);
   const since = values.since ?? new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since))) throw new UsageError(`--since "${since.slice(0, 40)}": expected a day such as 2026-11-01`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))
+    throw new UsageError(`--since "${since.slice(0, 40)}": expected a day such as 2026-11-01`);
 
   const app = new App(loadConfig(), log);
   try {
@@ -37,7 +44,10 @@ export async function runUsageCommand(args: string[]): Promise<number> {
     if (values.json) process.stdout.write(`${JSON.stringify(days)}\n`);
     else if (days.length === 0) process.stdout.write(`no requests recorded since ${since}\n`);
     else {
-      const lines = days.map((d) => `${d.day}  ${d.company.padEnd(16)} ${d.stream.padEnd(26)} ${String(d.requests).padStart(8)} requests ${String(d.runs).padStart(5)} runs`);
+      const lines = days.map(
+        (d) =>
+          `${d.day}  ${d.company.padEnd(16)} ${d.stream.padEnd(26)} ${String(d.requests).padStart(8)} requests ${String(d.runs).padStart(5)} runs`,
+      );
       const total = days.reduce((n, d) => n + d.requests, 0);
       process.stdout.write(`${lines.join('\n')}\n${total} requests in all\n`);
     }

@@ -10,7 +10,9 @@ const app = new App(loadConfig(), log);
 try {
   const wh = await app.warehouse();
   await writeDocs(wh);
-  writeDbtPackage(DBT_DOC_DIR, await warehouseDbtPackage(wh, { ...app.schedule, cronOverrides: {}, timezone: 'UTC' }), { replace: true });
+  writeDbtPackage(DBT_DOC_DIR, await warehouseDbtPackage(wh, { ...app.schedule, cronOverrides: {}, timezone: 'UTC' }), {
+    replace: true,
+  });
   process.stderr.write('wrote README.md (settings), docs/warehouse.md and docs/dbt/\n');
 } finally {
   await app.stop();

@@ -24,7 +24,13 @@ function lockKey(company: string, job: string): string {
   return `wfsync:run:${company}:${job}`;
 }
 
-export async function tryRunLock(redis: Redis, company: string, job: string, owner: string, ttlMs: number): Promise<LockOutcome> {
+export async function tryRunLock(
+  redis: Redis,
+  company: string,
+  job: string,
+  owner: string,
+  ttlMs: number,
+): Promise<LockOutcome> {
   return tryLock(redis, lockKey(company, job), owner, ttlMs);
 }
 
@@ -32,22 +38,31 @@ export async function tryRunLock(redis: Redis, company: string, job: string, own
  * Takes `key` for `owner` unless someone holds it; kept alive while held, and gone `ttlMs` after its holder died.
  * Once `signal` is aborted (the run holding it is told to stop), its release is sent and not waited for.
  */
-export async function tryLock(redis: Redis, key: string, owner: string, ttlMs: number, signal?: AbortSignal): Promise<LockOutcome> {
+export async function tryLock(
+  redis: Redis,
+  key: string,
+  owner: string,
+  ttlMs: number,
+  signal?: AbortSignal,
+): Promise<LockOutcome> {
   const value = `${owner}|${randomUUID()}`;
   const ok = await redis.set(key, value, 'PX', ttlMs, 'NX');
   if (ok !== 'OK') return { heldBy: ((await redis.get(key)) ?? '').split('|')[0]! };
   const lost = new AbortController();
-  const renew = setInterval(() => {
-    redis
-      .eval(RENEW, 1, key, value, String(ttlMs))
-      .then((renewed) => {
-        if (renewed === 0 && !lost.signal.aborted) {
-          clearInterval(renew);
-          lost.abort(new Error('the lock expired while Redis was out of reach'));
-        }
-      })
-      .catch(() => undefined);
-  }, Math.max(100, Math.floor(ttlMs / 3)));
+  const renew = setInterval(
+    () => {
+      redis
+        .eval(RENEW, 1, key, value, String(ttlMs))
+        .then((renewed) => {
+          if (renewed === 0 && !lost.signal.aborted) {
+            clearInterval(renew);
+            lost.abort(new Error('the lock expired while Redis was out of reach'));
+          }
+        })
+        .catch(() => undefined);
+    },
+    Math.max(100, Math.floor(ttlMs / 3)),
+  );
   // A lock does not keep the process alive: one a run could not release (Redis gone) expires by itself.
   renew.unref();
   return {

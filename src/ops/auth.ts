@@ -16,12 +16,20 @@ export interface SessionOptions {
   secure: boolean;
 }
 
-export const DEFAULT_SESSIONS: SessionOptions = { idleMs: DEFAULTS.sessionIdleMinutes * 60_000, maxAgeMs: DEFAULTS.sessionMaxHours * 3600_000, secure: false };
+export const DEFAULT_SESSIONS: SessionOptions = {
+  idleMs: DEFAULTS.sessionIdleMinutes * 60_000,
+  maxAgeMs: DEFAULTS.sessionMaxHours * 3600_000,
+  secure: false,
+};
 
 /** Sessions held at once: past this the least recently used one ends, so sign-ins cannot grow memory. */
 const MAX_SESSIONS = 1000;
 
-export type SignIn = { kind: 'ok'; session: string } | { kind: 'wrong' } | { kind: 'off' } | { kind: 'throttled'; retryAfterS: number };
+export type SignIn =
+  | { kind: 'ok'; session: string }
+  | { kind: 'wrong' }
+  | { kind: 'off' }
+  | { kind: 'throttled'; retryAfterS: number };
 
 interface Session {
   createdAt: number;
@@ -96,14 +104,23 @@ export class DashboardAuth {
   }
 
   get cookie(): CookieOptions {
-    return { httpOnly: true, sameSite: 'Strict', path: '/', secure: this.options.secure, maxAge: Math.floor(this.options.maxAgeMs / 1000) };
+    return {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      secure: this.options.secure,
+      maxAge: Math.floor(this.options.maxAgeMs / 1000),
+    };
   }
 
   /** Refuses anything but reading unless signed in: acting on jobs is acting on Redis. */
   guardWrites(): MiddlewareHandler {
     return async (c, next) => {
       if (c.req.method === 'GET' || c.req.method === 'HEAD' || this.signedIn(c)) return next();
-      return c.json({ error: this.enabled ? 'sign in at /signin to act on jobs' : 'read-only: WFS_DASHBOARD_TOKEN is not set' }, 403);
+      return c.json(
+        { error: this.enabled ? 'sign in at /signin to act on jobs' : 'read-only: WFS_DASHBOARD_TOKEN is not set' },
+        403,
+      );
     };
   }
 

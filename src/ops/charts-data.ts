@@ -73,7 +73,12 @@ export async function readCharts(wh: Warehouse, opts: ChartsOptions): Promise<Ch
  * closed without its counts (its process died), counts the pages its stored progress has done (one request each,
  * retries aside) up to when it stored them.
  */
-export async function readBudgetUse(wh: Warehouse, companies: readonly string[], since: Date, now: Date): Promise<Map<string, MinuteUse[]>> {
+export async function readBudgetUse(
+  wh: Warehouse,
+  companies: readonly string[],
+  since: Date,
+  now: Date,
+): Promise<Map<string, MinuteUse[]>> {
   const { sql } = wh;
   const s = sql(wh.schema);
   const rows = await sql<{ company: string; at: Date; requests: number }[]>`
@@ -99,13 +104,21 @@ export async function readBudgetUse(wh: Warehouse, companies: readonly string[],
     from r join m on m.t < r.e and m.t + interval '1 minute' > r.s
     group by r.company, m.t`;
   const minutes: Date[] = [];
-  for (let t = Math.floor(since.getTime() / 60_000) * 60_000; t <= now.getTime(); t += 60_000) minutes.push(new Date(t));
+  for (let t = Math.floor(since.getTime() / 60_000) * 60_000; t <= now.getTime(); t += 60_000)
+    minutes.push(new Date(t));
   const got = new Map(rows.map((r) => [`${r.company}/${r.at.getTime()}`, r.requests]));
-  return new Map(companies.map((c) => [c, minutes.map((at) => ({ at, requests: got.get(`${c}/${at.getTime()}`) ?? 0 }))]));
+  return new Map(
+    companies.map((c) => [c, minutes.map((at) => ({ at, requests: got.get(`${c}/${at.getTime()}`) ?? 0 }))]),
+  );
 }
 
 /** Each stream's finished runs that started in the window, per company: rows written per run. */
-export async function readRunRows(wh: Warehouse, companies: readonly string[], since: Date, now: Date): Promise<Map<string, Map<string, RunRows[]>>> {
+export async function readRunRows(
+  wh: Warehouse,
+  companies: readonly string[],
+  since: Date,
+  now: Date,
+): Promise<Map<string, Map<string, RunRows[]>>> {
   const { sql } = wh;
   const rows = await sql<(RunRows & { company: string; stream: string })[]>`
     select k.company, st.stream, x.id::int as id, x.started_at as "startedAt", x.finished_at as "finishedAt", x.outcome, x.rows::int as rows
@@ -141,7 +154,8 @@ export async function readPushHours(wh: Warehouse, since: Date, now: Date): Prom
       and created_at >= ${since}
     group by 1, 2`;
   const hours: PushHour[] = [];
-  for (let t = Math.floor(since.getTime() / HOUR_MS) * HOUR_MS; t <= now.getTime(); t += HOUR_MS) hours.push({ at: new Date(t), counts: {} });
+  for (let t = Math.floor(since.getTime() / HOUR_MS) * HOUR_MS; t <= now.getTime(); t += HOUR_MS)
+    hours.push({ at: new Date(t), counts: {} });
   const byHour = new Map(hours.map((h) => [h.at.getTime(), h]));
   for (const r of rows) {
     const h = byHour.get(r.at.getTime());

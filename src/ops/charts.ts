@@ -68,16 +68,27 @@ ${pushChart(p.data.push, p.data.since.push, p.data.now)}
 
 const hoursOf = (since: Date, now: Date) => Math.round((now.getTime() - since.getTime()) / 3_600_000);
 
-function budgetChart(company: string, minutes: MinuteUse[], limit: number | undefined, own: MinuteUse[] | undefined): string {
+function budgetChart(
+  company: string,
+  minutes: MinuteUse[],
+  limit: number | undefined,
+  own: MinuteUse[] | undefined,
+): string {
   const f = BUDGET;
   const from = minutes[0]?.at.getTime() ?? 0;
   const to = minutes.at(-1)?.at.getTime() ?? from;
-  const top = niceMax(Math.max(limit ?? 0, ...minutes.map((m) => m.requests), ...(own ?? []).map((m) => m.requests), 1));
+  const top = niceMax(
+    Math.max(limit ?? 0, ...minutes.map((m) => m.requests), ...(own ?? []).map((m) => m.requests), 1),
+  );
   const x = scale(from, Math.max(to, from + 1), f.left, f.w - f.right);
   const y = scale(0, top, f.h - f.bottom, f.top);
   const line = (ms: MinuteUse[]) => ms.map((m) => `${r1(x(m.at.getTime()))},${r1(y(m.requests))}`).join(' ');
-  const ownLine = own?.some((m) => m.requests > 0) ? `<polyline class="own" points="${line(own)}"><title>this process, exact</title></polyline>` : '';
-  const limitLine = limit ? `<line class="limit" x1="${f.left}" x2="${f.w - f.right}" y1="${r1(y(limit))}" y2="${r1(y(limit))}"><title>budget: ${limit} a minute</title></line>` : '';
+  const ownLine = own?.some((m) => m.requests > 0)
+    ? `<polyline class="own" points="${line(own)}"><title>this process, exact</title></polyline>`
+    : '';
+  const limitLine = limit
+    ? `<line class="limit" x1="${f.left}" x2="${f.w - f.right}" y1="${r1(y(limit))}" y2="${r1(y(limit))}"><title>budget: ${limit} a minute</title></line>`
+    : '';
   return `<div class="chart budget" data-company="${esc(company)}"><h3>${esc(company)}</h3>
 <svg viewBox="0 0 ${f.w} ${f.h}" role="img" aria-label="requests per minute of ${esc(company)}" ${frameAttrs(f, top, from, to)}>
 ${yAxis(f, y, top)}${timeAxis(f, x, from, to)}${limitLine}
@@ -94,13 +105,17 @@ function budgetTable(minutes: MinuteUse[], limit: number | undefined): string {
     hours.set(h, { total: got.total + m.requests, peak: Math.max(got.peak, m.requests) });
   }
   const rows = [...hours]
-    .map(([h, v]) => `<tr><td>${hhmm(h)}</td><td class="n">${Math.round(v.total)}</td><td class="n">${Math.round(v.peak)}</td><td class="n">${limit ?? '-'}</td></tr>`)
+    .map(
+      ([h, v]) =>
+        `<tr><td>${hhmm(h)}</td><td class="n">${Math.round(v.total)}</td><td class="n">${Math.round(v.peak)}</td><td class="n">${limit ?? '-'}</td></tr>`,
+    )
     .join('');
   return `<details><summary>numbers</summary><table><thead><tr><th>hour (UTC)</th><th>requests</th><th>busiest minute</th><th>budget a minute</th></tr></thead><tbody>${rows}</tbody></table></details>`;
 }
 
 function runsCharts(company: string, byStream: Map<string, RunRows[]>, since: Date, now: Date): string {
-  if (byStream.size === 0) return `<div class="chart runs" data-company="${esc(company)}"><h3>${esc(company)}</h3><p class="muted">No run finished in this window.</p></div>`;
+  if (byStream.size === 0)
+    return `<div class="chart runs" data-company="${esc(company)}"><h3>${esc(company)}</h3><p class="muted">No run finished in this window.</p></div>`;
   const charts = [...byStream].map(([stream, runs]) => runChart(stream, runs, since, now)).join('');
   const rows = [...byStream]
     .map(([stream, runs]) => {
@@ -123,7 +138,10 @@ function runChart(stream: string, runs: RunRows[], since: Date, now: Date): stri
     .map((r) => {
       // A run that wrote nothing still shows, as a mark on the axis.
       const h = r.rows > 0 ? Math.max(y(0) - y(r.rows), 1) : 0;
-      const mark = r.rows > 0 ? '' : `<circle class="run ${esc(r.outcome)}" cx="${r1(x(r.startedAt.getTime()))}" cy="${r1(y(0))}" r="2"/>`;
+      const mark =
+        r.rows > 0
+          ? ''
+          : `<circle class="run ${esc(r.outcome)}" cx="${r1(x(r.startedAt.getTime()))}" cy="${r1(y(0))}" r="2"/>`;
       return `<rect class="run ${esc(r.outcome)}" data-run="${r.id}" data-rows="${r.rows}" x="${r1(x(r.startedAt.getTime()) - 1.5)}" y="${r1(y(r.rows))}" width="3" height="${r1(h)}"><title>${esc(stream)} ${esc(iso(r.startedAt))}: ${r.rows} rows, ${esc(r.outcome)}</title></rect>${mark}`;
     })
     .join('');
@@ -134,7 +152,8 @@ function runChart(stream: string, runs: RunRows[], since: Date, now: Date): stri
 function pushChart(hours: PushHour[], since: Date, now: Date): string {
   const f = PUSH;
   const statuses = [...new Set(hours.flatMap((h) => Object.keys(h.counts)))].sort((a, b) => order(a) - order(b));
-  if (statuses.length === 0) return `<div class="chart push"><p class="muted">No change was pushed in this window.</p></div>`;
+  if (statuses.length === 0)
+    return `<div class="chart push"><p class="muted">No change was pushed in this window.</p></div>`;
   const from = Math.floor(since.getTime() / 3_600_000) * 3_600_000;
   const to = now.getTime();
   const top = niceMax(Math.max(1, ...hours.map((h) => sumOf(h.counts))));
@@ -158,7 +177,10 @@ function pushChart(hours: PushHour[], since: Date, now: Date): string {
   const legend = statuses.map((s) => `<span><i style="background:${colour(s)}"></i>${esc(s)}</span>`).join('');
   const rows = hours
     .filter((h) => sumOf(h.counts) > 0)
-    .map((h) => `<tr><td>${hhmm(h.at.getTime())}</td>${statuses.map((s) => `<td class="n">${h.counts[s] ?? 0}</td>`).join('')}</tr>`)
+    .map(
+      (h) =>
+        `<tr><td>${hhmm(h.at.getTime())}</td>${statuses.map((s) => `<td class="n">${h.counts[s] ?? 0}</td>`).join('')}</tr>`,
+    )
     .join('');
   return `<div class="chart push"><div class="legend">${legend}</div>
 <svg viewBox="0 0 ${f.w} ${f.h}" role="img" aria-label="pushed changes per hour by status" ${frameAttrs(f, top, from, to)}>${yAxis(f, y, top)}${timeAxis(f, x, from, to)}${bars}</svg>
@@ -179,7 +201,10 @@ function frameAttrs(f: Frame, top: number, from: number, to: number): string {
 function yAxis(f: Frame, y: (v: number) => number, top: number, compact = false): string {
   const ticks = compact ? [0, top] : [0, top / 2, top];
   return ticks
-    .map((v) => `<line class="grid" x1="${f.left}" x2="${f.w - f.right}" y1="${r1(y(v))}" y2="${r1(y(v))}"/><text x="${f.left - 4}" y="${r1(y(v) + 4)}" text-anchor="end">${short(v)}</text>`)
+    .map(
+      (v) =>
+        `<line class="grid" x1="${f.left}" x2="${f.w - f.right}" y1="${r1(y(v))}" y2="${r1(y(v))}"/><text x="${f.left - 4}" y="${r1(y(v) + 4)}" text-anchor="end">${short(v)}</text>`,
+    )
     .join('')
     .concat(`<line class="axis" x1="${f.left}" x2="${f.left}" y1="${f.top}" y2="${f.h - f.bottom}"/>`);
 }
@@ -192,12 +217,16 @@ function timeAxis(f: Frame, x: (v: number) => number, from: number, to: number):
   for (let t = Math.ceil(from / every) * every; t <= to; t += every) ticks.push(t);
   const base = f.h - f.bottom;
   return `<line class="axis" x1="${f.left}" x2="${f.w - f.right}" y1="${base}" y2="${base}"/>${ticks
-    .map((t) => `<line class="axis" x1="${r1(x(t))}" x2="${r1(x(t))}" y1="${base}" y2="${base + 3}"/><text x="${r1(x(t))}" y="${base + 14}" text-anchor="middle">${hhmm(t)}</text>`)
+    .map(
+      (t) =>
+        `<line class="axis" x1="${r1(x(t))}" x2="${r1(x(t))}" y1="${base}" y2="${base + 3}"/><text x="${r1(x(t))}" y="${base + 14}" text-anchor="middle">${hhmm(t)}</text>`,
+    )
     .join('')}`;
 }
 
 /** The linear map of [d0, d1] onto [p0, p1]. */
-const scale = (d0: number, d1: number, p0: number, p1: number) => (v: number) => p0 + ((v - d0) / (d1 - d0 || 1)) * (p1 - p0);
+const scale = (d0: number, d1: number, p0: number, p1: number) => (v: number) =>
+  p0 + ((v - d0) / (d1 - d0 || 1)) * (p1 - p0);
 
 /** A round axis top at or above v: 1, 2 or 5 times a power of ten. */
 export function niceMax(v: number): number {
@@ -208,15 +237,23 @@ export function niceMax(v: number): number {
 const r1 = (v: number) => Math.round(v * 10) / 10;
 const iso = (d: Date) => d.toISOString();
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
-const short = (v: number) => (v >= 10_000 ? `${Math.round(v / 1000)}k` : v >= 1000 ? `${r1(v / 1000)}k` : String(r1(v)));
+const short = (v: number) =>
+  v >= 10_000 ? `${Math.round(v / 1000)}k` : v >= 1000 ? `${r1(v / 1000)}k` : String(r1(v));
 
 /** Reads and draws the charts for the status page of these companies. */
 export async function statusCharts(
   wh: Warehouse,
-  opts: { companies: readonly string[]; live: LiveFigures; budget?: (company: string) => RateLimit | undefined; now?: Date },
+  opts: {
+    companies: readonly string[];
+    live: LiveFigures;
+    budget?: (company: string) => RateLimit | undefined;
+    now?: Date;
+  },
 ): Promise<string> {
   const data = await readCharts(wh, { companies: opts.companies, now: opts.now });
-  const own = new Map(opts.companies.map((c) => [c, opts.live.minutes(c, data.since.budget.getTime(), data.now.getTime())]));
+  const own = new Map(
+    opts.companies.map((c) => [c, opts.live.minutes(c, data.since.budget.getTime(), data.now.getTime())]),
+  );
   const limitPerMinute = (company: string) => {
     const budget = opts.budget?.(company);
     return budget ? Math.floor((budget.limit * 60_000) / budget.windowMs) : undefined;

@@ -13,7 +13,13 @@ export type KeyCheck = { ok: true } | { ok: false; kind: 'key_refused' | 'servic
  * nor its key rotated, with a key the service refuses or an address that does not answer. A key refused only a
  * scope is a key the service knows: the sync's own runs say which scope it lacks.
  */
-export async function checkApiKey(o: { baseUrl: string; apiKey: string; rateLimit: RateLimit; timeoutMs?: number; logger?: Logger }): Promise<KeyCheck> {
+export async function checkApiKey(o: {
+  baseUrl: string;
+  apiKey: string;
+  rateLimit: RateLimit;
+  timeoutMs?: number;
+  logger?: Logger;
+}): Promise<KeyCheck> {
   const limiter = createRateLimiter({ rateLimit: o.rateLimit });
   const client = new SourceClient({
     baseUrl: o.baseUrl,
@@ -28,11 +34,23 @@ export async function checkApiKey(o: { baseUrl: string; apiKey: string; rateLimi
     await client.all(clockProbe, {});
     return { ok: true };
   } catch (err) {
-    if (isSourceError(err, 'auth')) return { ok: false, kind: 'key_refused', message: `the service at ${o.baseUrl} refused the API key (${err.status ?? 401})` };
+    if (isSourceError(err, 'auth'))
+      return {
+        ok: false,
+        kind: 'key_refused',
+        message: `the service at ${o.baseUrl} refused the API key (${err.status ?? 401})`,
+      };
     if (isSourceError(err, 'scope')) return { ok: true };
     if (isSourceError(err)) {
-      const why = err.kind === 'network' || err.kind === 'timeout' ? `no answer (${err.code ?? err.kind})` : `${err.kind}: ${err.message}`;
-      return { ok: false, kind: 'service_unreachable', message: `the service at ${o.baseUrl} could not be asked: ${why}` };
+      const why =
+        err.kind === 'network' || err.kind === 'timeout'
+          ? `no answer (${err.code ?? err.kind})`
+          : `${err.kind}: ${err.message}`;
+      return {
+        ok: false,
+        kind: 'service_unreachable',
+        message: `the service at ${o.baseUrl} could not be asked: ${why}`,
+      };
     }
     throw err;
   } finally {

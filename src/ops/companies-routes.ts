@@ -6,7 +6,11 @@ import type { Logger } from 'pino';
 import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/company-records.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
 import { esc, layout, type Viewer } from './page.ts';
-import { mountPersonalDataApi, mountPersonalDataPages, type PersonalDataRoutesOptions } from './personal-data-routes.ts';
+import {
+  mountPersonalDataApi,
+  mountPersonalDataPages,
+  type PersonalDataRoutesOptions,
+} from './personal-data-routes.ts';
 import { idParam } from './input.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
 
@@ -43,18 +47,30 @@ export interface CompanyRoutesOptions {
 }
 
 /** The company and stream of a re-sync route, or the 400/404 that names the wrong one. */
-function resyncTarget(c: Context, known: (company: string) => boolean): { ok: true; company: string; stream: StreamName } | { ok: false; res: Response } {
+function resyncTarget(
+  c: Context,
+  known: (company: string) => boolean,
+): { ok: true; company: string; stream: StreamName } | { ok: false; res: Response } {
   const key = keyParam(c);
   if (!key.ok) return key;
-  if (!known(key.key)) return { ok: false, res: c.json({ error: `key: company "${key.key}" is not configured`, kind: 'unknown_company' }, 404) };
+  if (!known(key.key))
+    return {
+      ok: false,
+      res: c.json({ error: `key: company "${key.key}" is not configured`, kind: 'unknown_company' }, 404),
+    };
   const stream = c.req.param('stream') ?? '';
-  if (!isStreamName(stream)) return { ok: false, res: c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400) };
+  if (!isStreamName(stream))
+    return {
+      ok: false,
+      res: c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400),
+    };
   return { ok: true, company: key.key, stream };
 }
 
 function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
   const key = c.req.param('key') ?? '';
-  if (!COMPANY_KEY.test(key)) return { ok: false, res: c.json({ error: 'key: expected letters, digits, - or _ (at most 40)' }, 400) };
+  if (!COMPANY_KEY.test(key))
+    return { ok: false, res: c.json({ error: 'key: expected letters, digits, - or _ (at most 40)' }, 400) };
   return { ok: true, key };
 }
 
@@ -148,10 +164,14 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const purge = form.purge === 'on' || form.purge === 'true';
       // Purging deletes rows for good: the form asks for the company's key typed again.
-      if (purge && form.confirm !== key.key) return c.json({ error: 'confirm: type the company key to purge its rows' }, 400);
+      if (purge && form.confirm !== key.key)
+        return c.json({ error: 'confirm: type the company key to purge its rows' }, 400);
       const { purged } = await admin.remove(key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed from the dashboard');
-      return done(c, `company ${key.key} is removed${purged ? `, ${Object.values(purged).reduce((a, b) => a + b, 0)} rows purged` : ''}`);
+      return done(
+        c,
+        `company ${key.key} is removed${purged ? `, ${Object.values(purged).reduce((a, b) => a + b, 0)} rows purged` : ''}`,
+      );
     }),
   );
 
@@ -167,7 +187,13 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
   }
 
   const api = new Hono();
-  api.use('*', bodyLimit({ maxSize: BODY_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413) }));
+  api.use(
+    '*',
+    bodyLimit({
+      maxSize: BODY_MAX_BYTES,
+      onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413),
+    }),
+  );
   api.use('*', async (c, next) => {
     if (!o.token) return c.json({ error: 'the companies API is off: set WFS_PUSH_TOKEN to use it' }, 503);
     const header = c.req.header('authorization') ?? '';
@@ -220,7 +246,8 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       const key = keyParam(c);
       if (!key.ok) return key.res;
       const purgeText = c.req.query('purge');
-      if (purgeText !== undefined && !['true', 'false', '1', '0', ''].includes(purgeText)) return c.json({ error: 'purge: expected true or false' }, 400);
+      if (purgeText !== undefined && !['true', 'false', '1', '0', ''].includes(purgeText))
+        return c.json({ error: 'purge: expected true or false' }, 400);
       const purge = purgeText === 'true' || purgeText === '1';
       const { removed, purged } = await admin.remove(key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed through the API');
@@ -232,7 +259,8 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     if (!key.ok) return key.res;
     const since = c.req.query('since');
     const at = since ? new Date(since) : undefined;
-    if (since !== undefined && (!/^\d{4}-\d{2}-\d{2}/.test(since) || Number.isNaN(at!.getTime()))) return c.json({ error: 'since: expected an ISO date or time' }, 400);
+    if (since !== undefined && (!/^\d{4}-\d{2}-\d{2}/.test(since) || Number.isNaN(at!.getTime())))
+      return c.json({ error: 'since: expected an ISO date or time' }, 400);
     const before = c.req.query('before') ? idParam('before', c.req.query('before')) : undefined;
     if (before && !before.ok) return c.json({ error: before.error }, 400);
     const limit = c.req.query('limit') ? idParam('limit', c.req.query('limit')) : undefined;
@@ -268,7 +296,9 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
   };
   const rows = companies
     .map(
-      (c) => `<tr data-company="${esc(c.key)}"><td><a href="/companies/${encodeURIComponent(c.key)}">${esc(c.key)}</a> <a class="muted" href="/companies/${encodeURIComponent(c.key)}/personal-data">personal data</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
+      (
+        c,
+      ) => `<tr data-company="${esc(c.key)}"><td><a href="/companies/${encodeURIComponent(c.key)}">${esc(c.key)}</a> <a class="muted" href="/companies/${encodeURIComponent(c.key)}/personal-data">personal data</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
 <td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');

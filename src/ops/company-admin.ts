@@ -54,8 +54,12 @@ export function companyAdmin(o: {
   return {
     list: () => listCompanies(wh),
     add: async (c) => {
-      if (await findCompany(wh, c.key)) throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
-      refuseUnless(c.key, await check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit: c.rateLimit ?? { ...DEFAULTS.rateLimit } }));
+      if (await findCompany(wh, c.key))
+        throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
+      refuseUnless(
+        c.key,
+        await check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit: c.rateLimit ?? { ...DEFAULTS.rateLimit } }),
+      );
       return addCompany(wh, sealer, c);
     },
     pause: (key) => setPaused(wh, key, true),
@@ -85,7 +89,10 @@ const ids = (field: string) =>
   z.union([
     z.array(z.number().int().positive()),
     z.string().transform((s, ctx) => {
-      const parts = s.split(',').map((p) => p.trim()).filter(Boolean);
+      const parts = s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
       if (parts.some((p) => !/^\d{1,9}$/.test(p))) {
         ctx.addIssue({ code: 'custom', message: `${field}: expected ids such as 1,2` });
         return z.NEVER;
@@ -98,7 +105,11 @@ const ids = (field: string) =>
 const NewCompanyInput = z.object({
   key: z.string().regex(COMPANY_KEY, 'expected letters, digits, - or _ (at most 40)'),
   baseUrl: z.url({ protocol: /^https?$/, message: 'expected an http:// or https:// URL' }).max(2000),
-  apiKey: z.string().min(1, 'required').max(4096).regex(/^[\x21-\x7e]+$/, 'expected printable characters without spaces'),
+  apiKey: z
+    .string()
+    .min(1, 'required')
+    .max(4096)
+    .regex(/^[\x21-\x7e]+$/, 'expected printable characters without spaces'),
   formIds: ids('formIds').optional(),
   runTypeIds: ids('runTypeIds').optional(),
   rateLimit: z
@@ -130,7 +141,11 @@ function present(fields: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function parseNewCompany(fields: unknown): Parsed<NewCompany> {
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { ok: false, error: 'body: expected an object of key, baseUrl, apiKey and optional formIds, runTypeIds, rateLimit' };
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+    return {
+      ok: false,
+      error: 'body: expected an object of key, baseUrl, apiKey and optional formIds, runTypeIds, rateLimit',
+    };
   const parsed = NewCompanyInput.strict().safeParse(present(fields as Record<string, unknown>));
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: firstIssue(parsed.error) };
 }
@@ -138,7 +153,8 @@ export function parseNewCompany(fields: unknown): Parsed<NewCompany> {
 const ApiKeyInput = z.object({ apiKey: NewCompanyInput.shape.apiKey }).strict();
 
 export function parseApiKey(fields: unknown): Parsed<string> {
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { ok: false, error: 'body: expected an object with apiKey' };
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+    return { ok: false, error: 'body: expected an object with apiKey' };
   const parsed = ApiKeyInput.safeParse(present(fields as Record<string, unknown>));
   return parsed.success ? { ok: true, value: parsed.data.apiKey } : { ok: false, error: firstIssue(parsed.error) };
 }

@@ -44,16 +44,23 @@ function detailText(d: unknown): string {
 export function timelineTable(events: readonly EventRow[]): string {
   if (events.length === 0) return '<p class="muted" id="timeline-empty">Nothing recorded yet.</p>';
   const rows = events
-    .map((e) => `<tr data-event="${esc(e.event)}" data-stream="${esc(e.stream ?? '')}"><td>${when(e.happened_at)}</td><td>${esc(e.event)}</td><td>${esc(e.stream ?? '')}</td><td class="muted">${esc(detailText(e.detail))}</td></tr>`)
+    .map(
+      (e) =>
+        `<tr data-event="${esc(e.event)}" data-stream="${esc(e.stream ?? '')}"><td>${when(e.happened_at)}</td><td>${esc(e.event)}</td><td>${esc(e.stream ?? '')}</td><td class="muted">${esc(detailText(e.detail))}</td></tr>`,
+    )
     .join('');
   return `<table id="timeline"><thead><tr><th>when</th><th>event</th><th>stream</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function resyncTable(resyncs: readonly ResyncRequest[]): string {
   if (resyncs.length === 0) return '';
-  const state = (r: ResyncRequest) => (r.finishedAt ? esc(r.outcome ?? 'finished') : r.startedAt ? 'running' : 'waiting');
+  const state = (r: ResyncRequest) =>
+    r.finishedAt ? esc(r.outcome ?? 'finished') : r.startedAt ? 'running' : 'waiting';
   const rows = resyncs
-    .map((r) => `<tr data-resync="${r.id}" data-stream="${esc(r.stream)}" data-state="${state(r)}"><td>${r.id}</td><td>${esc(r.stream)}</td><td>${esc(r.via)}</td><td>${when(r.requestedAt)}</td><td>${when(r.startedAt)}</td><td>${when(r.finishedAt)}</td><td class="${state(r)}">${state(r)}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr data-resync="${r.id}" data-stream="${esc(r.stream)}" data-state="${state(r)}"><td>${r.id}</td><td>${esc(r.stream)}</td><td>${esc(r.via)}</td><td>${when(r.requestedAt)}</td><td>${when(r.startedAt)}</td><td>${when(r.finishedAt)}</td><td class="${state(r)}">${state(r)}</td></tr>`,
+    )
     .join('');
   return `<h2>Re-syncs</h2><p class="muted">A re-sync reads the stream again from the start; its rows stay readable meanwhile, and its progress shows in the table above.</p>
 <table id="resyncs"><thead><tr><th>request</th><th>stream</th><th>asked from</th><th>asked</th><th>started</th><th>finished</th><th>state</th></tr></thead><tbody>${rows}</tbody></table>`;

@@ -35,7 +35,17 @@ interface Relation {
 
 /** The schema's tables and views as the catalog describes them. */
 export async function readCatalog(wh: Warehouse): Promise<Relation[]> {
-  const rows = await wh.sql<{ name: string; kind: string; doc: string | null; column: string; type: string; coldoc: string | null; keypos: number | null }[]>`
+  const rows = await wh.sql<
+    {
+      name: string;
+      kind: string;
+      doc: string | null;
+      column: string;
+      type: string;
+      coldoc: string | null;
+      keypos: number | null;
+    }[]
+  >`
     select c.relname as name, case c.relkind when 'v' then 'view' else 'table' end as kind,
       obj_description(c.oid, 'pg_class') as doc, a.attname as column,
       format_type(a.atttypid, a.atttypmod) as type, col_description(c.oid, a.attnum) as coldoc,
@@ -49,17 +59,25 @@ export async function readCatalog(wh: Warehouse): Promise<Relation[]> {
   const out = new Map<string, Relation & { keyAt: [number, string][] }>();
   for (const r of rows) {
     let rel = out.get(r.name);
-    if (!rel) out.set(r.name, (rel = { name: r.name, kind: r.kind as Relation['kind'], doc: r.doc, columns: [], key: [], keyAt: [] }));
+    if (!rel)
+      out.set(
+        r.name,
+        (rel = { name: r.name, kind: r.kind as Relation['kind'], doc: r.doc, columns: [], key: [], keyAt: [] }),
+      );
     rel.columns.push({ name: r.column, type: r.type, doc: r.coldoc });
     if (r.keypos !== null) rel.keyAt.push([r.keypos, r.column]);
   }
-  return [...out.values()].map(({ keyAt, ...rel }) => ({ ...rel, key: keyAt.sort((a, b) => a[0] - b[0]).map(([, c]) => c) }));
+  return [...out.values()].map(({ keyAt, ...rel }) => ({
+    ...rel,
+    key: keyAt.sort((a, b) => a[0] - b[0]).map(([, c]) => c),
+  }));
 }
 
 /** Every table a stream writes (its own, its children's, its history), with the streams that write it. */
 export function dataTables(): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  const add = (table: string | undefined, stream: string) => table && out.set(table, [...(out.get(table) ?? []), stream]);
+  const add = (table: string | undefined, stream: string) =>
+    table && out.set(table, [...(out.get(table) ?? []), stream]);
   for (const s of streams) {
     add(s.target.table, s.name);
     add(s.target.history, s.name);
@@ -81,8 +99,13 @@ function period(minutes: number): Period {
  * Freshness as the status page judges it: late (warn) past 1.5 intervals of the job that runs the table's
  * stream, stale (error) past 2. A table several streams write takes the most frequent.
  */
-function freshnessOf(tableStreams: readonly string[], schedules: ReturnType<typeof streamSchedules>): { warn_after: Period; error_after: Period } | undefined {
-  const intervals = tableStreams.map((s) => schedules.get(s)?.intervalMs).filter((ms): ms is number => ms !== undefined && Number.isFinite(ms));
+function freshnessOf(
+  tableStreams: readonly string[],
+  schedules: ReturnType<typeof streamSchedules>,
+): { warn_after: Period; error_after: Period } | undefined {
+  const intervals = tableStreams
+    .map((s) => schedules.get(s)?.intervalMs)
+    .filter((ms): ms is number => ms !== undefined && Number.isFinite(ms));
   if (intervals.length === 0) return undefined;
   const minutes = Math.min(...intervals) / 60_000;
   return { warn_after: period(Math.ceil(minutes * 1.5)), error_after: period(Math.ceil(minutes * 2)) };
@@ -90,13 +113,21 @@ function freshnessOf(tableStreams: readonly string[], schedules: ReturnType<type
 
 const TIMESTAMP = 'timestamp with time zone';
 /** Bookkeeping columns a staging model renames; `_hash` and `_deleted_at` stay behind (rows are current). */
-const BOOKKEEPING_NAMES: Record<string, string | null> = { _synced_at: 'synced_at', _extra: 'extra_fields', _key: 'record_key', _ord: 'position', _hash: null, _deleted_at: null };
+const BOOKKEEPING_NAMES: Record<string, string | null> = {
+  _synced_at: 'synced_at',
+  _extra: 'extra_fields',
+  _key: 'record_key',
+  _ord: 'position',
+  _hash: null,
+  _deleted_at: null,
+};
 
 /** An analyst's name for a column: booleans `is_…`, instants `…_at`, bookkeeping without its underscore. */
 export function analystName(column: string, type: string): string | null {
   if (column in BOOKKEEPING_NAMES) return BOOKKEEPING_NAMES[column]!;
   if (type === 'boolean' && !/^(is|has)_/.test(column)) return `is_${column}`;
-  if (type === TIMESTAMP && !column.endsWith('_at')) return `${column.replace(/_instant$/, '').replace(/_(date_time|time_stamp|date|time)$/, '')}_at`;
+  if (type === TIMESTAMP && !column.endsWith('_at'))
+    return `${column.replace(/_instant$/, '').replace(/_(date_time|time_stamp|date|time)$/, '')}_at`;
   return column;
 }
 
@@ -108,13 +139,18 @@ function stagingColumns(rel: Relation): { column: Column; as: string }[] {
   });
   const taken = new Map<string, number>();
   for (const n of named) taken.set(n.as, (taken.get(n.as) ?? 0) + 1);
-  return named.map((n) => ({ column: n.column, as: (taken.get(n.as) ?? 0) > 1 || rel.columns.some((c) => c.name === n.as && c !== n.column) ? n.column.name : n.as }));
+  return named.map((n) => ({
+    column: n.column,
+    as: (taken.get(n.as) ?? 0) > 1 || rel.columns.some((c) => c.name === n.as && c !== n.column) ? n.column.name : n.as,
+  }));
 }
 
 const quoted = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`);
 
 function stagingSql(rel: Relation, source: string): string {
-  const cols = stagingColumns(rel).map(({ column, as }) => (as === column.name ? `    ${quoted(column.name)}` : `    ${quoted(column.name)} as ${quoted(as)}`));
+  const cols = stagingColumns(rel).map(({ column, as }) =>
+    as === column.name ? `    ${quoted(column.name)}` : `    ${quoted(column.name)} as ${quoted(as)}`,
+  );
   const current = rel.columns.some((c) => c.name === '_deleted_at') ? '\nwhere _deleted_at is null' : '';
   return `{{ config(materialized='view') }}\n\nselect\n${cols.join(',\n')}\nfrom {{ source('${source}', '${rel.name}') }}${current}\n`;
 }
@@ -122,14 +158,19 @@ function stagingSql(rel: Relation, source: string): string {
 const described = (doc: string | null) => (doc ? { description: doc } : {});
 
 /** The package's files, by path under its root. */
-export function dbtPackage(catalog: readonly Relation[], schedule: ScheduleOptions, schema: string): Map<string, string> {
+export function dbtPackage(
+  catalog: readonly Relation[],
+  schedule: ScheduleOptions,
+  schema: string,
+): Map<string, string> {
   const tables = dataTables();
   const schedules = streamSchedules(schedule, new Date(0));
   const data = catalog.filter((r) => r.kind === 'table' && tables.has(r.name));
   const views = catalog.filter((r) => r.kind === 'view' && r.name.startsWith('v_'));
   const source = 'workforce';
   const files = new Map<string, string>();
-  const head = '# Generated by wfsync dbt (npm run docs writes docs/dbt/): edit the warehouse descriptions, not this file.\n';
+  const head =
+    '# Generated by wfsync dbt (npm run docs writes docs/dbt/): edit the warehouse descriptions, not this file.\n';
 
   files.set(
     'dbt_project.yml',
@@ -154,7 +195,12 @@ export function dbtPackage(catalog: readonly Relation[], schedule: ScheduleOptio
       ...(hasSyncedAt ? { loaded_at_field: '_synced_at' } : {}),
       freshness: freshness ?? null,
       ...(rel.key.length ? { data_tests: [{ [KEY_TEST]: { columns: rel.key } }] } : {}),
-      columns: rel.columns.map((c) => ({ name: c.name, data_type: c.type, ...described(c.doc), ...(rel.key.includes(c.name) ? { data_tests: ['not_null'] } : {}) })),
+      columns: rel.columns.map((c) => ({
+        name: c.name,
+        data_type: c.type,
+        ...described(c.doc),
+        ...(rel.key.includes(c.name) ? { data_tests: ['not_null'] } : {}),
+      })),
     };
   };
   files.set(

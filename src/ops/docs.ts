@@ -36,11 +36,14 @@ function personalFields(): Map<string, string> {
 
 const cell = (s: string | null) => (s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-const exampleOf = (name: string) => (VIEW_EXAMPLES[name] ? `\nExample:\n\n\`\`\`sql\n${VIEW_EXAMPLES[name]}\n\`\`\`\n` : '');
+const exampleOf = (name: string) =>
+  VIEW_EXAMPLES[name] ? `\nExample:\n\n\`\`\`sql\n${VIEW_EXAMPLES[name]}\n\`\`\`\n` : '';
 
 /** The data dictionary, from the COMMENTs the migrations put on every table, view and column. */
 export async function warehouseDictionary(wh: Warehouse): Promise<string> {
-  const rows = await wh.sql<{ name: string; kind: string; doc: string | null; column: string; type: string; coldoc: string | null }[]>`
+  const rows = await wh.sql<
+    { name: string; kind: string; doc: string | null; column: string; type: string; coldoc: string | null }[]
+  >`
     select c.relname as name, case c.relkind when 'v' then 'view' else 'table' end as kind,
       obj_description(c.oid, 'pg_class') as doc, a.attname as column,
       format_type(a.atttypid, a.atttypmod) as type, col_description(c.oid, a.attnum) as coldoc

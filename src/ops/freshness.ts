@@ -5,7 +5,11 @@ export type Freshness = 'fresh' | 'late' | 'stale';
  * How fresh a stream is: its lag is the time since its last successful run started (the data is as of then).
  * A run that is due may take a while, so "late" starts at 1.5 intervals; "stale" is two intervals with no success.
  */
-export function freshnessOf(lastOkStartedAt: Date | null, intervalMs: number, now = Date.now()): { freshness: Freshness; lagMs: number | null } {
+export function freshnessOf(
+  lastOkStartedAt: Date | null,
+  intervalMs: number,
+  now = Date.now(),
+): { freshness: Freshness; lagMs: number | null } {
   if (!lastOkStartedAt) return { freshness: 'stale', lagMs: null };
   const lagMs = Math.max(0, now - lastOkStartedAt.getTime());
   if (lagMs > 2 * intervalMs) return { freshness: 'stale', lagMs };

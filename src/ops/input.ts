@@ -8,15 +8,18 @@ export type Param<T> = { ok: true; value: T } | { ok: false; error: string };
 /** Ids are Postgres bigints read as JS numbers: digits only, 1 up to the largest exact integer. */
 export function idParam(name: string, text: string | undefined): Param<number> {
   if (text === undefined || text === '') return { ok: false, error: `${name}: expected a positive whole number` };
-  if (!/^\d{1,16}$/.test(text)) return { ok: false, error: `${name}: expected a positive whole number of at most 16 digits` };
+  if (!/^\d{1,16}$/.test(text))
+    return { ok: false, error: `${name}: expected a positive whole number of at most 16 digits` };
   const value = Number(text);
-  if (value < 1 || value > Number.MAX_SAFE_INTEGER) return { ok: false, error: `${name}: expected a number from 1 to ${Number.MAX_SAFE_INTEGER}` };
+  if (value < 1 || value > Number.MAX_SAFE_INTEGER)
+    return { ok: false, error: `${name}: expected a number from 1 to ${Number.MAX_SAFE_INTEGER}` };
   return { ok: true, value };
 }
 
 /** A company key or stream name as the service's words have them: letters, digits, - and _. */
 export function nameParam(name: string, text: string | undefined): Param<string | undefined> {
   if (text === undefined || text === '') return { ok: true, value: undefined };
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(text)) return { ok: false, error: `${name}: expected letters, digits, - or _ (at most 64)` };
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(text))
+    return { ok: false, error: `${name}: expected letters, digits, - or _ (at most 64)` };
   return { ok: true, value: text };
 }

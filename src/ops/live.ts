@@ -69,7 +69,8 @@ export class LiveFigures {
   minutes(company: string, since: number, now = Date.now()): { at: Date; requests: number }[] {
     const counts = this.#perMinute.get(company);
     const out: { at: Date; requests: number }[] = [];
-    for (let t = Math.floor(since / MINUTE_MS) * MINUTE_MS; t <= now; t += MINUTE_MS) out.push({ at: new Date(t), requests: counts?.get(t) ?? 0 });
+    for (let t = Math.floor(since / MINUTE_MS) * MINUTE_MS; t <= now; t += MINUTE_MS)
+      out.push({ at: new Date(t), requests: counts?.get(t) ?? 0 });
     return out;
   }
 

@@ -42,7 +42,13 @@ export class Metrics {
   readonly #pushSeconds: Histogram<'kind'>;
   readonly #schemaChanges: Counter<'stream' | 'kind'>;
 
-  constructor(opts: { queues?: () => readonly QueueCounts[]; outbox?: OutboxCounts; scheduleDelay?: () => Promise<number | null> } = {}) {
+  constructor(
+    opts: {
+      queues?: () => readonly QueueCounts[];
+      outbox?: OutboxCounts;
+      scheduleDelay?: () => Promise<number | null>;
+    } = {},
+  ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.#requests = new Counter({
@@ -83,10 +89,30 @@ export class Metrics {
       labelNames: ['company'],
       registers,
     });
-    this.#rows = new Counter({ name: `${PREFIX}rows_written_total`, help: 'Rows written to the warehouse, by stream', labelNames: ['stream'], registers });
-    this.#rejects = new Counter({ name: `${PREFIX}rejects_total`, help: 'Records that failed their schema and went to sync_rejects, by stream', labelNames: ['stream'], registers });
-    this.#deletions = new Counter({ name: `${PREFIX}deletions_total`, help: 'Rows marked deleted (_deleted_at), by stream', labelNames: ['stream'], registers });
-    this.#streamRuns = new Counter({ name: `${PREFIX}stream_runs_total`, help: 'Stream runs that ended, by stream and outcome (ok, failed, interrupted)', labelNames: ['stream', 'outcome'], registers });
+    this.#rows = new Counter({
+      name: `${PREFIX}rows_written_total`,
+      help: 'Rows written to the warehouse, by stream',
+      labelNames: ['stream'],
+      registers,
+    });
+    this.#rejects = new Counter({
+      name: `${PREFIX}rejects_total`,
+      help: 'Records that failed their schema and went to sync_rejects, by stream',
+      labelNames: ['stream'],
+      registers,
+    });
+    this.#deletions = new Counter({
+      name: `${PREFIX}deletions_total`,
+      help: 'Rows marked deleted (_deleted_at), by stream',
+      labelNames: ['stream'],
+      registers,
+    });
+    this.#streamRuns = new Counter({
+      name: `${PREFIX}stream_runs_total`,
+      help: 'Stream runs that ended, by stream and outcome (ok, failed, interrupted)',
+      labelNames: ['stream', 'outcome'],
+      registers,
+    });
     this.#streamSeconds = new Histogram({
       name: `${PREFIX}stream_duration_seconds`,
       help: 'Duration of a stream run',
@@ -100,7 +126,12 @@ export class Metrics {
       labelNames: ['company', 'stream'],
       registers,
     });
-    this.#push = new Counter({ name: `${PREFIX}push_changes_total`, help: 'Pushed changes that reached an outcome, by kind and outcome', labelNames: ['kind', 'outcome'], registers });
+    this.#push = new Counter({
+      name: `${PREFIX}push_changes_total`,
+      help: 'Pushed changes that reached an outcome, by kind and outcome',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
     this.#pushSeconds = new Histogram({
       name: `${PREFIX}push_latency_seconds`,
       help: 'From intake to the outcome of a pushed change',
@@ -172,7 +203,8 @@ export class Metrics {
     budget: (e) => {
       const company = e.company ?? e.key;
       if (e.limit !== undefined) this.#budgetLimit.set({ company }, e.limit);
-      if (e.limit !== undefined && e.remaining !== undefined) this.#budgetUsed.set({ company }, Math.max(0, e.limit - e.remaining));
+      if (e.limit !== undefined && e.remaining !== undefined)
+        this.#budgetUsed.set({ company }, Math.max(0, e.limit - e.remaining));
     },
     page: (e) => {
       this.#rows.inc({ stream: e.stream }, e.rows);
@@ -201,7 +233,8 @@ export class Metrics {
    * stream that never succeeded. A later success in this process replaces it.
    */
   seedLastSuccess(rows: readonly { company: string; stream: string; lastOkAt: Date | null }[]): void {
-    for (const r of rows) if (r.lastOkAt) this.#lastSuccess.set({ company: r.company, stream: r.stream }, r.lastOkAt.getTime() / 1000);
+    for (const r of rows)
+      if (r.lastOkAt) this.#lastSuccess.set({ company: r.company, stream: r.stream }, r.lastOkAt.getTime() / 1000);
   }
 
   render(): Promise<string> {

@@ -35,7 +35,8 @@ export interface OverviewPageInput {
 const pct = (f: number) => `${Math.round(f * 100)}%`;
 
 function worst(c: CompanySummary): string {
-  if (c.failing.length) return `${esc(c.failing.slice(0, 2).join(', '))}${c.failing.length > 2 ? ` +${c.failing.length - 2}` : ''} failed`;
+  if (c.failing.length)
+    return `${esc(c.failing.slice(0, 2).join(', '))}${c.failing.length > 2 ? ` +${c.failing.length - 2}` : ''} failed`;
   if (c.worstFreshness === 'fresh' || !c.worstStream) return '';
   return `${esc(c.worstStream)} ${esc(formatLag(c.worstLagSeconds === null ? null : c.worstLagSeconds * 1000))}`;
 }
@@ -51,13 +52,17 @@ function backfill(c: CompanySummary): string {
 function companyRow(c: CompanySummary): string {
   const key = esc(c.company);
   const href = `/companies/${encodeURIComponent(c.company)}`;
-  const rejects = c.rejectsOpen ? `<a href="/rejects?company=${encodeURIComponent(c.company)}">${c.rejectsOpen}</a>` : '0';
+  const rejects = c.rejectsOpen
+    ? `<a href="/rejects?company=${encodeURIComponent(c.company)}">${c.rejectsOpen}</a>`
+    : '0';
   const budget = c.budgetUsed === null ? c.requestsLastHour : pct(c.budgetUsed);
   return `<tr data-company="${key}" class="${c.state}"><td><a href="${href}">${key}</a></td><td>${c.state}</td><td>${worst(c)}</td><td class="n">${rejects}</td><td class="n">${budget}</td><td>${backfill(c)}</td></tr>\n`;
 }
 
 function filterForm(f: OverviewPageInput['filter']): string {
-  const options = ['', ...STATE_FILTERS].map((s) => `<option value="${s}"${f.state === s ? ' selected' : ''}>${s || 'any state'}</option>`).join('');
+  const options = ['', ...STATE_FILTERS]
+    .map((s) => `<option value="${s}"${f.state === s ? ' selected' : ''}>${s || 'any state'}</option>`)
+    .join('');
   return `<form method="get" action="/" id="filter"><input name="q" value="${esc(f.search ?? '')}" placeholder="company key" aria-label="search companies"> <select name="state" aria-label="state">${options}</select> <button>show</button></form>`;
 }
 
@@ -65,7 +70,13 @@ function pager(p: OverviewPageInput): string {
   const pages = Math.max(1, Math.ceil(p.matched / p.pageSize));
   if (pages === 1) return '';
   const q = (page: number) =>
-    esc(new URLSearchParams({ ...(p.filter.search ? { q: p.filter.search } : {}), ...(p.filter.state ? { state: p.filter.state } : {}), page: String(page) }).toString());
+    esc(
+      new URLSearchParams({
+        ...(p.filter.search ? { q: p.filter.search } : {}),
+        ...(p.filter.state ? { state: p.filter.state } : {}),
+        page: String(page),
+      }).toString(),
+    );
   const prev = p.page > 1 ? `<a href="/?${q(p.page - 1)}" rel="prev">previous</a> ` : '';
   const next = p.page < pages ? ` <a href="/?${q(p.page + 1)}" rel="next">next</a>` : '';
   return `<p id="pages">${prev}page ${p.page} of ${pages}${next}</p>`;
@@ -80,13 +91,17 @@ function delayLine(seconds: number | null | undefined): string {
 function pushSection(p: OverviewPageInput): string {
   const push = p.push;
   const counts = Object.entries(push.counts);
-  const cards = counts.length ? counts.map(([k, n]) => `<div class="card" data-status="${esc(k)}"><b>${n}</b>${esc(k)}</div>`).join('') : '<div class="card"><b>0</b>changes</div>';
+  const cards = counts.length
+    ? counts.map(([k, n]) => `<div class="card" data-status="${esc(k)}"><b>${n}</b>${esc(k)}</div>`).join('')
+    : '<div class="card"><b>0</b>changes</div>';
   const retry = p.retryable?.length
     ? `<table id="retryable"><thead><tr><th>change</th><th>company</th><th>kind</th><th>status</th><th>error</th><th>updated</th><th></th></tr></thead><tbody>${p.retryable
         .map(
           (r) =>
             `<tr><td>${r.id}</td><td>${esc(r.company)}</td><td>${esc(r.kind)}</td><td class="failed">${esc(r.status)}</td><td class="error">${p.records.shown ? esc(r.error) : '<span class="muted">hidden</span>'}</td><td>${when(r.updatedAt)}</td><td>${
-              p.viewer.signedIn ? `<form class="inline" method="post" action="/actions/retry-push"><input type="hidden" name="id" value="${r.id}"><button>retry</button></form>` : ''
+              p.viewer.signedIn
+                ? `<form class="inline" method="post" action="/actions/retry-push"><input type="hidden" name="id" value="${r.id}"><button>retry</button></form>`
+                : ''
             }</td></tr>`,
         )
         .join('')}</tbody></table>`
@@ -98,7 +113,8 @@ function pushSection(p: OverviewPageInput): string {
 
 export function overviewPage(p: OverviewPageInput): string {
   const { overview: o } = p;
-  const card = (state: string, n: number) => `<div class="card" data-state="${state}"><b><a href="/?state=${state}">${n}</a></b>${state}</div>`;
+  const card = (state: string, n: number) =>
+    `<div class="card" data-state="${state}"><b><a href="/?state=${state}">${n}</a></b>${state}</div>`;
   const summary = `<div class="cards" id="counts"><div class="card"><b>${o.total}</b>companies</div>${COMPANY_STATES.map((s) => card(s, o.counts[s])).join('')}<div class="card"><b><a href="/rejects">${o.rejectsOpen}</a></b>open rejects</div></div>`;
   const rows = p.shown.map(companyRow).join('');
   const table = rows

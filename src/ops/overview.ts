@@ -66,7 +66,12 @@ interface StreamFigures {
 }
 
 /** Every company's streams summed up, in one statement: freshness against each stream's schedule, failures, runs under way. */
-async function streamFigures(wh: Warehouse, companies: readonly string[], opts: OverviewOptions, now: Date): Promise<StreamFigures[]> {
+async function streamFigures(
+  wh: Warehouse,
+  companies: readonly string[],
+  opts: OverviewOptions,
+  now: Date,
+): Promise<StreamFigures[]> {
   const schedules = streamSchedules(opts.schedule, now);
   const names = catalog.map((c) => c.name);
   // A stream no job runs has no schedule to be late against (freshnessOf's infinite interval).
@@ -161,7 +166,12 @@ export async function readOverview(wh: Warehouse, opts: OverviewOptions): Promis
   summaries.sort(troubleFirst);
   const counts = Object.fromEntries(COMPANY_STATES.map((s) => [s, 0])) as Record<CompanyState, number>;
   for (const s of summaries) counts[s.state]++;
-  return { companies: summaries, counts, total: summaries.length, rejectsOpen: summaries.reduce((n, s) => n + s.rejectsOpen, 0) };
+  return {
+    companies: summaries,
+    counts,
+    total: summaries.length,
+    rejectsOpen: summaries.reduce((n, s) => n + s.rejectsOpen, 0),
+  };
 }
 
 function troubleFirst(a: CompanySummary, b: CompanySummary): number {
@@ -174,7 +184,10 @@ function troubleFirst(a: CompanySummary, b: CompanySummary): number {
 }
 
 /** The companies a search and a state filter keep: a search matches part of the key. */
-export function filterCompanies(all: readonly CompanySummary[], f: { search?: string; state?: StateFilter }): CompanySummary[] {
+export function filterCompanies(
+  all: readonly CompanySummary[],
+  f: { search?: string; state?: StateFilter },
+): CompanySummary[] {
   const needle = f.search?.toLowerCase();
   return all.filter(
     (c) =>

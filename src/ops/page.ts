@@ -5,7 +5,10 @@ import type { SchemaChangeRow } from '../warehouse/schema-changes.ts';
 import { progressBar } from './progress-view.ts';
 
 export const esc = (v: unknown): string =>
-  String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  String(v ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -48,7 +51,10 @@ ${refreshS ? `<meta http-equiv="refresh" content="${refreshS}">` : ''}<style>${S
 <main>${body}</main></body></html>`;
 }
 
-export const when = (d: Date | null) => (d ? `<span title="${esc(d.toISOString())}">${esc(d.toISOString().replace('T', ' ').slice(0, 19))}</span>` : '<span class="muted">-</span>');
+export const when = (d: Date | null) =>
+  d
+    ? `<span title="${esc(d.toISOString())}">${esc(d.toISOString().replace('T', ' ').slice(0, 19))}</span>`
+    : '<span class="muted">-</span>';
 
 function lastRun(s: StreamStatus): string {
   if (s.running) {
@@ -87,7 +93,8 @@ export function keyRows(keys: KeyFigures[], now: number): string {
 
 /** Fields the service added that no column maps, and those that stopped coming (schema_changes). */
 export function schemaChangesTable(rows: readonly SchemaChangeRow[]): string {
-  if (rows.length === 0) return '<h2>schema changes</h2><p id="schema-changes" class="muted">The service has sent no field that no column maps.</p>';
+  if (rows.length === 0)
+    return '<h2>schema changes</h2><p id="schema-changes" class="muted">The service has sent no field that no column maps.</p>';
   return `<h2>schema changes</h2><p class="muted">Fields the service sends that no column maps: kept in each row's <code>_extra</code> (read one with <code>_extra-&gt;&gt;'Name'</code>).</p>
 <table id="schema-changes"><thead><tr><th>company</th><th>stream</th><th>field</th><th>type</th><th>example (masked)</th><th>first seen</th><th>last seen</th><th>records</th><th>gone</th></tr></thead><tbody>${rows
     .map(
@@ -103,15 +110,27 @@ export function modelTable(models: readonly PushModelLine[], viewer: Viewer, rec
     `<form class="inline" method="post" action="/actions/push-models/${encodeURIComponent(name)}/${verb}"><button>${verb}</button></form>`;
   const rows = models.map((m) => {
     const r = m.lastRun;
-    const counts = r ? [r.rowsRead, r.unchanged, r.changed, r.queued, r.refused].map((n) => `<td>${n}</td>`).join('') : '<td></td>'.repeat(5);
-    const outcome = r ? `<td class="${r.outcome === 'ok' ? 'ok' : 'failed'}">${esc(r.outcome ?? 'running')}${r.overCap ? ' (over the cap)' : ''}</td>` : '<td class="muted">never run</td>';
-    const acts = viewer.signedIn ? [button(m.name, 'run'), button(m.name, m.paused ? 'resume' : 'pause'), button(m.name, 'remove')].join('') : '';
+    const counts = r
+      ? [r.rowsRead, r.unchanged, r.changed, r.queued, r.refused].map((n) => `<td>${n}</td>`).join('')
+      : '<td></td>'.repeat(5);
+    const outcome = r
+      ? `<td class="${r.outcome === 'ok' ? 'ok' : 'failed'}">${esc(r.outcome ?? 'running')}${r.overCap ? ' (over the cap)' : ''}</td>`
+      : '<td class="muted">never run</td>';
+    const acts = viewer.signedIn
+      ? [button(m.name, 'run'), button(m.name, m.paused ? 'resume' : 'pause'), button(m.name, 'remove')].join('')
+      : '';
     return `<tr data-model="${esc(m.name)}"><td>${esc(m.name)}</td><td>${esc(m.company)}</td><td>${esc(m.kind)}</td><td>${esc(m.cron ?? 'by hand')}${m.paused ? ' <span class="muted">paused</span>' : ''}</td><td>${m.maxChanges}</td><td>${r ? when(r.startedAt) : ''}</td>${outcome}${counts}<td class="error">${r?.error ? (records.shown || r.overCap ? esc(r.error) : '<span class="muted">hidden</span>') : ''}</td><td>${acts}</td></tr>`;
   });
   return `<h2>push models</h2><table id="push-models"><thead><tr><th>model</th><th>company</th><th>kind</th><th>cron</th><th>cap</th><th>last run</th><th>outcome</th><th>rows read</th><th>unchanged</th><th>changed</th><th>queued</th><th>refused</th><th>error</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-export function rejectsPage(rejects: Reject[], filter: { company?: string; stream?: string }, viewer: Viewer, records: RecordView, next?: number): string {
+export function rejectsPage(
+  rejects: Reject[],
+  filter: { company?: string; stream?: string },
+  viewer: Viewer,
+  records: RecordView,
+  next?: number,
+): string {
   const payload = (r: Reject) => (records.shown ? `<td><pre>${esc(JSON.stringify(r.raw, null, 2))}</pre></td>` : '');
   const rows = rejects
     .map(
@@ -119,8 +138,15 @@ export function rejectsPage(rejects: Reject[], filter: { company?: string; strea
         `<tr class="reject" data-id="${r.id}"><td>${when(r.seenAt)}</td><td>${esc(r.company)}</td><td>${esc(r.stream)}</td><td class="error">${esc(r.reason)}</td>${payload(r)}</tr>`,
     )
     .join('');
-  const scope = [filter.company && `company ${filter.company}`, filter.stream && `stream ${filter.stream}`].filter(Boolean).join(', ');
-  const q = (extra: Record<string, string>) => new URLSearchParams({ ...(filter.company ? { company: filter.company } : {}), ...(filter.stream ? { stream: filter.stream } : {}), ...extra }).toString();
+  const scope = [filter.company && `company ${filter.company}`, filter.stream && `stream ${filter.stream}`]
+    .filter(Boolean)
+    .join(', ');
+  const q = (extra: Record<string, string>) =>
+    new URLSearchParams({
+      ...(filter.company ? { company: filter.company } : {}),
+      ...(filter.stream ? { stream: filter.stream } : {}),
+      ...extra,
+    }).toString();
   return layout(
     'rejects',
     viewer,

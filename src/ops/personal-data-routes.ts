@@ -4,7 +4,13 @@ import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
 import { erase, setPersonalDataPolicy, type PersonalData, type PersonRef } from '../warehouse/personal-data/admin.ts';
-import { listPolicies, PERSONAL_DATA_ACTIONS, PersonalDataError, type PersonalDataErrorKind, type PolicyListing } from '../warehouse/personal-data/policy.ts';
+import {
+  listPolicies,
+  PERSONAL_DATA_ACTIONS,
+  PersonalDataError,
+  type PersonalDataErrorKind,
+  type PolicyListing,
+} from '../warehouse/personal-data/policy.ts';
 import { esc, layout, type Viewer } from './page.ts';
 
 /**
@@ -49,22 +55,38 @@ async function refusing(c: Context, act: () => Promise<Response>): Promise<Respo
 }
 
 /** The person an erasure names: exactly one of serviceId (digits) or employeeNumber; anything else is refused. */
-function personOf(body: Record<string, unknown>): { ok: true; ref: PersonRef; requestedBy: string } | { ok: false; error: string } {
+function personOf(
+  body: Record<string, unknown>,
+): { ok: true; ref: PersonRef; requestedBy: string } | { ok: false; error: string } {
   const unknown = Object.keys(body).find((k) => !['serviceId', 'employeeNumber', 'requestedBy'].includes(k));
   if (unknown) return { ok: false, error: `${unknown}: unknown field (serviceId, employeeNumber, requestedBy)` };
   const { serviceId, employeeNumber, requestedBy } = body;
-  if (requestedBy !== undefined && (typeof requestedBy !== 'string' || requestedBy.length > 200 || /\p{Cc}/u.test(requestedBy))) {
+  if (
+    requestedBy !== undefined &&
+    (typeof requestedBy !== 'string' || requestedBy.length > 200 || /\p{Cc}/u.test(requestedBy))
+  ) {
     return { ok: false, error: 'requestedBy: expected text of at most 200 characters' };
   }
   const by = `api${requestedBy ? `:${requestedBy}` : ''}`;
-  if ((serviceId === undefined) === (employeeNumber === undefined)) return { ok: false, error: 'serviceId: give one of serviceId or employeeNumber' };
+  if ((serviceId === undefined) === (employeeNumber === undefined))
+    return { ok: false, error: 'serviceId: give one of serviceId or employeeNumber' };
   if (serviceId !== undefined) {
-    if (typeof serviceId !== 'number' || !Number.isSafeInteger(serviceId) || serviceId < 0 || serviceId > 2_147_483_647) {
+    if (
+      typeof serviceId !== 'number' ||
+      !Number.isSafeInteger(serviceId) ||
+      serviceId < 0 ||
+      serviceId > 2_147_483_647
+    ) {
       return { ok: false, error: 'serviceId: expected a whole number' };
     }
     return { ok: true, ref: { serviceId }, requestedBy: by };
   }
-  if (typeof employeeNumber !== 'string' || !employeeNumber.trim() || employeeNumber.length > 100 || /\p{Cc}/u.test(employeeNumber)) {
+  if (
+    typeof employeeNumber !== 'string' ||
+    !employeeNumber.trim() ||
+    employeeNumber.length > 100 ||
+    /\p{Cc}/u.test(employeeNumber)
+  ) {
     return { ok: false, error: 'employeeNumber: expected text of at most 100 characters' };
   }
   return { ok: true, ref: { employeeNumber }, requestedBy: by };
@@ -136,7 +158,8 @@ async function formOf(c: Context): Promise<Record<string, string | undefined> | 
 export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalDataPageOptions): void {
   const wh = o.warehouse;
   const fields = [...new Set(Object.values(o.data.names))].sort();
-  const back = (c: Context, key: string, said: string) => c.redirect(`/companies/${encodeURIComponent(key)}/personal-data?done=${encodeURIComponent(said)}`, 303);
+  const back = (c: Context, key: string, said: string) =>
+    c.redirect(`/companies/${encodeURIComponent(key)}/personal-data?done=${encodeURIComponent(said)}`, 303);
   app.get('/companies/:key/personal-data', (c) =>
     refusing(c, async () => {
       const key = keyOf(c);
@@ -165,22 +188,43 @@ export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalData
       const form = await formOf(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       if (form.confirm !== key) return c.json({ error: 'confirm: type the company key to erase the person' }, 400);
-      const serviceId = form.serviceId ? (/^\d{1,9}$/.test(form.serviceId) ? Number(form.serviceId) : Number.NaN) : undefined;
-      const person = personOf({ ...(serviceId !== undefined ? { serviceId } : {}), ...(form.employeeNumber ? { employeeNumber: form.employeeNumber } : {}) });
+      const serviceId = form.serviceId
+        ? /^\d{1,9}$/.test(form.serviceId)
+          ? Number(form.serviceId)
+          : Number.NaN
+        : undefined;
+      const person = personOf({
+        ...(serviceId !== undefined ? { serviceId } : {}),
+        ...(form.employeeNumber ? { employeeNumber: form.employeeNumber } : {}),
+      });
       if (!person.ok) return c.json({ error: person.error }, 400);
       const done = await erase(wh, o.data, key, person.ref, 'dashboard');
       o.log.info({ company: key, erasure: done.id }, 'individual erased from the dashboard');
-      return back(c, key, `erasure ${done.id}: ${Object.values(done.counts).reduce((a, b) => a + b, 0)} rows rewritten`);
+      return back(
+        c,
+        key,
+        `erasure ${done.id}: ${Object.values(done.counts).reduce((a, b) => a + b, 0)} rows rewritten`,
+      );
     }),
   );
 }
 
-function policyPage(key: string, fields: readonly string[], company: PolicyListing, defaults: PolicyListing, viewer: Viewer, flash?: string): string {
+function policyPage(
+  key: string,
+  fields: readonly string[],
+  company: PolicyListing,
+  defaults: PolicyListing,
+  viewer: Viewer,
+  flash?: string,
+): string {
   const action = (f: string) => company.effective?.[f] ?? 'keep';
   const select = (f: string) =>
     `<select name="${esc(f)}">${PERSONAL_DATA_ACTIONS.map((a) => `<option${a === action(f) ? ' selected' : ''}>${a}</option>`).join('')}</select>`;
   const rows = fields
-    .map((f) => `<tr><td>${esc(f)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`)
+    .map(
+      (f) =>
+        `<tr><td>${esc(f)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
+    )
     .join('');
   const base = `/actions/companies/${encodeURIComponent(key)}`;
   const table = `<table><thead><tr><th>field</th><th>stored as</th><th>set for</th></tr></thead><tbody>${rows}</tbody></table>`;

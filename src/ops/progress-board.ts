@@ -52,7 +52,11 @@ export class ProgressBoard {
   #line(company: string, stream: string): Line {
     const key = `${company}/${stream}`;
     let l = this.#lines.get(key);
-    if (!l) this.#lines.set(key, (l = { company, stream, pages: 0, requests: 0, rows: 0, rejects: 0, startedAt: Date.now(), lastPrinted: 0 }));
+    if (!l)
+      this.#lines.set(
+        key,
+        (l = { company, stream, pages: 0, requests: 0, rows: 0, rejects: 0, startedAt: Date.now(), lastPrinted: 0 }),
+      );
     return l;
   }
 
@@ -115,7 +119,10 @@ export class ProgressBoard {
     const { company, stream, rows, pages, requests, rejects } = l;
     const p = l.progress;
     const progress = p && { basis: p.basis, fraction: p.fraction, etaSeconds: this.#eta(l) ?? null };
-    this.#opts.log?.info({ company, stream, rows, pages, requests, rejects, ...(progress ? { progress } : {}) }, 'stream progress');
+    this.#opts.log?.info(
+      { company, stream, rows, pages, requests, rejects, ...(progress ? { progress } : {}) },
+      'stream progress',
+    );
   }
 
   /** Seconds until the stream is read, its company's streams under way sharing the key's budget. */
@@ -123,18 +130,25 @@ export class ProgressBoard {
     const mine = l.progress;
     if (mine?.pagesLeft == null || !mine.perSecond) return undefined;
     const peers = [...this.#lines.values()].filter((x) => x.company === l.company && x.progress?.pagesLeft != null);
-    const etas = sharedEtas(peers.map((x) => x.progress!.pagesLeft!), mine.perSecond);
+    const etas = sharedEtas(
+      peers.map((x) => x.progress!.pagesLeft!),
+      mine.perSecond,
+    );
     return Math.round(etas[peers.indexOf(l)]!);
   }
 
   #format(l: Line): string {
     const key = this.#opts.live.key(l.company);
-    const budget = key?.limit !== undefined && key.remaining !== undefined ? `budget ${key.remaining}/${key.limit}` : 'budget -';
+    const budget =
+      key?.limit !== undefined && key.remaining !== undefined ? `budget ${key.remaining}/${key.limit}` : 'budget -';
     const now = Date.now();
     // When the window is spent, the next request starts at its reset: the limiter's own ETA.
     const eta =
-      key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s` : '';
-    const wait = key && key.lastWaitMs >= 1000 ? `, last waited ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
+      key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now
+        ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s`
+        : '';
+    const wait =
+      key && key.lastWaitMs >= 1000 ? `, last waited ${(key.lastWaitMs / 1000).toFixed(0)} s for the limiter` : '';
     const secs = ((now - l.startedAt) / 1000).toFixed(0);
     const p = l.progress;
     const share = p ? `${describeProgress({ ...p, etaSeconds: this.#eta(l) ?? null })}  ` : '';

@@ -21,7 +21,8 @@ export function describeProgress(p: Pick<RunProgress, 'basis' | 'fraction' | 'et
 export function describeCompany(c: CompanyProgress): string {
   const share = c.fraction === null ? 'share not known' : `${percent(c.fraction)} done`;
   const eta = c.etaSeconds === null ? '' : `, about ${formatEta(c.etaSeconds)} left`;
-  const unknown = c.streams > c.estimated ? ` (${c.streams - c.estimated} of ${c.streams} streams without an estimate)` : '';
+  const unknown =
+    c.streams > c.estimated ? ` (${c.streams - c.estimated} of ${c.streams} streams without an estimate)` : '';
   return `${c.company}: ${c.streams} stream${c.streams === 1 ? '' : 's'} under way, ${share}${eta}${unknown}`;
 }
 
@@ -31,7 +32,10 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
  * A bar with its share and ETA: a native `<progress>` (drawn without JavaScript or CSS), and the same in words
  * beside it for those who cannot see it. Without a known share, the pages read so far alone.
  */
-export function progressBar(p: Pick<RunProgress, 'basis' | 'fraction' | 'etaSeconds' | 'pagesDone'>, label: string): string {
+export function progressBar(
+  p: Pick<RunProgress, 'basis' | 'fraction' | 'etaSeconds' | 'pagesDone'>,
+  label: string,
+): string {
   const words = esc(describeProgress(p));
   if (p.fraction === null) return `<span class="progress unknown">${words}</span>`;
   return `<span class="progress"><progress max="1" value="${p.fraction.toFixed(4)}" aria-label="${esc(label)}">${percent(p.fraction)}</progress> ${words}</span>`;

@@ -40,7 +40,10 @@ export function runProgress(running: readonly RunningStream[], now: Date): Map<s
   for (const [, streams] of byCompany(running)) {
     const estimated = streams.filter((s) => known(s.progress));
     const perSecond = Math.min(...estimated.map((s) => s.progress.perSecond!));
-    const etas = sharedEtas(estimated.map((s) => s.progress.pagesLeft!), perSecond);
+    const etas = sharedEtas(
+      estimated.map((s) => s.progress.pagesLeft!),
+      perSecond,
+    );
     const etaOf = new Map(estimated.map((s, i) => [s.stream, etas[i]!]));
     for (const s of streams) {
       const p = s.progress;
@@ -59,7 +62,10 @@ export function runProgress(running: readonly RunningStream[], now: Date): Map<s
 }
 
 /** Each company with streams under way: its share done and when its last estimated stream ends. */
-export function companyProgress(running: readonly RunningStream[], streams: ReadonlyMap<string, RunProgress>): CompanyProgress[] {
+export function companyProgress(
+  running: readonly RunningStream[],
+  streams: ReadonlyMap<string, RunProgress>,
+): CompanyProgress[] {
   return [...byCompany(running)].map(([company, list]) => {
     const shown = list.map((s) => streams.get(`${company}/${s.stream}`)!);
     const estimated = shown.filter((p) => p.pagesLeft !== null && p.fraction !== null);

@@ -11,7 +11,9 @@ export interface Readiness {
 
 /** The newest migration this code ships (drizzle records its `when` as the applied row's created_at). */
 function latestMigration(): number {
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as { entries: { when: number }[] };
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
+    entries: { when: number }[];
+  };
   return Math.max(...journal.entries.map((e) => e.when));
 }
 
@@ -31,7 +33,8 @@ export async function readiness(wh: Warehouse, redis?: Redis): Promise<Readiness
     migrations: await check(async () => {
       const [row] = await wh.sql<{ at: string | null }[]>`
         select max(created_at)::text as at from drizzle.${wh.sql(migrationsTable(wh.schema))}`;
-      if (!row?.at || Number(row.at) < latestMigration()) throw new Error('migrations are not all applied: run wfsync migrate');
+      if (!row?.at || Number(row.at) < latestMigration())
+        throw new Error('migrations are not all applied: run wfsync migrate');
     }),
   };
   if (redis) {

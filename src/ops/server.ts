@@ -31,7 +31,7 @@ import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { listSchemaChanges } from '../warehouse/schema-changes.ts';
-import { isStreamName, streams as catalog, type StreamName } from '../resources/index.ts';
+import { isStreamName, type StreamName } from '../resources/index.ts';
 
 /** Companies on one page of the overview: a thousand stay well under 300 KB. */
 const OVERVIEW_PAGE = 1000;
@@ -128,7 +128,10 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   });
   app.use('*', noStore);
   app.use('*', plainText);
-  const forms = bodyLimit({ maxSize: FORM_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413) });
+  const forms = bodyLimit({
+    maxSize: FORM_MAX_BYTES,
+    onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413),
+  });
   for (const path of ['/signin', '/signout', '/actions/*', '/queues/*']) app.use(path, forms);
 
   app.get('/health', (c) => c.json({ ok: true }));
@@ -136,14 +139,20 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     const r = await readiness(wh, opts.redis);
     return c.json(r, r.ready ? 200 : 503);
   });
-  app.get('/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }));
+  app.get('/metrics', async (c) =>
+    c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }),
+  );
   const overview = () => readOverview(wh, { companies: companies(), schedule: opts.schedule, budget: opts.budget });
   /** The search and state filter of the overview and /status, or the 400 naming the bad one. */
-  const filterOf = (c: Context, searchName: string): { ok: true; search?: string; state?: StateFilter } | { ok: false; error: string } => {
+  const filterOf = (
+    c: Context,
+    searchName: string,
+  ): { ok: true; search?: string; state?: StateFilter } | { ok: false; error: string } => {
     const search = nameParam(searchName, c.req.query(searchName));
     if (!search.ok) return search;
     const state = c.req.query('state') || undefined;
-    if (state !== undefined && !isStateFilter(state)) return { ok: false, error: `state: expected one of ${STATE_NAMES}` };
+    if (state !== undefined && !isStateFilter(state))
+      return { ok: false, error: `state: expected one of ${STATE_NAMES}` };
     return { ok: true, search: search.value, state };
   };
 
@@ -218,7 +227,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     const before = beforeText === undefined || beforeText === '' ? undefined : idParam('before', beforeText);
     if (before && !before.ok) return c.json({ error: before.error }, 400);
     const status = await readStatus(wh, { companies: companies(), only: [company], schedule: opts.schedule });
-    if (!companies().includes(company) && status.streams.length === 0) return c.json({ error: `key: company "${company}" is not known` }, 404);
+    if (!companies().includes(company) && status.streams.length === 0)
+      return c.json({ error: `key: company "${company}" is not known` }, 404);
     const events = await listEvents(wh, { companyKey: company, beforeId: before?.value, limit: TIMELINE_PAGE });
     return c.html(
       companyPage({
@@ -250,7 +260,9 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     const before = beforeId?.ok ? beforeId.value : undefined;
     const limit = 50;
     const rejects = await readRejects(wh, { ...filter, before, limit });
-    return c.html(rejectsPage(rejects, filter, viewer(c), records(c), rejects.length === limit ? rejects.at(-1)!.id : undefined));
+    return c.html(
+      rejectsPage(rejects, filter, viewer(c), records(c), rejects.length === limit ? rejects.at(-1)!.id : undefined),
+    );
   });
 
   app.get('/signin', (c) => c.html(signInPage(viewer(c))));
@@ -286,8 +298,10 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (!form) return c.json({ error: FORM_EXPECTED }, 400);
     const company = String(form.company ?? '');
     const stream = String(form.stream ?? '');
-    if (!companies().includes(company)) return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
-    if (!isStreamName(stream)) return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
+    if (!companies().includes(company))
+      return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
+    if (!isStreamName(stream))
+      return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
     const said = await run(company, stream);
     opts.log.info({ company, stream }, 'stream run requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
@@ -308,8 +322,10 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (!act) return c.json({ error: 'push is not configured' }, 404);
     const name = c.req.param('name');
     const verb = c.req.param('verb') as PushModelVerb;
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) return c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
-    if (!PUSH_MODEL_VERBS.includes(verb)) return c.json({ error: `action: expected one of ${PUSH_MODEL_VERBS.join(', ')}` }, 400);
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
+      return c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
+    if (!PUSH_MODEL_VERBS.includes(verb))
+      return c.json({ error: `action: expected one of ${PUSH_MODEL_VERBS.join(', ')}` }, 400);
     const said = await act(name, verb);
     opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
@@ -331,7 +347,11 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     // bull-board answers its own faults with their message: the caller gets the generic answer instead.
     app.use('/queues/*', async (c, next) => {
       await next();
-      if (c.res.status >= 500) c.res = internalError(c, opts.log, { status: c.res.status, answer: (await c.res.clone().text()).slice(0, 2000) });
+      if (c.res.status >= 500)
+        c.res = internalError(c, opts.log, {
+          status: c.res.status,
+          answer: (await c.res.clone().text()).slice(0, 2000),
+        });
     });
     app.use('/queues', jobsShown(records, viewer));
     app.use('/queues/*', jobsShown(records, viewer));
@@ -352,7 +372,13 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordView {
   const loopback = isLoopback(host);
   return (c) => {
-    if (auth.enabled) return auth.signedIn(c) ? { shown: true } : { shown: false, why: 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.' };
+    if (auth.enabled)
+      return auth.signedIn(c)
+        ? { shown: true }
+        : {
+            shown: false,
+            why: 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.',
+          };
     if (loopback) return { shown: true };
     return {
       shown: false,
@@ -368,7 +394,8 @@ function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordVi
 function jobsShown(records: (c: Context) => RecordView, viewer: (c: Context) => Viewer): MiddlewareHandler {
   return async (c, next) => {
     if (records(c).shown) return next();
-    const why = 'Queued jobs show entity keys and the service\'s messages about records: sign in to see them (or, without WFS_DASHBOARD_TOKEN, reach this server on loopback).';
+    const why =
+      "Queued jobs show entity keys and the service's messages about records: sign in to see them (or, without WFS_DASHBOARD_TOKEN, reach this server on loopback).";
     if (c.req.path.startsWith('/queues/api/')) return c.json({ error: `sign-in: ${why}` }, 403);
     return c.html(signInPage(viewer(c), why), 403);
   };
@@ -382,7 +409,9 @@ export function isLoopback(host: string): boolean {
 function internalError(c: Context, log: Logger, detail: Record<string, unknown>): Response {
   const requestId = randomUUID();
   log.error({ ...detail, requestId, method: c.req.method, path: c.req.path }, 'ops request failed');
-  return c.json({ error: 'internal error: the server log has the detail under this request id', requestId }, 500, { 'x-request-id': requestId });
+  return c.json({ error: 'internal error: the server log has the detail under this request id', requestId }, 500, {
+    'x-request-id': requestId,
+  });
 }
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -400,7 +429,8 @@ const plainText: MiddlewareHandler = async (c, next) => {
   }
   if (CONTROL.test(path)) return c.json({ error: 'path: control characters are not allowed' }, 400);
   for (const [name, values] of Object.entries(c.req.queries())) {
-    if (CONTROL.test(name) || values.some((v) => CONTROL.test(v))) return c.json({ error: `${name.replace(CONTROL, '?').slice(0, 64)}: control characters are not allowed` }, 400);
+    if (CONTROL.test(name) || values.some((v) => CONTROL.test(v)))
+      return c.json({ error: `${name.replace(CONTROL, '?').slice(0, 64)}: control characters are not allowed` }, 400);
   }
   return next();
 };
@@ -471,6 +501,8 @@ export function createMetricsApp(opts: { metrics: Metrics; warehouse: Warehouse;
     const r = await readiness(opts.warehouse, opts.redis);
     return c.json(r, r.ready ? 200 : 503);
   });
-  app.get('/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }));
+  app.get('/metrics', async (c) =>
+    c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }),
+  );
   return app;
 }

@@ -110,7 +110,9 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
   const keptOf = new Map(kept.map((k) => [`${k.company}/${k.stream}`, k.n]));
   const schedules = streamSchedules(opts.schedule, now);
   const byKey = new Map(runs.map((r) => [`${r.company}/${r.stream}`, r]));
-  const running = runs.flatMap((r) => (r.progress ? [{ company: r.company, stream: r.stream, progress: r.progress }] : []));
+  const running = runs.flatMap((r) =>
+    r.progress ? [{ company: r.company, stream: r.stream, progress: r.progress }] : [],
+  );
   const progressOf = runProgress(running, now);
   const configured = opts.only ? (opts.companies ?? []).filter((c) => opts.only!.includes(c)) : (opts.companies ?? []);
   const companies = [...new Set([...configured, ...runs.map((r) => r.company)])].sort();
@@ -121,7 +123,11 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
       const run = byKey.get(`${company}/${stream}`);
       if (!run && !opts.companies?.includes(company)) continue;
       const sched = schedules.get(stream);
-      const { freshness, lagMs } = freshnessOf(run?.lastOkStartedAt ?? null, sched?.intervalMs ?? Number.POSITIVE_INFINITY, now.getTime());
+      const { freshness, lagMs } = freshnessOf(
+        run?.lastOkStartedAt ?? null,
+        sched?.intervalMs ?? Number.POSITIVE_INFINITY,
+        now.getTime(),
+      );
       streams.push({
         company,
         stream,
@@ -149,7 +155,11 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
   const [rejects] = await sql<{ n: number }[]>`
     select count(*)::int as n from ${s}.sync_rejects
     where resolved_at is null ${opts.only ? sql`and company_key = any(${opts.only as string[]})` : sql``}`;
-  return { streams, progress: companyProgress(running, progressOf), rejectsTotal: rejects?.n ?? 0, push: await readPushSummary(wh),
+  return {
+    streams,
+    progress: companyProgress(running, progressOf),
+    rejectsTotal: rejects?.n ?? 0,
+    push: await readPushSummary(wh),
     schemaChanges: (await listSchemaChanges(wh)).filter((r) => !opts.only || opts.only.includes(r.company_key)),
   };
 }
@@ -171,7 +181,10 @@ export async function outboxCounts(wh: Warehouse): Promise<Record<string, number
 }
 
 /** Changes an operator may retry: failed and refused ones (a change in doubt is settled by the push worker's lookup). */
-export async function readRetryablePushes(wh: Warehouse, limit = 20): Promise<{ id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[]> {
+export async function readRetryablePushes(
+  wh: Warehouse,
+  limit = 20,
+): Promise<{ id: number; company: string; kind: string; status: string; error: string | null; updatedAt: Date }[]> {
   return wh.sql`
     select id::int as id, company_key as company, kind, status, error, updated_at as "updatedAt"
     from ${wh.sql(wh.schema)}.push_outbox where status in ('failed', 'refused') and payload <> '{}'::jsonb

@@ -13,7 +13,8 @@ const TOP = 10;
 /** Every day from `since` to `until` (YYYY-MM-DD, UTC), in order. */
 function daysBetween(since: string, until: string): string[] {
   const out: string[] = [];
-  for (let d = Date.parse(`${since}T00:00:00Z`); d <= Date.parse(`${until}T00:00:00Z`); d += 86_400_000) out.push(new Date(d).toISOString().slice(0, 10));
+  for (let d = Date.parse(`${since}T00:00:00Z`); d <= Date.parse(`${until}T00:00:00Z`); d += 86_400_000)
+    out.push(new Date(d).toISOString().slice(0, 10));
   return out;
 }
 
@@ -33,7 +34,12 @@ export function usageChart(company: string, usage: readonly UsageDay[], since: s
     .join('');
   const axis = `<line class="axis" x1="${LEFT}" x2="${W - 8}" y1="${H - BOTTOM}" y2="${H - BOTTOM}"/><text x="${LEFT - 4}" y="${TOP + 4}" text-anchor="end">${top}</text><text x="${LEFT - 4}" y="${H - BOTTOM}" text-anchor="end">0</text>
 <text x="${LEFT}" y="${H - 6}">${days[0]}</text><text x="${W - 8}" y="${H - 6}" text-anchor="end">${days.at(-1)}</text>`;
-  const rows = usage.map((u) => `<tr><td>${u.day}</td><td>${esc(u.stream)}</td><td class="n">${u.requests}</td><td class="n">${u.runs}</td></tr>`).join('');
+  const rows = usage
+    .map(
+      (u) =>
+        `<tr><td>${u.day}</td><td>${esc(u.stream)}</td><td class="n">${u.requests}</td><td class="n">${u.runs}</td></tr>`,
+    )
+    .join('');
   return `<section class="chart usage" data-company="${esc(company)}"><h3>Requests per day (UTC), since ${since}</h3>
 <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="requests per day of ${esc(company)}" style="width:100%;max-width:960px;height:auto;font:11px system-ui,sans-serif">${axis}${bars}</svg>
 <details><summary>per day and stream</summary><table><thead><tr><th>day</th><th>stream</th><th>requests</th><th>runs</th></tr></thead><tbody>${rows}</tbody></table></details></section>`;

@@ -11,10 +11,13 @@ export const MAX_DEPTH = 8;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const unstorable = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
 
-export type OutOfBounds = { kind: 'too-many'; message: string } | { kind: 'bad-item'; index: number; field: string; message: string };
+export type OutOfBounds =
+  | { kind: 'too-many'; message: string }
+  | { kind: 'bad-item'; index: number; field: string; message: string };
 
 export function checkBounds(items: readonly unknown[]): OutOfBounds | undefined {
-  if (items.length > MAX_CHANGES) return { kind: 'too-many', message: `at most ${MAX_CHANGES} changes at once, got ${items.length}` };
+  if (items.length > MAX_CHANGES)
+    return { kind: 'too-many', message: `at most ${MAX_CHANGES} changes at once, got ${items.length}` };
   for (let index = 0; index < items.length; index++) {
     const bad = badValue(items[index]);
     if (bad) return { kind: 'bad-item', index, ...bad };
@@ -29,7 +32,8 @@ function badValue(root: unknown): { field: string; message: string } | undefined
     const { value, path, depth } = todo.pop()!;
     const field = path || 'body';
     if (typeof value === 'string') {
-      if (unstorable(value)) return { field, message: 'must not hold the NUL character (\\u0000) or a lone UTF-16 surrogate' };
+      if (unstorable(value))
+        return { field, message: 'must not hold the NUL character (\\u0000) or a lone UTF-16 surrogate' };
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;

@@ -62,7 +62,8 @@ class InProcessDispatcher implements Dispatcher {
   async close(): Promise<void> {}
 
   #fill(): void {
-    while (this.#backlog.length > 0 && this.#inFlight.size < this.concurrency && !this.hooks.stopped()) this.#launch(this.#backlog.shift()!);
+    while (this.#backlog.length > 0 && this.#inFlight.size < this.concurrency && !this.hooks.stopped())
+      this.#launch(this.#backlog.shift()!);
   }
 
   #launch(e: Entity): void {
@@ -71,7 +72,12 @@ class InProcessDispatcher implements Dispatcher {
     this.#inFlight.add(key);
     const p = this.hooks
       .work(e)
-      .catch((err: unknown) => this.log.error({ company: e.company, err: err instanceof Error ? err.message : String(err) }, 'push work failed'))
+      .catch((err: unknown) =>
+        this.log.error(
+          { company: e.company, err: err instanceof Error ? err.message : String(err) },
+          'push work failed',
+        ),
+      )
       .finally(() => {
         this.#inFlight.delete(key);
         this.#running.delete(p);
@@ -103,7 +109,11 @@ class QueueDispatcher implements Dispatcher {
     const { Queue, Worker } = await import('bullmq');
     const queue = new Queue<Entity>(PUSH_QUEUE, { connection: this.redis, ...prefix });
     const connection = this.redis.duplicate();
-    const worker = new Worker<Entity>(PUSH_QUEUE, async (job) => this.hooks.work(job.data), { connection, concurrency: this.settings.concurrency, ...prefix });
+    const worker = new Worker<Entity>(PUSH_QUEUE, async (job) => this.hooks.work(job.data), {
+      connection,
+      concurrency: this.settings.concurrency,
+      ...prefix,
+    });
     worker.on('failed', (_job, err) => this.log.error({ err: err.message }, 'push job failed'));
     for (const source of [queue, worker, connection] as EventEmitter[]) {
       if (this.settings.health) this.settings.health.watch(source);
@@ -117,7 +127,9 @@ class QueueDispatcher implements Dispatcher {
   async offer(found: readonly Entity[]): Promise<void> {
     const queue = this.#queue;
     if (!queue) return;
-    await Promise.all(found.map((e) => queue.add('entity', e, { jobId: jobIdOf(e), removeOnComplete: true, removeOnFail: true })));
+    await Promise.all(
+      found.map((e) => queue.add('entity', e, { jobId: jobIdOf(e), removeOnComplete: true, removeOnFail: true })),
+    );
   }
 
   /** The worker's close waits for its jobs. */
@@ -131,7 +143,8 @@ class QueueDispatcher implements Dispatcher {
     const worker = this.#worker;
     // Forced, BullMQ does not wait for the job's last words to a Redis that is gone, and stops its timers.
     const gone = !!this.settings.health?.down || this.redis.status !== 'ready';
-    if (!(await settlesWithin(Promise.all([worker?.close(gone), this.#queue?.close()]), REDIS_GOODBYE_MS))) void worker?.disconnect().catch(() => undefined);
+    if (!(await settlesWithin(Promise.all([worker?.close(gone), this.#queue?.close()]), REDIS_GOODBYE_MS)))
+      void worker?.disconnect().catch(() => undefined);
     if (this.#workerConnection) await closeRedis(this.#workerConnection);
     this.#worker = undefined;
     this.#queue = undefined;

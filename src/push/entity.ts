@@ -3,7 +3,17 @@ import type { Logger } from '../log.ts';
 import type { SourceClient } from '../source/client.ts';
 import type { PushState } from '../warehouse/tables/push.ts';
 import type { PushSettings } from './options.ts';
-import { dueVerifications, holderPending, markApplied, markRefused, markSending, markUnsettled, openChangesOf, type DueRow, type OutboxRow } from './outbox.ts';
+import {
+  dueVerifications,
+  holderPending,
+  markApplied,
+  markRefused,
+  markSending,
+  markUnsettled,
+  openChangesOf,
+  type DueRow,
+  type OutboxRow,
+} from './outbox.ts';
 import { sendCertification, sendIndividual, sendVerifications, type SendContext, type Verdict } from './senders.ts';
 
 /**
@@ -40,7 +50,13 @@ export class EntityWorker {
     try {
       if (!(await claimEntity(conn, e))) return;
       try {
-        const ctx: SendContext = { client, warehouse: wh, company: e.company, sealer: this.#settings.sealer, log: this.#log };
+        const ctx: SendContext = {
+          client,
+          warehouse: wh,
+          company: e.company,
+          sealer: this.#settings.sealer,
+          log: this.#log,
+        };
         while (!stopped() && (await this.#sendEntity(conn, e, ctx)));
       } finally {
         await releaseEntity(conn, e);
@@ -53,10 +69,11 @@ export class EntityWorker {
   /** One step: the entity's first open change (with the queued updates after it, for an individual). True when something was sent. */
   async #sendEntity(conn: ReservedSql, e: Entity, ctx: SendContext): Promise<boolean> {
     const wh = this.#settings.warehouse;
-    if (e.entity === VERIFICATIONS) return this.#sendVerifications(await dueVerifications(conn, wh, e.company, this.#settings.batchSize), ctx);
+    if (e.entity === VERIFICATIONS)
+      return this.#sendVerifications(await dueVerifications(conn, wh, e.company, this.#settings.batchSize), ctx);
     const open = await openChangesOf(conn, wh, e.company, e.entity);
     const head = open[0];
-    if (!head || !head.due || (await holderPending(conn, wh, head))) return false;
+    if (!head?.due || (await holderPending(conn, wh, head))) return false;
     // Whoever left it `sending` is gone (we hold the entity's lock): its answer is lost.
     const inDoubt = head.status !== 'queued' || head.attempts > 0;
     if (head.kind === 'individual') await this.#sendIndividual(inDoubt ? [head] : queuedUpdates(open), inDoubt, ctx);
@@ -70,7 +87,12 @@ export class EntityWorker {
   /** An individual's changes as one: their payloads merged, the latest SSN, the others coalesced into the last. */
   async #sendIndividual(group: readonly DueRow[], inDoubt: boolean, ctx: SendContext): Promise<void> {
     const last = group[group.length - 1]!;
-    const marked = await markSending(ctx.warehouse.sql, ctx.warehouse, group.map((r) => r.id), group.length > 1 ? last.id : undefined);
+    const marked = await markSending(
+      ctx.warehouse.sql,
+      ctx.warehouse,
+      group.map((r) => r.id),
+      group.length > 1 ? last.id : undefined,
+    );
     const payload = Object.assign({}, ...group.map((r) => r.payload)) as Record<string, unknown>;
     const sealed = [...group].reverse().find((r) => r.sealed)?.sealed ?? null;
     await this.#settle(marked, await sendIndividual(ctx, payload, sealed, inDoubt));
@@ -80,8 +102,16 @@ export class EntityWorker {
   async #sendVerifications(due: readonly DueRow[], ctx: SendContext): Promise<boolean> {
     if (due.length === 0) return false;
     const inDoubt = due.filter((r) => r.status !== 'queued');
-    if (inDoubt.length > 0) this.#log.info({ company: ctx.company, count: inDoubt.length }, 'verification results in doubt: resending (one result per RequestId)');
-    const marked = await markSending(ctx.warehouse.sql, ctx.warehouse, due.map((r) => r.id));
+    if (inDoubt.length > 0)
+      this.#log.info(
+        { company: ctx.company, count: inDoubt.length },
+        'verification results in doubt: resending (one result per RequestId)',
+      );
+    const marked = await markSending(
+      ctx.warehouse.sql,
+      ctx.warehouse,
+      due.map((r) => r.id),
+    );
     const verdicts = await sendVerifications(ctx, marked);
     const groups = new Map<string, { v: Verdict; rows: OutboxRow[] }>();
     for (const r of marked) {
@@ -99,10 +129,18 @@ export class EntityWorker {
     const ids = rows.map((r) => r.id);
     for (const r of rows) {
       if (status === 'queued') continue;
-      this.#settings.observers?.emit('push', { company: r.company_key, kind: r.kind, outcome: status, latencyMs: Date.now() - r.created_at.getTime() });
+      this.#settings.observers?.emit('push', {
+        company: r.company_key,
+        kind: r.kind,
+        outcome: status,
+        latencyMs: Date.now() - r.created_at.getTime(),
+      });
     }
     const level = status === 'applied' ? 'info' : 'warn';
-    this.#log[level]({ company: rows[0]!.company_key, kind: rows[0]!.kind, ids, status, err: 'message' in v ? v.message : undefined }, 'push change');
+    this.#log[level](
+      { company: rows[0]!.company_key, kind: rows[0]!.kind, ids, status, err: 'message' in v ? v.message : undefined },
+      'push change',
+    );
   }
 
   async #store(rows: readonly OutboxRow[], v: Verdict): Promise<Exclude<PushState, 'sending'>> {
@@ -122,7 +160,10 @@ export class EntityWorker {
 
 /** Takes the entity's advisory lock on this connection, unless another worker holds it. */
 async function claimEntity(conn: ReservedSql, e: Entity): Promise<boolean> {
-  const [row] = await conn.unsafe<{ locked: boolean }[]>(`select pg_try_advisory_lock(hashtextextended($1, 0)) as locked`, [entityKey(e)]);
+  const [row] = await conn.unsafe<{ locked: boolean }[]>(
+    `select pg_try_advisory_lock(hashtextextended($1, 0)) as locked`,
+    [entityKey(e)],
+  );
   return row!.locked;
 }
 

@@ -20,4 +20,5 @@ export const KEEP_EVERYTHING: FieldPolicy = {
   hashValue: (value) => value,
 };
 
-export const treatmentOf = (policy: ReadonlyMap<string, FieldTreatment>, field: string): FieldTreatment => policy.get(field) ?? 'keep';
+export const treatmentOf = (policy: ReadonlyMap<string, FieldTreatment>, field: string): FieldTreatment =>
+  policy.get(field) ?? 'keep';

@@ -3,9 +3,23 @@ import { OpenAPIHono, z as described } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
-import { PUSH_KINDS, PUSH_MODEL_KINDS, PUSH_MODEL_OUTCOMES, PUSH_STATES, type PushKind } from '../warehouse/tables/push.ts';
+import {
+  PUSH_KINDS,
+  PUSH_MODEL_KINDS,
+  PUSH_MODEL_OUTCOMES,
+  PUSH_STATES,
+  type PushKind,
+} from '../warehouse/tables/push.ts';
 import { listModelRuns, previewModel, runModel, type ModelRunResult } from './model-run.ts';
-import { addModel, listModels, MODEL_NAME, ModelError, removeModel, setModelPaused, type ModelErrorKind } from './models.ts';
+import {
+  addModel,
+  listModels,
+  MODEL_NAME,
+  ModelError,
+  removeModel,
+  setModelPaused,
+  type ModelErrorKind,
+} from './models.ts';
 import { MAX_CHANGES } from './bounds.ts';
 import { intake, knownCompanies, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
@@ -27,14 +41,19 @@ export interface PushApiOptions {
 const Accepted = z.array(z.object({ changeId: z.string(), id: z.number().int(), status: z.enum(PUSH_STATES) }));
 const Refused = z.object({
   error: z.string(),
-  refused: z.array(z.object({ index: z.number().int(), changeId: z.string().optional(), fields: z.record(z.string(), z.string()) })),
+  refused: z.array(
+    z.object({ index: z.number().int(), changeId: z.string().optional(), fields: z.record(z.string(), z.string()) }),
+  ),
 });
 const Problem = z.object({ error: z.string() });
 // Typed per branch: a nullable union would otherwise gain a bare `nullable` member that OpenAPI 3.0 refuses.
 const Value = described
   .union([described.string(), described.number(), described.boolean()])
   .nullable()
-  .openapi({ anyOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }], description: 'The value; null where none is held' });
+  .openapi({
+    anyOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }],
+    description: 'The value; null where none is held',
+  });
 const Previewed = z.object({
   index: z.number().int(),
   changeId: z.string().optional(),
@@ -42,8 +61,15 @@ const Previewed = z.object({
   valid: z.boolean(),
   refused: z.record(z.string(), z.string()).optional().describe('Why intake would refuse it, by field'),
   action: z.enum(['insert', 'update', 'submit']).optional(),
-  record: z.record(z.string(), z.number().int()).nullable().optional().describe("The warehouse's record the change updates (its ids); null for an insert"),
-  changed: z.record(z.string(), z.array(Value)).optional().describe("Fields that would change, as [warehouse's value, pushed value]; a hashed field shows hashes"),
+  record: z
+    .record(z.string(), z.number().int())
+    .nullable()
+    .optional()
+    .describe("The warehouse's record the change updates (its ids); null for an insert"),
+  changed: z
+    .record(z.string(), z.array(Value))
+    .optional()
+    .describe("Fields that would change, as [warehouse's value, pushed value]; a hashed field shows hashes"),
   unchanged: z.array(z.string()).optional().describe('Fields sent with the value the warehouse already holds'),
   notCompared: z.record(z.string(), z.string()).optional().describe('Fields that cannot be compared, and why'),
   note: z.string().optional(),
@@ -60,7 +86,10 @@ const Preview = z.object({
   changes: z.array(Previewed),
 });
 const DryRun = z.object({
-  dryRun: z.enum(['true', 'false']).optional().describe('true: check and compare with the warehouse only; nothing is stored or sent'),
+  dryRun: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: check and compare with the warehouse only; nothing is stored or sent'),
 });
 const Status = z.object({
   id: z.number().int(),
@@ -80,9 +109,24 @@ const Status = z.object({
 });
 
 const KINDS: Record<string, { kind: PushKind; schema: z.ZodType; operationId: string; summary: string }> = {
-  individuals: { kind: 'individual', schema: IndividualChange, operationId: 'pushIndividuals', summary: 'Insert or update individuals (upsert by EmployeeNumber, UniqueNumber or ServiceId)' },
-  certifications: { kind: 'certification', schema: CertificationChange, operationId: 'pushCertifications', summary: 'Insert or update credentials' },
-  verifications: { kind: 'verification', schema: VerificationChange, operationId: 'pushVerifications', summary: 'Send verification results (ValidateSubmission)' },
+  individuals: {
+    kind: 'individual',
+    schema: IndividualChange,
+    operationId: 'pushIndividuals',
+    summary: 'Insert or update individuals (upsert by EmployeeNumber, UniqueNumber or ServiceId)',
+  },
+  certifications: {
+    kind: 'certification',
+    schema: CertificationChange,
+    operationId: 'pushCertifications',
+    summary: 'Insert or update credentials',
+  },
+  verifications: {
+    kind: 'verification',
+    schema: VerificationChange,
+    operationId: 'pushVerifications',
+    summary: 'Send verification results (ValidateSubmission)',
+  },
 };
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -113,7 +157,14 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
     return next();
   });
-  app.post('/push/*', bodyLimit({ maxSize: PUSH_MAX_BYTES, onError: (c) => c.json({ error: `body: larger than ${PUSH_MAX_BYTES} bytes (at most ${MAX_CHANGES} changes at once)` }, 413) }));
+  app.post(
+    '/push/*',
+    bodyLimit({
+      maxSize: PUSH_MAX_BYTES,
+      onError: (c) =>
+        c.json({ error: `body: larger than ${PUSH_MAX_BYTES} bytes (at most ${MAX_CHANGES} changes at once)` }, 413),
+    }),
+  );
 
   for (const [path, k] of Object.entries(KINDS)) {
     app.openAPIRegistry.registerPath({
@@ -146,10 +197,12 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       const body = parseBody(await c.req.text(), ndjson);
       if ('error' in body) return c.json({ error: body.error }, 400);
       const dryRun = c.req.query('dryRun');
-      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false') return c.json({ error: 'dryRun: expected true or false' }, 400);
+      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
+        return c.json({ error: 'dryRun: expected true or false' }, 400);
       if (dryRun === 'true') return c.json(await previewPush(o.intake, k.kind, body.items), 200);
       const result = await intake(o.intake, k.kind, body.items);
-      if (!result.ok) return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
+      if (!result.ok)
+        return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
       return c.json(result.accepted, 202);
     });
   }
@@ -166,7 +219,10 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
   const ListQuery = z.object({
     status: z.enum(PUSH_STATES).optional(),
     since: z.iso.datetime({ offset: true }).optional().describe('Changes updated at or after this instant'),
-    company: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected a company key').optional(),
+    company: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected a company key')
+      .optional(),
     limit: z.coerce.number().int().min(1).max(10_000).optional(),
   });
   app.openAPIRegistry.registerPath({
@@ -211,7 +267,12 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
 /** Postgres's word on an operator's query stays in the log and the CLI: an answer says what failed, not the database's message. */
 const withoutDetail = ({ detail: _detail, ...r }: ModelRunResult) => r;
 
-const MODEL_STATUS: Record<ModelErrorKind, 400 | 404 | 409 | 422> = { invalid: 400, unknown_model: 404, already_added: 409, query_refused: 422 };
+const MODEL_STATUS: Record<ModelErrorKind, 400 | 404 | 409 | 422> = {
+  invalid: 400,
+  unknown_model: 404,
+  already_added: 409,
+  query_refused: 422,
+};
 
 const Model = z.object({
   name: z.string(),
@@ -230,9 +291,18 @@ const Model = z.object({
 const NewModelBody = z.strictObject({
   name: z.string().regex(MODEL_NAME, 'expected letters, digits, - or _ (at most 64)'),
   kind: z.enum(PUSH_MODEL_KINDS),
-  query: z.string().min(1).max(100_000).describe("A SELECT of the desired state; its columns are named by the service's fields"),
-  key: z.string().describe('EmployeeNumber, UniqueNumber or ServiceId (individuals); IndividualCertificationId (certifications)'),
-  company: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected a company key').optional(),
+  query: z
+    .string()
+    .min(1)
+    .max(100_000)
+    .describe("A SELECT of the desired state; its columns are named by the service's fields"),
+  key: z
+    .string()
+    .describe('EmployeeNumber, UniqueNumber or ServiceId (individuals); IndividualCertificationId (certifications)'),
+  company: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected a company key')
+    .optional(),
   cron: z.string().max(200).optional(),
   maxChanges: z.number().int().min(1).max(1_000_000).optional(),
 });
@@ -279,9 +349,15 @@ const ModelRunRow = z.object({
 const ModelName = z.object({ name: z.string().regex(MODEL_NAME) });
 
 /** Push models under /push/models: the CLI's `push model` verbs as JSON routes, behind the push token. */
-function mountModels(app: OpenAPIHono, o: PushApiOptions, security: { bearer: never[] }[], common: Record<number, ReturnType<typeof json>>): void {
+function mountModels(
+  app: OpenAPIHono,
+  o: PushApiOptions,
+  security: { bearer: never[] }[],
+  common: Record<number, ReturnType<typeof json>>,
+): void {
   const wh = o.intake.warehouse;
-  const named = (c: Context): string | undefined => (MODEL_NAME.test(c.req.param('name') ?? '') ? c.req.param('name') : undefined);
+  const named = (c: Context): string | undefined =>
+    MODEL_NAME.test(c.req.param('name') ?? '') ? c.req.param('name') : undefined;
   const badName = (c: Context) => c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
   const acting = async (c: Context, act: () => Promise<Response>) => {
     try {
@@ -291,27 +367,51 @@ function mountModels(app: OpenAPIHono, o: PushApiOptions, security: { bearer: ne
       throw err;
     }
   };
-  const ModelProblem = z.object({ error: z.string(), kind: z.enum(['invalid', 'unknown_model', 'already_added', 'query_refused']).optional() });
-  const problems = { 400: json(ModelProblem, 'A bad name or body'), 404: json(ModelProblem, 'No such model'), ...common };
-  const path = (method: 'get' | 'post' | 'delete', route: string, operationId: string, summary: string, responses: Record<number, ReturnType<typeof json> | { description: string }>, body?: z.ZodType) =>
+  const ModelProblem = z.object({
+    error: z.string(),
+    kind: z.enum(['invalid', 'unknown_model', 'already_added', 'query_refused']).optional(),
+  });
+  const problems = {
+    400: json(ModelProblem, 'A bad name or body'),
+    404: json(ModelProblem, 'No such model'),
+    ...common,
+  };
+  const path = (
+    method: 'get' | 'post' | 'delete',
+    route: string,
+    operationId: string,
+    summary: string,
+    responses: Record<number, ReturnType<typeof json> | { description: string }>,
+    body?: z.ZodType,
+  ) =>
     app.openAPIRegistry.registerPath({
       method,
       path: route,
       operationId,
       summary,
       security,
-      request: { ...(route.includes('{name}') ? { params: ModelName } : {}), ...(body ? { body: { required: true, content: { 'application/json': { schema: body } } } } : {}) },
+      request: {
+        ...(route.includes('{name}') ? { params: ModelName } : {}),
+        ...(body ? { body: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+      },
       responses: { ...problems, ...responses },
     });
 
   path('get', '/push/models', 'listModels', 'Push models', { 200: json(z.array(Model), 'The models, by name') });
   app.get('/push/models', async (c) => c.json(await listModels(wh)));
 
-  path('post', '/push/models', 'addModel', 'Add a push model (its query is planned and its columns checked first)', {
-    201: json(Model, 'The model'),
-    409: json(ModelProblem, 'A model of that name exists'),
-    422: json(ModelProblem, 'The query does not plan'),
-  }, NewModelBody);
+  path(
+    'post',
+    '/push/models',
+    'addModel',
+    'Add a push model (its query is planned and its columns checked first)',
+    {
+      201: json(Model, 'The model'),
+      409: json(ModelProblem, 'A model of that name exists'),
+      422: json(ModelProblem, 'The query does not plan'),
+    },
+    NewModelBody,
+  );
   app.post('/push/models', async (c) => {
     let raw: unknown;
     try {
@@ -328,51 +428,106 @@ function mountModels(app: OpenAPIHono, o: PushApiOptions, security: { bearer: ne
     const companies = (await knownCompanies(o.intake)).map((x) => x.key);
     const company = b.company ?? (companies.length === 1 ? companies[0] : undefined);
     if (!company) return c.json({ error: 'company: required, several companies are configured', kind: 'invalid' }, 400);
-    return acting(c, async () => c.json(await addModel(wh, { name: b.name, company, kind: b.kind, query: b.query, keyField: b.key, cron: b.cron, maxChanges: b.maxChanges }, companies, o.intake.policy), 201));
+    return acting(c, async () =>
+      c.json(
+        await addModel(
+          wh,
+          {
+            name: b.name,
+            company,
+            kind: b.kind,
+            query: b.query,
+            keyField: b.key,
+            cron: b.cron,
+            maxChanges: b.maxChanges,
+          },
+          companies,
+          o.intake.policy,
+        ),
+        201,
+      ),
+    );
   });
 
-  path('get', '/push/models/{name}/preview', 'previewModel', 'What a run would queue and refuse now; nothing is stored or sent', { 200: json(ModelRun, 'The dry run') });
+  path(
+    'get',
+    '/push/models/{name}/preview',
+    'previewModel',
+    'What a run would queue and refuse now; nothing is stored or sent',
+    { 200: json(ModelRun, 'The dry run') },
+  );
   app.get('/push/models/:name/preview', async (c) => {
     const name = named(c);
     return name ? acting(c, async () => c.json(withoutDetail(await previewModel(o.intake, name)))) : badName(c);
   });
 
-  path('post', '/push/models/{name}/run', 'runModel', 'Run the model now: queue what differs', { 200: json(ModelRun, 'The run (outcome failed: over its cap or its query failed; nothing queued)') });
+  path('post', '/push/models/{name}/run', 'runModel', 'Run the model now: queue what differs', {
+    200: json(ModelRun, 'The run (outcome failed: over its cap or its query failed; nothing queued)'),
+  });
   app.post('/push/models/:name/run', async (c) => {
     const name = named(c);
     return name ? acting(c, async () => c.json(withoutDetail(await runModel(o.intake, name)))) : badName(c);
   });
 
-  path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", { 200: json(z.array(ModelRunRow), 'The runs') });
+  path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", {
+    200: json(z.array(ModelRunRow), 'The runs'),
+  });
   app.get('/push/models/:name/runs', async (c) => {
     const name = named(c);
     return name ? c.json(await listModelRuns(o.intake, { model: name })) : badName(c);
   });
 
-  for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
-    path('post', `/push/models/{name}/${verb}`, `${verb}Model`, paused ? 'Pause the model: its cron does not run it' : 'Resume the model on its cron', { 200: json(Model, 'The model') });
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    path(
+      'post',
+      `/push/models/{name}/${verb}`,
+      `${verb}Model`,
+      paused ? 'Pause the model: its cron does not run it' : 'Resume the model on its cron',
+      { 200: json(Model, 'The model') },
+    );
     app.post(`/push/models/:name/${verb}`, async (c) => {
       const name = named(c);
       return name ? acting(c, async () => c.json(await setModelPaused(wh, name, paused))) : badName(c);
     });
   }
 
-  path('delete', '/push/models/{name}', 'removeModel', 'Remove the model (its runs and queued changes stay)', { 204: { description: 'Removed' } });
+  path('delete', '/push/models/{name}', 'removeModel', 'Remove the model (its runs and queued changes stay)', {
+    204: { description: 'Removed' },
+  });
   app.delete('/push/models/:name', async (c) => {
     const name = named(c);
-    return name ? acting(c, async () => (await removeModel(wh, name), c.body(null, 204))) : badName(c);
+    if (!name) return badName(c);
+    return acting(c, async () => {
+      await removeModel(wh, name);
+      return c.body(null, 204);
+    });
   });
 }
 
-async function list(c: Context, o: PushApiOptions, schema: z.ZodType<{ status?: (typeof PUSH_STATES)[number]; since?: string; company?: string; limit?: number }>) {
+async function list(
+  c: Context,
+  o: PushApiOptions,
+  schema: z.ZodType<{ status?: (typeof PUSH_STATES)[number]; since?: string; company?: string; limit?: number }>,
+) {
   // The schema coerces limit, which would take 1e3 or 0x10; a limit is written in digits.
   const limitText = c.req.query('limit');
-  if (limitText !== undefined && !/^\d{1,5}$/.test(limitText)) return c.json({ error: 'limit: expected a whole number from 1 to 10000' }, 400);
+  if (limitText !== undefined && !/^\d{1,5}$/.test(limitText))
+    return c.json({ error: 'limit: expected a whole number from 1 to 10000' }, 400);
   const q = schema.safeParse(c.req.query());
   if (!q.success) {
     const issue = q.error.issues[0]!;
     return c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400);
   }
   const { status, since, company, limit } = q.data;
-  return c.json(await listChanges(o.intake.warehouse.sql, o.intake.warehouse, { status, since: since ? new Date(since) : undefined, company, limit }));
+  return c.json(
+    await listChanges(o.intake.warehouse.sql, o.intake.warehouse, {
+      status,
+      since: since ? new Date(since) : undefined,
+      company,
+      limit,
+    }),
+  );
 }

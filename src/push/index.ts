@@ -8,14 +8,33 @@ import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 import { ModelScheduler, type ModelSchedulerOptions } from './model-schedule.ts';
 import { warehousePolicy } from './warehouse-policy.ts';
 
-export { pushIndividuals, pushCertifications, pushVerifications, intake, knownCompanies, parseBody, type IntakeContext, type IntakeResult, type RefusedItem } from './intake.ts';
+export {
+  pushIndividuals,
+  pushCertifications,
+  pushVerifications,
+  intake,
+  knownCompanies,
+  parseBody,
+  type IntakeContext,
+  type IntakeResult,
+  type RefusedItem,
+} from './intake.ts';
 export { previewPush, type Preview, type PreviewedChange } from './preview.ts';
 export { KEEP_EVERYTHING, type FieldPolicy, type FieldTreatment } from './field-policy.ts';
 export { getChange, listChanges, retryChange, type PushStatus, type ListOptions } from './outbox.ts';
 export { createPushRunner, type PushRunner } from './runner.ts';
 export { PUSH_QUEUE } from './dispatch.ts';
 export { ModelScheduler, type ModelSchedulerOptions } from './model-schedule.ts';
-export { addModel, listModels, getModel, setModelPaused, removeModel, ModelError, type PushModel, type NewModel } from './models.ts';
+export {
+  addModel,
+  listModels,
+  getModel,
+  setModelPaused,
+  removeModel,
+  ModelError,
+  type PushModel,
+  type NewModel,
+} from './models.ts';
 export { previewModel, runModel, listModelRuns, type ModelRunResult, type ModelRunRow } from './model-run.ts';
 export type { PushRunnerOptions } from './options.ts';
 export { createPushApi, type PushApiOptions } from './http.ts';
@@ -36,7 +55,10 @@ export function intakeContext(config: Config, warehouse: Warehouse): IntakeConte
 }
 
 /** Opens the configured warehouse for the library and the CLI; one line naming it when it cannot be reached. */
-export async function openPushIntake(config: Config, logger: Logger): Promise<IntakeContext & { close(): Promise<void> }> {
+export async function openPushIntake(
+  config: Config,
+  logger: Logger,
+): Promise<IntakeContext & { close(): Promise<void> }> {
   const wh = await openMigratedWarehouse(config, logger);
   return { ...intakeContext(config, wh), close: () => wh.close() };
 }

@@ -36,7 +36,11 @@ export interface RefusedItem {
 export type IntakeResult = { ok: true; accepted: Stored[] } | { ok: false; refused: RefusedItem[] };
 
 function companyOf(companies: readonly IntakeCompany[], named: string | undefined): IntakeCompany | string {
-  if (named) return companies.find((c) => c.key === named) ?? `unknown company "${named}" (configured: ${companies.map((c) => c.key).join(', ')})`;
+  if (named)
+    return (
+      companies.find((c) => c.key === named) ??
+      `unknown company "${named}" (configured: ${companies.map((c) => c.key).join(', ')})`
+    );
   if (companies.length === 1) return companies[0]!;
   return `company is required: several companies are configured (${companies.map((c) => c.key).join(', ')})`;
 }
@@ -59,10 +63,21 @@ export async function checkItems(ctx: IntakeContext, kind: PushKind, items: read
   const accepted: CheckedItems['accepted'] = [];
   if (items.length === 0) return { refused: [{ index: 0, fields: { body: 'no change was sent' } }], accepted };
   const outOfBounds = checkBounds(items);
-  if (outOfBounds) return { refused: [outOfBounds.kind === 'too-many' ? { index: 0, fields: { body: outOfBounds.message } } : { index: outOfBounds.index, fields: { [outOfBounds.field]: outOfBounds.message } }], accepted };
+  if (outOfBounds)
+    return {
+      refused: [
+        outOfBounds.kind === 'too-many'
+          ? { index: 0, fields: { body: outOfBounds.message } }
+          : { index: outOfBounds.index, fields: { [outOfBounds.field]: outOfBounds.message } },
+      ],
+      accepted,
+    };
   const companies = await knownCompanies(ctx);
   items.forEach((raw, index) => {
-    const named = raw && typeof raw === 'object' && typeof (raw as { company?: unknown }).company === 'string' ? (raw as { company: string }).company : undefined;
+    const named =
+      raw && typeof raw === 'object' && typeof (raw as { company?: unknown }).company === 'string'
+        ? (raw as { company: string }).company
+        : undefined;
     const company = companyOf(companies, named);
     const checked = checkers[kind](raw, typeof company === 'string' ? {} : company);
     const fields: Fields = checked.ok ? {} : { ...checked.fields };
@@ -81,10 +96,15 @@ export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly
   if (refused.length > 0) return { ok: false, refused };
   const out: Stored[] = new Array(items.length);
   const byCompany = new Map<string, number[]>();
-  accepted.forEach((a, i) => byCompany.set(a.company, [...(byCompany.get(a.company) ?? []), i]));
+  for (const [i, a] of accepted.entries()) byCompany.set(a.company, [...(byCompany.get(a.company) ?? []), i]);
   for (const [company, indexes] of byCompany) {
-    const stored = await store(ctx.warehouse, company, indexes.map((i) => accepted[i]!.change), ctx.sealer);
-    indexes.forEach((i, j) => (out[i] = stored[j]!));
+    const stored = await store(
+      ctx.warehouse,
+      company,
+      indexes.map((i) => accepted[i]!.change),
+      ctx.sealer,
+    );
+    for (const [j, i] of indexes.entries()) out[i] = stored[j]!;
   }
   return { ok: true, accepted: out };
 }
@@ -92,7 +112,8 @@ export async function intake(ctx: IntakeContext, kind: PushKind, items: readonly
 /** Individuals to insert or update (upserts by EmployeeNumber, UniqueNumber or ServiceId). */
 export const pushIndividuals = (ctx: IntakeContext, items: readonly unknown[]) => intake(ctx, 'individual', items);
 /** Credentials to insert (holder + CertificationId + CertificationNumber) or update (IndividualCertificationId). */
-export const pushCertifications = (ctx: IntakeContext, items: readonly unknown[]) => intake(ctx, 'certification', items);
+export const pushCertifications = (ctx: IntakeContext, items: readonly unknown[]) =>
+  intake(ctx, 'certification', items);
 /** Verification results, sent to the service in ValidateSubmission batches. */
 export const pushVerifications = (ctx: IntakeContext, items: readonly unknown[]) => intake(ctx, 'verification', items);
 

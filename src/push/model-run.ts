@@ -63,7 +63,11 @@ interface Candidate {
  * rows the query gave. A hashed field cannot be compared in Postgres: a model naming one gets every row back,
  * compared afterwards by its hash.
  */
-async function differing(ctx: IntakeContext, m: PushModel, limit: number | null): Promise<{ rowsRead: number; total: number; rows: Candidate[] }> {
+async function differing(
+  ctx: IntakeContext,
+  m: PushModel,
+  limit: number | null,
+): Promise<{ rowsRead: number; total: number; rows: Candidate[] }> {
   const wh = ctx.warehouse;
   const k = MODEL_KINDS[m.kind];
   const treatments = await (ctx.policy ?? KEEP_EVERYTHING).fieldPolicy(m.company);
@@ -71,7 +75,11 @@ async function differing(ctx: IntakeContext, m: PushModel, limit: number | null)
   const col = (i: number) => `m."${m.columns[i]!.replace(/"/g, '""')}"`;
   const keyIndex = m.fields.indexOf(m.keyField);
   const compared = m.fields.map((f, i) => ({ f, i })).filter(({ f }) => f !== m.keyField);
-  const differs = hashed ? 'true' : ['w._key_ is null', ...compared.map(({ f, i }) => `${col(i)}::text is distinct from w.${snake(f)}::text`)].join(' or ');
+  const differs = hashed
+    ? 'true'
+    : ['w._key_ is null', ...compared.map(({ f, i }) => `${col(i)}::text is distinct from w.${snake(f)}::text`)].join(
+        ' or ',
+      );
   const table = `"${wh.schema}"."${k.table}"`;
   const keyColumn = snake(m.keyField);
   // One pass over the company's current rows, hashed by key as text: no value of the query can fail a cast.
@@ -86,7 +94,9 @@ async function differing(ctx: IntakeContext, m: PushModel, limit: number | null)
     where ${differs}
     ${limit === null ? '' : `limit ${limit}`}`;
   return readOnly(wh.sql, async (tx) => {
-    const [{ n }] = (await tx.unsafe(`select count(*)::int as n from (${subquery(m.query)}) as model`)) as unknown as [{ n: number }];
+    const [{ n }] = (await tx.unsafe(`select count(*)::int as n from (${subquery(m.query)}) as model`)) as unknown as [
+      { n: number },
+    ];
     const rows = await tx.unsafe<(Candidate & { total: string })[]>(sql, [m.company]);
     return { rowsRead: n, total: rows[0] ? Number(rows[0].total) : 0, rows };
   });
@@ -104,22 +114,53 @@ const changeIdOf = (m: PushModel, key: unknown, changed: Record<string, [unknown
     .slice(0, 40)}`;
 
 /** One differing row as a change: checked by push validation, not stored. */
-async function changeOf(ctx: IntakeContext, m: PushModel, c: Candidate, treatments: ReadonlyMap<string, FieldTreatment>): Promise<{ change: ModelChange; accepted?: Accepted } | undefined> {
+async function changeOf(
+  ctx: IntakeContext,
+  m: PushModel,
+  c: Candidate,
+  treatments: ReadonlyMap<string, FieldTreatment>,
+): Promise<{ change: ModelChange; accepted?: Accepted } | undefined> {
   const k = MODEL_KINDS[m.kind];
   const want = desiredFields(m, c.desired);
   const key = want[m.keyField];
   const policy = ctx.policy ?? KEEP_EVERYTHING;
-  const settable = Object.fromEntries(Object.entries(want).filter(([f, v]) => f !== m.keyField && (c.current || v !== null)));
+  const settable = Object.fromEntries(
+    Object.entries(want).filter(([f, v]) => f !== m.keyField && (c.current || v !== null)),
+  );
   const diff = diffFields(k.table, settable, c.current ?? {}, [], treatments, policy);
   const changed = diff.changed ?? {};
   if (c.current && Object.keys(changed).length === 0) return undefined;
-  const record: Record<string, number> | null = c.current ? (m.kind === 'individuals' ? { ServiceId: Number(c.current.service_id) } : { IndividualCertificationId: Number(c.current.individual_certification_id) }) : null;
+  const record: Record<string, number> | null = c.current
+    ? m.kind === 'individuals'
+      ? { ServiceId: Number(c.current.service_id) }
+      : { IndividualCertificationId: Number(c.current.individual_certification_id) }
+    : null;
   const changeId = changeIdOf(m, key, changed);
-  const base = { key, action: c.current ? ('update' as const) : ('insert' as const), record, changed, unchanged: diff.unchanged ?? [], changeId };
-  const item: Record<string, unknown> = { changeId, company: m.company, [m.keyField]: key, ...Object.fromEntries(Object.entries(changed).map(([f]) => [f, want[f]])) };
+  const base = {
+    key,
+    action: c.current ? ('update' as const) : ('insert' as const),
+    record,
+    changed,
+    unchanged: diff.unchanged ?? [],
+    changeId,
+  };
+  const item: Record<string, unknown> = {
+    changeId,
+    company: m.company,
+    [m.keyField]: key,
+    ...Object.fromEntries(Object.entries(changed).map(([f]) => [f, want[f]])),
+  };
   if (record) Object.assign(item, record);
   if (!c.current && m.keyField !== 'EmployeeNumber' && m.keyField !== 'UniqueNumber') {
-    return { change: { ...base, valid: false, refused: { [m.keyField]: `the warehouse has no record with ${m.keyField} ${String(key)}: a model inserts only by EmployeeNumber or UniqueNumber` } } };
+    return {
+      change: {
+        ...base,
+        valid: false,
+        refused: {
+          [m.keyField]: `the warehouse has no record with ${m.keyField} ${String(key)}: a model inserts only by EmployeeNumber or UniqueNumber`,
+        },
+      },
+    };
   }
   const company = ctx.companies.find((x) => x.key === m.company) ?? { key: m.company };
   const checked = checkers[k.push](item, company);
@@ -127,10 +168,18 @@ async function changeOf(ctx: IntakeContext, m: PushModel, c: Candidate, treatmen
   return { change: { ...base, valid: true }, accepted: checked.change };
 }
 
-async function diffModel(ctx: IntakeContext, m: PushModel, forRun: boolean): Promise<Omit<ModelRunResult, 'runId' | 'outcome' | 'queued'> & { accepted: Accepted[] }> {
+async function diffModel(
+  ctx: IntakeContext,
+  m: PushModel,
+  forRun: boolean,
+): Promise<Omit<ModelRunResult, 'runId' | 'outcome' | 'queued'> & { accepted: Accepted[] }> {
   const treatments = await (ctx.policy ?? KEEP_EVERYTHING).fieldPolicy(m.company);
   // A run reads one row past its cap to know it is over; a preview reads them all.
-  const found = await differing(ctx, m, forRun && !m.fields.some((f) => treatmentOf(treatments, f) === 'hash') ? m.maxChanges + 1 : null);
+  const found = await differing(
+    ctx,
+    m,
+    forRun && !m.fields.some((f) => treatmentOf(treatments, f) === 'hash') ? m.maxChanges + 1 : null,
+  );
   const changes: ModelChange[] = [];
   const accepted: Accepted[] = [];
   for (const c of found.rows) {
@@ -157,7 +206,12 @@ async function diffModel(ctx: IntakeContext, m: PushModel, forRun: boolean): Pro
 export async function previewModel(ctx: IntakeContext, name: string): Promise<ModelRunResult> {
   const m = await getModel(ctx.warehouse, name);
   const { accepted: _accepted, ...diff } = await diffModel(ctx, m, false);
-  return { ...diff, outcome: diff.overCap ? 'failed' : 'ok', queued: 0, error: diff.overCap ? overCapMessage(m, diff.changed) : undefined };
+  return {
+    ...diff,
+    outcome: diff.overCap ? 'failed' : 'ok',
+    queued: 0,
+    error: diff.overCap ? overCapMessage(m, diff.changed) : undefined,
+  };
 }
 
 const overCapMessage = (m: PushModel, changed: number) =>
@@ -167,7 +221,10 @@ const overCapMessage = (m: PushModel, changed: number) =>
 export async function runModel(ctx: IntakeContext, name: string): Promise<ModelRunResult> {
   const wh = ctx.warehouse;
   const m = await getModel(wh, name);
-  const [run] = await wh.sql.unsafe<{ id: string }[]>(`insert into ${runsTable(wh)} (model_name, company_key) values ($1, $2) returning id`, [m.name, m.company]);
+  const [run] = await wh.sql.unsafe<{ id: string }[]>(
+    `insert into ${runsTable(wh)} (model_name, company_key) values ($1, $2) returning id`,
+    [m.name, m.company],
+  );
   const runId = Number(run!.id);
   let result: ModelRunResult;
   try {
@@ -182,11 +239,35 @@ export async function runModel(ctx: IntakeContext, name: string): Promise<ModelR
     }
   } catch (err) {
     const detail = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-    result = { model: m.name, company: m.company, runId, outcome: 'failed', rowsRead: 0, unchanged: 0, changed: 0, queued: 0, refused: 0, overCap: false, error: `model ${m.name}: its query failed`, detail, changes: [] };
+    result = {
+      model: m.name,
+      company: m.company,
+      runId,
+      outcome: 'failed',
+      rowsRead: 0,
+      unchanged: 0,
+      changed: 0,
+      queued: 0,
+      refused: 0,
+      overCap: false,
+      error: `model ${m.name}: its query failed`,
+      detail,
+      changes: [],
+    };
   }
   await wh.sql.unsafe(
     `update ${runsTable(wh)} set finished_at = now(), outcome = $2, rows_read = $3, unchanged = $4, changed = $5, queued = $6, refused = $7, over_cap = $8, error = $9 where id = $1`,
-    [runId, result.outcome, result.rowsRead, result.unchanged, result.changed, result.queued, result.refused, result.overCap, result.detail ? `${result.error}: ${result.detail}` : (result.error ?? null)],
+    [
+      runId,
+      result.outcome,
+      result.rowsRead,
+      result.unchanged,
+      result.changed,
+      result.queued,
+      result.refused,
+      result.overCap,
+      result.detail ? `${result.error}: ${result.detail}` : (result.error ?? null),
+    ],
   );
   return result;
 }
@@ -202,7 +283,10 @@ export interface ModelRunRow extends ModelRunCounts {
 }
 
 /** The latest runs, newest first (of one model, or of all). */
-export async function listModelRuns(ctx: Pick<IntakeContext, 'warehouse'>, o: { model?: string; limit?: number } = {}): Promise<ModelRunRow[]> {
+export async function listModelRuns(
+  ctx: Pick<IntakeContext, 'warehouse'>,
+  o: { model?: string; limit?: number } = {},
+): Promise<ModelRunRow[]> {
   const wh = ctx.warehouse;
   const rows = await wh.sql.unsafe<Record<string, unknown>[]>(
     `select * from ${runsTable(wh)} where ($1::text is null or model_name = $1) order by id desc limit $2`,

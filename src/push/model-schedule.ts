@@ -49,7 +49,9 @@ export class ModelScheduler {
   #kick(): void {
     if (this.#checking || this.#stopped) return;
     this.#checking = this.check()
-      .catch((err: unknown) => this.#o.log.error({ err: err instanceof Error ? err.message : String(err) }, 'push model check failed'))
+      .catch((err: unknown) =>
+        this.#o.log.error({ err: err instanceof Error ? err.message : String(err) }, 'push model check failed'),
+      )
       .finally(() => (this.#checking = undefined));
   }
 
@@ -75,7 +77,9 @@ export class ModelScheduler {
     const conn = await wh.sql.reserve();
     const lock = `push-model/${name}`;
     try {
-      const [{ locked }] = (await conn.unsafe(`select pg_try_advisory_lock(hashtextextended($1, 0)) as locked`, [lock])) as unknown as [{ locked: boolean }];
+      const [{ locked }] = (await conn.unsafe(`select pg_try_advisory_lock(hashtextextended($1, 0)) as locked`, [
+        lock,
+      ])) as unknown as [{ locked: boolean }];
       if (!locked) return;
       try {
         // Another process may have run it (or an operator removed or paused it) between the check and the lock.

@@ -61,7 +61,10 @@ export const MODEL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const MODEL_STATEMENT_TIMEOUT = '60s';
 
 /** What each kind of model writes to, and by which keys a row is matched. */
-export const MODEL_KINDS: Record<PushModelKind, { push: PushKind; table: string; keys: readonly string[]; settable: readonly string[] }> = {
+export const MODEL_KINDS: Record<
+  PushModelKind,
+  { push: PushKind; table: string; keys: readonly string[]; settable: readonly string[] }
+> = {
   individuals: {
     push: 'individual',
     table: 'individuals',
@@ -73,7 +76,9 @@ export const MODEL_KINDS: Record<PushModelKind, { push: PushKind; table: string;
     table: 'individual_certifications',
     keys: ['IndividualCertificationId'],
     // A credential's holder is who holds it, not something an update sets.
-    settable: Object.keys(CertificationChange.shape).filter((f) => !['changeId', 'company', 'ServiceId', 'EmployeeNumber', 'UniqueIdentifier'].includes(f)),
+    settable: Object.keys(CertificationChange.shape).filter(
+      (f) => !['changeId', 'company', 'ServiceId', 'EmployeeNumber', 'UniqueIdentifier'].includes(f),
+    ),
   },
 };
 
@@ -113,7 +118,12 @@ async function columnsOf(wh: Warehouse, query: string): Promise<string[]> {
 }
 
 /** Each column checked, in one line naming every column refused. */
-async function checkedFields(wh: Warehouse, m: NewModel & { kind: PushModelKind }, columns: readonly string[], policy: FieldPolicy): Promise<string[]> {
+async function checkedFields(
+  _wh: Warehouse,
+  m: NewModel & { kind: PushModelKind },
+  columns: readonly string[],
+  policy: FieldPolicy,
+): Promise<string[]> {
   const k = MODEL_KINDS[m.kind];
   const table = tableInfo(k.table);
   const treatments = await policy.fieldPolicy(m.company);
@@ -121,9 +131,12 @@ async function checkedFields(wh: Warehouse, m: NewModel & { kind: PushModelKind 
   const fields = columns.map((column) => {
     const field = fieldOfColumn(m.kind, column);
     if (!field) refusals.push(`${column} is not a field of ${m.kind}`);
-    else if (READ_ONLY[k.push].includes(field)) refusals.push(`${field} is read only: the service sets it, so it cannot be pushed`);
-    else if (field !== m.keyField && !table.byName.has(snake(field))) refusals.push(`${field} is not kept in the warehouse, so it cannot be compared`);
-    else if (treatmentOf(treatments, field) === 'block') refusals.push(`${field} is blocked by the company's personal-data policy, so it cannot be compared`);
+    else if (READ_ONLY[k.push].includes(field))
+      refusals.push(`${field} is read only: the service sets it, so it cannot be pushed`);
+    else if (field !== m.keyField && !table.byName.has(snake(field)))
+      refusals.push(`${field} is not kept in the warehouse, so it cannot be compared`);
+    else if (treatmentOf(treatments, field) === 'block')
+      refusals.push(`${field} is blocked by the company's personal-data policy, so it cannot be compared`);
     return field ?? column;
   });
   if (new Set(fields).size !== fields.length) refusals.push('two columns name the same field');
@@ -134,9 +147,11 @@ async function checkedFields(wh: Warehouse, m: NewModel & { kind: PushModelKind 
 
 function checkedShape(m: NewModel): NewModel & { kind: PushModelKind } {
   if (!MODEL_NAME.test(m.name)) throw new ModelError('invalid', 'name: expected letters, digits, - or _ (at most 64)');
-  if (!PUSH_MODEL_KINDS.includes(m.kind as PushModelKind)) throw new ModelError('invalid', `--kind must be one of ${PUSH_MODEL_KINDS.join(', ')}`);
+  if (!PUSH_MODEL_KINDS.includes(m.kind as PushModelKind))
+    throw new ModelError('invalid', `--kind must be one of ${PUSH_MODEL_KINDS.join(', ')}`);
   const keys = MODEL_KINDS[m.kind as PushModelKind].keys;
-  if (!keys.includes(m.keyField)) throw new ModelError('invalid', `--key must be one of ${keys.join(', ')} for ${m.kind}`);
+  if (!keys.includes(m.keyField))
+    throw new ModelError('invalid', `--key must be one of ${keys.join(', ')} for ${m.kind}`);
   if (!m.query.trim()) throw new ModelError('invalid', '--sql: the query is empty');
   if (m.maxChanges !== undefined && (!Number.isInteger(m.maxChanges) || m.maxChanges < 1 || m.maxChanges > 1_000_000)) {
     throw new ModelError('invalid', '--max-changes: expected a whole number from 1 to 1000000');
@@ -152,9 +167,18 @@ function checkedShape(m: NewModel): NewModel & { kind: PushModelKind } {
 }
 
 /** Adds a model for one of `companies` (the keys push intake knows). */
-export async function addModel(wh: Warehouse, model: NewModel, companies: readonly string[], policy: FieldPolicy = KEEP_EVERYTHING): Promise<PushModel> {
+export async function addModel(
+  wh: Warehouse,
+  model: NewModel,
+  companies: readonly string[],
+  policy: FieldPolicy = KEEP_EVERYTHING,
+): Promise<PushModel> {
   const m = checkedShape(model);
-  if (!companies.includes(m.company)) throw new ModelError('invalid', `company: unknown company "${m.company.slice(0, 40)}" (configured: ${companies.join(', ')})`);
+  if (!companies.includes(m.company))
+    throw new ModelError(
+      'invalid',
+      `company: unknown company "${m.company.slice(0, 40)}" (configured: ${companies.join(', ')})`,
+    );
   const columns = await columnsOf(wh, m.query);
   const fields = await checkedFields(wh, m, columns, policy);
   const rows = await wh.sql.unsafe<ModelRow[]>(
@@ -210,7 +234,10 @@ export async function getModel(wh: Warehouse, name: string): Promise<PushModel> 
 }
 
 export async function setModelPaused(wh: Warehouse, name: string, paused: boolean): Promise<PushModel> {
-  const [row] = await wh.sql.unsafe<ModelRow[]>(`update ${modelsTable(wh)} set paused = $2, updated_at = now() where name = $1 returning *`, [name, paused]);
+  const [row] = await wh.sql.unsafe<ModelRow[]>(
+    `update ${modelsTable(wh)} set paused = $2, updated_at = now() where name = $1 returning *`,
+    [name, paused],
+  );
   if (!row) throw new ModelError('unknown_model', `no model named "${name.slice(0, 64)}"`);
   return modelOf(row);
 }

@@ -10,7 +10,6 @@ import type { Accepted, Fields } from './validate.ts';
  * refused | failed, or sending → in_doubt when the answer was lost; nothing else holds the truth.
  */
 
-
 /** The LISTEN/NOTIFY channel that tells workers a change was queued. */
 export const PUSH_CHANNEL = 'wfsync_push';
 
@@ -90,13 +89,21 @@ export interface Stored {
  * Stores accepted changes in one transaction and tells the workers. A changeId already stored for the company
  * is the same change: its first id and state are answered, and nothing is stored again.
  */
-export async function store(wh: Warehouse, company: string, changes: readonly Accepted[], sealer: Sealer): Promise<Stored[]> {
+export async function store(
+  wh: Warehouse,
+  company: string,
+  changes: readonly Accepted[],
+  sealer: Sealer,
+): Promise<Stored[]> {
   const t = table(wh);
   return wh.sql.begin(async (tx) => {
     const out: Stored[] = [];
     for (const c of changes) {
       const changeId = c.changeId ?? randomUUID();
-      const known = await tx.unsafe(`select id, status from ${t} where company_key = $1 and change_id = $2`, [company, changeId]);
+      const known = await tx.unsafe(`select id, status from ${t} where company_key = $1 and change_id = $2`, [
+        company,
+        changeId,
+      ]);
       if (known.length > 0) {
         out.push({ changeId, id: Number(known[0]!.id), status: known[0]!.status as PushState });
         continue;
@@ -108,9 +115,21 @@ export async function store(wh: Warehouse, company: string, changes: readonly Ac
          values ($1, $2, $3, $4, (select coalesce(max(seq), 0) + 1 from ${t} where company_key = $1 and entity_key = $4), $5, $6::jsonb, $7)
          on conflict (company_key, change_id) do nothing
          returning id, status`,
-        [company, c.kind, changeId, c.entityKey, c.holderKey ?? null, c.payload as never, c.ssn ? sealer.seal(c.ssn) : null],
+        [
+          company,
+          c.kind,
+          changeId,
+          c.entityKey,
+          c.holderKey ?? null,
+          c.payload as never,
+          c.ssn ? sealer.seal(c.ssn) : null,
+        ],
       );
-      const row = rows[0] ?? (await tx.unsafe(`select id, status from ${t} where company_key = $1 and change_id = $2`, [company, changeId]))[0]!;
+      const row =
+        rows[0] ??
+        (
+          await tx.unsafe(`select id, status from ${t} where company_key = $1 and change_id = $2`, [company, changeId])
+        )[0]!;
       out.push({ changeId, id: Number(row.id), status: row.status as PushState });
     }
     await tx.unsafe(`select pg_notify($1, $2)`, [PUSH_CHANNEL, company]);
@@ -169,7 +188,10 @@ function retryDelayMs(attempts: number): number {
 }
 
 /** Per company, each entity whose first open change may run now (verification results as one), oldest first. */
-export async function runnableChanges(sql: Sql, wh: { schema: string }): Promise<Pick<OutboxRow, 'company_key' | 'entity_key' | 'kind'>[]> {
+export async function runnableChanges(
+  sql: Sql,
+  wh: { schema: string },
+): Promise<Pick<OutboxRow, 'company_key' | 'entity_key' | 'kind'>[]> {
   const t = table(wh);
   return sql.unsafe(
     `select distinct on (o.company_key, case when o.kind = 'verification' then '' else o.entity_key end)
@@ -188,7 +210,12 @@ export async function runnableChanges(sql: Sql, wh: { schema: string }): Promise
 export type DueRow = OutboxRow & { due: boolean };
 
 /** The open changes of one entity, in order. */
-export async function openChangesOf(sql: Sql, wh: { schema: string }, company: string, entityKey: string): Promise<DueRow[]> {
+export async function openChangesOf(
+  sql: Sql,
+  wh: { schema: string },
+  company: string,
+  entityKey: string,
+): Promise<DueRow[]> {
   return sql.unsafe<DueRow[]>(
     `select *, next_attempt_at <= now() as due from ${table(wh)} where company_key = $1 and entity_key = $2 and ${OPEN} order by seq`,
     [company, entityKey],
@@ -196,7 +223,12 @@ export async function openChangesOf(sql: Sql, wh: { schema: string }, company: s
 }
 
 /** A company's open verification results that are due, at most `limit` of them. */
-export async function dueVerifications(sql: Sql, wh: { schema: string }, company: string, limit: number): Promise<DueRow[]> {
+export async function dueVerifications(
+  sql: Sql,
+  wh: { schema: string },
+  company: string,
+  limit: number,
+): Promise<DueRow[]> {
   return sql.unsafe<DueRow[]>(
     `select *, true as due from ${table(wh)} where company_key = $1 and kind = 'verification' and ${OPEN} and next_attempt_at <= now() order by id limit $2`,
     [company, limit],
@@ -214,7 +246,12 @@ export async function holderPending(sql: Sql, wh: { schema: string }, r: OutboxR
 }
 
 /** Marks changes `sending` (one more attempt) before their request, the group's others coalesced into one of them. */
-export async function markSending(sql: Sql, wh: { schema: string }, ids: readonly number[], coalescedInto?: number): Promise<OutboxRow[]> {
+export async function markSending(
+  sql: Sql,
+  wh: { schema: string },
+  ids: readonly number[],
+  coalescedInto?: number,
+): Promise<OutboxRow[]> {
   return sql.unsafe<OutboxRow[]>(
     `update ${table(wh)} set status = 'sending', attempts = attempts + 1, updated_at = now(),
        coalesced_into = case when id = $2 then null else $2 end
@@ -230,18 +267,34 @@ export interface AppliedIds {
 }
 
 /** Applied: the SSN is erased, the service's ids kept, and the webhook told. */
-export async function markApplied(sql: Sql, wh: { schema: string }, ids: readonly number[], applied: AppliedIds): Promise<void> {
+export async function markApplied(
+  sql: Sql,
+  wh: { schema: string },
+  ids: readonly number[],
+  applied: AppliedIds,
+): Promise<void> {
   await sql.unsafe(
     `update ${table(wh)} set status = 'applied', sealed = null, error = null, fields = null, applied_at = now(), updated_at = now(),
        individual_id = coalesce($2, individual_id), service_id = coalesce($3, service_id),
        individual_certification_id = coalesce($4, individual_certification_id), notify_next_at = now()
      where id = any($1::bigint[])`,
-    [ids as number[], applied.individualId ?? null, applied.serviceId ?? null, applied.individualCertificationId ?? null],
+    [
+      ids as number[],
+      applied.individualId ?? null,
+      applied.serviceId ?? null,
+      applied.individualCertificationId ?? null,
+    ],
   );
 }
 
 /** Refused by the service: the SSN is erased, its message and fields kept, and the webhook told. */
-export async function markRefused(sql: Sql, wh: { schema: string }, ids: readonly number[], message: string, fields?: Fields): Promise<void> {
+export async function markRefused(
+  sql: Sql,
+  wh: { schema: string },
+  ids: readonly number[],
+  message: string,
+  fields?: Fields,
+): Promise<void> {
   await sql.unsafe(
     `update ${table(wh)} set status = 'refused', sealed = null, error = $2, fields = $3::jsonb, updated_at = now(), notify_next_at = now()
      where id = any($1::bigint[])`,
@@ -276,7 +329,10 @@ export async function dueNotifications(sql: Sql, wh: { schema: string }): Promis
 /** Records one delivery to the webhook: done, or due again after the retry delay. */
 export async function markNotified(sql: Sql, wh: { schema: string }, r: OutboxRow, delivered: boolean): Promise<void> {
   if (delivered) {
-    await sql.unsafe(`update ${table(wh)} set notified_at = now(), notify_attempts = notify_attempts + 1 where id = $1`, [r.id]);
+    await sql.unsafe(
+      `update ${table(wh)} set notified_at = now(), notify_attempts = notify_attempts + 1 where id = $1`,
+      [r.id],
+    );
     return;
   }
   await sql.unsafe(

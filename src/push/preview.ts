@@ -59,12 +59,16 @@ const IDENTITY: Record<PushKind, readonly string[]> = {
   verification: [],
 };
 
-const TABLES: Partial<Record<PushKind, string>> = { individual: 'individuals', certification: 'individual_certifications' };
-
 export async function previewPush(ctx: IntakeContext, kind: PushKind, items: readonly unknown[]): Promise<Preview> {
   const { refused, accepted } = await checkItems(ctx, kind, items);
   const policy = ctx.policy ?? KEEP_EVERYTHING;
-  const changes: PreviewedChange[] = refused.map((r) => ({ index: r.index, changeId: r.changeId, valid: false, refused: r.fields, requests: 0 }));
+  const changes: PreviewedChange[] = refused.map((r) => ({
+    index: r.index,
+    changeId: r.changeId,
+    valid: false,
+    refused: r.fields,
+    requests: 0,
+  }));
   const current = kind === 'verification' ? [] : await currentRecords(ctx.warehouse, kind, accepted);
   const policies = new Map<string, ReadonlyMap<string, FieldTreatment>>();
   for (const a of accepted) if (!policies.has(a.company)) policies.set(a.company, await policy.fieldPolicy(a.company));
@@ -74,7 +78,12 @@ export async function previewPush(ctx: IntakeContext, kind: PushKind, items: rea
     if (kind === 'verification') {
       const seen = batches.get(a.company) ?? 0;
       batches.set(a.company, seen + 1);
-      changes.push({ ...base, action: 'submit', record: { IndividualCertificationId: Number(a.change.payload.IndividualCertificationId) }, requests: seen % VERIFICATION_BATCH === 0 ? 1 : 0 });
+      changes.push({
+        ...base,
+        action: 'submit',
+        record: { IndividualCertificationId: Number(a.change.payload.IndividualCertificationId) },
+        requests: seen % VERIFICATION_BATCH === 0 ? 1 : 0,
+      });
       return;
     }
     changes.push({ ...base, ...compared(kind, a.change, current[i] ?? null, policies.get(a.company)!, policy) });
@@ -100,7 +109,11 @@ type CurrentRow = Record<string, unknown> | null;
  * EmployeeNumber, else UniqueNumber, as the sender looks it up; a credential by IndividualCertificationId, or
  * for an insert its holder's row (by ServiceId, EmployeeNumber or UniqueIdentifier), to say whether it exists.
  */
-async function currentRecords(wh: Warehouse, kind: PushKind, accepted: readonly { company: string; change: Accepted }[]): Promise<CurrentRow[]> {
+async function currentRecords(
+  wh: Warehouse,
+  kind: PushKind,
+  accepted: readonly { company: string; change: Accepted }[],
+): Promise<CurrentRow[]> {
   if (accepted.length === 0) return [];
   const s = `"${wh.schema}"`;
   const p = accepted.map((a) => a.change.payload);
@@ -116,7 +129,12 @@ async function currentRecords(wh: Warehouse, kind: PushKind, accepted: readonly 
       ? await wh.sql.unsafe<{ row: CurrentRow }[]>(
           `select ${individual('row', 'k.sid', 'k.en', 'k.un')}
            from unnest($1::text[], $2::int[], $3::text[], $4::text[]) with ordinality as k(company, sid, en, un, n) order by k.n`,
-          [accepted.map((a) => a.company), p.map((x) => num(x.ServiceId)), p.map((x) => str(x.EmployeeNumber)), p.map((x) => str(x.UniqueNumber))] as never[],
+          [
+            accepted.map((a) => a.company),
+            p.map((x) => num(x.ServiceId)),
+            p.map((x) => str(x.EmployeeNumber)),
+            p.map((x) => str(x.UniqueNumber)),
+          ] as never[],
         )
       : await wh.sql.unsafe<{ row: CurrentRow }[]>(
           `select case when k.icid is not null
@@ -125,39 +143,82 @@ async function currentRecords(wh: Warehouse, kind: PushKind, accepted: readonly 
            from unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[]) with ordinality as k(company, icid, sid, en, un, n)
            cross join lateral (select ${individual('holder', 'k.sid', 'k.en', 'k.un')}) h
            order by k.n`,
-          [accepted.map((a) => a.company), p.map((x) => num(x.IndividualCertificationId)), p.map((x) => num(x.ServiceId)), p.map((x) => str(x.EmployeeNumber)), p.map((x) => str(x.UniqueIdentifier))] as never[],
+          [
+            accepted.map((a) => a.company),
+            p.map((x) => num(x.IndividualCertificationId)),
+            p.map((x) => num(x.ServiceId)),
+            p.map((x) => str(x.EmployeeNumber)),
+            p.map((x) => str(x.UniqueIdentifier)),
+          ] as never[],
         );
   return rows.map((r) => r.row);
 }
 
-type Compared = Pick<PreviewedChange, 'action' | 'record' | 'changed' | 'unchanged' | 'notCompared' | 'note' | 'requests'>;
+type Compared = Pick<
+  PreviewedChange,
+  'action' | 'record' | 'changed' | 'unchanged' | 'notCompared' | 'note' | 'requests'
+>;
 
-function compared(kind: PushKind, change: Accepted, row: CurrentRow, treatments: ReadonlyMap<string, FieldTreatment>, policy: FieldPolicy): Compared {
+function compared(
+  kind: PushKind,
+  change: Accepted,
+  row: CurrentRow,
+  treatments: ReadonlyMap<string, FieldTreatment>,
+  policy: FieldPolicy,
+): Compared {
   const p = change.payload;
   if (kind === 'individual') {
-    const lookedUpBy = typeof p.ServiceId === 'number' ? 'ServiceId' : typeof p.EmployeeNumber === 'string' ? 'EmployeeNumber' : 'UniqueNumber';
+    const lookedUpBy =
+      typeof p.ServiceId === 'number'
+        ? 'ServiceId'
+        : typeof p.EmployeeNumber === 'string'
+          ? 'EmployeeNumber'
+          : 'UniqueNumber';
     const extra: Record<string, string> = change.ssn ? { SSN: 'never kept in the warehouse' } : {};
     if (!row) {
       const diff = diffFields('individuals', p, {}, [], treatments, policy);
       if (lookedUpBy === 'ServiceId') {
-        return { action: 'update', record: { ServiceId: Number(p.ServiceId) }, ...diff, notCompared: { ...diff.notCompared, ...extra }, note: `the warehouse has no individual with ServiceId ${String(p.ServiceId)}: the service refuses the change unless it has one`, requests: 1 };
+        return {
+          action: 'update',
+          record: { ServiceId: Number(p.ServiceId) },
+          ...diff,
+          notCompared: { ...diff.notCompared, ...extra },
+          note: `the warehouse has no individual with ServiceId ${String(p.ServiceId)}: the service refuses the change unless it has one`,
+          requests: 1,
+        };
       }
       // A lookup that finds nobody, then the Insert.
       return { action: 'insert', record: null, ...diff, notCompared: { ...diff.notCompared, ...extra }, requests: 2 };
     }
     const diff = diffFields('individuals', p, row, [lookedUpBy], treatments, policy);
     // A lookup (which returns the individual to merge into), then the Update.
-    return { action: 'update', record: { ServiceId: Number(row.service_id) }, ...diff, notCompared: { ...diff.notCompared, ...extra }, requests: 2 };
+    return {
+      action: 'update',
+      record: { ServiceId: Number(row.service_id) },
+      ...diff,
+      notCompared: { ...diff.notCompared, ...extra },
+      requests: 2,
+    };
   }
   if (typeof p.IndividualCertificationId === 'number') {
     const diff = diffFields('individual_certifications', p, row ?? {}, IDENTITY.certification, treatments, policy);
-    const note = row ? undefined : `the warehouse has no credential ${p.IndividualCertificationId}: the service refuses the change unless it has one`;
+    const note = row
+      ? undefined
+      : `the warehouse has no credential ${p.IndividualCertificationId}: the service refuses the change unless it has one`;
     // The Update, then the holder's credential list read back into the warehouse.
-    return { action: 'update', record: { IndividualCertificationId: p.IndividualCertificationId }, ...diff, note, requests: 2 };
+    return {
+      action: 'update',
+      record: { IndividualCertificationId: p.IndividualCertificationId },
+      ...diff,
+      note,
+      requests: 2,
+    };
   }
   const holder = (row?.holder ?? null) as CurrentRow;
   const diff = diffFields('individual_certifications', p, {}, IDENTITY.certification, treatments, policy);
-  const note = holder ? undefined : 'the warehouse has no such holder: the service refuses the credential unless the holder exists by then';
+  const note = holder
+    ? undefined
+    : 'the warehouse has no such holder: the service refuses the credential unless the holder exists by then';
   // A holder lookup unless the ServiceId is given, the Insert, and the holder's credential list read back.
   return { action: 'insert', record: null, ...diff, note, requests: typeof p.ServiceId === 'number' ? 2 : 3 };
 }
@@ -188,7 +249,10 @@ export function diffFields(
       continue;
     }
     const from = row[column.name] ?? null;
-    const to = treatment === 'hash' && value !== null && value !== undefined ? policy.hashValue(String(value)) : comparable(value, column.sqlType);
+    const to =
+      treatment === 'hash' && value !== null && value !== undefined
+        ? policy.hashValue(String(value))
+        : comparable(value, column.sqlType);
     if (same(from, to)) unchanged.push(field);
     else changed[field] = [from, to];
   }

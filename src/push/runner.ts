@@ -50,7 +50,10 @@ export class PushRunner {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     // Ctrl-C on a terminal stops the embedded Postgres too: what cannot finish in time is left as a crash would
     // leave it (a change still `sending` is settled by a lookup at the next start).
-    await atMost(STOP_WAIT_MS, this.#unlisten?.().catch(() => undefined));
+    await atMost(
+      STOP_WAIT_MS,
+      this.#unlisten?.().catch(() => undefined),
+    );
     await atMost(STOP_WAIT_MS, Promise.allSettled([this.#sweeping, this.#dispatcher.inHand()]));
     await this.#dispatcher.close();
   }
@@ -63,7 +66,9 @@ export class PushRunner {
       return;
     }
     this.#sweeping = this.#sweep()
-      .catch((err: unknown) => this.#log.error({ err: err instanceof Error ? err.message : String(err) }, 'push sweep failed'))
+      .catch((err: unknown) =>
+        this.#log.error({ err: err instanceof Error ? err.message : String(err) }, 'push sweep failed'),
+      )
       .finally(() => {
         this.#sweeping = undefined;
         if (this.#again) {
@@ -78,7 +83,9 @@ export class PushRunner {
     const { warehouse: wh, clients, webhook } = this.#settings;
     const found = (await runnableChanges(wh.sql, wh))
       .filter((r) => clients.has(r.company_key))
-      .map((r): Entity => ({ company: r.company_key, entity: r.kind === 'verification' ? VERIFICATIONS : r.entity_key }));
+      .map(
+        (r): Entity => ({ company: r.company_key, entity: r.kind === 'verification' ? VERIFICATIONS : r.entity_key }),
+      );
     await this.#dispatcher.offer(found);
     if (webhook) await notifyWebhook(wh, webhook);
   }

@@ -4,7 +4,7 @@ import { endpoints, targets } from '../resources/index.ts';
 import { SourceError } from '../source/errors.ts';
 import { INDIVIDUAL_READ_ONLY, type Individual, type IndividualCertification } from '../source/schemas/index.ts';
 import { writePage } from '../warehouse/upsert.ts';
-import { type Warehouse } from '../warehouse/connection.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
 import type { OutboxRow } from './outbox.ts';
 import type { Sealer } from '../warehouse/secret.ts';
 import type { Fields } from './validate.ts';
@@ -34,8 +34,10 @@ export interface SendContext {
 
 /** How an error from the service settles a change. */
 export function verdictOf(err: unknown): Verdict {
-  if (!(err instanceof SourceError)) return { outcome: 'in_doubt', message: err instanceof Error ? err.message : String(err) };
-  if (err.status === 304) return { outcome: 'in_doubt', message: `the service answered 304 (error occurred): ${err.message}` };
+  if (!(err instanceof SourceError))
+    return { outcome: 'in_doubt', message: err instanceof Error ? err.message : String(err) };
+  if (err.status === 304)
+    return { outcome: 'in_doubt', message: `the service answered 304 (error occurred): ${err.message}` };
   switch (err.kind) {
     case 'bad_request':
     case 'not_found':
@@ -71,7 +73,11 @@ async function findIndividual(ctx: SendContext, p: Record<string, unknown>): Pro
 }
 
 /** The individual as fetched, with the change's fields over it: the service replaces what is sent. */
-export function mergedUpdate(current: Individual, change: Record<string, unknown>, ssn: string | undefined): Record<string, unknown> {
+export function mergedUpdate(
+  current: Individual,
+  change: Record<string, unknown>,
+  ssn: string | undefined,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(current)) if (!READ_ONLY.has(k) && !KEPT_WHEN_OMITTED.includes(k)) body[k] = v;
   for (const [k, v] of Object.entries(change)) if (k !== 'SendWelcomeLetter') body[k] = v;
@@ -80,17 +86,29 @@ export function mergedUpdate(current: Individual, change: Record<string, unknown
   return body;
 }
 
-const isTaken = (fields: Fields | undefined) => Object.values(fields ?? {}).some((m) => /already used|taken|exists/i.test(m));
+const isTaken = (fields: Fields | undefined) =>
+  Object.values(fields ?? {}).some((m) => /already used|taken|exists/i.test(m));
 
 async function writeIndividual(ctx: SendContext, ind: Individual): Promise<void> {
-  await writePage(ctx.warehouse, { target: targets.individuals, companyKey: ctx.company, items: [ind], syncedAt: new Date(), stream: 'push' });
+  await writePage(ctx.warehouse, {
+    target: targets.individuals,
+    companyKey: ctx.company,
+    items: [ind],
+    syncedAt: new Date(),
+    stream: 'push',
+  });
 }
 
 /**
  * An individual's change (or several coalesced): look up by its key, then fetch → merge → Update, or Insert.
  * `inDoubt` says an earlier attempt may have been applied; an update is safe to redo, an insert is found by the lookup.
  */
-export async function sendIndividual(ctx: SendContext, change: Record<string, unknown>, sealed: string | null, inDoubt: boolean): Promise<Verdict> {
+export async function sendIndividual(
+  ctx: SendContext,
+  change: Record<string, unknown>,
+  sealed: string | null,
+  inDoubt: boolean,
+): Promise<Verdict> {
   const ssn = sealed ? ctx.sealer.open(sealed) : undefined;
   try {
     const current = await findIndividual(ctx, change);
@@ -98,7 +116,11 @@ export async function sendIndividual(ctx: SendContext, change: Record<string, un
     if (current) {
       answer = await ctx.client.send(endpoints.individualUpdate, mergedUpdate(current, change, ssn));
     } else if (typeof change.ServiceId === 'number') {
-      return { outcome: 'refused', message: `no individual with ServiceId ${change.ServiceId}`, fields: { ServiceId: `no individual with ServiceId ${change.ServiceId}` } };
+      return {
+        outcome: 'refused',
+        message: `no individual with ServiceId ${change.ServiceId}`,
+        fields: { ServiceId: `no individual with ServiceId ${change.ServiceId}` },
+      };
     } else {
       try {
         answer = await ctx.client.send(endpoints.individualInsert, { ...change, ...(ssn ? { SSN: ssn } : {}) });
@@ -131,26 +153,44 @@ async function holderServiceId(ctx: SendContext, p: Record<string, unknown>): Pr
 }
 
 async function credentialsOf(ctx: SendContext, serviceId: number): Promise<IndividualCertification[]> {
-  const page = await ctx.client.all(endpoints.individualCertifications, { ServiceId: serviceId, IncludeDeleted: true }, PUSH);
+  const page = await ctx.client.all(
+    endpoints.individualCertifications,
+    { ServiceId: serviceId, IncludeDeleted: true },
+    PUSH,
+  );
   return page.items;
 }
 
 async function writeCredentials(ctx: SendContext, items: readonly IndividualCertification[]): Promise<void> {
   if (items.length === 0) return;
-  await writePage(ctx.warehouse, { target: targets['individual-certifications'], companyKey: ctx.company, items, syncedAt: new Date(), stream: 'push' });
+  await writePage(ctx.warehouse, {
+    target: targets['individual-certifications'],
+    companyKey: ctx.company,
+    items,
+    syncedAt: new Date(),
+    stream: 'push',
+  });
 }
 
 const HOLDER_FIELDS = ['EmployeeNumber', 'UniqueIdentifier'];
 
 /** A credential: Update by IndividualCertificationId (safe to redo), or Insert after checking the holder's list when in doubt. */
-export async function sendCertification(ctx: SendContext, change: Record<string, unknown>, inDoubt: boolean): Promise<Verdict> {
+export async function sendCertification(
+  ctx: SendContext,
+  change: Record<string, unknown>,
+  inDoubt: boolean,
+): Promise<Verdict> {
   try {
     if (typeof change.IndividualCertificationId === 'number') {
       const body = Object.fromEntries(Object.entries(change).filter(([k]) => k !== 'EmployeeNumber'));
       const answer = await ctx.client.send(endpoints.certificationUpdate, body);
       const holder = answer?.ServiceId ?? (typeof change.ServiceId === 'number' ? change.ServiceId : undefined);
       if (holder) await writeCredentials(ctx, await credentialsOf(ctx, holder));
-      return { outcome: 'applied', individualCertificationId: answer?.IndividualCertificationId ?? change.IndividualCertificationId, serviceId: holder };
+      return {
+        outcome: 'applied',
+        individualCertificationId: answer?.IndividualCertificationId ?? change.IndividualCertificationId,
+        serviceId: holder,
+      };
     }
     const serviceId = await holderServiceId(ctx, change);
     if (!serviceId) {
@@ -158,7 +198,8 @@ export async function sendCertification(ctx: SendContext, change: Record<string,
       const message = `no individual with ${who} ${String(change[who ?? 'ServiceId'])}: the holder must exist first`;
       return { outcome: 'refused', message, fields: { [who ?? 'ServiceId']: message } };
     }
-    const matches = (c: IndividualCertification) => c.CertificationId === change.CertificationId && c.CertificationNumber === change.CertificationNumber;
+    const matches = (c: IndividualCertification) =>
+      c.CertificationId === change.CertificationId && c.CertificationNumber === change.CertificationNumber;
     if (inDoubt) {
       const list = await credentialsOf(ctx, serviceId);
       const mine = list.find(matches);
@@ -168,7 +209,8 @@ export async function sendCertification(ctx: SendContext, change: Record<string,
       }
     }
     const body: Record<string, unknown> = { ServiceId: serviceId };
-    for (const k of ['CertificationId', 'CertificationNumber', 'Reference', 'ActivationDate', 'ExpirationDate']) if (change[k] !== undefined) body[k] = change[k];
+    for (const k of ['CertificationId', 'CertificationNumber', 'Reference', 'ActivationDate', 'ExpirationDate'])
+      if (change[k] !== undefined) body[k] = change[k];
     const answer = await ctx.client.send(endpoints.certificationInsert, body);
     const list = await credentialsOf(ctx, serviceId).catch(() => (answer ? [answer] : []));
     await writeCredentials(ctx, list);
@@ -186,7 +228,10 @@ export async function sendVerifications(ctx: SendContext, rows: readonly OutboxR
   const out = new Map<number, Verdict>();
   const send = async (batch: readonly OutboxRow[]): Promise<void> => {
     try {
-      await ctx.client.send(endpoints.validateSubmission, batch.map((r) => r.payload));
+      await ctx.client.send(
+        endpoints.validateSubmission,
+        batch.map((r) => r.payload),
+      );
       for (const r of batch) out.set(r.id, { outcome: 'applied' });
     } catch (err) {
       const v = verdictOf(err);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INDIVIDUAL_READ_ONLY, INDIVIDUAL_STATUSES, VerificationSubmissionItem } from '../source/schemas/index.ts';
+import { INDIVIDUAL_READ_ONLY, INDIVIDUAL_STATUSES, type VerificationSubmissionItem } from '../source/schemas/index.ts';
 import type { PushKind } from '../warehouse/tables/push.ts';
 
 /**
@@ -11,25 +11,43 @@ import type { PushKind } from '../warehouse/tables/push.ts';
 const text = z.string();
 const date = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/, 'must be a date, yyyy-MM-dd')
-  .refine((v) => !Number.isNaN(Date.parse(v.slice(0, 10))) && new Date(v.slice(0, 10)).toISOString().startsWith(v.slice(0, 10)), 'is not a calendar date');
+  .regex(
+    /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/,
+    'must be a date, yyyy-MM-dd',
+  )
+  .refine(
+    (v) =>
+      !Number.isNaN(Date.parse(v.slice(0, 10))) && new Date(v.slice(0, 10)).toISOString().startsWith(v.slice(0, 10)),
+    'is not a calendar date',
+  );
 // An enum, not a union of literals: the OpenAPI document then says `type: integer, enum: [0, 1]`, and a nullable
 // flag stays typed (a union gains a bare `nullable` member that generated clients read as unknown).
 const flag = z.enum({ no: 0, yes: 1 }, { message: 'must be 0 or 1' });
 
 const common = {
-  changeId: z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').optional()
+  changeId: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(200, 'at most 200 characters')
+    .optional()
     .describe('Your id of this change: sending the same changeId again is the same change.'),
   company: z.string().min(1).optional().describe('The company key, where several companies are configured.'),
 };
 
 const individualFields = {
-  ServiceId: z.number().int().positive().optional().describe('Names an existing individual; otherwise EmployeeNumber or UniqueNumber does.'),
+  ServiceId: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Names an existing individual; otherwise EmployeeNumber or UniqueNumber does.'),
   FirstName: text.min(1, 'must not be empty'),
   MiddleName: text.nullable(),
   LastName: text.min(1, 'must not be empty'),
   EmployeeNumber: text.min(1, 'must not be empty'),
-  UniqueNumber: text.min(1, 'must not be empty').describe("The individual's unique identifier (GetByUniqueIdentifier)."),
+  UniqueNumber: text
+    .min(1, 'must not be empty')
+    .describe("The individual's unique identifier (GetByUniqueIdentifier)."),
   SSN: text.regex(/^\d{9}$/, 'must be exactly 9 digits, no dashes'),
   LogonId: text.regex(/^[A-Za-z0-9]{1,30}$/, 'must be alphanumeric, at most 30 characters'),
   DateOfBirth: date,
@@ -58,14 +76,31 @@ const individualFields = {
   ExcludeFromVerificationMonitoring: z.boolean(),
 };
 
-const NOT_NULL = new Set(['ServiceId', 'FirstName', 'LastName', 'Status', 'PrimaryEmailAddress', 'EmployeeNumber', 'UniqueNumber', 'SSN', 'LogonId', 'SendWelcomeLetter', 'ExcludeFromVerificationMonitoring', 'IsSupervisor']);
+const NOT_NULL = new Set([
+  'ServiceId',
+  'FirstName',
+  'LastName',
+  'Status',
+  'PrimaryEmailAddress',
+  'EmployeeNumber',
+  'UniqueNumber',
+  'SSN',
+  'LogonId',
+  'SendWelcomeLetter',
+  'ExcludeFromVerificationMonitoring',
+  'IsSupervisor',
+]);
 
 /** An individual to insert or update (an upsert by EmployeeNumber, UniqueNumber or ServiceId). */
 export const IndividualChange = z.strictObject({
   ...common,
   // null clears a field, except the ones the service requires and the keys.
-  ...Object.fromEntries(Object.entries(individualFields).map(([k, v]) => [k, NOT_NULL.has(k) ? v.optional() : v.nullable().optional()])),
-} as { [K in keyof typeof common]: (typeof common)[K] } & { [K in keyof typeof individualFields]: z.ZodOptional<(typeof individualFields)[K]> });
+  ...Object.fromEntries(
+    Object.entries(individualFields).map(([k, v]) => [k, NOT_NULL.has(k) ? v.optional() : v.nullable().optional()]),
+  ),
+} as { [K in keyof typeof common]: (typeof common)[K] } & {
+  [K in keyof typeof individualFields]: z.ZodOptional<(typeof individualFields)[K]>;
+});
 export type IndividualChange = z.output<typeof IndividualChange>;
 
 const REQUIRED_ON_INSERT = ['FirstName', 'LastName', 'Status', 'PrimaryEmailAddress'] as const;
@@ -73,9 +108,17 @@ const REQUIRED_ON_INSERT = ['FirstName', 'LastName', 'Status', 'PrimaryEmailAddr
 /** A credential to insert (holder + CertificationId + CertificationNumber) or update (IndividualCertificationId). */
 export const CertificationChange = z.strictObject({
   ...common,
-  IndividualCertificationId: z.number().int().positive().optional().describe('Names the credential to update; absent for an insert.'),
+  IndividualCertificationId: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Names the credential to update; absent for an insert.'),
   ServiceId: z.number().int().positive().optional().describe("The holder's ServiceId."),
-  EmployeeNumber: text.min(1).optional().describe("The holder's EmployeeNumber, when the ServiceId is not known (yet)."),
+  EmployeeNumber: text
+    .min(1)
+    .optional()
+    .describe("The holder's EmployeeNumber, when the ServiceId is not known (yet)."),
   UniqueIdentifier: text.min(1).optional().describe("The holder's unique identifier."),
   CertificationId: z.number().int().positive().optional(),
   CertificationNumber: text.min(1, 'must not be empty').optional(),
@@ -91,7 +134,9 @@ export type CertificationChange = z.output<typeof CertificationChange>;
 export const VerificationChange = z.strictObject({
   ...common,
   RequestId: text.min(1, 'must not be empty'),
-  IndividualCertificationId: z.union([text.regex(/^\d+$/, 'must be a credential id'), z.number().int().positive()]).transform(String),
+  IndividualCertificationId: z
+    .union([text.regex(/^\d+$/, 'must be a credential id'), z.number().int().positive()])
+    .transform(String),
   ECardID: text.nullable().optional(),
   IsVerified: z.boolean({ message: 'must be true or false' }),
   ErrorList: z.array(text).nullable().optional(),
@@ -107,7 +152,25 @@ export type VerificationItem = z.output<typeof VerificationSubmissionItem>;
 /** Fields the service generates or derives: refused by name, so nobody believes they were set. */
 export const READ_ONLY: Record<PushKind, readonly string[]> = {
   individual: [...INDIVIDUAL_READ_ONLY, 'Supervisor'],
-  certification: ['FirstName', 'LastName', 'LegalFirstName', 'LegalMiddleName', 'LegalLastName', 'CertificationName', 'JobTitleId', 'JobTitle', 'AdditionalJobTitles', 'UpdateDate', 'UpdateBy', 'IsMaintained', 'IsDeleted', 'IsPrimary', 'IsNonDriver', 'BusinessUnitId', 'IssuingBody'],
+  certification: [
+    'FirstName',
+    'LastName',
+    'LegalFirstName',
+    'LegalMiddleName',
+    'LegalLastName',
+    'CertificationName',
+    'JobTitleId',
+    'JobTitle',
+    'AdditionalJobTitles',
+    'UpdateDate',
+    'UpdateBy',
+    'IsMaintained',
+    'IsDeleted',
+    'IsPrimary',
+    'IsNonDriver',
+    'BusinessUnitId',
+    'IssuingBody',
+  ],
   verification: [],
 };
 
@@ -173,7 +236,11 @@ function without<T extends Record<string, unknown>>(o: T, ...keys: string[]): Re
 const changeIdOf = (raw: unknown) => (isObject(raw) && typeof raw.changeId === 'string' ? raw.changeId : undefined);
 
 /** The entity key of an individual: the keys a lost insert can be found by, then ServiceId. */
-export function individualKey(p: { EmployeeNumber?: string | null; UniqueNumber?: string | null; ServiceId?: number | null }): string | undefined {
+export function individualKey(p: {
+  EmployeeNumber?: string | null;
+  UniqueNumber?: string | null;
+  ServiceId?: number | null;
+}): string | undefined {
   if (p.EmployeeNumber) return `en:${p.EmployeeNumber}`;
   if (p.UniqueNumber) return `un:${p.UniqueNumber}`;
   if (p.ServiceId) return `sid:${p.ServiceId}`;
@@ -186,7 +253,8 @@ export function checkIndividual(raw: unknown, rules: CompanyRules = {}): Checked
   if (!data.ServiceId) {
     // Without ServiceId the change may become an Insert: everything an insert needs, and a key to find it by.
     for (const f of REQUIRED_ON_INSERT) if (data[f] === undefined) fields[f] = `${f} is required`;
-    if (!data.LogonId && !rules.singleSignOn) fields.LogonId = 'LogonId is required (the company does not use single sign-on)';
+    if (!data.LogonId && !rules.singleSignOn)
+      fields.LogonId = 'LogonId is required (the company does not use single sign-on)';
     if (!data.EmployeeNumber && !data.UniqueNumber) {
       fields.EmployeeNumber =
         'EmployeeNumber or UniqueNumber is required: it is how an insert whose answer was lost is found again (or send ServiceId to update)';
@@ -209,12 +277,17 @@ export function checkIndividual(raw: unknown, rules: CompanyRules = {}): Checked
 export function checkCertification(raw: unknown): Checked {
   const { data, fields } = parse('certification', CertificationChange, raw);
   if (!data) return { ok: false, changeId: changeIdOf(raw), fields };
-  const holderKey = individualKey({ EmployeeNumber: data.EmployeeNumber, UniqueNumber: data.UniqueIdentifier, ServiceId: data.ServiceId });
+  const holderKey = individualKey({
+    EmployeeNumber: data.EmployeeNumber,
+    UniqueNumber: data.UniqueIdentifier,
+    ServiceId: data.ServiceId,
+  });
   if (!data.IndividualCertificationId) {
     if (!holderKey) fields.ServiceId = 'the holder is required: ServiceId, EmployeeNumber or UniqueIdentifier';
     if (!data.CertificationId) fields.CertificationId = 'CertificationId is required';
     if (!data.CertificationNumber) {
-      fields.CertificationNumber = 'CertificationNumber is required: with CertificationId it is how an insert whose answer was lost is found again';
+      fields.CertificationNumber =
+        'CertificationNumber is required: with CertificationId it is how an insert whose answer was lost is found again';
     }
   }
   if (Object.keys(fields).length > 0) return { ok: false, changeId: data.changeId, fields };

@@ -8,7 +8,8 @@ export function warehousePolicy(wh: Warehouse): FieldPolicy {
   return {
     fieldPolicy: async (companyKey) => {
       const treatments = new Map<string, FieldTreatment>();
-      for (const [field, action] of await effectiveActions(wh, companyKey)) if (action !== 'keep') treatments.set(field, action);
+      for (const [field, action] of await effectiveActions(wh, companyKey))
+        if (action !== 'keep') treatments.set(field, action);
       return treatments;
     },
     hashValue: (value) => personalHmac(wh.personalDataKey()).of(value),

@@ -22,7 +22,12 @@ export async function backfillingCompanies(wh: Warehouse, companies: readonly st
  * The enqueuer's fairness (sync-queue.ts): slots from the jobs' order, and which companies backfill, read again
  * every 30 seconds (a company added in between counts as backfilling: it has synced nothing).
  */
-export function fleetFairness(wh: Warehouse, jobs: readonly JobDef[], companies: () => readonly string[], log: Logger): Fairness & { stop(): void } {
+export function fleetFairness(
+  wh: Warehouse,
+  jobs: readonly JobDef[],
+  companies: () => readonly string[],
+  log: Logger,
+): Fairness & { stop(): void } {
   let backfilling = new Set<string>();
   let known = new Set<string>();
   const read = async () => {
@@ -31,7 +36,10 @@ export function fleetFairness(wh: Warehouse, jobs: readonly JobDef[], companies:
     known = new Set(now);
   };
   void read().catch((err: unknown) => log.warn({ err }, 'could not read which companies backfill'));
-  const timer = setInterval(() => void read().catch((err: unknown) => log.warn({ err }, 'could not read which companies backfill')), REFRESH_MS);
+  const timer = setInterval(
+    () => void read().catch((err: unknown) => log.warn({ err }, 'could not read which companies backfill')),
+    REFRESH_MS,
+  );
   timer.unref();
   const slots = new Map(jobs.map((j, i) => [j.name, i]));
   return {

@@ -20,7 +20,11 @@ export function createInProcessRunner(env: CompanyContexts, log: Logger): InProc
   const running = new Map<string, Promise<SyncSummary>>();
   const shutdown = new AbortController();
 
-  const run = async (company: string, job: JobDef, o: { onProgress?: (p: Progress) => void; freshness?: FreshEnough } = {}) => {
+  const run = async (
+    company: string,
+    job: JobDef,
+    o: { onProgress?: (p: Progress) => void; freshness?: FreshEnough } = {},
+  ) => {
     const key = `${company}/${job.name}`;
     if (running.has(key) || shutdown.signal.aborted) {
       log.info({ job: job.name, company }, 'previous run of this job is still going; this run is skipped');
@@ -28,7 +32,10 @@ export function createInProcessRunner(env: CompanyContexts, log: Logger): InProc
     }
     const registered = await env.resolve(company);
     if (!registered || registered.paused) {
-      log.info({ job: job.name, company }, registered ? 'company paused; this run is skipped' : 'company not in the companies table; this run is skipped');
+      log.info(
+        { job: job.name, company },
+        registered ? 'company paused; this run is skipped' : 'company not in the companies table; this run is skipped',
+      );
       return null;
     }
     const { ctx } = registered;
@@ -37,10 +44,12 @@ export function createInProcessRunner(env: CompanyContexts, log: Logger): InProc
     const jobLog = log.child({ jobId: `${key}@${new Date().toISOString()}`, job: job.name, company });
     const going = job.run
       ? job.run({ ...ctx, log: jobLog, signal })
-      : asResync(ctx.warehouse, company, job.name, () => runStreams({ ...ctx, log: jobLog, signal, onProgress: o.onProgress }, selectStreams(job.streams), {
-      fullRefresh: job.fullRefresh,
-      freshness: o.freshness,
-    }));
+      : asResync(ctx.warehouse, company, job.name, () =>
+          runStreams({ ...ctx, log: jobLog, signal, onProgress: o.onProgress }, selectStreams(job.streams), {
+            fullRefresh: job.fullRefresh,
+            freshness: o.freshness,
+          }),
+        );
     running.set(key, going);
     try {
       return await going;
@@ -51,7 +60,9 @@ export function createInProcessRunner(env: CompanyContexts, log: Logger): InProc
 
   return {
     dispatch: async (scheduled) => {
-      await run(scheduled.company, scheduled.job, { freshness: { firedAt: scheduled.firedAt, dependencyBoundsMs: scheduled.dependencyBoundsMs } });
+      await run(scheduled.company, scheduled.job, {
+        freshness: { firedAt: scheduled.firedAt, dependencyBoundsMs: scheduled.dependencyBoundsMs },
+      });
     },
     runNow: (company, job, onProgress) => run(company, job, { onProgress }),
     close: async () => {

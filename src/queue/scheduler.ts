@@ -23,7 +23,12 @@ export interface ScheduledRun {
 export type Dispatch = (run: ScheduledRun) => Promise<void>;
 
 /** The order a firing dispatches its companies in, given their shares (a map in share order). */
-export type FiringOrder = (job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date) => Promise<readonly string[]>;
+export type FiringOrder = (
+  job: string,
+  intervalMs: number,
+  shares: ReadonlyMap<string, number>,
+  firedAt: Date,
+) => Promise<readonly string[]>;
 
 export interface SchedulerOptions {
   jobs: readonly JobDef[];
@@ -60,7 +65,13 @@ async function eachAtOnce<T>(items: readonly T[], atOnce: number, each: (item: T
 }
 
 /** The firing's companies in `opts.order`; in share order when there is none, or it cannot be read. */
-async function firingOrder(opts: SchedulerOptions, job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date): Promise<readonly string[]> {
+async function firingOrder(
+  opts: SchedulerOptions,
+  job: string,
+  intervalMs: number,
+  shares: ReadonlyMap<string, number>,
+  firedAt: Date,
+): Promise<readonly string[]> {
   if (!opts.order) return [...shares.keys()];
   try {
     return await opts.order(job, intervalMs, shares, firedAt);
@@ -81,13 +92,27 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
       const companies = opts.companies();
       const shares = sharesOf(companies, job.name);
-      await eachAtOnce(await firingOrder(opts, job.name, intervalMs, shares, firedAt), DISPATCHES_AT_ONCE, async (company) => {
-        const share = shares.get(company)!;
-        const startAfterMs = runOffsetMs(share, intervalMs, companies.length);
-        await opts.dispatch({ company, job, firedAt, dependencyBoundsMs: bounds.get(job.name), startAfterMs, intervalMs, share }).catch((err: unknown) => {
-          opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
-        });
-      });
+      await eachAtOnce(
+        await firingOrder(opts, job.name, intervalMs, shares, firedAt),
+        DISPATCHES_AT_ONCE,
+        async (company) => {
+          const share = shares.get(company)!;
+          const startAfterMs = runOffsetMs(share, intervalMs, companies.length);
+          await opts
+            .dispatch({
+              company,
+              job,
+              firedAt,
+              dependencyBoundsMs: bounds.get(job.name),
+              startAfterMs,
+              intervalMs,
+              share,
+            })
+            .catch((err: unknown) => {
+              opts.log.error({ err, job: job.name, company }, 'could not dispatch a scheduled run');
+            });
+        },
+      );
     });
   });
   opts.log.info(
@@ -97,6 +122,8 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
   return {
     upcoming: () =>
       opts.jobs.map((job, i) => ({ job: job.name, cron: cronOf(job, opts.cronOverrides), next: crons[i]!.nextRun() })),
-    stop: () => crons.forEach((c) => c.stop()),
+    stop: () => {
+      for (const c of crons) c.stop();
+    },
   };
 }

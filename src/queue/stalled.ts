@@ -43,7 +43,10 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
       const retryId = stalledRetryId(jobId);
       if (!job) return;
       if (!retryId) {
-        log.error({ jobId, job: job.data.job, company: job.data.company }, 'sync job stalled too often, again; it waits for its next cron');
+        log.error(
+          { jobId, job: job.data.job, company: job.data.company },
+          'sync job stalled too often, again; it waits for its next cron',
+        );
         return;
       }
       await queue.add(job.name, job.data, { jobId: retryId, delay: STALLED_RETRY_DELAY_MS });
@@ -56,7 +59,8 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
   await events.waitUntilReady();
   return {
     close: async (waitMs = REDIS_GOODBYE_MS) => {
-      if (!(await settlesWithin(Promise.all([events.close(), queue.close()]), waitMs))) void events.disconnect().catch(() => undefined);
+      if (!(await settlesWithin(Promise.all([events.close(), queue.close()]), waitMs)))
+        void events.disconnect().catch(() => undefined);
       own.disconnect();
     },
   };

@@ -1,7 +1,16 @@
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
-import { BACKFILL_SLOTS, EPOCH_KEY, incrementalTurn, reprioritize, takeTurn, TURN_SPAN, type IncrementalTurn, type Turn } from './turns.ts';
+import {
+  BACKFILL_SLOTS,
+  EPOCH_KEY,
+  incrementalTurn,
+  reprioritize,
+  takeTurn,
+  TURN_SPAN,
+  type IncrementalTurn,
+  type Turn,
+} from './turns.ts';
 import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
 
 export const SYNC_QUEUE = 'sync';
@@ -105,7 +114,11 @@ export const QUEUED_KEY = 'wfsync:sync:queued';
  * once the running one ends (BullMQ's deduplication, `keepLastIfActive`): the queue never holds more than
  * companies × jobs, and a long run does not cost its company the next turn.
  */
-export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, fleet?: { fairness: Fairness; connection: Redis }): Promise<void> {
+export async function enqueueRun(
+  queue: Queue<SyncJobData>,
+  run: ScheduledRun,
+  fleet?: { fairness: Fairness; connection: Redis },
+): Promise<void> {
   const dedupId = dedupIdOf(run);
   const held = fleet || run.startAfterMs ? await heldRun(queue, dedupId) : undefined;
   const running = held?.active === true;
@@ -136,7 +149,8 @@ export async function enqueueRun(queue: Queue<SyncJobData>, run: ScheduledRun, f
   });
   // A run waits from when it is due, not from its firing.
   if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
-  if (fleet && order?.turn && held && !held.active) await followTakenRun(queue, fleet.connection, run, data, String(held.job.id));
+  if (fleet && order?.turn && held && !held.active)
+    await followTakenRun(queue, fleet.connection, run, data, String(held.job.id));
   if (fleet && order?.epochMs !== undefined && Number(await fleet.connection.get(EPOCH_KEY)) !== order.epochMs) {
     await reprioritize(queue, fleet.connection, dedupId, [jobId, ...(held ? [String(held.job.id)] : [])]);
   }
@@ -153,7 +167,13 @@ return 1`;
  * would be taken twice for one turn, the second time as soon as the first ends. The run kept takes the turn after the
  * taken one instead.
  */
-export async function followTakenRun(queue: Queue<SyncJobData>, connection: Redis, run: ScheduledRun, data: SyncJobData, takenId: string): Promise<void> {
+export async function followTakenRun(
+  queue: Queue<SyncJobData>,
+  connection: Redis,
+  run: ScheduledRun,
+  data: SyncJobData,
+  takenId: string,
+): Promise<void> {
   const jobId = syncJobId(run);
   const dedupId = dedupIdOf(run);
   const keptKey = queue.toKey(`dn:${dedupId}`);
@@ -173,7 +193,10 @@ export async function followTakenRun(queue: Queue<SyncJobData>, connection: Redi
 }
 
 /** The company's run of the job that is queued or that a worker holds, if any. */
-async function heldRun(queue: Queue<SyncJobData>, dedupId: string): Promise<{ job: Job<SyncJobData>; active: boolean } | undefined> {
+async function heldRun(
+  queue: Queue<SyncJobData>,
+  dedupId: string,
+): Promise<{ job: Job<SyncJobData>; active: boolean } | undefined> {
   const id = await queue.getDeduplicationJobId(dedupId);
   if (id === null) return undefined;
   const state = await queue.getJobState(id);
@@ -193,7 +216,11 @@ async function takeEarlierTurn(job: Job<SyncJobData>, turn: Turn, priority: numb
  * A worker took the job: it no longer waits, and its company's next turn at the job follows on from this one. A run
  * without a turn (a backfill, one run by hand) leaves the turns as they were.
  */
-export async function taken(connection: Redis, jobId: string, run: Pick<SyncJobData, 'company' | 'job' | 'turnStartMs'>): Promise<void> {
+export async function taken(
+  connection: Redis,
+  jobId: string,
+  run: Pick<SyncJobData, 'company' | 'job' | 'turnStartMs'>,
+): Promise<void> {
   const tx = connection.multi().zrem(QUEUED_KEY, jobId);
   if (run.turnStartMs !== undefined) takeTurn(tx, run.company, run.job, run.turnStartMs);
   await tx.exec();
@@ -203,12 +230,17 @@ export async function taken(connection: Redis, jobId: string, run: Pick<SyncJobD
  * How long the oldest run still queued has waited, in seconds; null when none waits. An entry whose job left the
  * queue another way (removed from /queues, obliterated) is dropped on the way.
  */
-export async function scheduleDelaySeconds(queue: Queue<SyncJobData>, client: Redis, now = Date.now()): Promise<number | null> {
+export async function scheduleDelaySeconds(
+  queue: Queue<SyncJobData>,
+  client: Redis,
+  now = Date.now(),
+): Promise<number | null> {
   for (let tries = 0; tries < 100; tries++) {
     const [id, score] = await client.zrange(QUEUED_KEY, 0, 0, 'WITHSCORES');
     if (id === undefined) return null;
     const state = await queue.getJobState(id);
-    if (state === 'waiting' || state === 'prioritized' || state === 'delayed' || state === 'waiting-children') return Math.max(0, (now - Number(score)) / 1000);
+    if (state === 'waiting' || state === 'prioritized' || state === 'delayed' || state === 'waiting-children')
+      return Math.max(0, (now - Number(score)) / 1000);
     await client.zrem(QUEUED_KEY, id);
   }
   return null;

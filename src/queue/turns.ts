@@ -53,14 +53,23 @@ export interface Turn {
   endMs: number;
 }
 
-type TurnRun = { company: string; job: { name: string } } & Pick<ScheduledRun, 'firedAt' | 'startAfterMs' | 'intervalMs' | 'share'>;
+type TurnRun = { company: string; job: { name: string } } & Pick<
+  ScheduledRun,
+  'firedAt' | 'startAfterMs' | 'intervalMs' | 'share'
+>;
 
 /** The run's turn: its grid's point an interval after the last one's start, or its grid's first point an interval before the frontier. */
 export function turnOf(run: TurnRun, lastStartMs: number | null, frontierMs: number | null): Turn {
   const intervalMs = run.intervalMs ?? 0;
   // Half an interval on from the last start lands on the grid's next point even when the grid moved a little.
-  const after = [lastStartMs === null ? null : lastStartMs + intervalMs / 2, frontierMs === null ? null : frontierMs - intervalMs].filter((ms) => ms !== null);
-  const startMs = after.length > 0 ? onGrid(Math.max(...after), intervalMs, run.share ?? shareOf(run.company, run.job.name)) : run.firedAt.getTime() + (run.startAfterMs ?? 0);
+  const after = [
+    lastStartMs === null ? null : lastStartMs + intervalMs / 2,
+    frontierMs === null ? null : frontierMs - intervalMs,
+  ].filter((ms) => ms !== null);
+  const startMs =
+    after.length > 0
+      ? onGrid(Math.max(...after), intervalMs, run.share ?? shareOf(run.company, run.job.name))
+      : run.firedAt.getTime() + (run.startAfterMs ?? 0);
   return { startMs, endMs: startMs + intervalMs };
 }
 
@@ -99,11 +108,24 @@ export interface IncrementalTurn {
  * A company's incremental run's turn and priority; starts an epoch when none is set, and moves it on when it is old.
  * `runningStartMs` is the turn of the company's run of the job a worker holds: its take may not be recorded yet.
  */
-export async function incrementalTurn(queue: Queue, connection: Redis, run: ScheduledRun, runningStartMs?: number, now = Date.now()): Promise<IncrementalTurn> {
-  const [last, frontierReply, epoch] = (await connection.multi().hget(TAKEN_KEY, takenField(run.company, run.job.name)).get(FRONTIER_KEY).get(EPOCH_KEY).exec()) ?? [];
+export async function incrementalTurn(
+  queue: Queue,
+  connection: Redis,
+  run: ScheduledRun,
+  runningStartMs?: number,
+  now = Date.now(),
+): Promise<IncrementalTurn> {
+  const [last, frontierReply, epoch] =
+    (await connection
+      .multi()
+      .hget(TAKEN_KEY, takenField(run.company, run.job.name))
+      .get(FRONTIER_KEY)
+      .get(EPOCH_KEY)
+      .exec()) ?? [];
   const recordedMs = numberOr(last);
   const frontierMs = numberOr(frontierReply);
-  const lastStartMs = runningStartMs === undefined ? recordedMs : Math.max(recordedMs ?? runningStartMs, runningStartMs);
+  const lastStartMs =
+    runningStartMs === undefined ? recordedMs : Math.max(recordedMs ?? runningStartMs, runningStartMs);
   const turn = turnOf(run, lastStartMs, frontierMs);
   // Past capacity the frontier falls behind the clock: the epoch follows whichever is earlier.
   const base = Math.min(now, frontierMs ?? now);
@@ -113,7 +135,12 @@ export async function incrementalTurn(queue: Queue, connection: Redis, run: Sche
     epochMs = Number(await connection.get(EPOCH_KEY));
   }
   if (base - epochMs > REBASE_AFTER_MS) epochMs = await rebase(queue, connection, epochMs, base);
-  return { turn, priority: turnPriority(turn.endMs, epochMs), epochMs, behind: isBehind(frontierMs, run.intervalMs, now) };
+  return {
+    turn,
+    priority: turnPriority(turn.endMs, epochMs),
+    epochMs,
+    behind: isBehind(frontierMs, run.intervalMs, now),
+  };
 }
 
 /**
@@ -122,16 +149,34 @@ export async function incrementalTurn(queue: Queue, connection: Redis, run: Sche
  * firing's companies need not fall in one interval of the grid: a company taken since the last firing has its turn an
  * interval after one whose run was still queued, and was given its next one only now.
  */
-export async function turnOrder(connection: Redis, job: string, intervalMs: number, shares: ReadonlyMap<string, number>, firedAt: Date): Promise<string[]> {
+export async function turnOrder(
+  connection: Redis,
+  job: string,
+  intervalMs: number,
+  shares: ReadonlyMap<string, number>,
+  firedAt: Date,
+): Promise<string[]> {
   const companies = [...shares.keys()];
   if (companies.length === 0) return companies;
-  const [lasts, frontierReply] = (await connection.multi().hmget(TAKEN_KEY, ...companies.map((c) => takenField(c, job))).get(FRONTIER_KEY).exec()) ?? [];
+  const [lasts, frontierReply] =
+    (await connection
+      .multi()
+      .hmget(TAKEN_KEY, ...companies.map((c) => takenField(c, job)))
+      .get(FRONTIER_KEY)
+      .exec()) ?? [];
   const lastMs = (lasts?.[1] as (string | null)[] | undefined) ?? [];
   const frontierMs = numberOr(frontierReply);
   const endOf = new Map(
     companies.map((company, i) => {
       const last = lastMs[i];
-      return [company, turnOf({ company, job: { name: job }, firedAt, intervalMs, share: shares.get(company) }, last ? Number(last) : null, frontierMs).endMs];
+      return [
+        company,
+        turnOf(
+          { company, job: { name: job }, firedAt, intervalMs, share: shares.get(company) },
+          last ? Number(last) : null,
+          frontierMs,
+        ).endMs,
+      ];
     }),
   );
   return companies.sort((a, b) => endOf.get(a)! - endOf.get(b)! || shares.get(a)! - shares.get(b)!);
@@ -213,10 +258,26 @@ for _, id in ipairs(redis.call('LRANGE', KEYS[4], 0, -1)) do
 end
 return epoch`;
 
-function reprioritizing(queue: Queue, connection: Redis, toEpochMs: number | null, only?: { dedupId: string; jobIds: string[] }): Promise<unknown> {
+function reprioritizing(
+  queue: Queue,
+  connection: Redis,
+  toEpochMs: number | null,
+  only?: { dedupId: string; jobIds: string[] },
+): Promise<unknown> {
   const { prioritized, delayed, active } = queue.keys;
   const ids = only ? [only.dedupId, ...only.jobIds] : [];
-  return connection.eval(REPRIORITIZE, 4, EPOCH_KEY, prioritized!, delayed!, active!, queue.toKey(''), String(TURN_SPAN), toEpochMs === null ? '' : String(toEpochMs), ...ids);
+  return connection.eval(
+    REPRIORITIZE,
+    4,
+    EPOCH_KEY,
+    prioritized!,
+    delayed!,
+    active!,
+    queue.toKey(''),
+    String(TURN_SPAN),
+    toEpochMs === null ? '' : String(toEpochMs),
+    ...ids,
+  );
 }
 
 /**

@@ -69,12 +69,18 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
       // Forced, BullMQ does not wait for the jobs' last words to Redis, and stops its timers.
       const answered = await settlesWithin(worker.close(gone), REDIS_GOODBYE_MS);
       if (!answered) {
-        opts.log.warn({ waitedMs: REDIS_GOODBYE_MS }, 'Redis did not answer; the running jobs go back to the queue when their locks expire');
+        opts.log.warn(
+          { waitedMs: REDIS_GOODBYE_MS },
+          'Redis did not answer; the running jobs go back to the queue when their locks expire',
+        );
         void worker.disconnect().catch(() => undefined);
       }
       // A Redis that did not answer the worker's goodbye (one shutting down) is not waited for a second time.
       const unanswered = gone || !answered || opts.connection.status !== 'ready';
-      await settlesWithin(stalled.then((retries) => retries.close(unanswered ? 0 : REDIS_GOODBYE_MS)), REDIS_GOODBYE_MS);
+      await settlesWithin(
+        stalled.then((retries) => retries.close(unanswered ? 0 : REDIS_GOODBYE_MS)),
+        REDIS_GOODBYE_MS,
+      );
     },
   };
 }
@@ -109,12 +115,16 @@ async function processSyncJob(
     // A company paused or removed meanwhile stops like a shutdown: after the page in flight.
     const runSignal = AbortSignal.any([signal, lock.lost, company.stopped]);
     const own = opts.jobs.find((j) => j.name === job.data.job)?.run;
-    const summary = own ? await own({ ...ctx, warehouse, log, signal: runSignal }) : await asResync(ctx.warehouse, job.data.company, job.data.job, () => runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
-      fullRefresh: job.data.fullRefresh,
-      // Another job's run of one of its streams is waited for (the credentials job reads `individuals` first).
-      locks: redisStreamLocks(opts.connection, { holder: String(job.id), ttlMs: lockDuration }),
-      freshness: { firedAt: new Date(job.data.firedAt), dependencyBoundsMs: job.data.dependencyBoundsMs },
-    }));
+    const summary = own
+      ? await own({ ...ctx, warehouse, log, signal: runSignal })
+      : await asResync(ctx.warehouse, job.data.company, job.data.job, () =>
+          runStreams({ ...ctx, warehouse, log, signal: runSignal }, selectStreams(job.data.streams), {
+            fullRefresh: job.data.fullRefresh,
+            // Another job's run of one of its streams is waited for (the credentials job reads `individuals` first).
+            locks: redisStreamLocks(opts.connection, { holder: String(job.id), ttlMs: lockDuration }),
+            freshness: { firedAt: new Date(job.data.firedAt), dependencyBoundsMs: job.data.dependencyBoundsMs },
+          }),
+        );
     if (lock.lost.aborted || summary.streams.some((s) => s.fencedOff)) {
       log.warn({ fence: fence.token }, 'this run lost its lock and stopped writing; the run that holds it now goes on');
       throw new Error('run lost its lock to a later run');

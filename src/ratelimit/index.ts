@@ -49,5 +49,12 @@ export function createRateLimiter(o: CreateRateLimiterOptions): RateLimiter {
 export async function rateLimiterMaker(redis?: Redis | string): Promise<RateLimiterMaker> {
   if (!redis) return createRateLimiter;
   const { createRedisRateLimiter } = await import('./redis.ts');
-  return (o) => createRedisRateLimiter({ rateLimit: o.rateLimit, redis, safetyMarginMs: safetyMarginOf(o), logger: o.logger, onStart: o.onStart });
+  return (o) =>
+    createRedisRateLimiter({
+      rateLimit: o.rateLimit,
+      redis,
+      safetyMarginMs: safetyMarginOf(o),
+      logger: o.logger,
+      onStart: o.onStart,
+    });
 }

@@ -61,7 +61,11 @@ export class MemoryStore implements Store {
       // Both waits at once, so one timer covers them.
       const fullMs = full ? log.starts[first]! + this.windowMs - t : 0;
       const turnMs = early ? log.turn! - t : 0;
-      return { granted: false, waitMs: Math.max(1, Math.ceil(Math.max(fullMs, turnMs))), reason: fullMs >= turnMs ? 'full' : 'paced' };
+      return {
+        granted: false,
+        waitMs: Math.max(1, Math.ceil(Math.max(fullMs, turnMs))),
+        reason: fullMs >= turnMs ? 'full' : 'paced',
+      };
     }
     log.starts.push(t);
     if (paced) log.turn = nextTurnMs(log.turn, t, this.spacingMs, this.windowMs, log.awaitedTurn === log.turn);
@@ -123,5 +127,9 @@ export function createMemoryRateLimiter(
   logger?: Logger,
   onStart?: OnStart,
 ): RateLimiter {
-  return new WaitingRoom(new MemoryStore(rateLimit.limit, rateLimit.windowMs + safetyMarginMs, logger), logger, onStart);
+  return new WaitingRoom(
+    new MemoryStore(rateLimit.limit, rateLimit.windowMs + safetyMarginMs, logger),
+    logger,
+    onStart,
+  );
 }

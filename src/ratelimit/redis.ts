@@ -285,7 +285,12 @@ function outOfReach(redis: Redis): boolean {
 
 function keys(key: string): [string, string, string, string, string, string] {
   const base = `wfsync:rl:{${key}}`;
-  return [base, `${base}:pause`, ...(LANES.map((lane) => `${base}:w:${lane}`) as [string, string, string]), `${base}:turn`];
+  return [
+    base,
+    `${base}:pause`,
+    ...(LANES.map((lane) => `${base}:w:${lane}`) as [string, string, string]),
+    `${base}:turn`,
+  ];
 }
 
 export interface RedisRateLimiterOptions {

@@ -248,7 +248,13 @@ export function paceSpacingMs(limit: number, windowMs: number): number {
  * would have. A later start nobody waited for ends idle time: the schedule restarts from now, never making idle
  * time up with a burst.
  */
-export function nextTurnMs(turnMs: number | undefined, nowMs: number, spacingMs: number, windowMs: number, awaited: boolean): number {
+export function nextTurnMs(
+  turnMs: number | undefined,
+  nowMs: number,
+  spacingMs: number,
+  windowMs: number,
+  awaited: boolean,
+): number {
   if (turnMs === undefined) return nowMs + spacingMs;
   if (nowMs - turnMs < paceSlackMs(spacingMs)) return turnMs + spacingMs;
   if (awaited) return Math.max(turnMs, nowMs - windowMs / 4) + spacingMs;

@@ -158,7 +158,8 @@ export const streams = [
         {
           name: 'all',
           everyHours: 24,
-          reason: 'requirement rules, certification names and anything else not on an individual or a credential carry no signal',
+          reason:
+            'requirement rules, certification names and anything else not on an individual or a credential carry no signal',
         },
       ],
     },

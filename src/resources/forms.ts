@@ -69,10 +69,17 @@ const answers = (table: string): ChildTarget => ({ path: 'Answers', table, key: 
 /** Forms as the response list names them (FormId, FormTitle): written from each page's envelope. */
 export const formsTarget: Target = byId('forms', 'forms', 'form_id');
 
-const deletedResponses = [{ name: 'all', everyHours: 24, reason: 'a deleted response leaves no updated record behind' }];
+const deletedResponses = [
+  { name: 'all', everyHours: 24, reason: 'a deleted response leaves no updated record behind' },
+];
 
 export const streams = [
-  defineStream({ name: 'run-log-forms', endpoint: endpoints.runLogForms, target: byId('runLogForms', 'run_log_forms', 'form_id'), strategy: FULL }),
+  defineStream({
+    name: 'run-log-forms',
+    endpoint: endpoints.runLogForms,
+    target: byId('runLogForms', 'run_log_forms', 'form_id'),
+    strategy: FULL,
+  }),
   defineStream({
     name: 'form-responses',
     endpoint: endpoints.formResponses,

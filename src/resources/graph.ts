@@ -20,7 +20,10 @@ export interface StreamGraph<S extends StreamDef = StreamDef> {
 export function streamGraph<S extends StreamDef>(streams: readonly S[]): StreamGraph<S> {
   const byName = new Map(streams.map((s) => [s.name, s]));
   const direct = new Map(streams.map((s) => [s.name, (s.dependsOn ?? []) as readonly string[]]));
-  const order = topologicalOrder([...streams.filter((s) => s.strategy.kind === 'full'), ...streams.filter((s) => s.strategy.kind !== 'full')], byName);
+  const order = topologicalOrder(
+    [...streams.filter((s) => s.strategy.kind === 'full'), ...streams.filter((s) => s.strategy.kind !== 'full')],
+    byName,
+  );
   const closure = new Map(order.map((s) => [s.name, new Set<string>()]));
   // In topological order a stream's dependencies have their closures already.
   for (const s of order) {

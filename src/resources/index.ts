@@ -86,7 +86,10 @@ export function endpointByPath(method: string, path: string): Endpoint | undefin
 }
 
 /** Every column a personal field of the service lands in, one entry per table and column. */
-export const personalCatalog: PersonalCatalog = dedupe(catalogOf(streams.map((s) => s.target)), (c) => `${c.table}.${c.column}`);
+export const personalCatalog: PersonalCatalog = dedupe(
+  catalogOf(streams.map((s) => s.target)),
+  (c) => `${c.table}.${c.column}`,
+);
 
 /**
  * The personal columns of each table (history tables and the copies of a person's fields on other records

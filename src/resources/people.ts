@@ -10,7 +10,16 @@ const STATUSES = s.INDIVIDUAL_STATUSES;
 
 /** One individual looked up by one of its keys (the push job's check before a write). */
 const individualBy = <const P extends QueryParam>(name: string, path: string, param: P) =>
-  endpoint({ name, method: 'GET', path, query: [param], response: { kind: 'one' }, item: s.Individual, scope: 'individuals', earlier: 'individual' });
+  endpoint({
+    name,
+    method: 'GET',
+    path,
+    query: [param],
+    response: { kind: 'one' },
+    item: s.Individual,
+    scope: 'individuals',
+    earlier: 'individual',
+  });
 
 export const endpoints = {
   individuals: endpoint({
@@ -32,9 +41,21 @@ export const endpoints = {
     item: s.Supervisor,
     scope: 'individuals',
   }),
-  individualByServiceId: individualBy('individualByServiceId', '/Individual/GetByServiceId', { name: 'serviceId', type: 'int', required: true }),
-  individualByUniqueIdentifier: individualBy('individualByUniqueIdentifier', '/Individual/GetByUniqueIdentifier', { name: 'uniqueIdentifier', type: 'string', required: true }),
-  individualByEmployeeNumber: individualBy('individualByEmployeeNumber', '/Individual/GetByEmployeeNumber', { name: 'employeeNumber', type: 'string', required: true }),
+  individualByServiceId: individualBy('individualByServiceId', '/Individual/GetByServiceId', {
+    name: 'serviceId',
+    type: 'int',
+    required: true,
+  }),
+  individualByUniqueIdentifier: individualBy('individualByUniqueIdentifier', '/Individual/GetByUniqueIdentifier', {
+    name: 'uniqueIdentifier',
+    type: 'string',
+    required: true,
+  }),
+  individualByEmployeeNumber: individualBy('individualByEmployeeNumber', '/Individual/GetByEmployeeNumber', {
+    name: 'employeeNumber',
+    type: 'string',
+    required: true,
+  }),
   individualExists: endpoint({
     name: 'individualExists',
     method: 'GET',
@@ -87,5 +108,10 @@ export const individualsTarget: Target = {
 
 export const streams = [
   defineStream({ name: 'individuals', endpoint: endpoints.individuals, target: individualsTarget, strategy: FULL }),
-  defineStream({ name: 'supervisors', endpoint: endpoints.supervisors, target: byId('supervisors', 'supervisors', 'service_id'), strategy: FULL }),
+  defineStream({
+    name: 'supervisors',
+    endpoint: endpoints.supervisors,
+    target: byId('supervisors', 'supervisors', 'service_id'),
+    strategy: FULL,
+  }),
 ] as const;

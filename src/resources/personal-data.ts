@@ -1,8 +1,19 @@
 import type { z } from 'zod';
-import { PERSONAL_FIELDS, PERSONAL_FIELD_NAMES, personalFieldNamed, type PersonalField, type PersonalFieldSpec } from '../source/schemas/personal.ts';
+import {
+  PERSONAL_FIELDS,
+  PERSONAL_FIELD_NAMES,
+  personalFieldNamed,
+  type PersonalField,
+  type PersonalFieldSpec,
+} from '../source/schemas/personal.ts';
 import { tableInfo } from '../warehouse/catalog.ts';
 import { snake } from '../warehouse/mapper.ts';
-import { columnsByTable, type PersonColumns, type PersonalCatalog, type PersonalColumn } from '../warehouse/personal-data/catalog.ts';
+import {
+  columnsByTable,
+  type PersonColumns,
+  type PersonalCatalog,
+  type PersonalColumn,
+} from '../warehouse/personal-data/catalog.ts';
 import type { ChildTarget, Target } from '../warehouse/targets.ts';
 
 /**
@@ -98,19 +109,38 @@ function visit(place: Place, children: ReadonlyMap<string, ChildTarget>, target:
       const local = info.localTimes.find((l) => l.column === col);
       const companions = local ? [local.utcOffset, local.localDate ?? local.instant!] : [];
       const spec: PersonalFieldSpec = PERSONAL_FIELDS[field as PersonalField];
-      out.push({ table: place.table, column: col, field, sqlType: info.byName.get(col)!.sqlType, companions, ...owner(place, spec) });
+      out.push({
+        table: place.table,
+        column: col,
+        field,
+        sqlType: info.byName.get(col)!.sqlType,
+        companions,
+        ...owner(place, spec),
+      });
     } else if (inner?.kind === 'object' && !(col && info.byName.get(col)!.sqlType === 'jsonb')) {
       visit({ ...place, prefix: `${name}_`, path, shape: inner.shape }, children, target, out);
     }
   }
 }
 
-function visitChild(parent: Place, child: ChildTarget, list: Unwrapped | undefined, target: Target, out: PersonalColumn[]): void {
+function visitChild(
+  parent: Place,
+  child: ChildTarget,
+  list: Unwrapped | undefined,
+  target: Target,
+  out: PersonalColumn[],
+): void {
   const element = list?.kind === 'array' ? unwrap(list.element) : undefined;
   if (element?.kind !== 'object') return;
   const parentColumns = child.parentColumns ?? target.key;
   const on = parentColumns.map((c, i) => [c, target.key[i]!] as const);
-  const place: Place = { table: child.table, prefix: '', path: '', shape: element.shape, parent: { place: parent, on } };
+  const place: Place = {
+    table: child.table,
+    prefix: '',
+    path: '',
+    shape: element.shape,
+    parent: { place: parent, on },
+  };
   visit(place, new Map(), target, out);
   const inner = child.each ? unwrap(element.shape[child.each]) : undefined;
   const innerElement = inner?.kind === 'array' ? unwrap(inner.element) : undefined;

@@ -18,10 +18,40 @@ export const endpoints = {
 } as const;
 
 export const streams = [
-  defineStream({ name: 'certifications', endpoint: endpoints.certifications, target: byId('certifications', 'certifications', 'certification_id'), strategy: FULL }),
-  defineStream({ name: 'work-statuses', endpoint: endpoints.workStatuses, target: byId('workStatuses', 'work_statuses', 'work_status_id'), strategy: FULL }),
-  defineStream({ name: 'departments', endpoint: endpoints.departments, target: byId('departments', 'departments', 'department_id'), strategy: FULL }),
-  defineStream({ name: 'work-shifts', endpoint: endpoints.workShifts, target: byId('workShifts', 'work_shifts', 'work_shift_id'), strategy: FULL }),
-  defineStream({ name: 'job-titles', endpoint: endpoints.jobTitles, target: byId('jobTitles', 'job_titles', 'job_title_id'), strategy: FULL }),
-  defineStream({ name: 'locales', endpoint: endpoints.locales, target: byId('locales', 'locales', 'locale_id'), strategy: FULL }),
+  defineStream({
+    name: 'certifications',
+    endpoint: endpoints.certifications,
+    target: byId('certifications', 'certifications', 'certification_id'),
+    strategy: FULL,
+  }),
+  defineStream({
+    name: 'work-statuses',
+    endpoint: endpoints.workStatuses,
+    target: byId('workStatuses', 'work_statuses', 'work_status_id'),
+    strategy: FULL,
+  }),
+  defineStream({
+    name: 'departments',
+    endpoint: endpoints.departments,
+    target: byId('departments', 'departments', 'department_id'),
+    strategy: FULL,
+  }),
+  defineStream({
+    name: 'work-shifts',
+    endpoint: endpoints.workShifts,
+    target: byId('workShifts', 'work_shifts', 'work_shift_id'),
+    strategy: FULL,
+  }),
+  defineStream({
+    name: 'job-titles',
+    endpoint: endpoints.jobTitles,
+    target: byId('jobTitles', 'job_titles', 'job_title_id'),
+    strategy: FULL,
+  }),
+  defineStream({
+    name: 'locales',
+    endpoint: endpoints.locales,
+    target: byId('locales', 'locales', 'locale_id'),
+    strategy: FULL,
+  }),
 ] as const;

@@ -116,7 +116,8 @@ export const streams = [
         {
           name: 'all',
           everyHours: HOURS_A_WEEK,
-          reason: 'an assignment moved to a day outside the daily span, and changes to older days, have no change record',
+          reason:
+            'an assignment moved to a day outside the daily span, and changes to older days, have no change record',
         },
       ],
     },

@@ -179,8 +179,17 @@ export interface StreamDef<Name extends string = string, Deps extends string = s
   lane?: Lane;
 }
 
-export function defineStream<const Name extends string, const Deps extends string = never>(stream: StreamDef<Name, Deps>): StreamDef<Name, Deps> {
-  return { ...stream, target: { ...stream.target, personal: personalColumnsOf(stream.target, stream.endpoint.item), personalNames: PERSONAL_NAMES } };
+export function defineStream<const Name extends string, const Deps extends string = never>(
+  stream: StreamDef<Name, Deps>,
+): StreamDef<Name, Deps> {
+  return {
+    ...stream,
+    target: {
+      ...stream.target,
+      personal: personalColumnsOf(stream.target, stream.endpoint.item),
+      personalNames: PERSONAL_NAMES,
+    },
+  };
 }
 
 /** A table keyed by the service's id of its item. */

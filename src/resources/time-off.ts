@@ -41,7 +41,12 @@ export const streams = [
         'RequestedDateTime',
       ],
       children: [
-        { path: 'ApprovedHours', table: 'time_off_approved_hours', parentColumns: ['time_off_request_key'], key: ['_ord'] },
+        {
+          path: 'ApprovedHours',
+          table: 'time_off_approved_hours',
+          parentColumns: ['time_off_request_key'],
+          key: ['_ord'],
+        },
       ],
     },
     strategy: {
@@ -60,7 +65,8 @@ export const streams = [
           name: 'recent-and-ahead',
           everyHours: 24,
           span: { backDays: 120, forwardDays: 400 },
-          reason: 'a decided request that changes again (approved, then canceled), a request entered already decided, and deletions carry no signal',
+          reason:
+            'a decided request that changes again (approved, then canceled), a request entered already decided, and deletions carry no signal',
         },
         {
           name: 'all',

@@ -137,9 +137,17 @@ function credentials(store: SandboxStore, rng: Rng, p: Period, perDay: number): 
     if (!c || !ind) break;
     const years = store.certification(c.CertificationId)?.years ?? 2;
     const base = Math.max(dayOf(parseInstant(c.ExpirationDate)), dayOf(p.toMs));
-    const core = { ...coreOf(c), ActivationDate: today, ExpirationDate: dateOfDay(base + years * 365), UpdateDate: today, UpdateBy: 'Self Service', IsMaintained: true };
+    const core = {
+      ...coreOf(c),
+      ActivationDate: today,
+      ExpirationDate: dateOfDay(base + years * 365),
+      UpdateDate: today,
+      UpdateBy: 'Self Service',
+      IsMaintained: true,
+    };
     store.putCert(certRecord(store, core, ind));
-    if (rng.chance(0.3)) store.pending.set(c.IndividualCertificationId, { VerificationStatus: 'Pending', IssuingBodyFailureReason: null });
+    if (rng.chance(0.3))
+      store.pending.set(c.IndividualCertificationId, { VerificationStatus: 'Pending', IssuingBodyFailureReason: null });
     add(p, 'credentialRenewals');
   }
   for (let n = rng.count(RATES.deletions * perDay * p.days); n > 0; n--) {
@@ -154,13 +162,21 @@ function credentials(store: SandboxStore, rng: Rng, p: Period, perDay: number): 
   const holders = [...store.individuals.values()].filter((i) => i.Status !== 'Former');
   for (let n = rng.count(RATES.newCredentials * perDay * p.days); n > 0 && holders.length > 0; n--) {
     const ind = rng.pick(holders);
-    const held = new Set(store.certsOf(ind.ServiceId).filter((c) => !c.IsDeleted).map((c) => c.CertificationId));
+    const held = new Set(
+      store
+        .certsOf(ind.ServiceId)
+        .filter((c) => !c.IsDeleted)
+        .map((c) => c.CertificationId),
+    );
     // Mostly a missing required credential gets entered; otherwise any other certification.
     const lacking = [...requiredCertIds(store, ind)].filter((id) => !held.has(id));
     const id = lacking.length > 0 ? rng.pick(lacking) : rng.pick(store.certifications).record.CertificationId;
     const cert = certRecord(store, makeCore(store, rng, ind, id, { fresh: true }), ind);
     store.putCert(cert);
-    store.pending.set(cert.IndividualCertificationId, { VerificationStatus: 'Pending', IssuingBodyFailureReason: null });
+    store.pending.set(cert.IndividualCertificationId, {
+      VerificationStatus: 'Pending',
+      IssuingBodyFailureReason: null,
+    });
     add(p, 'credentialsAdded');
   }
 }
@@ -169,7 +185,16 @@ function assignments(store: SandboxStore, rng: Rng, p: Period, pools: Pools, siz
   const log: { rec: AssignmentChange; at: number }[] = [];
   const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     log.push({ rec: changeOf(a, type, dateTime(at, zoneOfSchedule(store, a.ScheduleId)), who), at });
-    add(p, type === 'Created' ? 'assignmentsCreated' : type === 'Deleted' ? 'assignmentsDeleted' : type === 'Assigned' ? 'assignmentsAssigned' : 'assignmentsUnassigned');
+    add(
+      p,
+      type === 'Created'
+        ? 'assignmentsCreated'
+        : type === 'Deleted'
+          ? 'assignmentsDeleted'
+          : type === 'Assigned'
+            ? 'assignmentsAssigned'
+            : 'assignmentsUnassigned',
+    );
   };
   const createdAt = publish(store, rng, p, pools, size, emit);
   move(store, rng, p, pools, size, emit, createdAt);
@@ -209,7 +234,8 @@ function stampLate(store: SandboxStore, rng: Rng, p: Period, log: { rec: Assignm
 /** The stamp of the latest stored change record of an assignment at or after `since`, or -Infinity. */
 function lastStoredChange(store: SandboxStore, id: number, since: number): number {
   let latest = -Infinity;
-  for (let i = bound(store.changeTimes, since); i < store.changes.length; i++) if (store.changes[i]!.ShiftAssignmentId === id) latest = store.changeTimes[i]!;
+  for (let i = bound(store.changeTimes, since); i < store.changes.length; i++)
+    if (store.changes[i]!.ShiftAssignmentId === id) latest = store.changeTimes[i]!;
   return latest;
 }
 
@@ -220,7 +246,9 @@ function sortChanges(store: SandboxStore, from: number): void {
   for (let i = from; i < store.changes.length; i++) min = Math.min(min, store.changeTimes[i]!);
   let k = from;
   while (k > 0 && store.changeTimes[k - 1]! > min) k--;
-  const idx = Array.from({ length: store.changes.length - k }, (_, i) => k + i).sort((a, b) => store.changeTimes[a]! - store.changeTimes[b]! || a - b);
+  const idx = Array.from({ length: store.changes.length - k }, (_, i) => k + i).sort(
+    (a, b) => store.changeTimes[a]! - store.changeTimes[b]! || a - b,
+  );
   const recs = idx.map((i) => store.changes[i]!);
   const times = idx.map((i) => store.changeTimes[i]!);
   for (let j = 0; j < idx.length; j++) {
@@ -261,12 +289,22 @@ type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number
  * As days pass, the day at the end of the publishing horizon gets its schedule (Created changes), stamped at the
  * moment its publishing day began, or the period's start if that was earlier. Returns when each new one was created.
  */
-function publish(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit): Map<number, number> {
+function publish(
+  store: SandboxStore,
+  rng: Rng,
+  p: Period,
+  pools: Pools,
+  size: SizeProfile,
+  emit: Emit,
+): Map<number, number> {
   const createdAt = new Map<number, number>();
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   while (store.horizonDay < dayOf(p.toMs) + size.futureDays) {
     store.horizonDay++;
-    const at = Math.min(Math.max((store.horizonDay - size.futureDays) * DAY_MS + rng.int(0, 3_600_000), p.fromMs + 1), latestStamp(p.toMs));
+    const at = Math.min(
+      Math.max((store.horizonDay - size.futureDays) * DAY_MS + rng.int(0, 3_600_000), p.fromMs + 1),
+      latestStamp(p.toMs),
+    );
     for (const slot of scheduleDay(store, rng, pools, store.horizonDay, factor, 0.2)) {
       store.insertAssignment(slot.rec, slot.startMs);
       emit(slot.rec, 'Created', at, slot.rec.Assignee ?? null);
@@ -280,11 +318,21 @@ function publish(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: S
  * Upcoming shifts get assigned, unassigned, reassigned or deleted. The moves are applied in the order of their
  * stamps, so the last change record of an assignment always describes what GetList shows.
  */
-function move(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile, emit: Emit, createdAt: Map<number, number>): void {
+function move(
+  store: SandboxStore,
+  rng: Rng,
+  p: Period,
+  pools: Pools,
+  size: SizeProfile,
+  emit: Emit,
+  createdAt: Map<number, number>,
+): void {
   const today = dayOf(p.toMs);
   const moves = rng.count(size.assignmentsPerDay * RATES.assignmentMoves * p.days);
   const deletes = rng.count(size.assignmentsPerDay * RATES.assignmentDeletes * p.days);
-  const ops = Array.from({ length: moves + deletes }, (_, k) => ({ at: p.at(), del: k >= moves })).sort((a, b) => a.at - b.at);
+  const ops = Array.from({ length: moves + deletes }, (_, k) => ({ at: p.at(), del: k >= moves })).sort(
+    (a, b) => a.at - b.at,
+  );
   for (const op of ops) {
     const b = store.days.get(rng.int(today + 1, store.horizonDay));
     if (!b || b.items.length === 0) continue;
@@ -301,7 +349,16 @@ function move(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: Size
   }
 }
 
-function reassign(store: SandboxStore, rng: Rng, pools: Pools, b: DayBucket, i: number, at: number, p: Period, emit: Emit): void {
+function reassign(
+  store: SandboxStore,
+  rng: Rng,
+  pools: Pools,
+  b: DayBucket,
+  i: number,
+  at: number,
+  p: Period,
+  emit: Emit,
+): void {
   const a = b.items[i] as ShiftAssignment;
   const candidate = pickPerson(store, rng, pools.byTitle.get(a.JobTitleId ?? 0) ?? []);
   if (a.Assignee == null) {
@@ -391,7 +448,15 @@ function forms(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: Siz
     const e = rng.pick(recent);
     const form = store.forms.find((f) => f.FormId === e.formId);
     if (!form) continue;
-    editFormResponse(store, rng, e, form, Math.min(Math.max(p.at(), e.updatedMs + 1000), latestStamp(p.toMs)), rng.pick(people), people);
+    editFormResponse(
+      store,
+      rng,
+      e,
+      form,
+      Math.min(Math.max(p.at(), e.updatedMs + 1000), latestStamp(p.toMs)),
+      rng.pick(people),
+      people,
+    );
     add(p, 'formResponsesEdited');
   }
   const runsPerDay = size.runs / size.historyDays;
@@ -421,12 +486,28 @@ function editRuns(store: SandboxStore, rng: Rng, p: Period, people: readonly Ind
       atMs: at,
       zone: e.zone,
       people,
-      crew: crew.map((c) => ({ CrewRole: c.CrewRole ?? 'Attendant', ServiceId: c.ServiceId ?? null, EmployeeNumber: c.EmployeeNumber ?? null, FirstName: c.FirstName == null ? null : String(c.FirstName), LastName: c.LastName == null ? null : String(c.LastName) })),
+      crew: crew.map((c) => ({
+        CrewRole: c.CrewRole ?? 'Attendant',
+        ServiceId: c.ServiceId ?? null,
+        EmployeeNumber: c.EmployeeNumber ?? null,
+        FirstName: c.FirstName == null ? null : String(c.FirstName),
+        LastName: c.LastName == null ? null : String(c.LastName),
+      })),
     };
     const { answers, changed } = editAnswers(store, rng, form, e.rec.Answers ?? [], ctx);
     e.rec = { ...e.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : e.rec.Status, Answers: answers };
     e.updatedMs = at;
-    for (const row of auditRows(store, form, e.rec.ResponseId, e.rec.RelatedRun?.RunId ?? null, changed, editor, at, e.zone)) store.addAudit(row, at, form.FormId);
+    for (const row of auditRows(
+      store,
+      form,
+      e.rec.ResponseId,
+      e.rec.RelatedRun?.RunId ?? null,
+      changed,
+      editor,
+      at,
+      e.zone,
+    ))
+      store.addAudit(row, at, form.FormId);
     add(p, 'runLogResponsesEdited');
   }
 }

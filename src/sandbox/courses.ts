@@ -5,18 +5,31 @@ import type { CourseEntry, CourseOutcome, SandboxStore } from './store.ts';
 import { dateOfDay } from './time.ts';
 
 const EXAM_STATUS: Record<CourseOutcome, string> = { inProgress: 'In Progress', failed: 'Failed', succeeded: 'Passed' };
-const SUBMISSION_STATUS: Record<CourseOutcome, string> = { inProgress: 'Pending Approval', failed: 'Denied', succeeded: 'Approved' };
+const SUBMISSION_STATUS: Record<CourseOutcome, string> = {
+  inProgress: 'Pending Approval',
+  failed: 'Denied',
+  succeeded: 'Approved',
+};
 
 /**
  * One course record: an exam result of a catalog course (CourseId, maybe Exam* dates) or a course submission
  * (no CourseId). Fields that do not apply are left out of the object, as the spec says they may be absent.
  */
-export function makeCourse(store: SandboxStore, rng: Rng, ind: Individual, startDay: number, todayDay: number): CourseEntry {
+export function makeCourse(
+  store: SandboxStore,
+  rng: Rng,
+  ind: Individual,
+  startDay: number,
+  todayDay: number,
+): CourseEntry {
   const course = rng.pick(COURSES);
   const exam = rng.chance(0.65);
   const endDay = startDay + rng.int(0, 6);
-  const outcome: CourseOutcome = endDay >= todayDay || rng.chance(0.08) ? 'inProgress' : rng.chance(0.12) ? 'failed' : 'succeeded';
-  const titles = [ind.JobTitle, ...(ind.AdditionalJobTitles ?? []).map((t) => t.JobTitleName)].filter(Boolean).join(', ');
+  const outcome: CourseOutcome =
+    endDay >= todayDay || rng.chance(0.08) ? 'inProgress' : rng.chance(0.12) ? 'failed' : 'succeeded';
+  const titles = [ind.JobTitle, ...(ind.AdditionalJobTitles ?? []).map((t) => t.JobTitleName)]
+    .filter(Boolean)
+    .join(', ');
   const id = ++store.next.course;
   const rec: IndividualCourse = {
     IndividualCourseId: `IC-${String(id).padStart(7, '0')}`,

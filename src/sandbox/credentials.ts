@@ -32,12 +32,22 @@ export function pendingItem(c: IndividualCertification, state: PendingState): Pe
  * How one required certification stands: the holder's undeleted credential of that certification with the
  * latest expiration fulfils it; none is Missing, an unmaintained one NotMaintained, a lapsed one Expired.
  */
-function requirementOf(store: SandboxStore, certificationId: number, held: readonly IndividualCertification[], today: string): RequiredCert {
+function requirementOf(
+  store: SandboxStore,
+  certificationId: number,
+  held: readonly IndividualCertification[],
+  today: string,
+): RequiredCert {
   const name = store.certification(certificationId)?.record.CertificationName ?? null;
   const candidates = held.filter((c) => c.CertificationId === certificationId && !c.IsDeleted);
-  if (candidates.length === 0) return { Requirement: name, RequirementStatus: 'Missing', FulfillingCertification: null };
+  if (candidates.length === 0)
+    return { Requirement: name, RequirementStatus: 'Missing', FulfillingCertification: null };
   const best = candidates.reduce((a, b) => ((b.ExpirationDate ?? '9999') > (a.ExpirationDate ?? '9999') ? b : a));
-  const status = !best.IsMaintained ? 'NotMaintained' : best.ExpirationDate != null && best.ExpirationDate < today ? 'Expired' : 'Current';
+  const status = !best.IsMaintained
+    ? 'NotMaintained'
+    : best.ExpirationDate != null && best.ExpirationDate < today
+      ? 'Expired'
+      : 'Current';
   const driver = store.certification(certificationId)?.driver === true;
   return {
     Requirement: name,
@@ -52,7 +62,11 @@ function requirementOf(store: SandboxStore, certificationId: number, held: reado
   };
 }
 
-function entry(jobTitle: Requirement['JobTitle'], locale: Requirement['Locale'], requirements: RequiredCert[]): Requirement {
+function entry(
+  jobTitle: Requirement['JobTitle'],
+  locale: Requirement['Locale'],
+  requirements: RequiredCert[],
+): Requirement {
   // service-spec.md: "RequirementsMet is true exactly when no requirement ... is expired or missing".
   const met = requirements.every((r) => r.RequirementStatus !== 'Expired' && r.RequirementStatus !== 'Missing');
   return { JobTitle: jobTitle, Locale: locale, RequirementsMet: met, Requirements: requirements };
@@ -65,18 +79,31 @@ function entry(jobTitle: Requirement['JobTitle'], locale: Requirement['Locale'],
 export function requiredStatusOf(store: SandboxStore, ind: Individual): EmployeeRequiredCredentialStatus {
   const today = dateOnly(store.nowMs);
   const held = store.certsOf(ind.ServiceId);
-  const titles = [{ JobTitleId: ind.JobTitleId ?? null, JobTitleName: ind.JobTitle ?? null }, ...(ind.AdditionalJobTitles ?? [])];
+  const titles = [
+    { JobTitleId: ind.JobTitleId ?? null, JobTitleName: ind.JobTitle ?? null },
+    ...(ind.AdditionalJobTitles ?? []),
+  ];
   const locale = store.localeByName(ind.Locale);
   const entries: Requirement[] = [];
   for (const t of titles) {
     const info = store.jobTitleById(t.JobTitleId);
     if (!info) continue;
-    entries.push(entry(t, null, info.requires.map((id) => requirementOf(store, id, held, today))));
+    entries.push(
+      entry(
+        t,
+        null,
+        info.requires.map((id) => requirementOf(store, id, held, today)),
+      ),
+    );
     if (locale && locale.requires.length > 0) {
       entries.push(
         entry(
           t,
-          { LocaleId: locale.record.LocaleId, LocaleName: locale.record.LocaleName ?? null, BusinessUnitId: locale.businessUnitId },
+          {
+            LocaleId: locale.record.LocaleId,
+            LocaleName: locale.record.LocaleName ?? null,
+            BusinessUnitId: locale.businessUnitId,
+          },
           locale.requires.map((id) => requirementOf(store, id, held, today)),
         ),
       );

@@ -4,7 +4,15 @@ import { earlier } from './earlier.ts';
 import { SIZES, generate, type SandboxSize } from './generate.ts';
 import { queryKey, runQuery, type Listing } from './queries.ts';
 import { Rng } from './rng.ts';
-import { WRITE_ENDPOINTS, type Outcome, type Page, type ParsedQuery, type ReadResult, type SandboxData, type WriteStats } from './service.ts';
+import {
+  WRITE_ENDPOINTS,
+  type Outcome,
+  type Page,
+  type ParsedQuery,
+  type ReadResult,
+  type SandboxData,
+  type WriteStats,
+} from './service.ts';
 import { SandboxStore } from './store.ts';
 import { runWrite } from './writes.ts';
 
@@ -65,10 +73,14 @@ export function createSandboxData(opts: SandboxDataOptions = {}): SandboxData {
       const result = listing(endpoint, query);
       if (!result.ok) return result;
       const { items, extras } = result.value;
-      if (endpoints[endpoint].response.kind !== 'envelope') return { ok: true, value: { items, hasMore: false, ...(extras ? { extras } : {}) } };
+      if (endpoints[endpoint].response.kind !== 'envelope')
+        return { ok: true, value: { items, hasMore: false, ...(extras ? { extras } : {}) } };
       const offset = Math.max(0, page.offset);
       const end = offset + Math.max(0, page.limit);
-      return { ok: true, value: { items: items.slice(offset, end), hasMore: end < items.length, ...(extras ? { extras } : {}) } };
+      return {
+        ok: true,
+        value: { items: items.slice(offset, end), hasMore: end < items.length, ...(extras ? { extras } : {}) },
+      };
     },
     write: (endpoint, body) => runWrite(store, endpoint, body),
     advance: (hours) => advance(store, clockRng, size, hours),

@@ -16,7 +16,11 @@ const PHONE_TYPES = [
 ] as const;
 
 function earlierIndividual(store: SandboxStore, ind: Individual): object {
-  const idOf = <T>(items: readonly T[], name: string | null | undefined, get: (t: T) => [number, string | null | undefined]) => {
+  const idOf = <T>(
+    items: readonly T[],
+    name: string | null | undefined,
+    get: (t: T) => [number, string | null | undefined],
+  ) => {
     for (const t of items) {
       const [id, n] = get(t);
       if (n === name) return id;
@@ -25,7 +29,9 @@ function earlierIndividual(store: SandboxStore, ind: Individual): object {
   };
   const base = ind.ServiceId * 10;
   const phones = PHONE_TYPES.flatMap(([field, type], k) =>
-    ind[field] ? [{ PhoneId: base + k + 1, PhoneType: type, Number: ind[field] ?? null, Country: ind.HomeCountry ?? null }] : [],
+    ind[field]
+      ? [{ PhoneId: base + k + 1, PhoneType: type, Number: ind[field] ?? null, Country: ind.HomeCountry ?? null }]
+      : [],
   );
   const addresses = ind.HomeAddressLine1
     ? [
@@ -41,7 +47,9 @@ function earlierIndividual(store: SandboxStore, ind: Individual): object {
         },
       ]
     : [];
-  const emails = ind.PrimaryEmailAddress ? [{ EmailId: base + 1, EmailType: 'PERSONAL1', EmailAddress: ind.PrimaryEmailAddress, AlertFormat: 1 }] : [];
+  const emails = ind.PrimaryEmailAddress
+    ? [{ EmailId: base + 1, EmailType: 'PERSONAL1', EmailAddress: ind.PrimaryEmailAddress, AlertFormat: 1 }]
+    : [];
   return {
     IndividualId: ind.IndividualId,
     ServiceId: ind.ServiceId,
@@ -98,7 +106,10 @@ const cache = new WeakMap<object, object>();
 export function earlier(store: SandboxStore, kind: 'individual' | 'certification', record: object): object {
   let out = cache.get(record);
   if (!out) {
-    out = kind === 'individual' ? earlierIndividual(store, record as Individual) : earlierCertification(record as IndividualCertification);
+    out =
+      kind === 'individual'
+        ? earlierIndividual(store, record as Individual)
+        : earlierCertification(record as IndividualCertification);
     cache.set(record, out);
   }
   return out;

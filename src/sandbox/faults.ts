@@ -44,14 +44,18 @@ export const FaultSpecSchema = z.strictObject({
 
 function number(item: string, text: string | undefined): number {
   const n = Number(text);
-  if (text === undefined || text.trim() === '' || !Number.isFinite(n)) throw new Error(`--faults: bad value in "${item}"`);
+  if (text === undefined || text.trim() === '' || !Number.isFinite(n))
+    throw new Error(`--faults: bad value in "${item}"`);
   return n;
 }
 
 /** `500=0.1,reset=0.05,lost=0.05,slow=0.1:2000,truncate=0.05,304=0.1,storm=10000:2000,only=writes` → FaultSpec. */
 export function parseFaults(text: string): FaultSpec {
   const spec: FaultSpec = {};
-  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name, value] = item.split('=', 2) as [string, string | undefined];
     const [a, b] = (value ?? '').split(':', 2);
     switch (name) {
@@ -82,11 +86,14 @@ export function parseFaults(text: string): FaultSpec {
         spec.storm429 = { everyMs: number(item, a), forMs: number(item, b) };
         break;
       default:
-        throw new Error(`--faults: unknown fault "${name}" (known: 500, reset, lost, slow, truncate, 304, storm, only)`);
+        throw new Error(
+          `--faults: unknown fault "${name}" (known: 500, reset, lost, slow, truncate, 304, storm, only)`,
+        );
     }
   }
   const parsed = FaultSpecSchema.safeParse(spec);
-  if (!parsed.success) throw new Error(`--faults: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+  if (!parsed.success)
+    throw new Error(`--faults: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
   return parsed.data;
 }
 
@@ -107,7 +114,14 @@ export interface FaultPlan {
 
 export type FaultKind = 'error500' | 'reset' | 'lost' | 'truncate' | 'notModified' | 'slow';
 
-const NO_FAULTS: FaultPlan = Object.freeze({ error500: false, reset: false, lost: false, truncate: false, notModified: false, delayMs: 0 });
+const NO_FAULTS: FaultPlan = Object.freeze({
+  error500: false,
+  reset: false,
+  lost: false,
+  truncate: false,
+  notModified: false,
+  delayMs: 0,
+});
 
 /** mulberry32: small, fast and good enough to make fault sequences repeatable. */
 function rng(seed: number): () => number {

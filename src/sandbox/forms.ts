@@ -56,7 +56,13 @@ const STATUSES = ['Draft', 'Submitted', 'Under Review', 'Closed'];
 
 /** Generic forms: the first uses every one of the 22 question types, the others a subset each. */
 export function buildForms(store: SandboxStore): void {
-  const titles = ['Employee Incident Report', 'Quality Improvement Review', 'Education Record Submission', 'Employee Health Exposure', 'Shift Swap Request'];
+  const titles = [
+    'Employee Incident Report',
+    'Quality Improvement Review',
+    'Education Record Submission',
+    'Employee Health Exposure',
+    'Shift Swap Request',
+  ];
   store.forms = titles.map((FormTitle, i) => {
     const FormId = 101 + i;
     const types = i === 0 ? FORM_QUESTION_TYPES : FORM_QUESTION_TYPES.filter((_, k) => (k + i) % 3 !== 0);
@@ -77,7 +83,16 @@ export function buildForms(store: SandboxStore): void {
   const inserted = Date.UTC(2024, 2, 1, 15, 30);
   store.runLogForms = runTypesOf.map(([FormTitle, FormType, Archived], i) => {
     const FormId = 201 + i;
-    const types: QuestionType[] = ['Run Log Crew', 'Yes/No', 'Comments Box', 'Rating Scale', 'Date/Time', 'Number', 'Radio Buttons', 'Checkboxes'];
+    const types: QuestionType[] = [
+      'Run Log Crew',
+      'Yes/No',
+      'Comments Box',
+      'Rating Scale',
+      'Date/Time',
+      'Number',
+      'Radio Buttons',
+      'Checkboxes',
+    ];
     return {
       FormId,
       FormTitle,
@@ -100,7 +115,13 @@ export interface AnswerContext {
   atMs: number;
   zone: Zone;
   people: readonly Individual[];
-  crew: readonly { CrewRole: string; ServiceId: number | null; EmployeeNumber: string | null; FirstName: string | null; LastName: string | null }[];
+  crew: readonly {
+    CrewRole: string;
+    ServiceId: number | null;
+    EmployeeNumber: string | null;
+    FirstName: string | null;
+    LastName: string | null;
+  }[];
 }
 
 const COMMENTS = [
@@ -111,7 +132,7 @@ const COMMENTS = [
 ];
 
 /** An AnswerValue in exactly the shape the spec's table gives for the question type; null when unanswered. */
-export function answerValue(store: SandboxStore, rng: Rng, q: QuestionDef, ctx: AnswerContext): unknown {
+export function answerValue(_store: SandboxStore, rng: Rng, q: QuestionDef, ctx: AnswerContext): unknown {
   if (q.QuestionType !== 'Signature' && rng.chance(0.08)) return null;
   const person = ctx.people.length > 0 ? rng.pick(ctx.people) : undefined;
   const rows = (f: (row: string) => unknown) => q.rows.map(f);
@@ -157,7 +178,13 @@ export function answerValue(store: SandboxStore, rng: Rng, q: QuestionDef, ctx: 
       return rng.pick(['Medic 12', 'Rescue 3', 'Wheelchair Van 2']);
     case 'Address': {
       const place = rng.pick(CITIES);
-      return { StreetAddress1: `${rng.int(1, 999)} ${rng.pick(STREETS)}`, StreetAddress2: null, City: place.city, State: place.state, ZipCode: place.zip };
+      return {
+        StreetAddress1: `${rng.int(1, 999)} ${rng.pick(STREETS)}`,
+        StreetAddress2: null,
+        City: place.city,
+        State: place.state,
+        ZipCode: place.zip,
+      };
     }
     case 'Attach Document':
       // A root-relative address of the file download resource; the HTTP layer serves it under its base URL.
@@ -203,17 +230,27 @@ export function auditRows(
   zone: Zone,
 ): FormAudit[] {
   const insertDate = dateTime(atMs, zone);
-  const who = by ? { UniqueIdentifier: by.UniqueNumber ?? null, FirstName: by.FirstName ?? null, LastName: by.LastName ?? null } : null;
+  const who = by
+    ? { UniqueIdentifier: by.UniqueNumber ?? null, FirstName: by.FirstName ?? null, LastName: by.LastName ?? null }
+    : null;
   return answers.map((a) => {
     const q = form.questions.find((x) => x.QuestionId === a.QuestionId);
     const v = a.AnswerValue;
-    const selected = v && typeof v === 'object' && !Array.isArray(v) ? (v as { SelectedValue?: string; OtherAnswerValue?: string | null }) : undefined;
+    const selected =
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? (v as { SelectedValue?: string; OtherAnswerValue?: string | null })
+        : undefined;
     const optionIndex = selected?.SelectedValue ? (q?.options.indexOf(selected.SelectedValue) ?? -1) : -1;
     return {
       ResponseId: responseId,
       RunId: runId,
       ItemId: a.QuestionId,
-      AnswerId: v === null || v === undefined ? -1 : optionIndex >= 0 ? a.QuestionId * 10 + optionIndex : 1_000_000 + ++store.next.auditAnswer,
+      AnswerId:
+        v === null || v === undefined
+          ? -1
+          : optionIndex >= 0
+            ? a.QuestionId * 10 + optionIndex
+            : 1_000_000 + ++store.next.auditAnswer,
       AnswerText: answerText(v),
       OtherText: selected?.OtherAnswerValue ?? null,
       AnswerDate: a.QuestionType === 'Date/Time' && typeof v === 'string' ? v : null,

@@ -26,8 +26,22 @@ export interface SizeProfile {
 export const SIZES: Readonly<Record<SandboxSize, SizeProfile>> = {
   tiny: { individuals: 50, historyDays: 30, futureDays: 14, assignmentsPerDay: 24, formResponses: 40, runs: 30 },
   small: { individuals: 500, historyDays: 90, futureDays: 28, assignmentsPerDay: 160, formResponses: 400, runs: 300 },
-  medium: { individuals: 5_000, historyDays: 365, futureDays: 30, assignmentsPerDay: 650, formResponses: 4_000, runs: 3_000 },
-  large: { individuals: 20_000, historyDays: 365, futureDays: 30, assignmentsPerDay: 2_700, formResponses: 10_000, runs: 8_000 },
+  medium: {
+    individuals: 5_000,
+    historyDays: 365,
+    futureDays: 30,
+    assignmentsPerDay: 650,
+    formResponses: 4_000,
+    runs: 3_000,
+  },
+  large: {
+    individuals: 20_000,
+    historyDays: 365,
+    futureDays: 30,
+    assignmentsPerDay: 2_700,
+    formResponses: 10_000,
+    runs: 8_000,
+  },
 };
 
 /** Shares that make the data messy the way real data is. */
@@ -55,7 +69,8 @@ function generatePeople(store: SandboxStore, rng: Rng, size: SizeProfile): void 
     // The first people cover every job title, so even a tiny roster can staff every shift.
     const title = i < store.jobTitles.length ? store.jobTitles[i] : undefined;
     const r = rng.next();
-    const status = i < store.jobTitles.length || r >= FORMER_SHARE + LOA_SHARE ? 'Active' : r < FORMER_SHARE ? 'Former' : 'LOA';
+    const status =
+      i < store.jobTitles.length || r >= FORMER_SHARE + LOA_SHARE ? 'Active' : r < FORMER_SHARE ? 'Former' : 'LOA';
     const hireDay = rng.chance(0.92) ? today - rng.int(30, 25 * 365) : null;
     const base = makeIndividual(store, rng, { status, hireDay, seq: store.next.individual++, title });
     const isSupervisor = base.JobTitle === 'Field Supervisor' || i < 2 || rng.chance(0.03);
@@ -75,7 +90,9 @@ function markPending(store: SandboxStore, rng: Rng): void {
     const failed = rng.chance(0.15);
     store.pending.set(c.IndividualCertificationId, {
       VerificationStatus: failed ? 'Failed' : rng.chance(0.7) ? 'Pending' : 'In Progress',
-      IssuingBodyFailureReason: failed ? [rng.pick(['Name on card does not match', 'Card number not found', 'Card expired'])] : null,
+      IssuingBodyFailureReason: failed
+        ? [rng.pick(['Name on card does not match', 'Card number not found', 'Card expired'])]
+        : null,
     });
   }
 }
@@ -98,13 +115,17 @@ function generateAssignments(store: SandboxStore, rng: Rng, pools: Pools, size: 
     }
   }
   for (const b of store.days.values()) sortBucket(b);
-  const order = Array.from(log.times.keys()).sort((a, b) => (log.times[a] as number) - (log.times[b] as number) || a - b);
+  const order = Array.from(log.times.keys()).sort(
+    (a, b) => (log.times[a] as number) - (log.times[b] as number) || a - b,
+  );
   for (const i of order) store.addChange(log.recs[i] as AssignmentChange, log.times[i] as number);
 }
 
 function sortBucket(b: DayBucket): void {
   const order = Array.from(b.items.keys()).sort(
-    (x, y) => (b.starts[x] as number) - (b.starts[y] as number) || (b.items[x]?.ShiftAssignmentId ?? 0) - (b.items[y]?.ShiftAssignmentId ?? 0),
+    (x, y) =>
+      (b.starts[x] as number) - (b.starts[y] as number) ||
+      (b.items[x]?.ShiftAssignmentId ?? 0) - (b.items[y]?.ShiftAssignmentId ?? 0),
   );
   b.items = order.map((i) => b.items[i]!);
   b.starts = order.map((i) => b.starts[i]!);
@@ -118,7 +139,14 @@ function between(rng: Rng, a: number, b: number): number {
  * Stores a slot as it stands at the clock's time: clocked in and out if it has passed, with the change
  * records that led to its current assignee. A few slots were deleted after creation.
  */
-function placeHistoricSlot(store: SandboxStore, rng: Rng, pools: Pools, slot: Slot, createdMs: number, log: ChangeLog): void {
+function placeHistoricSlot(
+  store: SandboxStore,
+  rng: Rng,
+  pools: Pools,
+  slot: Slot,
+  createdMs: number,
+  log: ChangeLog,
+): void {
   const { rec, startMs, zone } = slot;
   const emit = (type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     // A day's schedule is published at one instant, so its Created stamps share one string.
@@ -179,13 +207,32 @@ function generateTimeOff(store: SandboxStore, rng: Rng, size: SizeProfile): void
     for (let k = 0; k < n; k++) {
       const day = rng.int(first, last);
       const startMs = zoneOf(store, ind).toUtc(day * DAY_MS + (rng.chance(0.7) ? 0 : 7 * HOUR_MS));
-      const requestedMs = Math.min(startMs - rng.int(2, 40) * DAY_MS + rng.int(0, 23) * HOUR_MS, store.nowMs - rng.int(1, 72) * HOUR_MS);
+      const requestedMs = Math.min(
+        startMs - rng.int(2, 40) * DAY_MS + rng.int(0, 23) * HOUR_MS,
+        store.nowMs - rng.int(1, 72) * HOUR_MS,
+      );
       const entry = makeTimeOff(store, rng, ind, startMs, requestedMs);
       const r = rng.next();
       const future = startMs > store.nowMs;
-      const status = future ? (r < 0.5 ? 'Pending' : r < 0.9 ? 'Approved' : r < 0.95 ? 'Denied' : 'Canceled') : r < 0.78 ? 'Approved' : r < 0.86 ? 'Denied' : r < 0.94 ? 'Canceled' : 'Pending';
+      const status = future
+        ? r < 0.5
+          ? 'Pending'
+          : r < 0.9
+            ? 'Approved'
+            : r < 0.95
+              ? 'Denied'
+              : 'Canceled'
+        : r < 0.78
+          ? 'Approved'
+          : r < 0.86
+            ? 'Denied'
+            : r < 0.94
+              ? 'Canceled'
+              : 'Pending';
       if (status !== 'Pending') {
-        const reviewer = (ind.SupervisorId != null ? byIndividualId.get(ind.SupervisorId) : undefined) ?? (supervisors.length ? rng.pick(supervisors) : undefined);
+        const reviewer =
+          (ind.SupervisorId != null ? byIndividualId.get(ind.SupervisorId) : undefined) ??
+          (supervisors.length ? rng.pick(supervisors) : undefined);
         const reviewedMs = Math.min(requestedMs + rng.int(1, 120) * HOUR_MS, store.nowMs);
         entry.rec = decide(store, rng, entry, status, reviewer, reviewedMs);
       }
@@ -203,7 +250,14 @@ function generateCourses(store: SandboxStore, rng: Rng, size: SizeProfile): void
     const n = rng.count((COURSES_PER_YEAR * days) / 365);
     for (let k = 0; k < n; k++) store.courses.push(makeCourse(store, rng, ind, rng.int(today - days, today), today));
   }
-  store.courses.sort((a, b) => ((a.rec.StartDate ?? '') < (b.rec.StartDate ?? '') ? -1 : (a.rec.StartDate ?? '') > (b.rec.StartDate ?? '') ? 1 : 0) || (a.rec.IndividualCourseId < b.rec.IndividualCourseId ? -1 : 1));
+  store.courses.sort(
+    (a, b) =>
+      ((a.rec.StartDate ?? '') < (b.rec.StartDate ?? '')
+        ? -1
+        : (a.rec.StartDate ?? '') > (b.rec.StartDate ?? '')
+          ? 1
+          : 0) || (a.rec.IndividualCourseId < b.rec.IndividualCourseId ? -1 : 1),
+  );
 }
 
 function generateForms(store: SandboxStore, rng: Rng, pools: Pools, size: SizeProfile): void {
@@ -232,7 +286,9 @@ export function sortAudit(store: SandboxStore, from: number): void {
   from = start;
   const n = store.audit.length - from;
   if (n <= 1) return;
-  const idx = Array.from({ length: n }, (_, i) => from + i).sort((a, b) => (store.auditTimes[a] as number) - (store.auditTimes[b] as number) || a - b);
+  const idx = Array.from({ length: n }, (_, i) => from + i).sort(
+    (a, b) => (store.auditTimes[a] as number) - (store.auditTimes[b] as number) || a - b,
+  );
   const rows = idx.map((i) => store.audit[i]!);
   const times = idx.map((i) => store.auditTimes[i]!);
   const forms = idx.map((i) => store.auditFormIds[i]!);

@@ -112,7 +112,10 @@ export function createAdmin(deps: AdminDeps) {
       .catch((err: unknown): Answer => [500, { error: 'internal_server_error', error_message: (err as Error).message }])
       .then(([status, body]) => {
         const text = JSON.stringify(body);
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+        res.writeHead(status, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(text),
+        });
         res.end(text);
       });
   };

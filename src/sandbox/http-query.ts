@@ -11,9 +11,7 @@ export interface BadParameter {
   message: string;
 }
 
-export type Parsed =
-  | { ok: true; query: ParsedQuery; page: Page }
-  | { ok: false; bad: BadParameter };
+export type Parsed = { ok: true; query: ParsedQuery; page: Page } | { ok: false; bad: BadParameter };
 
 /** Unpaged reads return everything. */
 export const EVERYTHING: Page = Object.freeze({ offset: 0, limit: Number.MAX_SAFE_INTEGER });
@@ -26,7 +24,7 @@ function parseDate(text: string): Date | undefined {
   const m = ISO.exec(text);
   if (!m) return undefined;
   const [y, mo, d, h = '0', mi = '0', s = '0'] = m.slice(1, 7) as string[];
-  const ms = Number(((m[7] ?? '') + '000').slice(0, 3));
+  const ms = Number(`${m[7] ?? ''}000`.slice(0, 3));
   const utc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
   const check = new Date(utc);
   // Date.UTC rolls 2024-02-30 over to March; a calendar date that does not exist is refused instead.
@@ -91,7 +89,10 @@ function convert(p: QueryParam, text: string): QueryValue | undefined {
     case 'enum':
       return pick(text, p.values);
     case 'csv': {
-      const items = text.split(',').map((s) => s.trim()).filter(Boolean);
+      const items = text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const picked = items.map((s) => pick(s, p.values));
       return picked.every((s) => s !== undefined) ? (picked as string[]) : undefined;
     }
@@ -146,7 +147,8 @@ function checkRange(endpoint: Endpoint, values: Record<string, QueryValue | unde
  */
 export function parseQuery(endpoint: Endpoint, incoming: Map<string, string>, enforceRequired = true): Parsed {
   const values: Record<string, QueryValue | undefined> = {};
-  const page: Page = endpoint.response.kind === 'envelope' ? { offset: OFFSET.default, limit: LIMIT.default } : { ...EVERYTHING };
+  const page: Page =
+    endpoint.response.kind === 'envelope' ? { offset: OFFSET.default, limit: LIMIT.default } : { ...EVERYTHING };
   for (const p of endpoint.query) {
     const text = incoming.get(p.name.toLowerCase());
     let value: QueryValue | undefined;

@@ -24,7 +24,18 @@ export const QUIRKS = ['date-times', 'single-object', 'bare-array', 'new-field']
 export type Quirk = (typeof QUIRKS)[number];
 
 /** Fields the spec types `date` (service-spec.md, Resources), as they appear at the top level of records. */
-const DATE_FIELDS = ['DateOfBirth', 'HireDate', 'ActivationDate', 'ExpirationDate', 'UpdateDate', 'StartDate', 'EndDate', 'ExamStartDate', 'ExamEndDate', 'IssueDate'];
+const DATE_FIELDS = [
+  'DateOfBirth',
+  'HireDate',
+  'ActivationDate',
+  'ExpirationDate',
+  'UpdateDate',
+  'StartDate',
+  'EndDate',
+  'ExamStartDate',
+  'ExamEndDate',
+  'IssueDate',
+];
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** `yyyy-MM-dd` → `yyyy-MM-ddT00:00:00.000±hh:mm`, midnight in the company's time zone. */
@@ -262,7 +273,10 @@ export class Codecs {
       const representation = version === 'v2' || !kind ? 'v2' : 'earlier';
       let caches = this.#caches.get(representation);
       if (!caches) this.#caches.set(representation, (caches = codecCaches()));
-      codec = representation === 'v2' || !kind ? new RecordCodec(rename, caches) : new RecordCodec((r) => rename(this.#data.earlier(kind, r)), caches);
+      codec =
+        representation === 'v2' || !kind
+          ? new RecordCodec(rename, caches)
+          : new RecordCodec((r) => rename(this.#data.earlier(kind, r)), caches);
       bySchema.set(version, codec);
     }
     return codec;
@@ -306,7 +320,13 @@ export function renderRead(
 ): Buffer | string {
   const xml = format === 'xml';
   if (!xml && kind === 'envelope' && quirks.has('bare-array')) return joinJson('[', result.items, codec, CLOSE_ARRAY);
-  if (!xml && (kind === 'array' || kind === 'array-or-object') && result.items.length === 1 && quirks.has('single-object')) return codec.json(result.items[0]!);
+  if (
+    !xml &&
+    (kind === 'array' || kind === 'array-or-object') &&
+    result.items.length === 1 &&
+    quirks.has('single-object')
+  )
+    return codec.json(result.items[0]!);
   switch (kind) {
     case 'envelope':
       return xml ? xmlEnvelope(endpoint, result, page, codec) : jsonEnvelope(endpoint, result, page, codec);

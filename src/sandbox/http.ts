@@ -4,7 +4,16 @@ import { API_VERSION, AUTH_HEADER, type Endpoint } from '../source/endpoints.ts'
 import { endpointByPath, type EndpointName } from '../resources/index.ts';
 import type { FaultInjector, FaultKind, FaultPlan } from './faults.ts';
 import { EVERYTHING, parseQuery, lowerCaseParams } from './http-query.ts';
-import { CONTENT_TYPE, Codecs, negotiate, renderRead, renderValue, splitSuffix, type Format, type Quirk } from './http-wire.ts';
+import {
+  CONTENT_TYPE,
+  Codecs,
+  negotiate,
+  renderRead,
+  renderValue,
+  splitSuffix,
+  type Format,
+  type Quirk,
+} from './http-wire.ts';
 import type { KeyRing } from './keys.ts';
 import { resetHeader, type FixedWindowLimiter, type BudgetVerdict } from './ratelimit.ts';
 import type { SandboxRefusal, SandboxData, WriteStats } from './service.ts';
@@ -110,13 +119,26 @@ export class SandboxApi {
   constructor(deps: ApiDeps) {
     this.#deps = deps;
     this.#codecs = new Codecs(deps.data, deps.quirks);
-    this.#stats = { requests: 0, rateLimited: 0, byKey: {}, byEndpoint: {}, faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 } };
+    this.#stats = {
+      requests: 0,
+      rateLimited: 0,
+      byKey: {},
+      byEndpoint: {},
+      faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 },
+    };
     for (const key of deps.keys.keys()) this.#stats.byKey[key] = { requests: 0, rateLimited: 0 };
   }
 
   stats(): SandboxStats {
     const byKey = Object.fromEntries(Object.entries(this.#stats.byKey).map(([k, v]) => [k, { ...v }]));
-    return { requests: this.#stats.requests, rateLimited: this.#stats.rateLimited, byKey, byEndpoint: { ...this.#stats.byEndpoint }, faults: { ...this.#stats.faults }, writes: this.#deps.data.writeStats() };
+    return {
+      requests: this.#stats.requests,
+      rateLimited: this.#stats.rateLimited,
+      byKey,
+      byEndpoint: { ...this.#stats.byEndpoint },
+      faults: { ...this.#stats.faults },
+      writes: this.#deps.data.writeStats(),
+    };
   }
 
   handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): void {
@@ -216,14 +238,23 @@ export class SandboxApi {
     return endpoint ?? undefined;
   }
 
-  #read(ctx: Ctx, endpoint: Endpoint, parsed: Extract<ReturnType<typeof parseQuery>, { ok: true }>, earlier: boolean): void {
+  #read(
+    ctx: Ctx,
+    endpoint: Endpoint,
+    parsed: Extract<ReturnType<typeof parseQuery>, { ok: true }>,
+    earlier: boolean,
+  ): void {
     // "Plain arrays are returned by ... the earlier representation of the individual certification list."
     const plain = earlier && endpoint.earlier !== undefined && endpoint.response.kind === 'envelope';
     const page = plain ? EVERYTHING : parsed.page;
     const outcome = this.#deps.data.read(endpoint.name as EndpointName, parsed.query, page);
-    if (!outcome.ok) return this.#refuse(ctx, outcome.refusal, false);
+    if (!outcome.ok) {
+      this.#refuse(ctx, outcome.refusal, false);
+      return;
+    }
     if (endpoint.response.kind === 'one' && outcome.value.items.length === 0) {
-      return this.#error(ctx, 404, 'not_found', 'no such record');
+      this.#error(ctx, 404, 'not_found', 'no such record');
+      return;
     }
     const codec = this.#codecs.for(endpoint, earlier);
     const kind = plain ? 'array' : endpoint.response.kind;
@@ -235,10 +266,16 @@ export class SandboxApi {
     try {
       body = parseJson(await readBody(req));
     } catch (e) {
-      if (e instanceof BadBody) return this.#error(ctx, 400, 'invalid_request', e.message);
+      if (e instanceof BadBody) {
+        this.#error(ctx, 400, 'invalid_request', e.message);
+        return;
+      }
       throw e;
     }
-    if (ctx.plan?.reset) return this.#drop(ctx);
+    if (ctx.plan?.reset) {
+      this.#drop(ctx);
+      return;
+    }
     const outcome = this.#deps.data.write(endpoint.name as EndpointName, body);
     if (!outcome.ok) return this.#refuse(ctx, outcome.refusal, true);
     if (ctx.plan?.notModified) {
@@ -254,7 +291,10 @@ export class SandboxApi {
 
   #refuse(ctx: Ctx, refusal: SandboxRefusal, write: boolean): void {
     // 304 carries no body in HTTP; the status is the whole answer.
-    if (refusal.status === 304) return this.#reply(ctx, 304, '');
+    if (refusal.status === 304) {
+      this.#reply(ctx, 304, '');
+      return;
+    }
     this.#reply(ctx, refusal.status, renderValue(refusalBody(refusal, write), ctx.format));
   }
 
@@ -268,7 +308,11 @@ export class SandboxApi {
       ctx.res.destroy();
       return;
     }
-    this.#reply(ctx, 500, renderValue({ error: 'internal_server_error', error_message: 'unexpected error while processing' }, ctx.format));
+    this.#reply(
+      ctx,
+      500,
+      renderValue({ error: 'internal_server_error', error_message: 'unexpected error while processing' }, ctx.format),
+    );
   }
 
   #headers(ctx: Ctx, body: Buffer): OutgoingHttpHeaders {

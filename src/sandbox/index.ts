@@ -67,7 +67,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const rateLimit = opts.rateLimit === undefined ? { ...DEFAULTS.rateLimit } : opts.rateLimit;
   const limiter = rateLimit ? new FixedWindowLimiter(rateLimit) : null;
   const faults = new FaultInjector(opts.seed ?? 1, opts.faults ?? {});
-  const api = new SandboxApi({ data, keys, limiter, faults, latencyMs: opts.latencyMs ?? 0, log, quirks: new Set(opts.quirks ?? []) });
+  const api = new SandboxApi({
+    data,
+    keys,
+    limiter,
+    faults,
+    latencyMs: opts.latencyMs ?? 0,
+    log,
+    quirks: new Set(opts.quirks ?? []),
+  });
   const admin = createAdmin({ data, faults, rateLimit, stats: () => api.stats(), keys });
 
   const server = createServer({ keepAlive: true }, (req, res) => {

@@ -26,7 +26,8 @@ function isScope(s: string): s is Scope {
 export function parseKeySpec(text: string): ApiKey {
   const colon = text.indexOf(':');
   const key = colon < 0 ? text : text.slice(0, colon);
-  if (!/^[\x21-\x7e]+$/.test(key)) throw new Error(`--key: expected KEY[:scope,scope] with a printable key, got "${text}"`);
+  if (!/^[\x21-\x7e]+$/.test(key))
+    throw new Error(`--key: expected KEY[:scope,scope] with a printable key, got "${text}"`);
   if (colon < 0) return { key, scopes: [...SCOPES] };
   const scopes = text
     .slice(colon + 1)

@@ -60,7 +60,9 @@ export function makeIndividual(store: SandboxStore, rng: Rng, p: NewPerson): Ind
   const locale = rng.chance(0.05) ? store.locales[4] : rng.pick(store.locales.slice(0, 4));
   const folded = asciiFold(first).toLowerCase() || 'user';
   const foldedLast = asciiFold(last).toLowerCase() || 'staff';
-  const workStatus = isEmployee ? rng.pick(['Full Time', 'Full Time', 'Full Time', 'Part Time', 'Per Diem', 'Seasonal']) : 'Volunteer';
+  const workStatus = isEmployee
+    ? rng.pick(['Full Time', 'Full Time', 'Full Time', 'Part Time', 'Per Diem', 'Seasonal'])
+    : 'Volunteer';
   const serviceId = 2_000_001 + p.seq;
   return {
     IndividualId: 70_001 + p.seq * 3,
@@ -80,10 +82,12 @@ export function makeIndividual(store: SandboxStore, rng: Rng, p: NewPerson): Ind
     Gender: rng.pick(['M', 'M', 'M', 'F', 'F', 'F', '', null]),
     JobTitleId: title.record.JobTitleId,
     JobTitle: title.record.JobTitleName ?? null,
-    AdditionalJobTitles: extraTitle ? [{ JobTitleId: extraTitle.record.JobTitleId, JobTitleName: extraTitle.record.JobTitleName ?? null }] : [],
+    AdditionalJobTitles: extraTitle
+      ? [{ JobTitleId: extraTitle.record.JobTitleId, JobTitleName: extraTitle.record.JobTitleName ?? null }]
+      : [],
     Department: rng.chance(0.95) ? (DEPARTMENT_OF[title.record.JobTitleName ?? ''] ?? null) : null,
     Locale: locale?.record.LocaleName ?? null,
-    WorkShift: rng.chance(0.9) ? rng.pick(store.workShifts).WorkShiftName ?? null : null,
+    WorkShift: rng.chance(0.9) ? (rng.pick(store.workShifts).WorkShiftName ?? null) : null,
     IsEmployee: isEmployee,
     IsSupervisor: p.isSupervisor ? 1 : 0,
     WorkStatus: workStatus,
@@ -123,29 +127,41 @@ export function makeCertsFor(store: SandboxStore, rng: Rng, ind: Individual, fre
   );
   for (const id of [...required, ...extras]) {
     if (required.has(id) && rng.chance(0.07)) continue;
-    if (!fresh && rng.chance(0.03)) store.putCert(certRecord(store, makeCore(store, rng, ind, id, { deleted: true }), ind, required));
+    if (!fresh && rng.chance(0.03))
+      store.putCert(certRecord(store, makeCore(store, rng, ind, id, { deleted: true }), ind, required));
     store.putCert(certRecord(store, makeCore(store, rng, ind, id, { fresh }), ind, required));
   }
 }
 
-export function makeCore(store: SandboxStore, rng: Rng, ind: Individual, certificationId: number, o: { deleted?: boolean; fresh?: boolean }): CertCore {
+export function makeCore(
+  store: SandboxStore,
+  rng: Rng,
+  ind: Individual,
+  certificationId: number,
+  o: { deleted?: boolean; fresh?: boolean },
+): CertCore {
   const info = store.certification(certificationId);
   const today = dayOf(store.nowMs);
   const years = info?.years ?? null;
   const expired = !o.fresh && rng.chance(0.08);
-  const expDay = years === null ? null : expired ? today - rng.int(1, 200) : today + rng.int(o.fresh ? years * 300 : 1, years * 365);
+  const expDay =
+    years === null ? null : expired ? today - rng.int(1, 200) : today + rng.int(o.fresh ? years * 300 : 1, years * 365);
   const actDay = expDay === null ? today - rng.int(30, 3000) : expDay - (years ?? 1) * 365;
   const updDay = o.fresh ? today : Math.min(today, actDay + rng.int(0, 400), today - rng.int(0, 30));
   const id = ++store.next.cert;
   return {
     IndividualCertificationId: 900_000 + id,
     CertificationId: certificationId,
-    CertificationNumber: rng.chance(0.95) ? `${(info?.record.CertificationName ?? 'C').slice(0, 3).toUpperCase()}-${rng.int(100000, 999999)}` : null,
+    CertificationNumber: rng.chance(0.95)
+      ? `${(info?.record.CertificationName ?? 'C').slice(0, 3).toUpperCase()}-${rng.int(100000, 999999)}`
+      : null,
     State: ind.HomeCountry === 'US' && rng.chance(0.8) ? (ind.HomeState ?? null) : null,
     Country: rng.chance(0.9) ? (ind.HomeCountry ?? null) : null,
     ActivationDate: dateOfDay(actDay),
     ExpirationDate: expDay === null ? null : dateOfDay(expDay),
-    Reference: rng.chance(0.8) ? null : rng.pick(['Copy on file', 'Verified with issuer\r\nCard scanned 2nd page missing', 'Renewal class booked']),
+    Reference: rng.chance(0.8)
+      ? null
+      : rng.pick(['Copy on file', 'Verified with issuer\r\nCard scanned 2nd page missing', 'Renewal class booked']),
     UpdateDate: dateOfDay(Math.max(updDay, actDay)),
     UpdateBy: rng.pick(UPDATERS),
     IsMaintained: rng.chance(0.96),

@@ -1,5 +1,12 @@
 import type { EndpointName } from '../resources/index.ts';
-import type { AssignmentChange, FormAudit, Individual, IndividualCertification, ShiftAssignment, Supervisor } from '../source/schemas/index.ts';
+import type {
+  AssignmentChange,
+  FormAudit,
+  Individual,
+  IndividualCertification,
+  ShiftAssignment,
+  Supervisor,
+} from '../source/schemas/index.ts';
 import { holdsListedCredentials, pendingItem, requiredStatusOf } from './credentials.ts';
 import type { Outcome, ParsedQuery, QueryValue, SandboxRefusal } from './service.ts';
 import type { SandboxStore } from './store.ts';
@@ -25,11 +32,19 @@ export interface Listing {
 
 type Handler = (store: SandboxStore, q: ParsedQuery, mode: Mode) => Outcome<Listing>;
 
-export function refuse(status: SandboxRefusal['status'], code: string, message: string, fields?: Record<string, string>): { ok: false; refusal: SandboxRefusal } {
+export function refuse(
+  status: SandboxRefusal['status'],
+  code: string,
+  message: string,
+  fields?: Record<string, string>,
+): { ok: false; refusal: SandboxRefusal } {
   return { ok: false, refusal: fields ? { status, code, message, fields } : { status, code, message } };
 }
 
-const ok = (items: readonly object[], extras?: Record<string, unknown>): Outcome<Listing> => ({ ok: true, value: extras ? { items, extras } : { items } });
+const ok = (items: readonly object[], extras?: Record<string, unknown>): Outcome<Listing> => ({
+  ok: true,
+  value: extras ? { items, extras } : { items },
+});
 
 function missing(name: string) {
   return refuse(400, 'invalid_parameters', `The parameter ${name} is required.`, { [name]: `${name} is required` });
@@ -38,7 +53,10 @@ function missing(name: string) {
 function list(v: QueryValue | undefined): string[] | undefined {
   if (v === undefined) return undefined;
   if (Array.isArray(v)) return v as string[];
-  return String(v).split(',').map((s) => s.trim()).filter(Boolean);
+  return String(v)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** An inclusive instant window; in truth mode an absent bound is open. */
@@ -76,7 +94,11 @@ export function bound(values: ArrayLike<number>, x: number, after = false): numb
  * The one employee that ServiceId / UniqueIdentifier(UniqueNumber) / EmployeeNumber name together.
  * `undefined` when none was given; `null` when they name nobody (or different people).
  */
-function employeeOf(store: SandboxStore, q: ParsedQuery, names: { serviceId: string; unique: string; employee: string }): Individual | null | undefined {
+function employeeOf(
+  store: SandboxStore,
+  q: ParsedQuery,
+  names: { serviceId: string; unique: string; employee: string },
+): Individual | null | undefined {
   const ids: (number | undefined)[] = [];
   const sid = q[names.serviceId];
   const uid = q[names.unique];
@@ -117,7 +139,12 @@ function byKeyHandler(param: string, find: (store: SandboxStore, v: string) => n
   };
 }
 
-function assignments(store: SandboxStore, from: number, to: number, keep: (a: ShiftAssignment) => boolean): ShiftAssignment[] {
+function assignments(
+  store: SandboxStore,
+  from: number,
+  to: number,
+  keep: (a: ShiftAssignment) => boolean,
+): ShiftAssignment[] {
   const out: ShiftAssignment[] = [];
   if (store.days.size === 0) return out;
   const d0 = Math.max(store.firstDay, from === -Infinity ? store.firstDay : dayOf(from));
@@ -164,7 +191,9 @@ const handlers: Record<EndpointName, Handler> = {
     return ok([...store.individuals.values()].filter((i) => !excluded.has(i.Status ?? '')));
   },
   supervisors: (store) => ok([...store.individuals.values()].filter((i) => i.IsSupervisor === 1).map(supervisorItem)),
-  individualByServiceId: byKeyHandler('serviceId', (store, v) => (store.individuals.has(Number(v)) ? Number(v) : undefined)),
+  individualByServiceId: byKeyHandler('serviceId', (store, v) =>
+    store.individuals.has(Number(v)) ? Number(v) : undefined,
+  ),
   individualByUniqueIdentifier: byKeyHandler('uniqueIdentifier', (store, v) => store.byUniqueNumber.get(v)),
   individualByEmployeeNumber: byKeyHandler('employeeNumber', (store, v) => store.byEmployeeNumber.get(v)),
   individualExists: (store, q, mode) => {
@@ -180,7 +209,8 @@ const handlers: Record<EndpointName, Handler> = {
   validateSubmission: (store) => ok(store.applied.validateSubmission),
   individualCertifications: (store, q, mode) => {
     const who = employeeOf(store, q, CERT_KEYS);
-    if (who === null) return refuse(404, 'not_found', 'No employee matches the given ServiceId, UniqueIdentifier or EmployeeNumber.');
+    if (who === null)
+      return refuse(404, 'not_found', 'No employee matches the given ServiceId, UniqueIdentifier or EmployeeNumber.');
     const includeDeleted = q.IncludeDeleted === undefined ? mode === 'truth' : q.IncludeDeleted === true;
     const since = dateKeyOf(q.updatedSince);
     const source = who ? store.certsOf(who.ServiceId) : store.certs.values();
@@ -199,7 +229,8 @@ const handlers: Record<EndpointName, Handler> = {
     const out = [];
     for (const [id, state] of store.pending) {
       const c = store.certs.get(id);
-      if (c && !c.IsDeleted && holdsListedCredentials(store.individual(c.ServiceId ?? 0))) out.push(pendingItem(c, state));
+      if (c && !c.IsDeleted && holdsListedCredentials(store.individual(c.ServiceId ?? 0)))
+        out.push(pendingItem(c, state));
     }
     return ok(out.sort((a, b) => a.IndividualCertificationId - b.IndividualCertificationId));
   },
@@ -254,15 +285,26 @@ const handlers: Record<EndpointName, Handler> = {
     if (!w.ok) return w;
     const [from, to] = w.value;
     if (mode === 'read') {
-      if (to < from) return refuse(400, 'invalid_parameters', 'endDate must not be before startDate.', { endDate: 'endDate must not be before startDate' });
-      if (daysBetween(from, to) > 31)
-        return refuse(400, 'invalid_parameters', 'The interval between startDate and endDate must not exceed 31 days.', {
-          endDate: 'The interval between startDate and endDate must not exceed 31 days',
+      if (to < from)
+        return refuse(400, 'invalid_parameters', 'endDate must not be before startDate.', {
+          endDate: 'endDate must not be before startDate',
         });
+      if (daysBetween(from, to) > 31)
+        return refuse(
+          400,
+          'invalid_parameters',
+          'The interval between startDate and endDate must not exceed 31 days.',
+          {
+            endDate: 'The interval between startDate and endDate must not exceed 31 days',
+          },
+        );
     }
     const option = q.statusOption === undefined ? (mode === 'truth' ? 0 : undefined) : Number(q.statusOption);
     if (option === undefined) return missing('statusOption');
-    if (!(option >= 0 && option <= 3 && Number.isInteger(option))) return refuse(400, 'invalid_parameters', 'statusOption must be 0, 1, 2 or 3.', { statusOption: 'statusOption must be 0, 1, 2 or 3' });
+    if (!(option >= 0 && option <= 3 && Number.isInteger(option)))
+      return refuse(400, 'invalid_parameters', 'statusOption must be 0, 1, 2 or 3.', {
+        statusOption: 'statusOption must be 0, 1, 2 or 3',
+      });
     const outcome = COURSE_OUTCOMES[option];
     const individualId = Number(q.individualId ?? 0);
     // The course list is windowed on each record's StartDate, so every record falls in exactly one window.
@@ -313,17 +355,23 @@ const handlers: Record<EndpointName, Handler> = {
     if (mode === 'read' && q.RunTypeId === undefined) return missing('RunTypeId');
     if (mode === 'read' && q.FormType === undefined) return missing('FormType');
     const runType = q.RunTypeId === undefined ? undefined : store.runTypes.find((t) => t.id === Number(q.RunTypeId));
-    if (q.RunTypeId !== undefined && !runType) return refuse(404, 'not_found', `No run type with RunTypeId ${String(q.RunTypeId)}.`);
+    if (q.RunTypeId !== undefined && !runType)
+      return refuse(404, 'not_found', `No run type with RunTypeId ${String(q.RunTypeId)}.`);
     const formType = q.FormType === undefined ? undefined : String(q.FormType);
     if (formType !== undefined && !['Debrief', 'Utilization', 'ChartReview'].includes(formType))
-      return refuse(400, 'invalid_parameters', 'FormType must be one of Debrief, Utilization, ChartReview.', { FormType: 'FormType must be one of Debrief, Utilization, ChartReview' });
+      return refuse(400, 'invalid_parameters', 'FormType must be one of Debrief, Utilization, ChartReview.', {
+        FormType: 'FormType must be one of Debrief, Utilization, ChartReview',
+      });
     const since = instantOf(q.UpdatedSince);
     const [from, to] = w.value;
     const out = store.runLogResponses
       .filter((e) => (!runType || e.runTypeId === runType.id) && (!formType || e.formType === formType))
       .filter((e) => e.runMs >= from && e.runMs <= to && (since === undefined || e.updatedMs >= since))
       .map((e) => e.rec);
-    const extras = runType && formType ? { RunLogTypeId: runType.id, RunLogTypeName: runType.name, RunLogFormType: formType } : undefined;
+    const extras =
+      runType && formType
+        ? { RunLogTypeId: runType.id, RunLogTypeName: runType.name, RunLogFormType: formType }
+        : undefined;
     return ok(out, extras);
   },
   certifications: (store) => ok(store.certifications.map((c) => c.record)),

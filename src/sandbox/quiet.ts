@@ -62,7 +62,12 @@ export function quietPeople(store: SandboxStore, rng: Rng, p: Period, perDay: nu
   const everyone = [...store.individuals.values()];
   const current = (i: Individual) => store.individual(i.ServiceId) === i;
   const listed = (i: Individual) => current(i) && i.Status !== 'Former';
-  const apply = (kind: string, rate: number, keep: (i: Individual) => boolean, change: (i: Individual) => Individual | undefined) => {
+  const apply = (
+    kind: string,
+    rate: number,
+    keep: (i: Individual) => boolean,
+    change: (i: Individual) => Individual | undefined,
+  ) => {
     for (let n = rng.count(rate * perDay * p.days); n > 0; n--) {
       const ind = randomOf(rng, everyone, keep);
       const next = ind && change(ind);
@@ -90,9 +95,16 @@ export function quietPeople(store: SandboxStore, rng: Rng, p: Period, perDay: nu
   });
   apply('identifierChanges', QUIET_RATES.identifierChanges, listed, (i) => {
     const k = ++store.next.identifier;
-    return rng.chance(0.5) ? { ...i, EmployeeNumber: String(800_000 + k) } : { ...i, UniqueNumber: `UR${String(k).padStart(7, '0')}` };
+    return rng.chance(0.5)
+      ? { ...i, EmployeeNumber: String(800_000 + k) }
+      : { ...i, UniqueNumber: `UR${String(k).padStart(7, '0')}` };
   });
-  apply('individualsReturned', QUIET_RATES.returns, (i) => current(i) && i.Status === 'Former', (i) => ({ ...i, Status: 'Active', HireDate: dateOnly(p.toMs) }));
+  apply(
+    'individualsReturned',
+    QUIET_RATES.returns,
+    (i) => current(i) && i.Status === 'Former',
+    (i) => ({ ...i, Status: 'Active', HireDate: dateOnly(p.toMs) }),
+  );
 }
 
 /** Supervisors decide, or cancel, requests that started long ago: more than 30 days, often more than a year. */
@@ -100,7 +112,9 @@ export function lateTimeOff(store: SandboxStore, rng: Rng, p: Period, perDay: nu
   const monthAgo = p.toMs - 30 * DAY_MS;
   const yearAgo = p.toMs - 366 * DAY_MS;
   const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
-  const old = store.timeOff.filter((e) => e.startMs < monthAgo && (e.rec.Status === 'Pending' || e.rec.Status === 'Approved'));
+  const old = store.timeOff.filter(
+    (e) => e.startMs < monthAgo && (e.rec.Status === 'Pending' || e.rec.Status === 'Approved'),
+  );
   const veryOld = old.filter((e) => e.startMs < yearAgo);
   for (let n = rng.count(QUIET_RATES.lateTimeOffDecisions * perDay * p.days); n > 0; n--) {
     const pool = veryOld.length > 0 && rng.chance(0.5) ? veryOld : old;
@@ -127,7 +141,14 @@ export function oldCourses(store: SandboxStore, rng: Rng, p: Period, perDay: num
     if (end === 0) break;
     const i = rng.int(0, end - 1);
     const e = store.courses[i]!;
-    const outcome = e.outcome === 'inProgress' ? (rng.chance(0.8) ? 'succeeded' : 'failed') : e.outcome === 'succeeded' ? 'failed' : 'succeeded';
+    const outcome =
+      e.outcome === 'inProgress'
+        ? rng.chance(0.8)
+          ? 'succeeded'
+          : 'failed'
+        : e.outcome === 'succeeded'
+          ? 'failed'
+          : 'succeeded';
     store.courses[i] = withOutcome(e, outcome);
     add(p, 'courseStatusChanges');
   }
@@ -235,7 +256,13 @@ function rewriteAssignments(store: SandboxStore, change: (a: ShiftAssignment) =>
 }
 
 /** Form responses and run-log form responses are deleted: they leave every list. Their audit rows stay. */
-export function deleteResponses(store: SandboxStore, rng: Rng, p: Period, formsPerDay: number, runsPerDay: number): void {
+export function deleteResponses(
+  store: SandboxStore,
+  rng: Rng,
+  p: Period,
+  formsPerDay: number,
+  runsPerDay: number,
+): void {
   const forms = [...store.responses.values()].filter((list) => list.length > 0);
   for (let n = rng.count(formsPerDay * QUIET_RATES.formDeletions * p.days); n > 0 && forms.length > 0; n--) {
     const list = rng.pick(forms);
@@ -243,7 +270,11 @@ export function deleteResponses(store: SandboxStore, rng: Rng, p: Period, formsP
     list.splice(rng.int(0, list.length - 1), 1);
     add(p, 'formResponsesDeleted');
   }
-  for (let n = rng.count(runsPerDay * QUIET_RATES.runLogDeletions * p.days); n > 0 && store.runLogResponses.length > 0; n--) {
+  for (
+    let n = rng.count(runsPerDay * QUIET_RATES.runLogDeletions * p.days);
+    n > 0 && store.runLogResponses.length > 0;
+    n--
+  ) {
     store.runLogResponses.splice(rng.int(0, store.runLogResponses.length - 1), 1);
     add(p, 'runLogResponsesDeleted');
   }

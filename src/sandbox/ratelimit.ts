@@ -55,7 +55,12 @@ export class FixedWindowLimiter {
     const now = this.#now();
     const period = this.#periods.get(key);
     if (!period || now >= period.endsAtMs) {
-      return { allowed: true, limit: this.#rate.limit, remaining: this.#rate.limit, resetAtMs: now + this.#rate.windowMs };
+      return {
+        allowed: true,
+        limit: this.#rate.limit,
+        remaining: this.#rate.limit,
+        resetAtMs: now + this.#rate.windowMs,
+      };
     }
     return {
       allowed: period.used < this.#rate.limit,

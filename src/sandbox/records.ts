@@ -11,7 +11,12 @@ import type { Assignee, SandboxStore } from './store.ts';
 export function personRef(store: SandboxStore, ind: Individual): Assignee {
   let ref = store.assignees.get(ind.ServiceId);
   if (!ref) {
-    ref = { ServiceId: ind.ServiceId, EmployeeNumber: ind.EmployeeNumber ?? null, FirstName: ind.FirstName ?? null, LastName: ind.LastName ?? null };
+    ref = {
+      ServiceId: ind.ServiceId,
+      EmployeeNumber: ind.EmployeeNumber ?? null,
+      FirstName: ind.FirstName ?? null,
+      LastName: ind.LastName ?? null,
+    };
     store.assignees.set(ind.ServiceId, ref);
   }
   return ref;
@@ -80,7 +85,12 @@ export function coreOf(c: IndividualCertification): CertCore {
 }
 
 /** A full v2.0 credential: its own fields plus its holder's current names, job titles and business unit. */
-export function certRecord(store: SandboxStore, core: CertCore, ind: Individual, required?: Set<number>): IndividualCertification {
+export function certRecord(
+  store: SandboxStore,
+  core: CertCore,
+  ind: Individual,
+  required?: Set<number>,
+): IndividualCertification {
   const info = store.certification(core.CertificationId);
   const req = required ?? requiredCertIds(store, ind);
   return {
@@ -126,6 +136,8 @@ export function refreshSupervised(store: SandboxStore, sup: Individual): void {
   const name = sup.IsSupervisor === 1 ? supervisorName(sup) : null;
   for (const i of [...store.individuals.values()]) {
     if (i.SupervisorId !== sup.IndividualId || i.SupervisorName === name) continue;
-    store.putIndividual(sup.IsSupervisor === 1 ? { ...i, SupervisorName: name } : { ...i, SupervisorId: null, SupervisorName: null });
+    store.putIndividual(
+      sup.IsSupervisor === 1 ? { ...i, SupervisorName: name } : { ...i, SupervisorId: null, SupervisorName: null },
+    );
   }
 }

@@ -62,11 +62,17 @@ function buildSchedules(store: SandboxStore): ScheduleDef[] {
     const locale = store.locales[localeIndex];
     if (!locale) throw new Error(`no locale ${localeIndex}`);
     return {
-      record: { ScheduleId: scheduleId, ScheduleName: name, Shifts: shifts.map((s) => ({ ShiftId: s.ShiftId, ShiftName: s.ShiftName })) },
+      record: {
+        ScheduleId: scheduleId,
+        ScheduleName: name,
+        Shifts: shifts.map((s) => ({ ShiftId: s.ShiftId, ShiftName: s.ShiftName })),
+      },
       locale,
       shifts,
     };
   };
-  const stations = store.locales.map((l, i) => make(701 + i, `${l.record.LocaleName ?? 'Station'} Schedule`, i, STATION_SHIFTS));
+  const stations = store.locales.map((l, i) =>
+    make(701 + i, `${l.record.LocaleName ?? 'Station'} Schedule`, i, STATION_SHIFTS),
+  );
   return [...stations, make(790, 'Communications Center', 0, DISPATCH_SHIFTS)];
 }

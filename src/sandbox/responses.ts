@@ -2,11 +2,26 @@ import type { Individual } from '../source/schemas/index.ts';
 import { answersFor, answerValue, auditRows, formEmployee, type AnswerContext } from './forms.ts';
 import { CITIES, STREETS } from './names.ts';
 import type { Rng } from './rng.ts';
-import type { FormAnswer, FormDef, FormResponse, ResponseEntry, RunLogEntry, RunLogFormDef, RunLogFormResponse, SandboxStore } from './store.ts';
+import type {
+  FormAnswer,
+  FormDef,
+  FormResponse,
+  ResponseEntry,
+  RunLogEntry,
+  RunLogFormDef,
+  RunLogFormResponse,
+  SandboxStore,
+} from './store.ts';
 import { COMPANY_ZONE, dateTime, latestStamp } from './time.ts';
 import { zoneOf } from './time-off.ts';
 
-const ATTACHED_TO = ['IndividualRecord', 'QualityImprovement', 'EducationRecord', 'EmployeeHealth', 'FormsOnly'] as const;
+const ATTACHED_TO = [
+  'IndividualRecord',
+  'QualityImprovement',
+  'EducationRecord',
+  'EmployeeHealth',
+  'FormsOnly',
+] as const;
 
 /** Each generic form is attached to one kind of record, so every AttachedToType occurs. */
 function attachedToOf(store: SandboxStore, form: FormDef): (typeof ATTACHED_TO)[number] {
@@ -14,7 +29,13 @@ function attachedToOf(store: SandboxStore, form: FormDef): (typeof ATTACHED_TO)[
 }
 
 /** A new response to a generic form, started at `startMs`, with its audit rows. */
-export function makeFormResponse(store: SandboxStore, rng: Rng, form: FormDef, startMs: number, people: readonly Individual[]): ResponseEntry {
+export function makeFormResponse(
+  store: SandboxStore,
+  rng: Rng,
+  form: FormDef,
+  startMs: number,
+  people: readonly Individual[],
+): ResponseEntry {
   const submitter = rng.pick(people);
   const related = rng.pick(people);
   const zone = zoneOf(store, submitter);
@@ -33,17 +54,33 @@ export function makeFormResponse(store: SandboxStore, rng: Rng, form: FormDef, s
     RelatedIndividual: attached === 'IndividualRecord' || attached === 'EducationRecord' ? ref : null,
     RelatedEmployeeHealthEvent:
       attached === 'EmployeeHealth'
-        ? { HealthEventId: 40_000 + responseId % 100_000, HealthEventType: rng.pick(['Needlestick', 'Exposure', 'Back Injury']), EventDateTime: dateTime(startMs - rng.int(1, 72) * 3_600_000, zone), RelatedIndividual: ref }
+        ? {
+            HealthEventId: 40_000 + (responseId % 100_000),
+            HealthEventType: rng.pick(['Needlestick', 'Exposure', 'Back Injury']),
+            EventDateTime: dateTime(startMs - rng.int(1, 72) * 3_600_000, zone),
+            RelatedIndividual: ref,
+          }
         : null,
     RelatedQualityImprovementIncident:
       attached === 'QualityImprovement'
-        ? { IncidentId: 50_000 + responseId % 100_000, IncidentType: rng.pick(['Medication Error', 'Delayed Response', 'Equipment']), IncidentDateTime: dateTime(startMs - rng.int(1, 96) * 3_600_000, zone) }
+        ? {
+            IncidentId: 50_000 + (responseId % 100_000),
+            IncidentType: rng.pick(['Medication Error', 'Delayed Response', 'Equipment']),
+            IncidentDateTime: dateTime(startMs - rng.int(1, 96) * 3_600_000, zone),
+          }
         : null,
-    RelatedShift: attached === 'FormsOnly' ? { ShiftName: rng.pick(['A Shift 0700-1900', 'B Shift 1900-0700']), ShiftDate: dateTime(startMs + rng.int(1, 14) * 86_400_000, zone) } : null,
+    RelatedShift:
+      attached === 'FormsOnly'
+        ? {
+            ShiftName: rng.pick(['A Shift 0700-1900', 'B Shift 1900-0700']),
+            ShiftDate: dateTime(startMs + rng.int(1, 14) * 86_400_000, zone),
+          }
+        : null,
     Answers: answers,
   };
   const submittedMs = Math.min(startMs + rng.int(2, 90) * 60_000, latestStamp(store.nowMs));
-  for (const row of auditRows(store, form, responseId, null, answers, submitter, submittedMs, zone)) store.addAudit(row, submittedMs, form.FormId);
+  for (const row of auditRows(store, form, responseId, null, answers, submitter, submittedMs, zone))
+    store.addAudit(row, submittedMs, form.FormId);
   return { formId: form.FormId, startMs, updatedMs: submittedMs, rec };
 }
 
@@ -55,7 +92,12 @@ export function editAnswers(
   answers: readonly FormAnswer[],
   ctx: AnswerContext,
 ): { answers: FormAnswer[]; changed: FormAnswer[] } {
-  const picks = new Set(rng.sample(answers.map((_, i) => i), rng.int(1, 3)));
+  const picks = new Set(
+    rng.sample(
+      answers.map((_, i) => i),
+      rng.int(1, 3),
+    ),
+  );
   const changed: FormAnswer[] = [];
   const next = answers.map((a, i) => {
     const q = form.questions.find((x) => x.QuestionId === a.QuestionId);
@@ -67,24 +109,45 @@ export function editAnswers(
   return { answers: next, changed };
 }
 
-export function editFormResponse(store: SandboxStore, rng: Rng, entry: ResponseEntry, form: FormDef, atMs: number, editor: Individual, people: readonly Individual[]): void {
+export function editFormResponse(
+  store: SandboxStore,
+  rng: Rng,
+  entry: ResponseEntry,
+  form: FormDef,
+  atMs: number,
+  editor: Individual,
+  people: readonly Individual[],
+): void {
   const zone = zoneOf(store, editor);
   const ctx: AnswerContext = { responseId: entry.rec.ResponseId, atMs, zone, people, crew: [] };
   const { answers, changed } = editAnswers(store, rng, form, entry.rec.Answers ?? [], ctx);
   entry.rec = { ...entry.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : entry.rec.Status, Answers: answers };
   entry.updatedMs = atMs;
-  for (const row of auditRows(store, form, entry.rec.ResponseId, null, changed, editor, atMs, zone)) store.addAudit(row, atMs, form.FormId);
+  for (const row of auditRows(store, form, entry.rec.ResponseId, null, changed, editor, atMs, zone))
+    store.addAudit(row, atMs, form.FormId);
 }
 
 const ROLES = ['Lead', 'Driver', 'Attendant'];
 
 /** A run with its run-log form responses: always a debrief, often utilization and chart review forms. */
-export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: readonly Individual[], crewPool: readonly Individual[]): RunLogEntry[] {
+export function makeRun(
+  store: SandboxStore,
+  rng: Rng,
+  runMs: number,
+  people: readonly Individual[],
+  crewPool: readonly Individual[],
+): RunLogEntry[] {
   const runType = rng.pick(store.runTypes);
   const crewPeople = rng.sample(crewPool.length > 0 ? crewPool : people, rng.int(2, 3));
   const locale = store.localeByName(crewPeople[0]?.Locale) ?? store.locales[0];
   const zone = locale?.zone ?? COMPANY_ZONE;
-  const crew = crewPeople.map((p, i) => ({ CrewRole: ROLES[i] ?? 'Attendant', ServiceId: p.ServiceId, EmployeeNumber: p.EmployeeNumber ?? null, FirstName: p.FirstName ?? null, LastName: p.LastName ?? null }));
+  const crew = crewPeople.map((p, i) => ({
+    CrewRole: ROLES[i] ?? 'Attendant',
+    ServiceId: p.ServiceId,
+    EmployeeNumber: p.EmployeeNumber ?? null,
+    FirstName: p.FirstName ?? null,
+    LastName: p.LastName ?? null,
+  }));
   const seq = ++store.next.run;
   const place = rng.pick(CITIES);
   const transported = rng.chance(0.1) ? null : rng.chance(0.8);
@@ -95,13 +158,17 @@ export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: re
     RunCategory: runType.category,
     RunDateTime: dateTime(runMs, zone),
     // The spec shows the creator as 0 when the run was created automatically.
-    StartedBy: automatic ? { ServiceId: 0, EmployeeNumber: null, FirstName: null, LastName: null } : formEmployee(store, crewPeople[0]),
+    StartedBy: automatic
+      ? { ServiceId: 0, EmployeeNumber: null, FirstName: null, LastName: null }
+      : formEmployee(store, crewPeople[0]),
     Locale: { LocaleName: locale?.record.LocaleName ?? null, BusinessId: locale?.businessUnitId ?? null },
     PatientContact: rng.chance(0.85),
     PatientAge: rng.pick(['NotSpecified', 'Neonatal', 'Pediatric', 'Adult', 'Adult', 'Adult']),
     TransportCompleted: transported,
-    NotCompletedReasons: transported === false ? rng.pick(['Patient refusal', 'Cancelled en route', 'Treated and released']) : null,
-    NotCompletedDetails: transported === false && rng.chance(0.5) ? 'Patient signed refusal form.\r\nFamily present.' : null,
+    NotCompletedReasons:
+      transported === false ? rng.pick(['Patient refusal', 'Cancelled en route', 'Treated and released']) : null,
+    NotCompletedDetails:
+      transported === false && rng.chance(0.5) ? 'Patient signed refusal form.\r\nFamily present.' : null,
     Priority: rng.pick(['Emergent', 'Urgent', 'Routine']),
     PriorityNotes: rng.chance(0.2) ? 'Upgraded on scene.\r\nALS intercept requested.' : null,
     PriorityComplete: rng.chance(0.7),
@@ -110,11 +177,20 @@ export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: re
     FutureDiscussionNotes: rng.chance(0.05) ? 'Discuss at next crew meeting' : null,
     FutureDiscussionComplete: rng.chance(0.5),
     PurposeOfRun: rng.pick(['Medical', 'Trauma', 'Transfer', 'Standby']),
-    RequestingAgencyOrFacility: rng.chance(0.5) ? rng.pick(['St. Mary Hospital', 'County 911', 'Hôpital Saint-Jérôme']) : null,
+    RequestingAgencyOrFacility: rng.chance(0.5)
+      ? rng.pick(['St. Mary Hospital', 'County 911', 'Hôpital Saint-Jérôme'])
+      : null,
     DestinationGPSLocation: rng.chance(0.3) ? `${(39 + rng.next()).toFixed(5)},${(-89 - rng.next()).toFixed(5)}` : null,
     MilePostOrMajorRoadway: rng.chance(0.2) ? `I-55 MP ${rng.int(1, 290)}` : null,
     SceneCrossStreetOrDirections: rng.chance(0.3) ? `${rng.pick(STREETS)} & ${rng.pick(STREETS)}` : null,
-    IncidentAddress: { StreetAddress1: `${rng.int(1, 9999)} ${rng.pick(STREETS)}`, StreetAddress2: null, City: place.city, State: place.state, ZipCode: place.zip, Country: place.country },
+    IncidentAddress: {
+      StreetAddress1: `${rng.int(1, 9999)} ${rng.pick(STREETS)}`,
+      StreetAddress2: null,
+      City: place.city,
+      State: place.state,
+      ZipCode: place.zip,
+      Country: place.country,
+    },
     Crew: crew,
     TimeframeOfRun: rng.pick(['Day', 'Night', 'Overnight']),
     CommunicationsCenter: rng.chance(0.8) ? 'County Communications' : null,
@@ -146,7 +222,16 @@ export function makeRun(store: SandboxStore, rng: Rng, runMs: number, people: re
       RelatedRun: run,
     };
     const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, latestStamp(store.nowMs));
-    for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone)) store.addAudit(row, submittedMs, form.FormId);
-    return { formId: form.FormId, formType: form.FormType, runTypeId: runType.id, runMs, zone, updatedMs: submittedMs, rec };
+    for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone))
+      store.addAudit(row, submittedMs, form.FormId);
+    return {
+      formId: form.FormId,
+      formType: form.FormType,
+      runTypeId: runType.id,
+      runMs,
+      zone,
+      updatedMs: submittedMs,
+      rec,
+    };
   });
 }

@@ -40,7 +40,14 @@ export function slotsPerDay(store: SandboxStore): number {
  * The assignments of one local calendar day across all schedules. `factor` scales each shift's crew count
  * so the dataset reaches its size; `openShare` is the share left open (higher for days far ahead).
  */
-export function scheduleDay(store: SandboxStore, rng: Rng, pools: Pools, day: number, factor: number, openShare: number): Slot[] {
+export function scheduleDay(
+  store: SandboxStore,
+  rng: Rng,
+  pools: Pools,
+  day: number,
+  factor: number,
+  openShare: number,
+): Slot[] {
   const slots: Slot[] = [];
   for (const schedule of store.schedules) {
     for (const shift of schedule.shifts) {
@@ -51,7 +58,15 @@ export function scheduleDay(store: SandboxStore, rng: Rng, pools: Pools, day: nu
   return slots;
 }
 
-function makeSlot(store: SandboxStore, rng: Rng, pools: Pools, schedule: ScheduleDef, shift: ScheduleDef['shifts'][number], day: number, openShare: number): Slot {
+function makeSlot(
+  store: SandboxStore,
+  rng: Rng,
+  pools: Pools,
+  schedule: ScheduleDef,
+  shift: ScheduleDef['shifts'][number],
+  day: number,
+  openShare: number,
+): Slot {
   const zone = schedule.locale.zone;
   const startMs = zone.toUtc(day * DAY_MS + shift.startHour * HOUR_MS);
   const endMs = startMs + shift.hours * HOUR_MS;
@@ -98,7 +113,12 @@ export function pickPerson(store: SandboxStore, rng: Rng, pool: readonly Individ
 }
 
 /** A change record of an assignment; `stamp` is the EventTimeStamp text, already in the schedule's zone. */
-export function changeOf(a: ShiftAssignment, eventType: AssignmentChange['EventType'], stamp: string, assignee: Assignee | null): AssignmentChange {
+export function changeOf(
+  a: ShiftAssignment,
+  eventType: AssignmentChange['EventType'],
+  stamp: string,
+  assignee: Assignee | null,
+): AssignmentChange {
   return {
     EventType: eventType,
     EventTimeStamp: stamp,

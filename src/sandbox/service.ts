@@ -44,7 +44,13 @@ export interface ChangeSummary {
 }
 
 /** Write endpoints, by the catalog's names. */
-export const WRITE_ENDPOINTS = ['individualInsert', 'individualUpdate', 'certificationInsert', 'certificationUpdate', 'validateSubmission'] as const;
+export const WRITE_ENDPOINTS = [
+  'individualInsert',
+  'individualUpdate',
+  'certificationInsert',
+  'certificationUpdate',
+  'validateSubmission',
+] as const;
 export type WriteEndpoint = (typeof WRITE_ENDPOINTS)[number];
 
 export interface WriteStats {

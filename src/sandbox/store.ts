@@ -30,8 +30,12 @@ import { TimeTexts, dayOf, type Zone } from './time.ts';
  */
 type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 export type FormAnswer = Omit<Known<z.output<typeof FormResponseAnswer>>, 'AnswerValueMatchesType'>;
-export type FormResponse = Omit<Known<z.output<typeof FormResponseSchema>>, 'Answers'> & { Answers?: FormAnswer[] | null };
-export type RunLogFormResponse = Omit<Known<z.output<typeof RunLogFormResponseSchema>>, 'Answers'> & { Answers?: FormAnswer[] | null };
+export type FormResponse = Omit<Known<z.output<typeof FormResponseSchema>>, 'Answers'> & {
+  Answers?: FormAnswer[] | null;
+};
+export type RunLogFormResponse = Omit<Known<z.output<typeof RunLogFormResponseSchema>>, 'Answers'> & {
+  Answers?: FormAnswer[] | null;
+};
 export type Assignee = z.output<typeof ShiftAssignmentAssignee>;
 
 export interface LocaleInfo {
@@ -180,7 +184,13 @@ export class SandboxStore {
   readonly certIdsByServiceId = new Map<number, number[]>();
   readonly pending = new Map<number, PendingState>();
   /** Every write applied, per write endpoint, in order; verification results one per item. */
-  readonly applied: Record<WriteEndpoint, object[]> = { individualInsert: [], individualUpdate: [], certificationInsert: [], certificationUpdate: [], validateSubmission: [] };
+  readonly applied: Record<WriteEndpoint, object[]> = {
+    individualInsert: [],
+    individualUpdate: [],
+    certificationInsert: [],
+    certificationUpdate: [],
+    validateSubmission: [],
+  };
   /** RequestIds of the verification results applied: a resent one is not applied again. */
   readonly requestIds = new Set<string>();
   duplicateRequestIds = 0;
@@ -204,7 +214,17 @@ export class SandboxStore {
   readonly auditTimes: number[] = [];
   readonly auditFormIds: number[] = [];
 
-  next = { individual: 0, cert: 0, assignment: 0, timeOff: 0, course: 0, response: 0, run: 0, auditAnswer: 0, identifier: 0 };
+  next = {
+    individual: 0,
+    cert: 0,
+    assignment: 0,
+    timeOff: 0,
+    course: 0,
+    response: 0,
+    run: 0,
+    auditAnswer: 0,
+    identifier: 0,
+  };
   /** How late an event may become visible after its stamp (change records, audit rows); 0 turns late stamps off. */
   lateMs = 30 * 60_000;
 
@@ -266,7 +286,13 @@ export class SandboxStore {
   insertAssignment(a: ShiftAssignment, startMs: number): void {
     const b = this.bucket(dayOf(startMs));
     let i = b.starts.length;
-    while (i > 0 && ((b.starts[i - 1] as number) > startMs || ((b.starts[i - 1] as number) === startMs && (b.items[i - 1] as ShiftAssignment).ShiftAssignmentId > a.ShiftAssignmentId))) i--;
+    while (
+      i > 0 &&
+      ((b.starts[i - 1] as number) > startMs ||
+        ((b.starts[i - 1] as number) === startMs &&
+          (b.items[i - 1] as ShiftAssignment).ShiftAssignmentId > a.ShiftAssignmentId))
+    )
+      i--;
     b.items.splice(i, 0, a);
     b.starts.splice(i, 0, startMs);
   }

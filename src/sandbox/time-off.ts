@@ -11,7 +11,13 @@ export function zoneOf(store: SandboxStore, ind: Individual): Zone {
 }
 
 /** A time off request starting at `startMs`, requested at `requestedMs`, still pending. */
-export function makeTimeOff(store: SandboxStore, rng: Rng, ind: Individual, startMs: number, requestedMs: number): TimeOffEntry {
+export function makeTimeOff(
+  store: SandboxStore,
+  rng: Rng,
+  ind: Individual,
+  startMs: number,
+  requestedMs: number,
+): TimeOffEntry {
   const zone = zoneOf(store, ind);
   const days = rng.chance(0.2) ? 0 : rng.int(1, 5);
   const hours = days === 0 ? rng.pick([2, 4, 6]) : days * rng.pick([8, 12]);
@@ -34,7 +40,14 @@ export function makeTimeOff(store: SandboxStore, rng: Rng, ind: Individual, star
 }
 
 /** The request after a supervisor's decision at `atMs`; approved hours may be split across two policies. */
-export function decide(store: SandboxStore, rng: Rng, entry: TimeOffEntry, status: 'Approved' | 'Denied' | 'Canceled', reviewer: Individual | undefined, atMs: number): TimeOffRequest {
+export function decide(
+  store: SandboxStore,
+  rng: Rng,
+  entry: TimeOffEntry,
+  status: 'Approved' | 'Denied' | 'Canceled',
+  reviewer: Individual | undefined,
+  atMs: number,
+): TimeOffRequest {
   const r = entry.rec;
   const requester = store.individual(entry.serviceId);
   const zone = requester ? zoneOf(store, requester) : COMPANY_ZONE;
@@ -45,10 +58,24 @@ export function decide(store: SandboxStore, rng: Rng, entry: TimeOffEntry, statu
     const fallback = LEAVE_POLICIES[2] ?? { policy: 'Unpaid Leave', types: ['Unpaid Personal'] };
     approved = split
       ? [
-          { ApprovedLeavePolicy: r.RequestedLeavePolicy ?? null, ApprovedLeaveType: r.RequestedLeaveType ?? null, ApprovedHours: hours / 2 },
-          { ApprovedLeavePolicy: fallback.policy, ApprovedLeaveType: fallback.types[0] ?? null, ApprovedHours: hours / 2 },
+          {
+            ApprovedLeavePolicy: r.RequestedLeavePolicy ?? null,
+            ApprovedLeaveType: r.RequestedLeaveType ?? null,
+            ApprovedHours: hours / 2,
+          },
+          {
+            ApprovedLeavePolicy: fallback.policy,
+            ApprovedLeaveType: fallback.types[0] ?? null,
+            ApprovedHours: hours / 2,
+          },
         ]
-      : [{ ApprovedLeavePolicy: r.RequestedLeavePolicy ?? null, ApprovedLeaveType: r.RequestedLeaveType ?? null, ApprovedHours: hours }];
+      : [
+          {
+            ApprovedLeavePolicy: r.RequestedLeavePolicy ?? null,
+            ApprovedLeaveType: r.RequestedLeaveType ?? null,
+            ApprovedHours: hours,
+          },
+        ];
   }
   const reviewed = status !== 'Canceled';
   return {
@@ -64,6 +91,6 @@ export function decide(store: SandboxStore, rng: Rng, entry: TimeOffEntry, statu
 export function insertTimeOff(store: SandboxStore, entry: TimeOffEntry): void {
   const list = store.timeOff;
   let i = list.length;
-  while (i > 0 && ((list[i - 1] as TimeOffEntry).startMs > entry.startMs)) i--;
+  while (i > 0 && (list[i - 1] as TimeOffEntry).startMs > entry.startMs) i--;
   list.splice(i, 0, entry);
 }

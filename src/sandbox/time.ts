@@ -54,7 +54,8 @@ export function zone(name: string): Zone {
     const hour = Math.floor(ms / HOUR_MS);
     let minutes = byHour.get(hour);
     if (minutes === undefined) {
-      const text = format.formatToParts(new Date(hour * HOUR_MS)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+      const text =
+        format.formatToParts(new Date(hour * HOUR_MS)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
       const m = /GMT([+-])(\d{2}):(\d{2})/.exec(text);
       minutes = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
       byHour.set(hour, minutes);

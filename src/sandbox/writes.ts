@@ -39,7 +39,8 @@ function fieldsOf(error: z.ZodError, body: Record<string, unknown>, prefix = '')
     const name = prefix + key;
     if (out[name]) continue;
     const value = issue.path.length === 1 ? body[String(issue.path[0])] : undefined;
-    out[name] = issue.path.length === 1 && (value === undefined || value === null) ? `${key} is required` : issue.message;
+    out[name] =
+      issue.path.length === 1 && (value === undefined || value === null) ? `${key} is required` : issue.message;
   }
   return out;
 }
@@ -53,7 +54,11 @@ function ssnHash(ssn: string): string {
 type IndividualBody = z.output<typeof IndividualInsert>;
 
 /** Checks that need the store: uniqueness, reference names, supervisor. Runs on raw bodies too. */
-function crossCheck(store: SandboxStore, body: Partial<Record<keyof IndividualBody, unknown>>, self: number | undefined): Fields {
+function crossCheck(
+  store: SandboxStore,
+  body: Partial<Record<keyof IndividualBody, unknown>>,
+  self: number | undefined,
+): Fields {
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   const p = {
     LogonId: text(body.LogonId),
@@ -69,15 +74,22 @@ function crossCheck(store: SandboxStore, body: Partial<Record<keyof IndividualBo
   const fields: Fields = {};
   const taken = (owner: number | undefined) => owner !== undefined && owner !== self;
   if (!p.LogonId) fields.LogonId = 'LogonId is required (single sign-on is not used by this company)';
-  else if (taken(store.byLogonId.get(p.LogonId.toLowerCase()))) fields.LogonId = `LogonId ${p.LogonId} is already used in this company`;
-  if (p.EmployeeNumber && taken(store.byEmployeeNumber.get(p.EmployeeNumber))) fields.EmployeeNumber = `EmployeeNumber ${p.EmployeeNumber} is already used in this company`;
-  if (p.UniqueNumber && taken(store.byUniqueNumber.get(p.UniqueNumber))) fields.UniqueNumber = `UniqueNumber ${p.UniqueNumber} is already used in this company`;
+  else if (taken(store.byLogonId.get(p.LogonId.toLowerCase())))
+    fields.LogonId = `LogonId ${p.LogonId} is already used in this company`;
+  if (p.EmployeeNumber && taken(store.byEmployeeNumber.get(p.EmployeeNumber)))
+    fields.EmployeeNumber = `EmployeeNumber ${p.EmployeeNumber} is already used in this company`;
+  if (p.UniqueNumber && taken(store.byUniqueNumber.get(p.UniqueNumber)))
+    fields.UniqueNumber = `UniqueNumber ${p.UniqueNumber} is already used in this company`;
   if (p.JobTitle && !store.jobTitleByName(p.JobTitle)) fields.JobTitle = `Unknown job title: ${p.JobTitle}`;
-  if (p.Department && !store.departments.some((d) => d.DepartmentName === p.Department)) fields.Department = `Unknown department: ${p.Department}`;
+  if (p.Department && !store.departments.some((d) => d.DepartmentName === p.Department))
+    fields.Department = `Unknown department: ${p.Department}`;
   if (p.Locale && !store.localeByName(p.Locale)) fields.Locale = `Unknown locale: ${p.Locale}`;
-  if (p.WorkShift && !store.workShifts.some((w) => w.WorkShiftName === p.WorkShift)) fields.WorkShift = `Unknown work shift: ${p.WorkShift}`;
-  if (p.WorkStatus && !store.workStatuses.some((w) => w.WorkStatusName === p.WorkStatus)) fields.WorkStatus = `Unknown work status: ${p.WorkStatus}`;
-  if (p.SupervisorId != null && !supervisorById(store, p.SupervisorId)) fields.SupervisorId = `No supervisor with IndividualId ${p.SupervisorId}`;
+  if (p.WorkShift && !store.workShifts.some((w) => w.WorkShiftName === p.WorkShift))
+    fields.WorkShift = `Unknown work shift: ${p.WorkShift}`;
+  if (p.WorkStatus && !store.workStatuses.some((w) => w.WorkStatusName === p.WorkStatus))
+    fields.WorkStatus = `Unknown work status: ${p.WorkStatus}`;
+  if (p.SupervisorId != null && !supervisorById(store, p.SupervisorId))
+    fields.SupervisorId = `No supervisor with IndividualId ${p.SupervisorId}`;
   return fields;
 }
 
@@ -95,7 +107,21 @@ function writable(body: Record<string, unknown>, keep: readonly string[]): Recor
   return out;
 }
 
-function individualFrom(store: SandboxStore, p: IndividualBody, base: Pick<Individual, 'IndividualId' | 'ServiceId' | 'LegalFirstName' | 'LegalMiddleName' | 'LegalLastName' | 'AdditionalJobTitles' | 'IsSupervisor' | 'ExcludeFromVerificationMonitoring'>): Individual {
+function individualFrom(
+  store: SandboxStore,
+  p: IndividualBody,
+  base: Pick<
+    Individual,
+    | 'IndividualId'
+    | 'ServiceId'
+    | 'LegalFirstName'
+    | 'LegalMiddleName'
+    | 'LegalLastName'
+    | 'AdditionalJobTitles'
+    | 'IsSupervisor'
+    | 'ExcludeFromVerificationMonitoring'
+  >,
+): Individual {
   const title = p.JobTitle ? store.jobTitleByName(p.JobTitle) : undefined;
   const sup = p.SupervisorId != null ? supervisorById(store, p.SupervisorId) : undefined;
   return {
@@ -136,7 +162,8 @@ function individualFrom(store: SandboxStore, p: IndividualBody, base: Pick<Indiv
     HomePhoneNumber: p.HomePhoneNumber ?? null,
     BusinessPhoneNumber: p.BusinessPhoneNumber ?? null,
     MobilePhoneNumber: p.MobilePhoneNumber ?? null,
-    ExcludeFromVerificationMonitoring: p.ExcludeFromVerificationMonitoring ?? base.ExcludeFromVerificationMonitoring ?? false,
+    ExcludeFromVerificationMonitoring:
+      p.ExcludeFromVerificationMonitoring ?? base.ExcludeFromVerificationMonitoring ?? false,
   };
 }
 
@@ -201,7 +228,8 @@ function insertCertification(store: SandboxStore, body: unknown): Outcome<object
   const ind = store.individual(p.ServiceId);
   const fields: Fields = {};
   if (!ind) fields.ServiceId = `No individual with ServiceId ${p.ServiceId}`;
-  if (!store.certification(p.CertificationId)) fields.CertificationId = `No certification with CertificationId ${p.CertificationId}`;
+  if (!store.certification(p.CertificationId))
+    fields.CertificationId = `No certification with CertificationId ${p.CertificationId}`;
   if (!ind || Object.keys(fields).length > 0) return invalid(fields);
   const core: CertCore = {
     IndividualCertificationId: 900_000 + ++store.next.cert,
@@ -235,15 +263,23 @@ function updateCertification(store: SandboxStore, body: unknown): Outcome<object
   if (!parsed.success) return invalid(fieldsOf(parsed.error, body));
   const p = parsed.data;
   const old = store.certs.get(p.IndividualCertificationId);
-  if (!old) return refuse(404, 'not_found', `No individual certification with IndividualCertificationId ${p.IndividualCertificationId}.`);
+  if (!old)
+    return refuse(
+      404,
+      'not_found',
+      `No individual certification with IndividualCertificationId ${p.IndividualCertificationId}.`,
+    );
   const ind = store.individual(old.ServiceId ?? 0);
   const fields: Fields = {};
-  if (p.ServiceId != null && p.ServiceId !== old.ServiceId) fields.ServiceId = `ServiceId ${p.ServiceId} does not hold this certification`;
-  if (p.UniqueIdentifier != null && p.UniqueIdentifier !== old.UniqueIdentifier) fields.UniqueIdentifier = `UniqueIdentifier ${p.UniqueIdentifier} does not hold this certification`;
-  if (p.CertificationId != null && !store.certification(p.CertificationId)) fields.CertificationId = `No certification with CertificationId ${p.CertificationId}`;
+  if (p.ServiceId != null && p.ServiceId !== old.ServiceId)
+    fields.ServiceId = `ServiceId ${p.ServiceId} does not hold this certification`;
+  if (p.UniqueIdentifier != null && p.UniqueIdentifier !== old.UniqueIdentifier)
+    fields.UniqueIdentifier = `UniqueIdentifier ${p.UniqueIdentifier} does not hold this certification`;
+  if (p.CertificationId != null && !store.certification(p.CertificationId))
+    fields.CertificationId = `No certification with CertificationId ${p.CertificationId}`;
   if (!ind || Object.keys(fields).length > 0) return invalid(fields);
   const core = coreOf(old);
-  const sent = (k: string) => Object.prototype.hasOwnProperty.call(body, k);
+  const sent = (k: string) => Object.hasOwn(body, k);
   const next: CertCore = {
     ...core,
     CertificationId: p.CertificationId ?? core.CertificationId,
@@ -252,7 +288,10 @@ function updateCertification(store: SandboxStore, body: unknown): Outcome<object
     Country: sent('Country') ? (p.Country ?? null) : core.Country,
     ActivationDate: sent('ActivationDate') ? dateOf(p.ActivationDate) : core.ActivationDate,
     ExpirationDate: sent('ExpirationDate') ? dateOf(p.ExpirationDate) : core.ExpirationDate,
-    Reference: sent('Reference') && (typeof body.Reference === 'string' || body.Reference === null) ? (body.Reference as string | null) : core.Reference,
+    Reference:
+      sent('Reference') && (typeof body.Reference === 'string' || body.Reference === null)
+        ? (body.Reference as string | null)
+        : core.Reference,
     UpdateDate: dateOnly(store.nowMs),
     UpdateBy: 'API',
   };
@@ -270,7 +309,8 @@ function updateCertification(store: SandboxStore, body: unknown): Outcome<object
  * spec shows no other answer, so a resend after a lost answer is harmless.
  */
 function validateSubmission(store: SandboxStore, body: unknown): Outcome<object | null> {
-  if (!Array.isArray(body) || body.length === 0) return refuse(400, 'invalid_request', 'The body must be a non-empty array of verification results.');
+  if (!Array.isArray(body) || body.length === 0)
+    return refuse(400, 'invalid_request', 'The body must be a non-empty array of verification results.');
   const fields: Fields = {};
   const items: z.output<typeof VerificationSubmissionItem>[] = [];
   body.forEach((raw, i) => {
@@ -284,7 +324,8 @@ function validateSubmission(store: SandboxStore, body: unknown): Outcome<object 
       return;
     }
     if (!store.certs.has(Number(parsed.data.IndividualCertificationId)))
-      fields[`[${i}].IndividualCertificationId`] = `No individual certification with IndividualCertificationId ${parsed.data.IndividualCertificationId}`;
+      fields[`[${i}].IndividualCertificationId`] =
+        `No individual certification with IndividualCertificationId ${parsed.data.IndividualCertificationId}`;
     items.push(parsed.data);
   });
   if (Object.keys(fields).length > 0) return invalid(fields);

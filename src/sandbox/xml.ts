@@ -9,7 +9,8 @@ export const ITEM = 'Item';
 export const ROOT = 'Response';
 
 // Characters XML 1.0 cannot carry at all, lone surrogates included.
-const INVALID_CHARS = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const INVALID_CHARS =
+  /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const ESCAPED = /[&<>"'\r]/g;
 const ENTITIES: Record<string, string> = {
   '&': '&amp;',

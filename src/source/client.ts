@@ -54,7 +54,8 @@ function fieldsOf(error: z.ZodError): Record<string, string> {
 /** A path with its query, for the kinds of response `use` names; anything else is a caller's mistake. */
 function pathFor(e: Endpoint, query: unknown, kinds: readonly string[], use: string): string {
   const kind = e.response.kind;
-  if (!kinds.includes(kind)) throw new SourceError('bad_request', `${e.name} answers with ${kind}${use}`, { endpoint: e.name });
+  if (!kinds.includes(kind))
+    throw new SourceError('bad_request', `${e.name} answers with ${kind}${use}`, { endpoint: e.name });
   return `${e.path}?${buildQuery(e, query as Record<string, unknown>)}`;
 }
 
@@ -106,7 +107,11 @@ export class SourceClient {
    * Reads a list endpoint page by page: envelopes one request per page, stopping when the service says
    * `HasMoreResults: false`; plain arrays as they arrive; reference lists as one page holding everything.
    */
-  async *pages<E extends Endpoint>(e: E, query: QueryOf<E>, opts: PagingOptions = {}): AsyncIterable<PageResult<ItemOf<E>>> {
+  async *pages<E extends Endpoint>(
+    e: E,
+    query: QueryOf<E>,
+    opts: PagingOptions = {},
+  ): AsyncIterable<PageResult<ItemOf<E>>> {
     if (e.response.kind === 'envelope') {
       yield* envelopePages(this.#transport, this.#reader, e, query, opts);
       return;
@@ -121,7 +126,13 @@ export class SourceClient {
 
   /** Every page of a list, concatenated. */
   async all<E extends Endpoint>(e: E, query: QueryOf<E>, opts: PagingOptions = {}): Promise<PageResult<ItemOf<E>>> {
-    const out: PageResult<ItemOf<E>> = { items: [], rejects: [], offset: opts.startOffset ?? 0, hasMore: false, extras: {} };
+    const out: PageResult<ItemOf<E>> = {
+      items: [],
+      rejects: [],
+      offset: opts.startOffset ?? 0,
+      hasMore: false,
+      extras: {},
+    };
     for await (const page of this.pages(e, query, opts)) {
       out.items.push(...page.items);
       out.rejects.push(...page.rejects);
@@ -163,10 +174,14 @@ export class SourceClient {
     } catch (err) {
       // The service acted on the write; only its answer is unreadable. Say so, so nobody sends it again blindly.
       const reason = err instanceof Error ? err.message : String(err);
-      throw new SourceError('schema', `${e.name}: the service accepted the write, but its answer is unreadable: ${reason}`, {
-        endpoint: e.name,
-        code: 'accepted_unreadable',
-      });
+      throw new SourceError(
+        'schema',
+        `${e.name}: the service accepted the write, but its answer is unreadable: ${reason}`,
+        {
+          endpoint: e.name,
+          code: 'accepted_unreadable',
+        },
+      );
     }
   }
 

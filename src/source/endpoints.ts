@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Lane } from '../ratelimit/types.ts';
 
 /**

@@ -44,7 +44,9 @@ function pageWindow(e: Endpoint, opts: PagingOptions): { limit: number; first: n
   const limit = opts.pageSize ?? PAGE_LIMIT_MAX;
   const first = opts.startOffset ?? 0;
   if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) {
-    throw new SourceError('bad_request', `${e.name}: pageSize must be an integer from 1 to ${PAGE_LIMIT_MAX}`, { endpoint: e.name });
+    throw new SourceError('bad_request', `${e.name}: pageSize must be an integer from 1 to ${PAGE_LIMIT_MAX}`, {
+      endpoint: e.name,
+    });
   }
   if (!Number.isInteger(first) || first < 0) {
     throw new SourceError('bad_request', `${e.name}: startOffset must be a non-negative integer`, { endpoint: e.name });
@@ -56,7 +58,8 @@ function pageWindow(e: Endpoint, opts: PagingOptions): { limit: number; first: n
 function askAhead(asked: Asked[], next: number, limit: number, depth: number, ask: (offset: number) => Asked): void {
   // Pages asked for ahead assumed full pages; a short one moves every offset after it.
   if (asked.length > 0 && asked[0]!.offset !== next) for (const a of asked.splice(0)) a.cancel.abort();
-  for (let o = asked.length ? asked[asked.length - 1]!.offset + limit : next; asked.length < depth; o += limit) asked.push(ask(o));
+  for (let o = asked.length ? asked[asked.length - 1]!.offset + limit : next; asked.length < depth; o += limit)
+    asked.push(ask(o));
 }
 
 /**
@@ -89,7 +92,9 @@ export async function* envelopePages<E extends Endpoint>(
       if (read.page.hasMore) {
         // Paging on would ask for the same offset forever.
         if (read.received === 0) {
-          throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, { endpoint: e.name });
+          throw new SourceError('schema', `${e.name}: HasMoreResults is true on an empty page at offset ${offset}`, {
+            endpoint: e.name,
+          });
         }
         if (read.received === limit) full++;
         askAhead(asked, offset + read.received, limit, Math.min(maxAhead, pagesAhead(full)), ask);

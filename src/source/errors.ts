@@ -163,7 +163,11 @@ export function errorFromResponse(
   const body = readErrorBody(bodyText);
   const code = body.code ?? CODE_OF_STATUS[status] ?? (status >= 500 ? 'internal_server_error' : undefined);
   const kind = kindOfStatus(status, code);
-  const fieldText = body.fields ? ` (${Object.entries(body.fields).map(([k, v]) => `${k}: ${v}`).join('; ')})` : '';
+  const fieldText = body.fields
+    ? ` (${Object.entries(body.fields)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ')})`
+    : '';
   const said = body.message ?? code ?? 'no message';
   return new SourceError(kind, `${endpoint}: HTTP ${status} ${said}${fieldText}`, {
     status,
@@ -175,7 +179,12 @@ export function errorFromResponse(
 }
 
 /** Undici and socket error codes that mean the request or its response did not complete. */
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 /** The code of a transport error (undici's `code`, or the system error's). */
 export function transportCode(e: unknown): string {
@@ -190,9 +199,13 @@ export function errorFromTransport(endpoint: string, e: unknown, scrub: (s: stri
   const kind = TIMEOUT_CODES.has(code) ? 'timeout' : 'network';
   // The cause is rebuilt from scrubbed text so no library object (and nothing it captured) rides along.
   const cause = Object.assign(new Error(message), { code });
-  return new SourceError(kind, `${endpoint}: ${kind === 'timeout' ? 'timed out' : 'network error'} (${code}: ${message})`, {
-    endpoint,
-    code,
-    cause,
-  });
+  return new SourceError(
+    kind,
+    `${endpoint}: ${kind === 'timeout' ? 'timed out' : 'network error'} (${code}: ${message})`,
+    {
+      endpoint,
+      code,
+      cause,
+    },
+  );
 }

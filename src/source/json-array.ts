@@ -78,7 +78,8 @@ export class JsonArraySplitter {
             continue;
           }
           if (b === CLOSE_BRACKET) {
-            if (!this.#afterElement && this.#elements > 0) throw new IncompleteJson('a comma before the end of the list');
+            if (!this.#afterElement && this.#elements > 0)
+              throw new IncompleteJson('a comma before the end of the list');
             this.#state = 'after';
             continue;
           }
@@ -209,7 +210,7 @@ async function* arrayPages<E extends Endpoint>(
   open: OpenResponse,
 ): AsyncIterable<PageResult<ItemOf<E>>> {
   const splitter = new JsonArraySplitter();
-  let pending: unknown[] = [];
+  const pending: unknown[] = [];
   let offset = 0;
   try {
     for await (const chunk of open.body()) {

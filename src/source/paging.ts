@@ -80,7 +80,8 @@ function singleItem(e: Endpoint, body: Record<string, unknown>, expected: string
  * a single object (one item).
  */
 export function readEnvelope(e: Endpoint, body: unknown): Container {
-  if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {}, shape: 'a bare array where an envelope is expected' };
+  if (Array.isArray(body))
+    return { raw: body, hasMore: false, extras: {}, shape: 'a bare array where an envelope is expected' };
   if (isObject(body) && !Array.isArray(body.Data)) return singleItem(e, body, 'an envelope with a Data array');
   if (!isObject(body)) throw notContainer(e, 'an envelope with a Data array', body);
   if (typeof body.HasMoreResults !== 'boolean') {
@@ -93,7 +94,12 @@ export function readEnvelope(e: Endpoint, body: unknown): Container {
 export function readArray(e: Endpoint, body: unknown): Container {
   if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {} };
   if (isObject(body) && Array.isArray(body.Data)) {
-    return { raw: body.Data, hasMore: false, extras: envelopeExtras(body), shape: 'an envelope where an array is expected' };
+    return {
+      raw: body.Data,
+      hasMore: false,
+      extras: envelopeExtras(body),
+      shape: 'an envelope where an array is expected',
+    };
   }
   if (isObject(body)) return singleItem(e, body, 'an array');
   throw notContainer(e, 'an array', body);
@@ -105,7 +111,8 @@ export function readArray(e: Endpoint, body: unknown): Container {
  */
 export function readArrayOrObject(e: Endpoint, body: unknown): Container {
   if (Array.isArray(body)) return { raw: body, hasMore: false, extras: {} };
-  if (isObject(body) && Array.isArray(body.Data)) return { raw: body.Data, hasMore: false, extras: envelopeExtras(body) };
+  if (isObject(body) && Array.isArray(body.Data))
+    return { raw: body.Data, hasMore: false, extras: envelopeExtras(body) };
   const values = isObject(body) ? Object.values(body) : [];
   if (values.length === 1 && Array.isArray(values[0])) return { raw: values[0], hasMore: false, extras: {} };
   if (isObject(body)) return { raw: [body], hasMore: false, extras: {} };
@@ -121,9 +128,13 @@ export function readContainer(e: Endpoint, body: unknown): Container {
     case 'array-or-object':
       return readArrayOrObject(e, body);
     default:
-      throw new SourceError('bad_request', `${e.name} answers with ${e.response.kind}, not a list: use lookup or send`, {
-        endpoint: e.name,
-      });
+      throw new SourceError(
+        'bad_request',
+        `${e.name} answers with ${e.response.kind}, not a list: use lookup or send`,
+        {
+          endpoint: e.name,
+        },
+      );
   }
 }
 
@@ -154,10 +165,19 @@ export class PageReader {
     this.#log = log;
   }
 
-  page<E extends Endpoint>(e: E, raw: unknown[], offset: number, hasMore: boolean, extras: Record<string, unknown>): PageResult<ItemOf<E>> {
+  page<E extends Endpoint>(
+    e: E,
+    raw: unknown[],
+    offset: number,
+    hasMore: boolean,
+    extras: Record<string, unknown>,
+  ): PageResult<ItemOf<E>> {
     const { items, rejects } = parseItems(e.item as z.ZodType<ItemOf<E>>, raw);
     if (rejects.length > 0) {
-      this.#log.warn({ endpoint: e.name, offset, rejects: rejects.length, first: rejects[0]!.reason }, 'records failed their schema');
+      this.#log.warn(
+        { endpoint: e.name, offset, rejects: rejects.length, first: rejects[0]!.reason },
+        'records failed their schema',
+      );
     }
     return { items, rejects, offset, hasMore, extras };
   }
@@ -175,15 +195,24 @@ export class PageReader {
     this.#noteShape(e, envelope);
     const count = declaredCount(e, body);
     if (count !== undefined && count !== envelope.raw.length) {
-      this.#log.warn({ endpoint: e.name, offset, count, received: envelope.raw.length }, 'page count differs from its Data');
+      this.#log.warn(
+        { endpoint: e.name, offset, count, received: envelope.raw.length },
+        'page count differs from its Data',
+      );
     }
-    return { page: this.page(e, envelope.raw, offset, envelope.hasMore, envelope.extras), received: envelope.raw.length };
+    return {
+      page: this.page(e, envelope.raw, offset, envelope.hasMore, envelope.extras),
+      received: envelope.raw.length,
+    };
   }
 
   /** A list read in another shape than its endpoint's is warned of once per endpoint, and synced all the same. */
   #noteShape(e: Endpoint, c: Container): void {
     if (!c.shape || this.#shapesWarned.has(e.name)) return;
     this.#shapesWarned.add(e.name);
-    this.#log.warn({ endpoint: e.name, shape: c.shape }, 'list answered in another shape than documented; read as the resource');
+    this.#log.warn(
+      { endpoint: e.name, shape: c.shape },
+      'list answered in another shape than documented; read as the resource',
+    );
   }
 }

@@ -61,7 +61,8 @@ function formatValue(e: Endpoint, p: QueryParam, v: unknown): string {
     case 'csv':
       return formatCsv(e, p, v);
     case 'enum':
-      if (typeof v !== 'string' || !p.values?.includes(v)) throw invalid(e, `${p.name} must be one of ${p.values?.join(', ')}`);
+      if (typeof v !== 'string' || !p.values?.includes(v))
+        throw invalid(e, `${p.name} must be one of ${p.values?.join(', ')}`);
       return v;
     case 'string':
       if (typeof v !== 'string') throw invalid(e, `${p.name} must be a string`);
@@ -80,7 +81,8 @@ function formatCsv(e: Endpoint, p: QueryParam, v: unknown): string {
     throw invalid(e, `${p.name} must be a list of strings or a comma-separated string`);
   }
   const unknown = p.values ? items.filter((i) => !p.values!.includes(i)) : [];
-  if (unknown.length > 0) throw invalid(e, `${p.name} has unknown values ${unknown.join(', ')} (allowed: ${p.values!.join(', ')})`);
+  if (unknown.length > 0)
+    throw invalid(e, `${p.name} has unknown values ${unknown.join(', ')} (allowed: ${p.values!.join(', ')})`);
   return items.join(',');
 }
 
@@ -96,8 +98,13 @@ function days(a: string, b: string): number {
 export function buildQuery(e: Endpoint, query: Readonly<Record<string, unknown>>, page?: PageControls): string {
   const known = new Map(e.query.map((p) => [p.name, p] as const));
   for (const key of Object.keys(query)) {
-    if (PAGE_NAMES.has(key)) throw invalid(e, `${key} is a page control; use the pageSize and startOffset call options`);
-    if (!known.has(key)) throw invalid(e, `unknown query parameter ${key} (known: ${[...known.keys()].filter((k) => !PAGE_NAMES.has(k)).join(', ') || 'none'})`);
+    if (PAGE_NAMES.has(key))
+      throw invalid(e, `${key} is a page control; use the pageSize and startOffset call options`);
+    if (!known.has(key))
+      throw invalid(
+        e,
+        `unknown query parameter ${key} (known: ${[...known.keys()].filter((k) => !PAGE_NAMES.has(k)).join(', ') || 'none'})`,
+      );
   }
   const pairs: [string, string][] = [['api-version', API_VERSION]];
   for (const p of e.query) {

@@ -30,7 +30,9 @@ type Schema = z.core.$ZodType;
 
 interface Def {
   readonly type: string;
-  readonly checks?: readonly { _zod: { def: { check: string; format?: string; pattern?: RegExp; minimum?: number } } }[];
+  readonly checks?: readonly {
+    _zod: { def: { check: string; format?: string; pattern?: RegExp; minimum?: number } };
+  }[];
   readonly innerType?: Schema;
   readonly element?: Schema;
   readonly options?: readonly Schema[];
@@ -87,7 +89,9 @@ function compile(schema: Schema): QuickParse {
     case 'union':
       return unionParse(def.options!.map(quickParse));
     case 'object':
-      return checks.length === 0 && def.catchall && defOf(def.catchall).type === 'unknown' ? looseObjectParse(def.shape!) : unchanged(schema);
+      return checks.length === 0 && def.catchall && defOf(def.catchall).type === 'unknown'
+        ? looseObjectParse(def.shape!)
+        : unchanged(schema);
     case 'pipe':
       return aliasedParse(schema) ?? unchanged(schema);
     default:
@@ -121,7 +125,11 @@ function stringParse(checks: readonly Check[]): QuickParse | undefined {
 
 function numberParse(checks: readonly Check[]): QuickParse | undefined {
   if (checks.length === 0) return keeping((v) => typeof v === 'number' && Number.isFinite(v));
-  if (checks.length === 1 && checks[0]!._zod.def.check === 'number_format' && checks[0]!._zod.def.format === 'safeint') {
+  if (
+    checks.length === 1 &&
+    checks[0]!._zod.def.check === 'number_format' &&
+    checks[0]!._zod.def.format === 'safeint'
+  ) {
     return keeping((v) => Number.isSafeInteger(v));
   }
   return undefined;
@@ -187,7 +195,8 @@ function looseObjectParse(shape: Readonly<Record<string, Schema>>): QuickParse {
       if (r === REFUSED) return REFUSED;
       if (r !== v[k]) (changed ??= new Array<unknown>(fields.length).fill(REFUSED))[at] = r;
     }
-    if (present < fields.length) for (let i = 0; i < fields.length; i++) if (!(fields[i]! in v) && !mayBeAbsent[i]) return REFUSED;
+    if (present < fields.length)
+      for (let i = 0; i < fields.length; i++) if (!(fields[i]! in v) && !mayBeAbsent[i]) return REFUSED;
     if (inOrder && !changed) return v;
     const out: Record<string, unknown> = {};
     for (let i = 0; i < fields.length; i++) {

@@ -101,7 +101,12 @@ export class Transport {
    * The attempts of one request: `take` gets each 2xx response with its headers in and its body unread, and
    * its result is the call's; a retryable error it throws (a body cut short) is another attempt.
    */
-  async attempts<T>(e: Endpoint, req: OutgoingCall, callerOpts: RequestOptions, take: (res: OpenResponse) => Promise<T>): Promise<T> {
+  async attempts<T>(
+    e: Endpoint,
+    req: OutgoingCall,
+    callerOpts: RequestOptions,
+    take: (res: OpenResponse) => Promise<T>,
+  ): Promise<T> {
     const opts = ownSignal(callerOpts);
     const lane = opts.lane ?? e.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
@@ -117,14 +122,27 @@ export class Transport {
    * Waits before another try after `error`. A rate limit waits for the reset; the backoff is a floor for when
    * the reset is unknown, or already past by our clock. `note` adds fields to the retry's log line.
    */
-  async pause(e: Endpoint, error: SourceError, attempt: number, at: { signal?: AbortSignal; resetAtMs?: number; note?: object }): Promise<void> {
+  async pause(
+    e: Endpoint,
+    error: SourceError,
+    attempt: number,
+    at: { signal?: AbortSignal; resetAtMs?: number; note?: object },
+  ): Promise<void> {
     const { signal, resetAtMs, note } = at;
     const backoff = backoffMs(attempt, this.#o.backoff);
     const delay = error.kind === 'rate_limit' ? Math.max(untilReset(resetAtMs), backoff) : backoff;
     this.#stats.retries++;
     // Retries are routine (metrics count them); the error that outlasts them is the one line worth reading.
     this.#o.log.debug(
-      { endpoint: e.name, kind: error.kind, status: error.status, attempt, delayMs: delay, err: error.message, ...note },
+      {
+        endpoint: e.name,
+        kind: error.kind,
+        status: error.status,
+        attempt,
+        delayMs: delay,
+        err: error.message,
+        ...note,
+      },
       'retrying request',
     );
     await sleep(delay, signal);
@@ -169,15 +187,35 @@ export class Transport {
     const either = waitSignal ? AbortSignal.any([waitSignal, ...(signal ? [signal] : [])]) : signal;
     await this.#o.limiter.acquire(this.limiterKey, lane, either);
     const sentAt = Date.now();
-    this.#o.observers?.emit('limiterWait', { company: this.#o.company, key: this.limiterKey, lane, waitMs: sentAt - waitFrom });
+    this.#o.observers?.emit('limiterWait', {
+      company: this.#o.company,
+      key: this.limiterKey,
+      lane,
+      waitMs: sentAt - waitFrom,
+    });
     return sentAt;
   }
 
   /** Tells the observers how one attempt ended. */
-  #report(e: Endpoint, req: OutgoingCall, lane: Lane, attempt: number, sentAt: number, status?: number, err?: unknown): void {
+  #report(
+    e: Endpoint,
+    req: OutgoingCall,
+    lane: Lane,
+    attempt: number,
+    sentAt: number,
+    status?: number,
+    err?: unknown,
+  ): void {
     const run = streamRun.getStore();
     if (!this.#o.observers && !run?.onRequest) return;
-    const kind = err instanceof SourceError ? err.kind : err instanceof Error && err.name === 'AbortError' ? 'aborted' : err ? 'network' : undefined;
+    const kind =
+      err instanceof SourceError
+        ? err.kind
+        : err instanceof Error && err.name === 'AbortError'
+          ? 'aborted'
+          : err
+            ? 'network'
+            : undefined;
     const event: RequestEvent = {
       company: this.#o.company,
       key: this.limiterKey,
@@ -217,7 +255,12 @@ export class Transport {
   }
 
   /** Tells the limiter (and the observers) what the response said about the budget; a run told to stop does not wait for it. */
-  async #tellLimiter(headers: IncomingHttpHeaders, feedback: ServiceFeedback, limited: boolean, signal?: AbortSignal): Promise<void> {
+  async #tellLimiter(
+    headers: IncomingHttpHeaders,
+    feedback: ServiceFeedback,
+    limited: boolean,
+    signal?: AbortSignal,
+  ): Promise<void> {
     if (limited) {
       feedback.limited = true;
       this.#stats.rateLimited++;
@@ -225,7 +268,13 @@ export class Transport {
     if (Object.keys(feedback).length === 0) return;
     const { company } = this.#o;
     const limit = headerNumber(headers, 'x-ratelimit-limit');
-    this.#o.observers?.emit('budget', { company, key: this.limiterKey, limit, remaining: feedback.remaining, resetAtMs: feedback.resetAtMs });
+    this.#o.observers?.emit('budget', {
+      company,
+      key: this.limiterKey,
+      limit,
+      remaining: feedback.remaining,
+      resetAtMs: feedback.resetAtMs,
+    });
     try {
       await this.#o.limiter.observe(this.limiterKey, feedback, signal);
     } catch (err) {

@@ -64,7 +64,9 @@ export class CompanyRegistry {
   async start(): Promise<void> {
     await this.refresh();
     this.#timer = setInterval(() => {
-      this.refresh().catch((err: unknown) => this.#o.log.warn({ err }, 'could not read the companies table; the companies stay as they were'));
+      this.refresh().catch((err: unknown) =>
+        this.#o.log.warn({ err }, 'could not read the companies table; the companies stay as they were'),
+      );
     }, this.#o.refreshMs);
     this.#timer.unref();
   }
@@ -111,7 +113,10 @@ export class CompanyRegistry {
     clearInterval(this.#timer);
     await this.#refreshing?.catch(() => undefined);
     for (const e of this.#entries.values()) e.stop.abort(new Error('shutdown'));
-    await Promise.allSettled([...[...this.#entries.values()].map((e) => e.ctx.client.close()), ...this.#retired.map((c) => c.close())]);
+    await Promise.allSettled([
+      ...[...this.#entries.values()].map((e) => e.ctx.client.close()),
+      ...this.#retired.map((c) => c.close()),
+    ]);
     this.#entries.clear();
   }
 
@@ -122,9 +127,17 @@ export class CompanyRegistry {
     for (const row of rows) {
       seen.add(row.key);
       const known = this.#entries.get(row.key);
-      if (!known || known.record.baseUrl !== row.baseUrl || formatRateLimit(known.record.rateLimit) !== formatRateLimit(row.rateLimit)) {
+      if (
+        !known ||
+        known.record.baseUrl !== row.baseUrl ||
+        formatRateLimit(known.record.rateLimit) !== formatRateLimit(row.rateLimit)
+      ) {
         if (known) {
-          known.stop.abort(new CompanyStopped(`company ${row.key} changed (base URL or budget): its runs stop, and the next ones use the new settings`));
+          known.stop.abort(
+            new CompanyStopped(
+              `company ${row.key} changed (base URL or budget): its runs stop, and the next ones use the new settings`,
+            ),
+          );
           this.#retired.push(known.ctx.client);
         }
         this.#entries.set(row.key, this.#entry(row));
@@ -169,7 +182,10 @@ export class CompanyRegistry {
     }
     if (!this.#unreadable.has(row.key)) {
       this.#unreadable.add(row.key);
-      this.#o.log.error({ company: row.key }, 'cannot open the API key of this company: it was stored under another WFS_SECRET_KEY; give every process the same one. The company is not run here');
+      this.#o.log.error(
+        { company: row.key },
+        'cannot open the API key of this company: it was stored under another WFS_SECRET_KEY; give every process the same one. The company is not run here',
+      );
     }
     return [];
   }

@@ -108,6 +108,17 @@ export function windowsAtOnce(ctx: Pick<SyncContext, 'windowConcurrency'>): numb
 }
 
 export function emptyCounters(): StreamCounters {
-  return { requests: 0, rows: 0, rejects: 0, deleted: 0, duplicates: 0, inferenceSkipped: [], rereads: [], rereadRows: [], rereadRequests: [], silentRefusals: 0, cursorsRestarted: [] };
+  return {
+    requests: 0,
+    rows: 0,
+    rejects: 0,
+    deleted: 0,
+    duplicates: 0,
+    inferenceSkipped: [],
+    rereads: [],
+    rereadRows: [],
+    rereadRequests: [],
+    silentRefusals: 0,
+    cursorsRestarted: [],
+  };
 }
-

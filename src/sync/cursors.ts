@@ -19,7 +19,10 @@ const offset = z.number().int().nonnegative();
  * one after another, in order. A page of refused records alone names no record: its point is its offset alone,
  * and the read goes on from that page.
  */
-export const ReadPoint = z.union([z.strictObject({ offset, next: offset, lastKey: z.string() }), z.strictObject({ offset })]);
+export const ReadPoint = z.union([
+  z.strictObject({ offset, next: offset, lastKey: z.string() }),
+  z.strictObject({ offset }),
+]);
 export type ReadPoint = z.infer<typeof ReadPoint>;
 
 /** A long read in progress (a backfill, a complete re-read): the slices done so far, so a resumed run skips them. */
@@ -116,7 +119,8 @@ const OLDEST = Math.min(...Object.keys(MIGRATIONS).map(Number));
 
 const isObject = (x: unknown): x is Stored => typeof x === 'object' && x !== null && !Array.isArray(x);
 const pointOf = (p: unknown) => (typeof p === 'number' ? { offset: p } : p);
-const mapValues = (o: Stored, f: (v: unknown) => unknown): Stored => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+const mapValues = (o: Stored, f: (v: unknown) => unknown): Stored =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 
 /** Why a stored cursor cannot steer a read: its stream reads everything again instead. */
 export interface UnusableCursor {
@@ -124,7 +128,9 @@ export interface UnusableCursor {
   reason: string;
 }
 
-export type StoredCursor<T> = { ok: true; cursor: T | undefined; migratedFrom?: number } | { ok: false; error: UnusableCursor };
+export type StoredCursor<T> =
+  | { ok: true; cursor: T | undefined; migratedFrom?: number }
+  | { ok: false; error: UnusableCursor };
 
 /** Migrates a stored cursor forward to CURSOR_VERSION and parses it; none stored is `cursor: undefined`. */
 export function readStoredCursor<T>(schema: z.ZodType<T>, stored: unknown): StoredCursor<T> {
@@ -132,7 +138,8 @@ export function readStoredCursor<T>(schema: z.ZodType<T>, stored: unknown): Stor
   const version = isObject(stored) ? stored.version : undefined;
   if (typeof version !== 'number' || !Number.isInteger(version)) return unusable('it names no version');
   if (version > CURSOR_VERSION) return unusable(`it is of version ${version}, newer than this one (${CURSOR_VERSION})`);
-  if (version < OLDEST) return unusable(`its version ${version} is older than any release stored (the oldest migrated is ${OLDEST})`);
+  if (version < OLDEST)
+    return unusable(`its version ${version} is older than any release stored (the oldest migrated is ${OLDEST})`);
   let cursor = stored as Stored;
   for (let v = version; v < CURSOR_VERSION; v++) cursor = MIGRATIONS[v]!(cursor);
   const r = schema.safeParse(cursor);
@@ -143,7 +150,10 @@ export function readStoredCursor<T>(schema: z.ZodType<T>, stored: unknown): Stor
   return { ok: true, cursor: r.data, ...(version < CURSOR_VERSION ? { migratedFrom: version } : {}) };
 }
 
-const unusable = (reason: string): { ok: false; error: UnusableCursor } => ({ ok: false, error: { kind: 'cursor', reason } });
+const unusable = (reason: string): { ok: false; error: UnusableCursor } => ({
+  ok: false,
+  error: { kind: 'cursor', reason },
+});
 
 /** The cursor a read goes on from: a stored one that cannot be used counts as none (everything is read again). */
 export function parseCursor<T>(schema: z.ZodType<T>, stored: unknown): T | undefined {

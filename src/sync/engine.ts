@@ -4,7 +4,14 @@ import { ChangeCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor }
 import { StreamCursor } from './stream-cursor.ts';
 import { partitionsOf, type Partition } from './partitions.ts';
 import type { Strategy, StreamDef } from '../resources/stream.ts';
-import { windowsAtOnce, emptyCounters, type RunOptions, type StreamCounters, type StreamRun, type SyncContext } from './context.ts';
+import {
+  windowsAtOnce,
+  emptyCounters,
+  type RunOptions,
+  type StreamCounters,
+  type StreamRun,
+  type SyncContext,
+} from './context.ts';
 import type { PageCounter } from './estimate.ts';
 import { runFull } from './strategies/full.ts';
 import { runSnapshot } from './strategies/snapshot.ts';
@@ -24,7 +31,7 @@ import { reportProgress } from './progress-report.ts';
 interface Reader<S extends Strategy, State = unknown> {
   /** The format of the state the stream keeps between runs (cursors.ts); none for a stream that keeps none. */
   state?: ZodType<State>;
-  read(run: StreamRun, s: S, previous: State | undefined): Promise<State | void>;
+  read(run: StreamRun, s: S, previous: State | undefined): Promise<State | undefined>;
   /**
    * Whether this run reads the rows of the streams the stream depends on, which must then be written first;
    * every kind does but the change-driven one, whose backfill reads every day itself.
@@ -38,7 +45,11 @@ const readers: { [K in Strategy['kind']]: Reader<Extract<Strategy, { kind: K }>>
   snapshot: reader({ state: SnapshotCursor, read: runSnapshot }),
   'updated-since': reader({ state: SinceCursor, read: runUpdatedSince }),
   windowed: reader({ state: WindowCursor, read: runWindowed }),
-  'change-driven': reader({ state: ChangeCursor, read: runChangeDriven, readsDependencies: changeDrivenReadsDependencies }),
+  'change-driven': reader({
+    state: ChangeCursor,
+    read: runChangeDriven,
+    readsDependencies: changeDrivenReadsDependencies,
+  }),
   'status-driven': reader({ state: StatusCursor, read: runStatusDriven }),
 };
 
@@ -89,7 +100,14 @@ export async function runStream(
 }
 
 /** One partition's run, with the cursor that owns its progress. */
-export function streamRun(ctx: SyncContext, stream: StreamDef, partition: Partition, counters: StreamCounters, opts: RunOptions, progress?: PageCounter): StreamRun {
+export function streamRun(
+  ctx: SyncContext,
+  stream: StreamDef,
+  partition: Partition,
+  counters: StreamCounters,
+  opts: RunOptions,
+  progress?: PageCounter,
+): StreamRun {
   const syncedAt = new Date();
   const cursor = new StreamCursor({
     warehouse: ctx.warehouse,
@@ -102,5 +120,15 @@ export function streamRun(ctx: SyncContext, stream: StreamDef, partition: Partit
     log: ctx.log,
     restarted: counters.cursorsRestarted,
   });
-  return { ctx, stream, partition, counters, tally: { requests: 0, rows: 0 }, syncedAt, opts, cursor, ...(progress ? { progress } : {}) };
+  return {
+    ctx,
+    stream,
+    partition,
+    counters,
+    tally: { requests: 0, rows: 0 },
+    syncedAt,
+    opts,
+    cursor,
+    ...(progress ? { progress } : {}),
+  };
 }

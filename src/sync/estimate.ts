@@ -7,7 +7,6 @@
 import type { RateLimit } from '../config.ts';
 import type { ProgressBasis } from '../observers.ts';
 
-
 /** Where one stream's run stands. `fraction` and `pagesLeft` are null where the basis is `unknown`. */
 export interface StreamEstimate {
   basis: ProgressBasis;
@@ -53,7 +52,8 @@ export class StreamProgress {
   /** `partitions`: the keys of the stream's partitions this run reads. */
   constructor(partitions: readonly string[]) {
     this.#planned = partitions.length;
-    for (const p of partitions) this.#partitions.set(p, { doneBefore: 0, slices: new Map(), pages: 0, finished: false });
+    for (const p of partitions)
+      this.#partitions.set(p, { doneBefore: 0, slices: new Map(), pages: 0, finished: false });
   }
 
   #state(partition: string): PartitionState {
@@ -100,7 +100,12 @@ export class StreamProgress {
     if (this.#planned > 1) {
       const left = this.#planned - finished.length;
       const perPartition = finished.length > 0 ? sum(finished.map(pagesOf)) / finished.length : undefined;
-      return { basis: 'partitions', fraction: finished.length / this.#planned, pagesDone, pagesLeft: perPartition === undefined ? null : Math.max(0, left * perPartition) };
+      return {
+        basis: 'partitions',
+        fraction: finished.length / this.#planned,
+        pagesDone,
+        pagesLeft: perPartition === undefined ? null : Math.max(0, left * perPartition),
+      };
     }
     return { basis: 'unknown', fraction: null, pagesDone, pagesLeft: null };
   }

@@ -38,7 +38,10 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
     pruned.resolvedRejects = await pruneResolvedRejects(wh, ctx.companyKey, keep.resolvedRejectsDays);
     pruned.pushPayloads = await prunePushPayloads(wh, ctx.companyKey, keep.pushPayloadsDays);
     pruned.events = await pruneEvents(wh, ctx.companyKey, keep.runsDays);
-    if (keep.formerPersonalDays !== undefined) pruned.formerErased = (await eraseFormerIndividuals(wh, personalData, ctx.companyKey, keep.formerPersonalDays)).people;
+    if (keep.formerPersonalDays !== undefined)
+      pruned.formerErased = (
+        await eraseFormerIndividuals(wh, personalData, ctx.companyKey, keep.formerPersonalDays)
+      ).people;
   } catch (e) {
     outcome = 'failed';
     error = (e as Error).message;
@@ -46,7 +49,12 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
   }
   const durationMs = Date.now() - started;
   // finishRun keeps what is not a column in the run's details.
-  const record: RunOutcome & { pruned: Pruned; durationMs: number } = { outcome, ...(error ? { error } : {}), pruned, durationMs };
+  const record: RunOutcome & { pruned: Pruned; durationMs: number } = {
+    outcome,
+    ...(error ? { error } : {}),
+    pruned,
+    durationMs,
+  };
   await finishRun(wh, runId, record).catch((e: unknown) => {
     abandonEnd(wh, runId);
     throw e;

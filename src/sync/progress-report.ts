@@ -19,7 +19,12 @@ export interface ProgressReport {
 }
 
 /** Starts reporting one stream run's progress; `stop` when the run ends. */
-export function reportProgress(ctx: SyncContext, stream: string, progress: StreamProgress, runId?: number): ProgressReport {
+export function reportProgress(
+  ctx: SyncContext,
+  stream: string,
+  progress: StreamProgress,
+  runId?: number,
+): ProgressReport {
   let stored = 0;
   const perSecond = ctx.budget ? requestsPerSecond(ctx.budget) : null;
   const tell = () => {

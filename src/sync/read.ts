@@ -41,7 +41,12 @@ interface ReadOptions {
 export const READ_AHEAD = 4;
 
 /** Reads every page of one query and writes each page; returns how many records it returned. */
-export async function readAll(run: StreamRun, query: Record<string, unknown>, lane: Lane, o: ReadOptions = {}): Promise<number> {
+export async function readAll(
+  run: StreamRun,
+  query: Record<string, unknown>,
+  lane: Lane,
+  o: ReadOptions = {},
+): Promise<number> {
   const { ctx, stream, partition, counters } = run;
   const from = resumeFrom(o.resume);
   const pages = ctx.client.pages(stream.endpoint, { ...stream.fixed, ...partition.query, ...query } as never, {
@@ -61,25 +66,43 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
   for await (const page of pages) {
     counters.requests++;
     run.tally.requests++;
-    const mapped = mapPage(stream.target, page.items as object[], { companyKey: ctx.companyKey, extras: page.extras }, page.rejects);
+    const mapped = mapPage(
+      stream.target,
+      page.items as object[],
+      { companyKey: ctx.companyKey, extras: page.extras },
+      page.rejects,
+    );
     if (lookFor !== undefined) {
       const found = mapped.keys.includes(lookFor);
       lookFor = undefined;
       if (!found) {
         const offset = point!.offset;
-        ctx.log.info({ stream: stream.name, partition: partition.key, offset }, 'resumed read did not find its last written record; going on from its last written page');
+        ctx.log.info(
+          { stream: stream.name, partition: partition.key, offset },
+          'resumed read did not find its last written record; going on from its last written page',
+        );
         // Leaving the loop cancels the pages asked for ahead.
         return readAll(run, query, lane, { ...o, resume: { offset } });
       }
     }
     const progress = !page.hasMore || (resumable && o.progress?.everyPage) ? o.progress : undefined;
-    const at: PageAt = { offset: page.offset, last: !page.hasMore, ...(progress && page.hasMore ? { point: pointAfter(page, mapped) } : {}) };
+    const at: PageAt = {
+      offset: page.offset,
+      last: !page.hasMore,
+      ...(progress && page.hasMore ? { point: pointAfter(page, mapped) } : {}),
+    };
     const result = await writePage(ctx.warehouse, {
       target: stream.target,
       stream: stream.name,
       companyKey: ctx.companyKey,
       page: mapped,
-      remap: () => mapPage(stream.target, page.items as object[], { companyKey: ctx.companyKey, extras: page.extras }, page.rejects),
+      remap: () =>
+        mapPage(
+          stream.target,
+          page.items as object[],
+          { companyKey: ctx.companyKey, extras: page.extras },
+          page.rejects,
+        ),
       syncedAt: run.syncedAt,
       runId: run.opts.runId,
       checkpoint: progress && { partition: partition.key, ...progress.observe(at) },
@@ -108,7 +131,10 @@ export async function readAll(run: StreamRun, query: Record<string, unknown>, la
 }
 
 /** Where a read goes on after `page`: past its records (refused ones too), looking for its last record. */
-function pointAfter(page: { offset: number; items: readonly unknown[]; rejects: readonly unknown[] }, mapped: MappedPage): ReadPoint {
+function pointAfter(
+  page: { offset: number; items: readonly unknown[]; rejects: readonly unknown[] },
+  mapped: MappedPage,
+): ReadPoint {
   const next = page.offset + page.items.length + page.rejects.length;
   const lastKey = mapped.keys.at(-1);
   // A page of refused records alone names no record to look for: the read goes on from that page.

@@ -18,7 +18,11 @@ export async function rereadingValue<T>(run: StreamRun, name: string, read: () =
 }
 
 /** The re-read due now, the widest first (one per run); undefined when none is. */
-export function dueReread(rereads: readonly Reread[] | undefined, last: Record<string, string> | undefined, now: Date): Reread | undefined {
+export function dueReread(
+  rereads: readonly Reread[] | undefined,
+  last: Record<string, string> | undefined,
+  now: Date,
+): Reread | undefined {
   const due = (rereads ?? []).filter((r) => {
     const at = last?.[r.name];
     return !at || now.getTime() - new Date(at).getTime() >= r.everyHours * HOUR_MS - 5 * 60_000;
@@ -29,15 +33,23 @@ export function dueReread(rereads: readonly Reread[] | undefined, last: Record<s
 const widthOf = (r: Reread) => (r.span ? r.span.backDays + r.span.forwardDays : Infinity);
 
 /** The re-read times after `done` completed: it and every narrower one count as done now. */
-export function rereadsAfter(rereads: readonly Reread[] | undefined, last: Record<string, string> | undefined, done: Reread | 'all' | undefined, now: Date): Record<string, string> {
+export function rereadsAfter(
+  rereads: readonly Reread[] | undefined,
+  last: Record<string, string> | undefined,
+  done: Reread | 'all' | undefined,
+  now: Date,
+): Record<string, string> {
   const out = { ...last };
   for (const r of rereads ?? []) {
-    if (done === 'all' || (done && (r.name === done.name || widthOf(r) <= widthOf(done)))) out[r.name] = now.toISOString();
+    if (done === 'all' || (done && (r.name === done.name || widthOf(r) <= widthOf(done))))
+      out[r.name] = now.toISOString();
   }
   return out;
 }
 
 /** The span a re-read covers now: its own, or the backfill's. */
 export function rereadSpan(r: Reread, now: Date, backfillFrom: Date, horizon: Date): { from: Date; to: Date } {
-  return r.span ? { from: addDays(now, -r.span.backDays), to: addDays(now, r.span.forwardDays) } : { from: backfillFrom, to: horizon };
+  return r.span
+    ? { from: addDays(now, -r.span.backDays), to: addDays(now, r.span.forwardDays) }
+    : { from: backfillFrom, to: horizon };
 }

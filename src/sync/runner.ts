@@ -1,6 +1,15 @@
 import { CompanyStopped } from './company-stopped.ts';
 import { finishRun } from '../warehouse/runs.ts';
-import { abandonEnd, beat, findResumption, freshRunStart, HEARTBEAT_MS, markInterruptedRuns, openRun, runOpening } from '../warehouse/runs.ts';
+import {
+  abandonEnd,
+  beat,
+  findResumption,
+  freshRunStart,
+  HEARTBEAT_MS,
+  markInterruptedRuns,
+  openRun,
+  runOpening,
+} from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
 import type { RunLock } from '../locks/run-lock.ts';
 import { isConnectionError, retryThroughOutage } from '../warehouse/outage.ts';
@@ -46,7 +55,8 @@ export class UnknownStreamError extends Error {
 export function selectStreams(names?: readonly string[]): Stream[] {
   if (!names || names.length === 0) return [...streams];
   const unknown = names.find((n) => !streamByName(n));
-  if (unknown !== undefined) throw new UnknownStreamError(`unknown stream "${unknown}"; streams: ${streams.map((x) => x.name).join(', ')}`);
+  if (unknown !== undefined)
+    throw new UnknownStreamError(`unknown stream "${unknown}"; streams: ${streams.map((x) => x.name).join(', ')}`);
   const wanted = new Set([...names, ...streamDependencies.dependenciesOf(names)]);
   return streams.filter((s) => wanted.has(s.name));
 }
@@ -96,7 +106,11 @@ const processLocks = localStreamLocks();
  * (shutdown), no stream starts. A stream is read once this run holds it for the company (`locks`: a run of it by
  * another job is waited for, and its result taken when it is fresh enough, see `FreshEnough`).
  */
-export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[], opts: RunStreamsOptions = {}): Promise<SyncSummary> {
+export async function runStreams(
+  ctx: SyncContext,
+  selected: readonly StreamDef[],
+  opts: RunStreamsOptions = {},
+): Promise<SyncSummary> {
   const started = Date.now();
   await ctx.refreshClock?.();
   await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse)).catch((err: unknown) =>
@@ -112,7 +126,10 @@ export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[
   let reads = 0;
   const waits = await streamsThatWait(ctx, selected, runOpts);
   const ready = (s: StreamDef) =>
-    !waits.has(s.name) || streamDependencies.dependsOn(s.name).every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
+    !waits.has(s.name) ||
+    streamDependencies
+      .dependsOn(s.name)
+      .every((d) => done.has(d) || resumed?.done.has(d) || !selected.some((x) => x.name === d));
 
   while (pending.length > 0 || running.size > 0) {
     // A run fenced off has lost its job to a later run: it starts nothing more.
@@ -142,7 +159,11 @@ export async function runStreams(ctx: SyncContext, selected: readonly StreamDef[
  * The streams of this run that must wait for the streams they depend on: those whose run reads their rows
  * (a change-driven backfill does not). A stream whose checkpoint cannot be read waits, and fails on its own.
  */
-async function streamsThatWait(ctx: SyncContext, selected: readonly StreamDef[], opts: RunOptions): Promise<Set<string>> {
+async function streamsThatWait(
+  ctx: SyncContext,
+  selected: readonly StreamDef[],
+  opts: RunOptions,
+): Promise<Set<string>> {
   const waits = new Set<string>();
   for (const s of selected) {
     if (streamDependencies.dependsOn(s.name).length === 0) continue;
@@ -154,7 +175,17 @@ async function streamsThatWait(ctx: SyncContext, selected: readonly StreamDef[],
 /** Tells the observers a stream ended. */
 function reportStream(ctx: SyncContext, o: StreamOutcome): void {
   const { stream, outcome, durationMs, rows, rejects, deleted, requests } = o;
-  ctx.observers?.emit('stream', { company: ctx.companyKey, stream, outcome, durationMs, rows, rejects, deleted, requests, at: Date.now() });
+  ctx.observers?.emit('stream', {
+    company: ctx.companyKey,
+    stream,
+    outcome,
+    durationMs,
+    rows,
+    rejects,
+    deleted,
+    requests,
+    at: Date.now(),
+  });
 }
 
 /** A stream is run again from its checkpoint at most this many times when the warehouse went away under it. */
@@ -165,19 +196,30 @@ const OUTAGE_RERUNS = 3;
  * the streams it read through are not read again.
  */
 async function resumptionOf(ctx: SyncContext, selected: readonly StreamDef[]) {
-  const found = await findResumption(ctx.warehouse, ctx.companyKey, selected.map((s) => s.name)).catch((err: unknown) => {
+  const found = await findResumption(
+    ctx.warehouse,
+    ctx.companyKey,
+    selected.map((s) => s.name),
+  ).catch((err: unknown) => {
     ctx.log.warn({ err }, 'could not look for an interrupted sync to resume; every stream is read');
     return undefined;
   });
   if (found && found.done.size > 0) {
-    ctx.log.info({ since: found.since.toISOString(), done: [...found.done] }, 'resuming an interrupted sync: the streams it finished are not read again');
+    ctx.log.info(
+      { since: found.since.toISOString(), done: [...found.done] },
+      'resuming an interrupted sync: the streams it finished are not read again',
+    );
   }
   return found;
 }
 
 /** The logger of one stream's run. pino repeats a key bound twice: company is added only where it is not bound yet. */
 function streamLog(ctx: SyncContext, stream: StreamDef): SyncContext['log'] {
-  return ctx.log.child(ctx.log.bindings().company === undefined ? { stream: stream.name, company: ctx.companyKey } : { stream: stream.name });
+  return ctx.log.child(
+    ctx.log.bindings().company === undefined
+      ? { stream: stream.name, company: ctx.companyKey }
+      : { stream: stream.name },
+  );
 }
 
 /**
@@ -201,7 +243,8 @@ async function claimAndRun(
     });
   } catch (e) {
     const outcome = { stream: stream.name, ...emptyCounters(), durationMs: Date.now() - started };
-    if (ctx.signal?.aborted) return { ...outcome, outcome: 'interrupted', error: 'shutdown began before the stream started' };
+    if (ctx.signal?.aborted)
+      return { ...outcome, outcome: 'interrupted', error: 'shutdown began before the stream started' };
     log.error({ err: e }, 'could not take the stream for this run; it is not read');
     return { ...outcome, outcome: 'failed', error: `could not take the stream for this run: ${(e as Error).message}` };
   }
@@ -209,7 +252,13 @@ async function claimAndRun(
     const from = await freshRead(ctx, stream, opts, claim.freshness);
     if (from) {
       log.info({ freshFrom: from.toISOString() }, 'stream not read: its run that started then is fresh enough');
-      return { stream: stream.name, outcome: 'ok', ...emptyCounters(), durationMs: Date.now() - started, freshFrom: from.toISOString() };
+      return {
+        stream: stream.name,
+        outcome: 'ok',
+        ...emptyCounters(),
+        durationMs: Date.now() - started,
+        freshFrom: from.toISOString(),
+      };
     }
     return await runOne(ctx, stream, opts, syncStartedAt, lock.lost);
   } finally {
@@ -218,7 +267,12 @@ async function claimAndRun(
 }
 
 /** When the run this one takes the result of started, if there is one (see `FreshEnough`). */
-async function freshRead(ctx: SyncContext, stream: StreamDef, opts: RunOptions, freshness?: FreshEnough): Promise<Date | undefined> {
+async function freshRead(
+  ctx: SyncContext,
+  stream: StreamDef,
+  opts: RunOptions,
+  freshness?: FreshEnough,
+): Promise<Date | undefined> {
   if (!freshness) return undefined;
   const bound = freshness.dependencyBoundsMs?.[stream.name];
   // A full refresh re-reads its own streams whatever ran since.
@@ -231,14 +285,22 @@ async function freshRead(ctx: SyncContext, stream: StreamDef, opts: RunOptions, 
 }
 
 /** Reads one stream and records its run; it stops when `lost` says another run may hold the stream now. */
-async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syncStartedAt: Date, lost: AbortSignal): Promise<StreamOutcome> {
+async function runOne(
+  ctx: SyncContext,
+  stream: StreamDef,
+  opts: RunOptions,
+  syncStartedAt: Date,
+  lost: AbortSignal,
+): Promise<StreamOutcome> {
   const started = Date.now();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, lost]) : lost;
   const log = streamLog(ctx, stream);
   const wh = ctx.warehouse;
   const runId = await openStreamRun(ctx, stream, syncStartedAt, signal);
   if (runId === undefined) {
-    const error = ctx.signal?.aborted ? 'shutdown began before the stream started' : 'its lock on the stream expired before the stream started';
+    const error = ctx.signal?.aborted
+      ? 'shutdown began before the stream started'
+      : 'its lock on the stream expired before the stream started';
     return { stream: stream.name, outcome: 'interrupted', error, ...emptyCounters(), durationMs: Date.now() - started };
   }
   const release = holdRun(wh, runId);
@@ -262,7 +324,10 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
         break;
       } catch (e) {
         if (!isConnectionError(e) || rerun >= OUTAGE_RERUNS || signal.aborted) throw e;
-        log.warn({ err: { message: (e as Error).message } }, 'the warehouse went away during the stream; it runs again from its checkpoint');
+        log.warn(
+          { err: { message: (e as Error).message } },
+          'the warehouse went away during the stream; it runs again from its checkpoint',
+        );
         await retryThroughOutage(() => wh.sql`select 1`, wh.outage);
       }
     }
@@ -275,8 +340,11 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
     const interrupted = !!ctx.signal?.aborted || fencedOff;
     const lockLost = !interrupted && lost.aborted;
     // A run stopped because its company was paused or removed says so, not what the stop cut short.
-    const stoppedBy = ctx.signal?.aborted && ctx.signal.reason instanceof CompanyStopped ? ctx.signal.reason.message : undefined;
-    const error = lockLost ? 'its lock on the stream expired while Redis was out of reach' : (stoppedBy ?? (e instanceof Error ? e.message : String(e)));
+    const stoppedBy =
+      ctx.signal?.aborted && ctx.signal.reason instanceof CompanyStopped ? ctx.signal.reason.message : undefined;
+    const error = lockLost
+      ? 'its lock on the stream expired while Redis was out of reach'
+      : (stoppedBy ?? (e instanceof Error ? e.message : String(e)));
     const outcome = await finish({
       stream: stream.name,
       outcome: interrupted ? 'interrupted' : 'failed',
@@ -285,9 +353,20 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
       ...counters,
       durationMs: Date.now() - started,
     });
-    if (fencedOff) log.warn({ runId }, 'stream stopped: its run lost the lock to a later run, and Postgres refused its page');
-    else if (interrupted) log.info({ runId }, stoppedBy ? `stream stopped: ${stoppedBy}; it goes on from its checkpoint next time` : 'stream interrupted by shutdown; it goes on from its checkpoint next time');
-    else if (lockLost) log.warn({ runId }, 'stream stopped: its lock expired while Redis was out of reach, and another run may read it now');
+    if (fencedOff)
+      log.warn({ runId }, 'stream stopped: its run lost the lock to a later run, and Postgres refused its page');
+    else if (interrupted)
+      log.info(
+        { runId },
+        stoppedBy
+          ? `stream stopped: ${stoppedBy}; it goes on from its checkpoint next time`
+          : 'stream interrupted by shutdown; it goes on from its checkpoint next time',
+      );
+    else if (lockLost)
+      log.warn(
+        { runId },
+        'stream stopped: its lock expired while Redis was out of reach, and another run may read it now',
+      );
     else log.error({ err: e }, 'stream failed');
     return outcome;
   }
@@ -298,12 +377,20 @@ async function runOne(ctx: SyncContext, stream: StreamDef, opts: RunOptions, syn
  * to stop, its insert having waited for a Postgres that restarted, could outlive the warehouse. While it is being
  * opened a stopping process keeps the warehouse open (runs.ts `runOpening`).
  */
-async function openStreamRun(ctx: SyncContext, stream: StreamDef, syncStartedAt: Date, signal: AbortSignal): Promise<number | undefined> {
+async function openStreamRun(
+  ctx: SyncContext,
+  stream: StreamDef,
+  syncStartedAt: Date,
+  signal: AbortSignal,
+): Promise<number | undefined> {
   if (signal.aborted) return undefined;
   const wh = ctx.warehouse;
   const opened = runOpening(wh);
   try {
-    return await retryThroughOutage(() => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name, syncStartedAt }), { ...wh.outage, signal });
+    return await retryThroughOutage(
+      () => openRun(wh, { companyKey: ctx.companyKey, stream: stream.name, syncStartedAt }),
+      { ...wh.outage, signal },
+    );
   } catch (e) {
     if (signal.aborted) return undefined;
     throw e;

@@ -39,7 +39,8 @@ function isExtra(names: Names, target: Target, name: string, value: unknown, ext
 /** Shapes (field name lists) remembered per read: a list's records mostly come in a handful of them. */
 const SHAPES = 8;
 
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
+const jsonType = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v;
 
 /** The value with every string masked (letters x, digits 9): its shape, never a personal value. */
 export function masked(v: unknown): unknown {
@@ -94,21 +95,43 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
       if (!fresh) return;
       const appeared = await recordAppeared(ctx.warehouse, ctx.companyKey, stream.name, fresh);
       for (const f of fresh) known.set(f.path, false);
-      await announce(run, 'appeared', fresh.filter((f) => appeared.includes(f.path)));
+      await announce(
+        run,
+        'appeared',
+        fresh.filter((f) => appeared.includes(f.path)),
+      );
     },
     async end() {
       const known = await (recorded.get(key) ?? load(run, key));
       const coming = [...known].some(([, gone]) => !gone);
       if (counts.size === 0 && !(complete && coming)) return;
-      const gone = await recordRead(ctx.warehouse, ctx.companyKey, stream.name, [...counts].map(([path, records]) => ({ path, records })), complete);
+      const gone = await recordRead(
+        ctx.warehouse,
+        ctx.companyKey,
+        stream.name,
+        [...counts].map(([path, records]) => ({ path, records })),
+        complete,
+      );
       for (const path of gone) known.set(path, true);
-      await announce(run, 'gone', gone.map((path) => ({ path })));
+      await announce(
+        run,
+        'gone',
+        gone.map((path) => ({ path })),
+      );
     },
   };
   // The watch only tells: a warehouse that fails it (an outage the page writes wait out) never fails the read.
   const told = (what: string, f: () => Promise<void>) =>
-    f().catch((err: unknown) => ctx.log.warn({ err, stream: stream.name, company: ctx.companyKey }, `could not record the fields a read met (${what})`));
-  return { page: (items, extras) => told('page', () => watch.page(items, extras)), end: () => told('end', () => watch.end()) };
+    f().catch((err: unknown) =>
+      ctx.log.warn(
+        { err, stream: stream.name, company: ctx.companyKey },
+        `could not record the fields a read met (${what})`,
+      ),
+    );
+  return {
+    page: (items, extras) => told('page', () => watch.page(items, extras)),
+    end: () => told('end', () => watch.end()),
+  };
 }
 
 function load(run: StreamRun, key: string): Promise<Map<string, boolean>> {
@@ -119,12 +142,20 @@ function load(run: StreamRun, key: string): Promise<Map<string, boolean>> {
 }
 
 /** Logs each change once, counts it for the metric and puts it on the company's timeline. */
-async function announce(run: StreamRun, kind: 'appeared' | 'gone', fields: readonly { path: string; jsonType?: string }[]): Promise<void> {
+async function announce(
+  run: StreamRun,
+  kind: 'appeared' | 'gone',
+  fields: readonly { path: string; jsonType?: string }[],
+): Promise<void> {
   if (fields.length === 0) return;
   const { ctx, stream } = run;
   for (const f of fields) {
     const where = { company: ctx.companyKey, stream: stream.name, path: f.path };
-    if (kind === 'appeared') ctx.log.warn({ ...where, jsonType: f.jsonType }, 'the service sends a field no column maps; it is kept in _extra');
+    if (kind === 'appeared')
+      ctx.log.warn(
+        { ...where, jsonType: f.jsonType },
+        'the service sends a field no column maps; it is kept in _extra',
+      );
     else ctx.log.warn(where, 'a field the service sent is gone: no record of three complete reads in a row had it');
     ctx.observers?.emit('schemaChange', { ...where, kind });
   }

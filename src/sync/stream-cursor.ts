@@ -57,7 +57,10 @@ export class StreamCursor {
     if (s.fullRefresh) return undefined;
     const r = readStoredCursor(schema, await readCheckpoint(s.warehouse, s.companyKey, s.stream, s.partition));
     if (r.ok) return r.cursor;
-    s.log.warn({ stream: s.stream, partition: s.partition, reason: r.error.reason }, 'the stored cursor cannot be used; this partition reads everything again');
+    s.log.warn(
+      { stream: s.stream, partition: s.partition, reason: r.error.reason },
+      'the stored cursor cannot be used; this partition reads everything again',
+    );
     s.restarted.push(`${s.partition}: ${r.error.reason}`);
     return undefined;
   }

@@ -3,7 +3,18 @@ import { isSourceError, SourceError } from '../source/errors.ts';
 import { liveKeys } from '../warehouse/deletions.ts';
 import type { Pass, ReadPoint } from './cursors.ts';
 import type { Lane } from '../ratelimit/types.ts';
-import { addDays, addMs, forEachLimited, halve, slice, spanMs, startOfDayUtc, HOUR_MS, DAY_MS, type Window } from './windows.ts';
+import {
+  addDays,
+  addMs,
+  forEachLimited,
+  halve,
+  slice,
+  spanMs,
+  startOfDayUtc,
+  HOUR_MS,
+  DAY_MS,
+  type Window,
+} from './windows.ts';
 import type { Reread, StreamDef } from '../resources/stream.ts';
 import { windowsAtOnce, type StreamRun } from './context.ts';
 import { resumeFrom, readAll } from './read.ts';
@@ -11,7 +22,8 @@ import type { ReadProgress } from './stream-cursor.ts';
 import { type Seen, newSeen, seenIn, markGone, skipInference } from './seen.ts';
 import { dueReread, rereading, rereadSpan } from './rereads.ts';
 
-const isDateOnly = (stream: StreamDef, param: string) => stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
+const isDateOnly = (stream: StreamDef, param: string) =>
+  stream.endpoint.query.find((q) => q.name === param)?.type === 'date';
 
 /**
  * The smallest span a refused window is split to before the refusal is final: an hour, or a day where the
@@ -54,14 +66,27 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
  * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
  * resumed part way goes on from where it stands: its records before that were not seen by this read.
  */
-export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: WindowSpec, progress?: ReadProgress, resume?: ReadPoint): Promise<'whole' | 'split'> {
+export async function readWindow(
+  run: StreamRun,
+  w: Window,
+  lane: Lane,
+  spec: WindowSpec,
+  progress?: ReadProgress,
+  resume?: ReadPoint,
+): Promise<'whole' | 'split'> {
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   // A window resumed part way infers nothing (below): it need not ask what its scope held. One whose keys are
   // collected keeps them all.
-  const seen = range && resumeFrom(resume) === 0 && !spec.collect ? await seenIn(run, { range, where: spec.where }) : newSeen();
+  const seen =
+    range && resumeFrom(resume) === 0 && !spec.collect ? await seenIn(run, { range, where: spec.where }) : newSeen();
   let rows: number;
   try {
-    rows = await readAll(run, windowQuery(run, w, spec), lane, { seen, progress, resume, countDuplicates: spec.countDuplicates });
+    rows = await readAll(run, windowQuery(run, w, spec), lane, {
+      seen,
+      progress,
+      resume,
+      countDuplicates: spec.countDuplicates,
+    });
   } catch (e) {
     if (!splittable(e)) throw e;
     const minimum = minSplitMs(run.stream, spec.start);
@@ -81,13 +106,21 @@ export async function readWindow(run: StreamRun, w: Window, lane: Lane, spec: Wi
     return 'whole';
   }
   if (spec.confirmEmpty && range && rows === 0 && spanMs(w) > minSplitMs(run.stream, spec.start)) {
-    const held = await liveKeys(run.ctx.warehouse, { target: run.stream.target, companyKey: run.ctx.companyKey, range, where: spec.where });
+    const held = await liveKeys(run.ctx.warehouse, {
+      target: run.stream.target,
+      companyKey: run.ctx.companyKey,
+      range,
+      where: spec.where,
+    });
     if (held.length > 0) {
       const before = run.counters.rows;
       for (const half of halve(w)) await readWindow(run, half, lane, { ...spec, confirmEmpty: false });
       if (run.counters.rows > before) {
         run.counters.silentRefusals++;
-        run.ctx.log.warn({ stream: run.stream.name, window: w }, 'window answered empty while its halves were not: the service did not fulfil it');
+        run.ctx.log.warn(
+          { stream: run.stream.name, window: w },
+          'window answered empty while its halves were not: the service did not fulfil it',
+        );
       }
       return 'split';
     }
@@ -109,14 +142,24 @@ export async function readWindows(run: StreamRun, windows: Window[], lane: Lane,
  * each slice stands with each page written, and resumes each slice under way from there. A re-read pass does
  * not: it exists to find what is gone, which a slice read in part cannot tell, so its slices start over.
  */
-export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane: Lane, spec: WindowSpec, cursorWith: (p: Pass | undefined) => unknown): Promise<void> {
+export async function readPass(
+  run: StreamRun,
+  pass: Pass,
+  sliceMs: number,
+  lane: Lane,
+  spec: WindowSpec,
+  cursorWith: (p: Pass | undefined) => unknown,
+): Promise<void> {
   const done = new Set(pass.done);
   const at = pass.at ?? {};
   const planned = slice({ start: new Date(pass.from), end: new Date(pass.to) }, sliceMs);
   const windows = planned.filter((w) => !done.has(w.start.toISOString()));
   run.progress?.plan(planned.length, planned.length - windows.length);
   if (windows.length > 0 && (done.size > 0 || Object.keys(at).length > 0)) {
-    run.ctx.log.info({ stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: Object.keys(at).length }, 'resuming a pass');
+    run.ctx.log.info(
+      { stream: run.stream.name, pass: pass.name, left: windows.length, partLeft: Object.keys(at).length },
+      'resuming a pass',
+    );
   }
   // Slices are read side by side and each page edits the stored pass with its slice's progress, so the pass must
   // be stored first.
@@ -127,12 +170,18 @@ export async function readPass(run: StreamRun, pass: Pass, sliceMs: number, lane
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
     // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
     const sliceRun = run.progress ? { ...run, progress: run.progress.slice(id) } : run;
-    if ((await readWindow(sliceRun, w, lane, spec, progress, progress.everyPage ? at[id] : undefined)) === 'split') await run.cursor.closeSlice(id);
+    if ((await readWindow(sliceRun, w, lane, spec, progress, progress.everyPage ? at[id] : undefined)) === 'split')
+      await run.cursor.closeSlice(id);
     sliceRun.progress?.settle();
   });
 }
 
-const newPass = (name: string, from: Date, to: Date): Pass => ({ name, from: from.toISOString(), to: to.toISOString(), done: [] });
+const newPass = (name: string, from: Date, to: Date): Pass => ({
+  name,
+  from: from.toISOString(),
+  to: to.toISOString(),
+  done: [],
+});
 
 export const dayAligned = (run: StreamRun, param: string, d: Date, up = false) =>
   isDateOnly(run.stream, param) ? (up ? addDays(startOfDayUtc(addMs(d, -1)), 1) : startOfDayUtc(d)) : d;
@@ -151,7 +200,13 @@ function refusedAtMinimum(run: StreamRun, w: Window, e: SourceError, minimum: nu
   const message =
     `${run.stream.name}: window ${w.start.toISOString()} – ${w.end.toISOString()} (${minutes(spanMs(w))}) refused, ` +
     `and windows are not split below ${minutes(minimum)}: ${e.message}`;
-  return new SourceError(e.kind, message, { status: e.status, code: e.code, endpoint: e.endpoint, fields: e.fields, cause: e });
+  return new SourceError(e.kind, message, {
+    status: e.status,
+    code: e.code,
+    endpoint: e.endpoint,
+    fields: e.fields,
+    cause: e,
+  });
 }
 
 function describe(e: unknown): string {
@@ -195,9 +250,15 @@ export async function readOwedPass(run: StreamRun, o: PassOwed): Promise<PassRea
   const begun = o.stored ?? (!o.backfilled ? newPass('backfill', o.backfillFrom, o.horizon) : undefined);
   const reread = begun ? undefined : dueReread(o.rereads, o.lastRereads, o.signpost);
   if (!begun && !reread) return { backfillOrResumed: false, reread: undefined, done: undefined };
-  const pass = begun ?? newPass(reread!.name, ...spanOf(rereadSpan(reread!, o.signpost, o.backfillFrom, o.horizon), o.align ?? ((d) => d)));
+  const pass =
+    begun ??
+    newPass(reread!.name, ...spanOf(rereadSpan(reread!, o.signpost, o.backfillFrom, o.horizon), o.align ?? ((d) => d)));
   const backfill = pass.name === 'backfill';
   const read = () => readPass(run, pass, o.sliceMs, backfill ? 'backfill' : 'incremental', o.spec, o.cursorWith);
   await (backfill ? read() : rereading(run, pass.name, read));
-  return { backfillOrResumed: begun !== undefined, reread, done: backfill ? 'all' : (o.rereads ?? []).find((r) => r.name === pass.name) };
+  return {
+    backfillOrResumed: begun !== undefined,
+    reread,
+    done: backfill ? 'all' : (o.rereads ?? []).find((r) => r.name === pass.name),
+  };
 }

@@ -69,7 +69,11 @@ export function daysOf(instants: Iterable<Date>): Window[] {
 }
 
 /** Runs `fn` over `items` with at most `limit` running at once; the first failure stops new work and rethrows. */
-export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failed: unknown;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -111,6 +115,7 @@ export function mergeByCost(windows: readonly Window[], count: (w: Window) => nu
   const out: Window[] = [];
   for (const w of coalesce([...windows])) {
     const last = out[out.length - 1];
+    // biome-ignore lint/complexity/useMathMinMax: Dates, which Math.max would turn into numbers
     const merged = last && { start: last.start, end: w.end > last.end ? w.end : last.end };
     if (last && merged && cost(merged) <= cost(last) + cost(w)) out[out.length - 1] = merged;
     else out.push({ start: w.start, end: w.end });

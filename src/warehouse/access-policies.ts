@@ -73,7 +73,8 @@ export async function ensureAccessPolicies(sql: postgres.TransactionSql, schema:
     const using = t.name === GRANTS_TABLE ? 'role = current_user::text' : companyPolicy(schema);
     await sql.unsafe(`create policy ${POLICY} on ${table} for select using (${using})`);
   }
-  for (const v of await definerViews(sql, schema)) await sql.unsafe(`alter view ${s}.${ident(v)} set (security_invoker = true)`);
+  for (const v of await definerViews(sql, schema))
+    await sql.unsafe(`alter view ${s}.${ident(v)} set (security_invoker = true)`);
   const roles = await sql<{ role: string; personal: boolean }[]>`
     select g.role, bool_or(g.personal) as personal from ${sql(schema)}.${sql(GRANTS_TABLE)} g
     where exists (select 1 from pg_roles r where r.rolname = g.role) group by g.role`;
@@ -86,7 +87,9 @@ export async function ensureAccessPolicies(sql: postgres.TransactionSql, schema:
  * the policies, and the migration commits before the view is set to its caller's rights again.
  */
 export async function withdrawViews(sql: postgres.TransactionSql, schema: string): Promise<void> {
-  const [grants] = await sql<{ t: string | null }[]>`select to_regclass(${`${ident(schema)}.${GRANTS_TABLE}`})::text as t`;
+  const [grants] = await sql<
+    { t: string | null }[]
+  >`select to_regclass(${`${ident(schema)}.${GRANTS_TABLE}`})::text as t`;
   if (!grants?.t) return;
   const views = await sql<{ name: string }[]>`
     select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and c.relkind = 'v'`;
@@ -98,7 +101,11 @@ export async function withdrawViews(sql: postgres.TransactionSql, schema: string
 }
 
 /** What a role granted companies may select: per table (and view), its columns. */
-export async function readableColumns(sql: postgres.TransactionSql, schema: string, personal: boolean): Promise<Map<string, string[]>> {
+export async function readableColumns(
+  sql: postgres.TransactionSql,
+  schema: string,
+  personal: boolean,
+): Promise<Map<string, string[]>> {
   const columns = await sql<{ table: string; column: string }[]>`
     select c.relname as table, a.attname as column
     from pg_class c
@@ -121,7 +128,11 @@ export async function readableColumns(sql: postgres.TransactionSql, schema: stri
  * The views whose every column used (in its select list, joins and filters) is readable: a caller's-rights
  * view checks the caller's privileges on each. Views over views are resolved until nothing changes.
  */
-async function readableViews(sql: postgres.TransactionSql, schema: string, tables: Map<string, string[]>): Promise<Map<string, string[]>> {
+async function readableViews(
+  sql: postgres.TransactionSql,
+  schema: string,
+  tables: Map<string, string[]>,
+): Promise<Map<string, string[]>> {
   const uses = await sql<{ view: string; table: string; column: string }[]>`
     select u.view_name as view, u.table_name as table, u.column_name as column
     from information_schema.view_column_usage u where u.view_schema = ${schema}`;
@@ -138,7 +149,10 @@ async function readableViews(sql: postgres.TransactionSql, schema: string, table
     for (const view of new Set(viewColumns.map((v) => v.view))) {
       if (views.has(view)) continue;
       if (!uses.filter((u) => u.view === view).every((u) => readable(u.table, u.column))) continue;
-      views.set(view, viewColumns.filter((v) => v.view === view).map((v) => v.column));
+      views.set(
+        view,
+        viewColumns.filter((v) => v.view === view).map((v) => v.column),
+      );
       changed = true;
     }
   }
@@ -146,7 +160,12 @@ async function readableViews(sql: postgres.TransactionSql, schema: string, table
 }
 
 /** SELECT on exactly the readable columns (granted per column, so a column a migration adds waits for this). */
-export async function grantRolePrivileges(sql: postgres.TransactionSql, schema: string, role: string, personal: boolean): Promise<void> {
+export async function grantRolePrivileges(
+  sql: postgres.TransactionSql,
+  schema: string,
+  role: string,
+  personal: boolean,
+): Promise<void> {
   const s = ident(schema);
   await sql.unsafe(`grant usage on schema ${s} to ${ident(role)}`);
   for (const [table, columns] of await readableColumns(sql, schema, personal)) {

@@ -10,7 +10,15 @@ import { grantRolePrivileges, ident, revokeRolePrivileges } from './access-polic
  * of none, and a grant that would mix the two is refused.
  */
 
-export type AccessErrorKind = 'invalid' | 'unknown_company' | 'unknown_role' | 'role_exists' | 'protected_role' | 'mixed_personal' | 'not_granted' | 'not_permitted';
+export type AccessErrorKind =
+  | 'invalid'
+  | 'unknown_company'
+  | 'unknown_role'
+  | 'role_exists'
+  | 'protected_role'
+  | 'mixed_personal'
+  | 'not_granted'
+  | 'not_permitted';
 
 /** A grant or revoke the warehouse refuses, in one line naming the role or company; nothing was changed. */
 export class AccessError extends Error {
@@ -85,17 +93,29 @@ async function roleFacts(sql: postgres.TransactionSql, schema: string, role: str
 
 /** The sync's own role and the schema's owner keep full access; a superuser or BYPASSRLS role sees every row anyway. */
 function refuseProtected(role: string, facts: RoleFacts): void {
-  if (facts.self) throw new AccessError('protected_role', `role "${role}" is the sync's own role: it keeps full access`);
-  if (facts.owner) throw new AccessError('protected_role', `role "${role}" owns the warehouse schema: it keeps full access`);
+  if (facts.self)
+    throw new AccessError('protected_role', `role "${role}" is the sync's own role: it keeps full access`);
+  if (facts.owner)
+    throw new AccessError('protected_role', `role "${role}" owns the warehouse schema: it keeps full access`);
   if (facts.superuser || facts.bypassrls) {
-    throw new AccessError('protected_role', `role "${role}" is a superuser or has BYPASSRLS: it reads every company's rows whatever it is granted`);
+    throw new AccessError(
+      'protected_role',
+      `role "${role}" is a superuser or has BYPASSRLS: it reads every company's rows whatever it is granted`,
+    );
   }
 }
 
-async function refuseUnknownCompanies(sql: postgres.TransactionSql, schema: string, companies: string[]): Promise<void> {
-  const known = await sql<{ key: string }[]>`select company_key as key from ${sql(schema)}.companies where company_key = any (${companies}::text[])`;
+async function refuseUnknownCompanies(
+  sql: postgres.TransactionSql,
+  schema: string,
+  companies: string[],
+): Promise<void> {
+  const known = await sql<
+    { key: string }[]
+  >`select company_key as key from ${sql(schema)}.companies where company_key = any (${companies}::text[])`;
   const unknown = companies.find((c) => !known.some((k) => k.key === c));
-  if (unknown !== undefined) throw new AccessError('unknown_company', `company "${unknown}" is not in the warehouse (wfsync companies list)`);
+  if (unknown !== undefined)
+    throw new AccessError('unknown_company', `company "${unknown}" is not in the warehouse (wfsync companies list)`);
 }
 
 /** A role's companies must all be read with personal columns or all without them. */
@@ -112,33 +132,46 @@ async function refuseMixedPersonal(sql: postgres.TransactionSql, schema: string,
 }
 
 function permissionRefused(e: unknown, what: string): never {
-  if ((e as { code?: string }).code === '42501') throw new AccessError('not_permitted', `${what}: the warehouse's role may not (${(e as Error).message})`);
+  if ((e as { code?: string }).code === '42501')
+    throw new AccessError('not_permitted', `${what}: the warehouse's role may not (${(e as Error).message})`);
   throw e;
 }
 
 /** Records the grant and gives the role SELECT on what it may read; with a password, creates the role first. */
 export async function grantAccess(wh: Warehouse, req: GrantRequest): Promise<void> {
   checkRoleName(req.role);
-  if (req.companies.length === 0) throw new AccessError('invalid', `access grant ${req.role}: name at least one --company`);
+  if (req.companies.length === 0)
+    throw new AccessError('invalid', `access grant ${req.role}: name at least one --company`);
   const companies = [...new Set(req.companies)];
   await wh.sql.begin(async (sql) => {
     await lockAccess(sql, wh.schema);
     await refuseUnknownCompanies(sql, wh.schema, companies);
     const facts = await roleFacts(sql, wh.schema, req.role);
-    if (req.createWithPassword !== undefined && facts.exists) throw new AccessError('role_exists', `role "${req.role}" exists already: grant it without --create`);
-    if (req.createWithPassword === undefined && !facts.exists) throw new AccessError('unknown_role', `role "${req.role}" does not exist: add --create to make it (password on standard input)`);
+    if (req.createWithPassword !== undefined && facts.exists)
+      throw new AccessError('role_exists', `role "${req.role}" exists already: grant it without --create`);
+    if (req.createWithPassword === undefined && !facts.exists)
+      throw new AccessError(
+        'unknown_role',
+        `role "${req.role}" does not exist: add --create to make it (password on standard input)`,
+      );
     refuseProtected(req.role, facts);
     await refuseMixedPersonal(sql, wh.schema, { ...req, companies });
     if (req.createWithPassword !== undefined) {
       const verifier = scramVerifier(req.createWithPassword).replace(/'/g, "''");
-      await sql.unsafe(`create role ${ident(req.role)} login password '${verifier}'`).catch((e: unknown) => permissionRefused(e, `create role "${req.role}"`));
+      await sql
+        .unsafe(`create role ${ident(req.role)} login password '${verifier}'`)
+        .catch((e: unknown) => permissionRefused(e, `create role "${req.role}"`));
     }
     await sql`
       insert into ${sql(wh.schema)}.access_grants (role, company_key, personal)
       select ${req.role}, unnest(${companies}::text[]), ${req.personal}
       on conflict (role, company_key) do update set personal = excluded.personal`;
-    await revokeRolePrivileges(sql, wh.schema, req.role).catch((e: unknown) => permissionRefused(e, `revoke from "${req.role}"`));
-    await grantRolePrivileges(sql, wh.schema, req.role, req.personal).catch((e: unknown) => permissionRefused(e, `grant to "${req.role}"`));
+    await revokeRolePrivileges(sql, wh.schema, req.role).catch((e: unknown) =>
+      permissionRefused(e, `revoke from "${req.role}"`),
+    );
+    await grantRolePrivileges(sql, wh.schema, req.role, req.personal).catch((e: unknown) =>
+      permissionRefused(e, `grant to "${req.role}"`),
+    );
   });
 }
 
@@ -147,17 +180,21 @@ export async function revokeAccess(wh: Warehouse, role: string, companies: strin
   checkRoleName(role);
   return wh.sql.begin(async (sql) => {
     await lockAccess(sql, wh.schema);
-    const held = (await sql<{ company: string; personal: boolean }[]>`
-      select company_key as company, personal from ${sql(wh.schema)}.access_grants where role = ${role} order by company_key`);
-    if (held.length === 0) throw new AccessError('not_granted', `role "${role}" has no access granted (wfsync access list)`);
+    const held = await sql<{ company: string; personal: boolean }[]>`
+      select company_key as company, personal from ${sql(wh.schema)}.access_grants where role = ${role} order by company_key`;
+    if (held.length === 0)
+      throw new AccessError('not_granted', `role "${role}" has no access granted (wfsync access list)`);
     const missing = companies.find((c) => !held.some((h) => h.company === c));
-    if (missing !== undefined) throw new AccessError('not_granted', `role "${role}" has no access to company "${missing}"`);
+    if (missing !== undefined)
+      throw new AccessError('not_granted', `role "${role}" has no access to company "${missing}"`);
     const revoked = companies.length > 0 ? new Set(companies) : new Set(held.map((h) => h.company));
     await sql`delete from ${sql(wh.schema)}.access_grants where role = ${role} and company_key = any (${[...revoked]}::text[])`;
     const left = held.filter((h) => !revoked.has(h.company));
     const { exists } = await roleFacts(sql, wh.schema, role);
     if (exists) {
-      await revokeRolePrivileges(sql, wh.schema, role).catch((e: unknown) => permissionRefused(e, `revoke from "${role}"`));
+      await revokeRolePrivileges(sql, wh.schema, role).catch((e: unknown) =>
+        permissionRefused(e, `revoke from "${role}"`),
+      );
       if (left.length > 0) await grantRolePrivileges(sql, wh.schema, role, left[0]!.personal);
     }
     return { left: left.map((h) => h.company) };

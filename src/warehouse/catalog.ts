@@ -45,7 +45,8 @@ const tableInfos: ReadonlyMap<string, TableInfo> = new Map(
 function describeTable(table: PgTable): TableInfo {
   const cfg = getTableConfig(table);
   const columns = cfg.columns.map((c) => ({ name: c.name, sqlType: c.getSQLType() }));
-  const primaryKey = cfg.primaryKeys[0]?.columns.map((c) => c.name) ?? cfg.columns.filter((c) => c.primary).map((c) => c.name);
+  const primaryKey =
+    cfg.primaryKeys[0]?.columns.map((c) => c.name) ?? cfg.columns.filter((c) => c.primary).map((c) => c.name);
   const hashed = columns.map((c) => c.name).filter((n) => n !== '_synced_at' && n !== '_deleted_at' && n !== '_hash');
   const byName = new Map(columns.map((c) => [c.name, c]));
   const localTimes = columns.flatMap((c): LocalTimeColumns[] => {
@@ -84,4 +85,3 @@ export function columnOf(table: TableInfo, name: string): string {
 export function allTableInfos(): readonly TableInfo[] {
   return [...tableInfos.values()];
 }
-

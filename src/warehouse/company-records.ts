@@ -34,7 +34,13 @@ export interface CompanyWithKey extends CompanyRecord {
   apiKey: string | undefined;
 }
 
-export type CompanyErrorKind = 'unknown_company' | 'already_added' | 'managed_by_environment' | 'invalid' | 'key_refused' | 'service_unreachable';
+export type CompanyErrorKind =
+  | 'unknown_company'
+  | 'already_added'
+  | 'managed_by_environment'
+  | 'invalid'
+  | 'key_refused'
+  | 'service_unreachable';
 
 /** A change to the companies the table refuses, in one line naming the company and what to do. */
 export class CompanyError extends Error {
@@ -89,7 +95,8 @@ function record(row: CompanyRow): CompanyRecord {
 }
 
 function checkKey(key: string): void {
-  if (!COMPANY_KEY.test(key)) throw new CompanyError('invalid', `company key "${key.slice(0, 60)}": letters, digits, - or _, at most 40`);
+  if (!COMPANY_KEY.test(key))
+    throw new CompanyError('invalid', `company key "${key.slice(0, 60)}": letters, digits, - or _, at most 40`);
 }
 
 /** Every company, by key, without API keys. */
@@ -130,7 +137,10 @@ async function operatorCompany(wh: Warehouse, key: string, change: string): Prom
   const found = await findCompany(wh, key);
   if (!found) throw new CompanyError('unknown_company', `company ${key} is not added (wfsync companies list)`);
   if (found.managedBy === 'environment') {
-    throw new CompanyError('managed_by_environment', `company ${key} is managed by the environment (WFS_COMPANIES or WFS_API_KEY): ${change} it there`);
+    throw new CompanyError(
+      'managed_by_environment',
+      `company ${key} is managed by the environment (WFS_COMPANIES or WFS_API_KEY): ${change} it there`,
+    );
   }
   return found;
 }
@@ -146,7 +156,8 @@ async function update(wh: Warehouse, key: string, set: Record<string, unknown>):
 export async function setPaused(wh: Warehouse, key: string, paused: boolean): Promise<CompanyRecord> {
   const was = await operatorCompany(wh, key, paused ? 'pause' : 'resume');
   const changed = await update(wh, key, { paused });
-  if (was.paused !== paused) await recordEvent(wh, { companyKey: key, event: paused ? 'company_paused' : 'company_resumed' });
+  if (was.paused !== paused)
+    await recordEvent(wh, { companyKey: key, event: paused ? 'company_paused' : 'company_resumed' });
   return changed;
 }
 
@@ -183,7 +194,8 @@ export async function purgeCompanyRows(wh: Warehouse, key: string, size = PRUNE_
   for (const name of companyRowTables(wh)) {
     const t = wh.sql`${wh.sql(wh.schema)}.${wh.sql(name)}`;
     purged[name] = await inBatches(async (limit) => {
-      const done = await wh.sql`delete from ${t} where ctid in (select ctid from ${t} where company_key = ${key} limit ${limit})`;
+      const done =
+        await wh.sql`delete from ${t} where ctid in (select ctid from ${t} where company_key = ${key} limit ${limit})`;
       return done.count;
     }, size);
   }
@@ -194,7 +206,11 @@ export async function purgeCompanyRows(wh: Warehouse, key: string, size = PRUNE_
  * Removes an operator's company: its runs stop at the next refresh. With `purge`, its rows go from every table
  * first (the company row last, so a purge cut short can be run again).
  */
-export async function removeCompany(wh: Warehouse, key: string, o: { purge?: boolean; batchSize?: number } = {}): Promise<{ removed: CompanyRecord; purged?: Purged }> {
+export async function removeCompany(
+  wh: Warehouse,
+  key: string,
+  o: { purge?: boolean; batchSize?: number } = {},
+): Promise<{ removed: CompanyRecord; purged?: Purged }> {
   const found = await operatorCompany(wh, key, 'remove');
   const purged = o.purge ? await purgeCompanyRows(wh, key, o.batchSize) : undefined;
   await wh.sql`delete from ${table(wh)} where company_key = ${key} and managed_by = 'operator'`;
@@ -208,7 +224,11 @@ export async function removeCompany(wh: Warehouse, key: string, o: { purge?: boo
  * takes the environment's settings (an operator's company of the same key becomes the environment's), and one
  * the environment no longer names leaves the table (its rows stay). Paused stays as it was.
  */
-export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, companies: readonly NewCompany[]): Promise<void> {
+export async function mirrorEnvironmentCompanies(
+  wh: Warehouse,
+  sealer: Sealer,
+  companies: readonly NewCompany[],
+): Promise<void> {
   const events: NewEvent[] = [];
   await wh.sql.begin(async (sql) => {
     const t = sql`${sql(wh.schema)}.companies`;
@@ -218,7 +238,12 @@ export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, 
       // The sealed key differs on every seal: it is rewritten only when the key itself changed.
       const [known] = await sql<CompanyRow[]>`select * from ${t} where company_key = ${c.key} for update`;
       const sameKey = known ? safeOpen(sealer, known.api_key_sealed) === c.apiKey : false;
-      if (!known) events.push({ companyKey: c.key, event: 'company_added', detail: { baseUrl: c.baseUrl, managedBy: 'environment' } });
+      if (!known)
+        events.push({
+          companyKey: c.key,
+          event: 'company_added',
+          detail: { baseUrl: c.baseUrl, managedBy: 'environment' },
+        });
       else if (!sameKey) events.push({ companyKey: c.key, event: 'key_rotated', detail: { managedBy: 'environment' } });
       await sql`
         insert into ${t} (company_key, base_url, api_key_sealed, form_ids, run_type_ids, rate_limit, managed_by)
@@ -232,7 +257,8 @@ export async function mirrorEnvironmentCompanies(wh: Warehouse, sealer: Sealer, 
     const keys = companies.map((c) => c.key);
     const gone = await sql<{ key: string }[]>`
       delete from ${t} where managed_by = 'environment' and company_key <> all(${keys}) returning company_key as key`;
-    for (const g of gone) events.push({ companyKey: g.key, event: 'company_removed', detail: { managedBy: 'environment' } });
+    for (const g of gone)
+      events.push({ companyKey: g.key, event: 'company_removed', detail: { managedBy: 'environment' } });
   });
   await recordEvents(wh, events);
 }

@@ -6,7 +6,14 @@ import { openWarehouse, type Warehouse } from './connection.ts';
 export async function openMigratedWarehouse(config: Config, log: Logger): Promise<Warehouse> {
   let warehouse: Warehouse | undefined;
   try {
-    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, logger: log, outageMs: config.dbOutageMs, personalDataKey: config.personalDataKey });
+    warehouse = await openWarehouse({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      schema: config.dbSchema,
+      logger: log,
+      outageMs: config.dbOutageMs,
+      personalDataKey: config.personalDataKey,
+    });
     await warehouse.migrate();
     return warehouse;
   } catch (e) {
@@ -17,7 +24,9 @@ export async function openMigratedWarehouse(config: Config, log: Logger): Promis
 
 /** The warehouse could not be reached or migrated: say which one, without its password. */
 export function warehouseError(config: Config, e: unknown): Error {
-  const where = config.databaseUrl ? `DATABASE_URL ${withoutPassword(config.databaseUrl)}` : `the embedded Postgres under ${config.dataDir}`;
+  const where = config.databaseUrl
+    ? `DATABASE_URL ${withoutPassword(config.databaseUrl)}`
+    : `the embedded Postgres under ${config.dataDir}`;
   const err = new Error(`warehouse at ${where}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   (err as Error & { code?: unknown }).code = (e as { code?: unknown })?.code;
   return err;

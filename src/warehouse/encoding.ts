@@ -87,9 +87,19 @@ export function columnsAsArrays(rows: readonly Row[], columns: readonly { name: 
 /** The text parameters a page's rows travel as when all of them are new (a first sync). */
 export function encodePage(page: MappedPage): string[][] {
   const table = tableInfo(page.target.table);
-  const out = [columnsAsArrays(page.mapped.map((m) => m.row), table.columns)];
+  const out = [
+    columnsAsArrays(
+      page.mapped.map((m) => m.row),
+      table.columns,
+    ),
+  ];
   for (const [i, child] of (page.target.children ?? []).entries()) {
-    out.push(columnsAsArrays(page.mapped.flatMap((m) => m.children[i]!), tableInfo(child.table).columns));
+    out.push(
+      columnsAsArrays(
+        page.mapped.flatMap((m) => m.children[i]!),
+        tableInfo(child.table).columns,
+      ),
+    );
   }
   return out;
 }

@@ -4,7 +4,6 @@ import type { Fence } from './tables/fencing.ts';
 
 export type { Fence };
 
-
 /** Postgres's answer to a page of a run that was fenced off (check_run_fence). */
 export const FENCED_OFF = 'WF409';
 
@@ -34,5 +33,9 @@ export function fenced(wh: Warehouse, fence: Fence): Warehouse {
 export function sendFenceCheck(pipe: Pipeline, wh: Warehouse): void {
   const f = wh.fence;
   if (!f) return;
-  pipe.send(`select "${wh.schema}".check_run_fence($1::text, $2::text, $3::text::bigint)`, [f.companyKey, f.job, String(f.token)]);
+  pipe.send(`select "${wh.schema}".check_run_fence($1::text, $2::text, $3::text::bigint)`, [
+    f.companyKey,
+    f.job,
+    String(f.token),
+  ]);
 }

@@ -11,7 +11,12 @@ import type { Target } from './targets.ts';
  */
 
 /** Hash of everything a row says, bookkeeping aside, and of its child rows (in column order, so stable). */
-function contentHash(table: TableInfo, row: Row, children: readonly Row[][], childTables: readonly TableInfo[]): string {
+function contentHash(
+  table: TableInfo,
+  row: Row,
+  children: readonly Row[][],
+  childTables: readonly TableInfo[],
+): string {
   const kids: unknown[][][] = [];
   for (let i = 0; i < children.length; i++) {
     const t = childTables[i]!;
@@ -31,7 +36,12 @@ function content(t: TableInfo, r: Row): unknown[] {
 }
 
 /** A record mapped to its rows with their content fingerprint (`_hash`): mapRecord, then fingerprint. */
-export function mapItem(target: Target, companyKey: string, input: Record<string, unknown>, envelope?: Record<string, unknown>): MappedItem {
+export function mapItem(
+  target: Target,
+  companyKey: string,
+  input: Record<string, unknown>,
+  envelope?: Record<string, unknown>,
+): MappedItem {
   const m = mapRecord(target, input, { companyKey, extras: envelope });
   fingerprint(target, m);
   return m;
@@ -48,7 +58,11 @@ const tablesByTarget = new WeakMap<Target, { table: TableInfo; children: readonl
 /** A target's table and child tables, looked up once per target rather than per record. */
 function tablesOf(target: Target): { table: TableInfo; children: readonly TableInfo[] } {
   let t = tablesByTarget.get(target);
-  if (!t) tablesByTarget.set(target, (t = { table: tableInfo(target.table), children: (target.children ?? []).map((c) => tableInfo(c.table)) }));
+  if (!t)
+    tablesByTarget.set(
+      target,
+      (t = { table: tableInfo(target.table), children: (target.children ?? []).map((c) => tableInfo(c.table)) }),
+    );
   return t;
 }
 
@@ -57,4 +71,3 @@ export function fingerprintPage(page: MappedPage): void {
   for (const m of page.mapped) fingerprint(page.target, m);
   for (const m of page.envelope?.mapped ?? []) fingerprint(page.envelope!.target, m);
 }
-

@@ -38,15 +38,23 @@ export function guardDriverSocketBug(log: Logger): void {
   process.on('uncaughtException', (err, origin) => {
     if (isDriverClosedSocketWrite(err)) {
       seen++;
-      log.warn({ occurrences: seen }, 'postgres.js wrote to a closed warehouse connection (porsager/postgres#1154); the process goes on');
+      log.warn(
+        { occurrences: seen },
+        'postgres.js wrote to a closed warehouse connection (porsager/postgres#1154); the process goes on',
+      );
       return;
     }
     if (origin === 'unhandledRejection' && isDriverTypesQueryFailure(err)) {
-      log.warn({ reason: (err as Error).message }, 'a new warehouse connection failed while postgres.js read its array types; the process goes on');
+      log.warn(
+        { reason: (err as Error).message },
+        'a new warehouse connection failed while postgres.js read its array types; the process goes on',
+      );
       return;
     }
     // What Node does with an uncaught exception when no one listens: print it and exit.
-    process.stderr.write(`${origin === 'unhandledRejection' ? 'Unhandled rejection' : 'Uncaught exception'}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `${origin === 'unhandledRejection' ? 'Unhandled rejection' : 'Uncaught exception'}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exit(1);
   });
 }

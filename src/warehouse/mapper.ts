@@ -138,7 +138,14 @@ function field(s: Scope, k: string): Field {
   const path = s.path ? `${s.path}.${k}` : k;
   const name = s.prefix + snake(k);
   const col = BOOKKEEPING.has(name) || s.table.derived.has(name) ? undefined : s.table.byName.get(name);
-  f = { drop: NEVER_STORED.test(k) || s.skip.has(path), name, col, jsonb: col?.sqlType === 'jsonb', path, nested: undefined };
+  f = {
+    drop: NEVER_STORED.test(k) || s.skip.has(path),
+    name,
+    col,
+    jsonb: col?.sqlType === 'jsonb',
+    path,
+    nested: undefined,
+  };
   if (s.fields.size < MAX_CACHED_FIELDS) s.fields.set(k, f);
   return f;
 }
@@ -156,7 +163,11 @@ function flatten(value: Record<string, unknown>, s: Scope, row: Row): Record<str
       row[f.name] = f.jsonb ? scrub(v) : v;
     } else if (structured && !Array.isArray(v)) {
       // Nested extras are fresh scrubbed copies already.
-      const nested = flatten(v as Record<string, unknown>, (f.nested ??= scope(s.table, s.skip, `${f.name}_`, f.path)), row);
+      const nested = flatten(
+        v as Record<string, unknown>,
+        (f.nested ??= scope(s.table, s.skip, `${f.name}_`, f.path)),
+        row,
+      );
       if (nested) (extra ??= {})[k] = nested;
     } else if (v !== null && v !== undefined) {
       (extra ??= {})[k] = scrub(v);
@@ -189,7 +200,13 @@ function planFor(target: Target): Plan {
   const table = tableInfo(target.table);
   const children = (target.children ?? []).map((child) => {
     const t = tableInfo(child.table);
-    return { child, table: t, scope: scope(t, new Set()), parentColumns: child.parentColumns ?? target.key, hasOrd: t.byName.has('_ord') };
+    return {
+      child,
+      table: t,
+      scope: scope(t, new Set()),
+      parentColumns: child.parentColumns ?? target.key,
+      hasOrd: t.byName.has('_ord'),
+    };
   });
   plan = {
     table,
@@ -208,7 +225,13 @@ type Rejects = { raw: unknown; reason: string }[];
  * `rejects` and its siblings go on. Elements with the same identifying fields in one item (two requirements
  * worded alike) each keep a row: the second and later ones hash their occurrence into `_key` as well.
  */
-function mapChild(c: ChildPlan, item: Record<string, unknown>, parent: Row, parentKey: readonly string[], rejects: Rejects): Row[] {
+function mapChild(
+  c: ChildPlan,
+  item: Record<string, unknown>,
+  parent: Row,
+  parentKey: readonly string[],
+  rejects: Rejects,
+): Row[] {
   const list = getPath(item, c.child.path);
   if (!Array.isArray(list)) return [];
   const elements = list.filter(isPlainObject).flatMap((el) => expand(el, c.child.each));
@@ -217,7 +240,7 @@ function mapChild(c: ChildPlan, item: Record<string, unknown>, parent: Row, pare
   elements.forEach((el, ord) => {
     const row = c.table.blank();
     row.company_key = parent.company_key;
-    c.parentColumns.forEach((col, i) => (row[col] = parent[parentKey[i]!]));
+    for (const [i, col] of c.parentColumns.entries()) row[col] = parent[parentKey[i]!];
     const extra = flatten(el, c.scope, row);
     fillLocalTimes(c.table, row);
     if (c.hasOrd) row._ord = ord;
@@ -230,7 +253,10 @@ function mapChild(c: ChildPlan, item: Record<string, unknown>, parent: Row, pare
     row._extra = extra ?? null;
     const missing = c.child.key.filter((k) => row[k] === null || row[k] === undefined);
     if (missing.length > 0) {
-      rejects.push({ raw: { parent: keyObject(parent, parentKey), [c.child.path]: el }, reason: `${c.table.name}: ${missing.join(', ')} is null` });
+      rejects.push({
+        raw: { parent: keyObject(parent, parentKey), [c.child.path]: el },
+        reason: `${c.table.name}: ${missing.join(', ')} is null`,
+      });
       return;
     }
     rows.push(row);

@@ -64,7 +64,8 @@ export async function migrateWarehouse(url: string, schema: string, logger?: Log
 
 /** How many migrations the folder holds. */
 function journalLength(dir: string): number {
-  return (JSON.parse(readFileSync(join(dir, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+  return (JSON.parse(readFileSync(join(dir, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries
+    .length;
 }
 
 /** How many migrations the warehouse holds (none before its first). */

@@ -21,7 +21,15 @@ export class WarehouseUnavailableError extends Error {
 /** postgres.js's own codes for a connection that closed or could not be made. */
 const DRIVER_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'CONNECTION_LOST']);
 /** Node's socket errors. */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 /**
  * Postgres's: 08 connection exceptions; 57P01-57P03 shutdown and start-up (admin_shutdown, crash_shutdown,
  * cannot_connect_now); 53300 too_many_connections while the old connections of a restart are cleaned up.

@@ -36,11 +36,18 @@ export interface MappedPage {
 }
 
 /** Maps a page's records (and its envelope's) to rows, without fingerprints, and keys its refusals. */
-export function mapPage(target: Target, items: readonly object[], page: PageContext, refused: readonly Refusal[] = []): MappedPage {
+export function mapPage(
+  target: Target,
+  items: readonly object[],
+  page: PageContext,
+  refused: readonly Refusal[] = [],
+): MappedPage {
   const { mapped, keys } = mapAll(target, items, page);
   sortByKey(mapped, target.key);
   const e = envelopeItems(target, page.extras);
-  const childRejects = mapped.flatMap((m) => m.rejects.map((r) => ({ ...r, key: childRejectKey(target, page, r.raw) })));
+  const childRejects = mapped.flatMap((m) =>
+    m.rejects.map((r) => ({ ...r, key: childRejectKey(target, page, r.raw) })),
+  );
   return {
     target,
     companyKey: page.companyKey,
@@ -57,7 +64,10 @@ function mapAll(t: Target, items: readonly object[], page: PageContext): { mappe
   return { mapped: dedupe(all, (m) => m.keyText), keys: all.map((m) => m.keyText) };
 }
 
-function envelopeItems(target: Target, extras: Record<string, unknown> | undefined): { target: Target; items: object[] } | undefined {
+function envelopeItems(
+  target: Target,
+  extras: Record<string, unknown> | undefined,
+): { target: Target; items: object[] } | undefined {
   const e = target.envelopeTarget;
   if (!e || !extras || extras[e.fields[0]!] == null) return undefined;
   return { target: e.target, items: [Object.fromEntries(e.fields.map((f) => [f, extras[f] ?? null]))] };
@@ -106,6 +116,7 @@ function refusedRecordKey(target: Target, raw: unknown, page: PageContext): stri
 /** A child element that could not be a row is refused under its parent's key (mapper.ts mapChild names the parent). */
 function childRejectKey(target: Target, page: PageContext, raw: unknown): string | null {
   const parent = (raw as { parent?: unknown } | null)?.parent;
-  if (parent && typeof parent === 'object' && target.key.every((k) => (parent as Row)[k] != null)) return keyText(parent as Row, target.key);
+  if (parent && typeof parent === 'object' && target.key.every((k) => (parent as Row)[k] != null))
+    return keyText(parent as Row, target.key);
   return refusedRecordKey(target, raw, page) ?? null;
 }

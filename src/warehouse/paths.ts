@@ -21,4 +21,3 @@ export function splitPath(path: string): readonly string[] {
   if (!parts) pathParts.set(path, (parts = path.split('.')));
   return parts;
 }
-

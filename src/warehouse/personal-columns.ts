@@ -37,7 +37,13 @@ const asStored = (name: string) => Buffer.from(name).subarray(0, 63).toString('u
 const personalByTable: ReadonlyMap<string, readonly string[]> = new Map(
   Object.values(warehouseTables(DEFAULT_SCHEMA)).map((t) => {
     const { name, columns } = getTableConfig(t as PgTable);
-    return [name, columns.map((c) => c.name).filter((c) => PERSONAL_NAME.some((p) => p.test(c))).map(asStored)] as const;
+    return [
+      name,
+      columns
+        .map((c) => c.name)
+        .filter((c) => PERSONAL_NAME.some((p) => p.test(c)))
+        .map(asStored),
+    ] as const;
   }),
 );
 

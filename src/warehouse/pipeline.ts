@@ -109,7 +109,8 @@ export function sessionPool(open: (onclose: () => void) => Sql, size: number): S
  */
 function guarded(session: Session, begunOn: number): Sql {
   const check = () => {
-    if (session.generation() !== begunOn) throw new ConnectionLostError('the warehouse connection closed during the transaction');
+    if (session.generation() !== begunOn)
+      throw new ConnectionLostError('the warehouse connection closed during the transaction');
   };
   const sql = session.sql;
   return new Proxy(sql, {
@@ -174,7 +175,8 @@ export async function transaction<T>(sessions: Sessions, fn: (pipe: Pipeline) =>
       // A connection that failed (reset, closed) took its transaction with it: a ROLLBACK sent after it is never
       // answered when postgres.js connects again without telling `onclose` (a reset while it was still setting
       // the connection up), and would hold the page and its session for good.
-      if (session.generation() === begunOn && !isConnectionError(e)) await session.sql.unsafe('rollback').catch(() => {});
+      if (session.generation() === begunOn && !isConnectionError(e))
+        await session.sql.unsafe('rollback').catch(() => {});
       throw e;
     }
   } finally {

@@ -23,7 +23,12 @@ const HYPHEN = 45;
 /** Key parts compare by meaning: one instant written with two offsets is one key. */
 function keyPart(v: unknown): unknown {
   // Most key parts are ids and words: the length and the date's first hyphen rule them out before the match.
-  if (typeof v === 'string' && v.length >= OFFSET_DATETIME_MIN_LENGTH && v.charCodeAt(4) === HYPHEN && OFFSET_DATETIME.test(v)) {
+  if (
+    typeof v === 'string' &&
+    v.length >= OFFSET_DATETIME_MIN_LENGTH &&
+    v.charCodeAt(4) === HYPHEN &&
+    OFFSET_DATETIME.test(v)
+  ) {
     const ms = Date.parse(v);
     if (!Number.isNaN(ms)) return instantText(ms);
   }
@@ -55,4 +60,3 @@ export function hashKey(item: unknown, fields: readonly KeyField[]): string {
   for (let i = 0; i < paths.length; i++) parts[i] = keyPart(firstPresent(item, paths[i]!));
   return sha256Hex32(JSON.stringify(parts));
 }
-

@@ -25,10 +25,18 @@ const COLUMNS = (wh: Warehouse) => wh.sql`
   id::int as id, company_key as company, stream, via, requested_at as "requestedAt", started_at as "startedAt",
   finished_at as "finishedAt", outcome`;
 
-export async function requestResync(wh: Warehouse, r: { company: string; stream: string; via: ResyncVia }): Promise<number> {
+export async function requestResync(
+  wh: Warehouse,
+  r: { company: string; stream: string; via: ResyncVia },
+): Promise<number> {
   const [row] = await wh.sql<{ id: number }[]>`
     insert into ${t(wh)} (company_key, stream, via) values (${r.company}, ${r.stream}, ${r.via}) returning id::int as id`;
-  await recordEvent(wh, { companyKey: r.company, stream: r.stream, event: 'resync_requested', detail: { request: row!.id, via: r.via } });
+  await recordEvent(wh, {
+    companyKey: r.company,
+    stream: r.stream,
+    event: 'resync_requested',
+    detail: { request: row!.id, via: r.via },
+  });
   return row!.id;
 }
 
@@ -40,10 +48,18 @@ export async function claimResyncs(wh: Warehouse, company: string, stream: strin
   return rows.map((r) => r.id);
 }
 
-export async function finishResyncs(wh: Warehouse, company: string, stream: string, ids: readonly number[], outcome: { outcome: string; rows?: number; deleted?: number; error?: string }): Promise<void> {
+export async function finishResyncs(
+  wh: Warehouse,
+  company: string,
+  stream: string,
+  ids: readonly number[],
+  outcome: { outcome: string; rows?: number; deleted?: number; error?: string },
+): Promise<void> {
   if (ids.length === 0) return;
   await wh.sql`update ${t(wh)} set finished_at = now(), outcome = ${outcome.outcome} where id = any(${ids as number[]}::bigint[])`;
-  await recordEvents(wh, [{ companyKey: company, stream, event: 'resync_finished', detail: { requests: ids, ...outcome } }]);
+  await recordEvents(wh, [
+    { companyKey: company, stream, event: 'resync_finished', detail: { requests: ids, ...outcome } },
+  ]);
 }
 
 /** Requests no process has taken yet, oldest first: what the running start (without Redis) picks up. */
@@ -53,5 +69,7 @@ export async function openResyncs(wh: Warehouse): Promise<ResyncRequest[]> {
 
 /** A company's latest requests, newest first. */
 export async function listResyncs(wh: Warehouse, company: string, limit = 20): Promise<ResyncRequest[]> {
-  return wh.sql<ResyncRequest[]>`select ${COLUMNS(wh)} from ${t(wh)} where company_key = ${company} order by id desc limit ${limit}`;
+  return wh.sql<
+    ResyncRequest[]
+  >`select ${COLUMNS(wh)} from ${t(wh)} where company_key = ${company} order by id desc limit ${limit}`;
 }

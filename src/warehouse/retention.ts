@@ -40,7 +40,12 @@ export async function pruneRuns(wh: Warehouse, companyKey: string, days: number,
 }
 
 /** Deletes a company's rejects resolved longer ago than the horizon; open ones stay however old. */
-export async function pruneResolvedRejects(wh: Warehouse, companyKey: string, days: number, size = PRUNE_BATCH): Promise<number> {
+export async function pruneResolvedRejects(
+  wh: Warehouse,
+  companyKey: string,
+  days: number,
+  size = PRUNE_BATCH,
+): Promise<number> {
   const t = wh.sql`${wh.sql(wh.schema)}.sync_rejects`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`
@@ -55,7 +60,12 @@ export async function pruneResolvedRejects(wh: Warehouse, companyKey: string, da
  * failed) longer ago than the horizon. The row keeps its outcome, ids and refusal; it can no longer be retried
  * (push/outbox.ts retryChange). Answers how many.
  */
-export async function prunePushPayloads(wh: Warehouse, companyKey: string, days: number, size = PRUNE_BATCH): Promise<number> {
+export async function prunePushPayloads(
+  wh: Warehouse,
+  companyKey: string,
+  days: number,
+  size = PRUNE_BATCH,
+): Promise<number> {
   const t = wh.sql`${wh.sql(wh.schema)}.push_outbox`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`
@@ -69,7 +79,12 @@ export async function prunePushPayloads(wh: Warehouse, companyKey: string, days:
 }
 
 /** Deletes a company's timeline events older than the horizon (the runs' own). */
-export async function pruneEvents(wh: Warehouse, companyKey: string, days: number, size = PRUNE_BATCH): Promise<number> {
+export async function pruneEvents(
+  wh: Warehouse,
+  companyKey: string,
+  days: number,
+  size = PRUNE_BATCH,
+): Promise<number> {
   const t = wh.sql`${wh.sql(wh.schema)}.events`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`

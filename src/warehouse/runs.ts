@@ -27,8 +27,15 @@ const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.sync_runs`;
  * Inserts a running run owned by this process. `syncStartedAt` is when the sync it belongs to began: an
  * interrupted sync resumed by later processes is one sync, however many processes it took.
  */
-export async function openRun(wh: Warehouse, o: { companyKey: string; stream: string; syncStartedAt?: Date }): Promise<number> {
-  const details = { owner: OWNER, heartbeat: new Date().toISOString(), ...(o.syncStartedAt ? { syncStartedAt: o.syncStartedAt.toISOString() } : {}) };
+export async function openRun(
+  wh: Warehouse,
+  o: { companyKey: string; stream: string; syncStartedAt?: Date },
+): Promise<number> {
+  const details = {
+    owner: OWNER,
+    heartbeat: new Date().toISOString(),
+    ...(o.syncStartedAt ? { syncStartedAt: o.syncStartedAt.toISOString() } : {}),
+  };
   const [row] = await wh.sql<{ id: string }[]>`
     insert into ${t(wh)} (company_key, stream, started_at, details)
     values (${o.companyKey}, ${o.stream}, now(), ${wh.sql.json(details)}) returning id`;
@@ -134,9 +141,19 @@ async function recordTurn(wh: Warehouse, id: number, outcome: 'ok' | 'failed', e
     from ${t(wh)} r where r.id = ${id}`;
   if (!run) return;
   if (outcome === 'failed' && run.before !== 'failed') {
-    await recordEvent(wh, { companyKey: run.company, stream: run.stream, event: 'stream_failing', detail: { runId: id, error: (error ?? '').slice(0, 500) } });
+    await recordEvent(wh, {
+      companyKey: run.company,
+      stream: run.stream,
+      event: 'stream_failing',
+      detail: { runId: id, error: (error ?? '').slice(0, 500) },
+    });
   } else if (outcome === 'ok' && run.before === 'failed') {
-    await recordEvent(wh, { companyKey: run.company, stream: run.stream, event: 'stream_recovered', detail: { runId: id } });
+    await recordEvent(wh, {
+      companyKey: run.company,
+      stream: run.stream,
+      event: 'stream_recovered',
+      detail: { runId: id },
+    });
   }
 }
 
@@ -218,7 +235,11 @@ export interface Resumption {
  * process died, or shut down), less than RESUME_WITHIN_MS ago. Whatever else the interrupted sync (or an earlier
  * resumption of it) finished, the resumption does not read again.
  */
-export async function findResumption(wh: Warehouse, companyKey: string, streams: readonly string[]): Promise<Resumption | undefined> {
+export async function findResumption(
+  wh: Warehouse,
+  companyKey: string,
+  streams: readonly string[],
+): Promise<Resumption | undefined> {
   const latest = await wh.sql<{ stream: string; outcome: string | null; started_at: Date; sync_started_at: Date }[]>`
     select distinct on (stream) stream, outcome, started_at,
            coalesce((details->>'syncStartedAt')::timestamptz, started_at) as sync_started_at

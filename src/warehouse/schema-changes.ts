@@ -37,7 +37,12 @@ export async function recordedFields(wh: Warehouse, companyKey: string, stream: 
  * Records fields first seen (or seen again after they were gone), in one statement. Returns the paths this call
  * recorded: another process that met the same field at the same time records it once between them.
  */
-export async function recordAppeared(wh: Warehouse, companyKey: string, stream: string, fields: readonly NewField[]): Promise<string[]> {
+export async function recordAppeared(
+  wh: Warehouse,
+  companyKey: string,
+  stream: string,
+  fields: readonly NewField[],
+): Promise<string[]> {
   if (fields.length === 0) return [];
   const rows = await wh.sql<{ path: string }[]>`
     insert into ${t(wh)} as c (company_key, stream, field_path, json_type, example)
@@ -56,7 +61,13 @@ export async function recordAppeared(wh: Warehouse, companyKey: string, stream: 
  * field still coming that it did not see counts one more read without, and is gone at GONE_AFTER_READS. One
  * statement; returns the paths found gone by it.
  */
-export async function recordRead(wh: Warehouse, companyKey: string, stream: string, seen: readonly FieldCount[], complete: boolean): Promise<string[]> {
+export async function recordRead(
+  wh: Warehouse,
+  companyKey: string,
+  stream: string,
+  seen: readonly FieldCount[],
+  complete: boolean,
+): Promise<string[]> {
   const rows = await wh.sql<{ path: string; gone: boolean }[]>`
     with seen as (select * from unnest(${seen.map((s) => s.path)}::text[], ${seen.map((s) => s.records)}::bigint[]) s(field_path, records))
     update ${t(wh)} c set
@@ -73,7 +84,10 @@ export async function recordRead(wh: Warehouse, companyKey: string, stream: stri
 }
 
 /** Every recorded field, of one company or all, the latest first. */
-export async function listSchemaChanges(wh: Warehouse, o: { companyKey?: string; limit?: number } = {}): Promise<SchemaChangeRow[]> {
+export async function listSchemaChanges(
+  wh: Warehouse,
+  o: { companyKey?: string; limit?: number } = {},
+): Promise<SchemaChangeRow[]> {
   const { companyKey, limit } = o;
   return wh.sql<SchemaChangeRow[]>`
     select company_key, stream, field_path, json_type, example, field_first_seen_at, field_last_seen_at,

@@ -48,7 +48,12 @@ export interface HolderCopies {
  * have been marked gone meanwhile). A change to nothing the records show (a supervisor's name, a phone, a move
  * between listed statuses) is left out.
  */
-export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after: Date, h: HolderCopies): Promise<number[]> {
+export async function holdersOutOfStep(
+  wh: Warehouse,
+  companyKey: string,
+  after: Date,
+  h: HolderCopies,
+): Promise<number[]> {
   const records = tableInfo(h.table);
   const people = tableInfo('individuals');
   const check = (t: TableInfo, name: string) => `"${columnOf(t, name)}"`;
@@ -56,7 +61,9 @@ export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after:
   const mine = copied.map(([r]) => `r.${check(records, r)}`).join(', ');
   const theirs = copied.map(([, i]) => `i.${check(people, i)}`).join(', ');
   const derived = h.derivedFrom.map((c) => `v.${check(people, c)} is distinct from i.${check(people, c)}`);
-  const titleIds = (expr: string) => `coalesce((select array_agg((e->>'JobTitleId')::int order by (e->>'JobTitleId')::int)
+  const titleIds = (
+    expr: string,
+  ) => `coalesce((select array_agg((e->>'JobTitleId')::int order by (e->>'JobTitleId')::int)
       from jsonb_array_elements(case when jsonb_typeof(${expr}) = 'array' then ${expr} else '[]'::jsonb end) e), '{}')`;
   const titles = h.jobTitles
     ? `or ${titleIds(`r.${check(records, h.jobTitles)}`)} is distinct from coalesce((select array_agg(t.job_title_id order by t.job_title_id)
@@ -92,7 +99,11 @@ export async function holdersOutOfStep(wh: Warehouse, companyKey: string, after:
 }
 
 /** Live individuals in none of `statuses`. */
-export async function individualsOutside(wh: Warehouse, companyKey: string, statuses: readonly string[]): Promise<number[]> {
+export async function individualsOutside(
+  wh: Warehouse,
+  companyKey: string,
+  statuses: readonly string[],
+): Promise<number[]> {
   const rows = await wh.sql<{ service_id: number }[]>`
     select service_id from ${wh.sql(wh.schema)}.individuals
     where company_key = ${companyKey} and _deleted_at is null and status <> all(${[...statuses]})`;
@@ -169,7 +180,12 @@ export async function credentialHoldersChangedSince(wh: Warehouse, companyKey: s
 }
 
 /** Holders of live credentials whose expiration day lies in [fromDay, toDay] (yyyy-MM-dd): their status turns Expired. */
-export async function credentialHoldersExpiring(wh: Warehouse, companyKey: string, fromDay: string, toDay: string): Promise<number[]> {
+export async function credentialHoldersExpiring(
+  wh: Warehouse,
+  companyKey: string,
+  fromDay: string,
+  toDay: string,
+): Promise<number[]> {
   const rows = await wh.sql<{ service_id: number }[]>`
     select distinct service_id from ${wh.sql(wh.schema)}.individual_certifications
     where company_key = ${companyKey} and service_id is not null and _deleted_at is null

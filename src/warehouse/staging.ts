@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { Sql, TransactionSql } from 'postgres';
 import { encode } from './encoding.ts';
-import { type Row, type TableInfo } from './catalog.ts';
+import type { Row, TableInfo } from './catalog.ts';
 
 /**
  * Rows of a page on their way into a warehouse table through COPY: COPY into a temporary staging table of the

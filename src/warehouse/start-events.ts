@@ -20,8 +20,10 @@ export async function recordStart(wh: Warehouse, companies: readonly string[], v
   const now = { migrations, version };
   const events: NewEvent[] = [];
   for (const companyKey of companies) {
-    if (seen.migrations !== migrations) events.push({ companyKey, event: 'migrated', detail: { ...now, before: seen.migrations ?? null } });
-    if (seen.version !== undefined && seen.version !== version) events.push({ companyKey, event: 'version_changed', detail: { ...now, before: seen.version } });
+    if (seen.migrations !== migrations)
+      events.push({ companyKey, event: 'migrated', detail: { ...now, before: seen.migrations ?? null } });
+    if (seen.version !== undefined && seen.version !== version)
+      events.push({ companyKey, event: 'version_changed', detail: { ...now, before: seen.version } });
   }
   await recordEvents(wh, events);
   return events;

@@ -33,7 +33,12 @@ export interface CheckpointAt {
 const q = (name: string) => `"${name}"`;
 
 /** The cursor a stream partition reached, or undefined before its first completed read. */
-export async function readCheckpoint<T = unknown>(wh: Warehouse, companyKey: string, stream: string, partition = '-'): Promise<T | undefined> {
+export async function readCheckpoint<T = unknown>(
+  wh: Warehouse,
+  companyKey: string,
+  stream: string,
+  partition = '-',
+): Promise<T | undefined> {
   const rows = await wh.sql<{ cursor: T }[]>`
     select cursor from ${wh.sql(wh.schema)}.sync_state
     where company_key = ${companyKey} and stream = ${stream} and partition = ${partition}`;
@@ -41,14 +46,25 @@ export async function readCheckpoint<T = unknown>(wh: Warehouse, companyKey: str
 }
 
 /** Checkpoints outside a page write (a page write carries its own, in its own transaction). */
-export async function saveCheckpoint(wh: Warehouse, companyKey: string, stream: string, partition: string, cursor: unknown): Promise<void> {
+export async function saveCheckpoint(
+  wh: Warehouse,
+  companyKey: string,
+  stream: string,
+  partition: string,
+  cursor: unknown,
+): Promise<void> {
   const pipe = new Pipeline(wh.sql);
   await sendCheckpoint(pipe, wh.schema, { companyKey, stream, partition }, { cursor });
   await pipe.flush();
 }
 
 /** Sends a page's checkpoint in its transaction: the whole cursor, or an edit of the stored one. */
-export async function sendCheckpoint(pipe: Pipeline, schema: string, at: CheckpointAt, write: CheckpointWrite): Promise<void> {
+export async function sendCheckpoint(
+  pipe: Pipeline,
+  schema: string,
+  at: CheckpointAt,
+  write: CheckpointWrite,
+): Promise<void> {
   if ('edit' in write) await editCursor(pipe, schema, at, write.edit);
   else putCursor(pipe, schema, at, write.cursor);
 }
@@ -75,7 +91,14 @@ async function editCursor(pipe: Pipeline, schema: string, at: CheckpointAt, edit
       pipe.tx,
       `update ${q(schema)}."sync_state" set cursor = ${EDITS[edit.kind]}, updated_at = now()
 where company_key = $1 and stream = $2 and partition = $3 returning 1`,
-      [at.companyKey, at.stream, at.partition, textArray(edit.object), edit.key, typeof last === 'string' ? last : textArray(last)],
+      [
+        at.companyKey,
+        at.stream,
+        at.partition,
+        textArray(edit.object),
+        edit.key,
+        typeof last === 'string' ? last : textArray(last),
+      ],
     ),
   );
   if (updated.length !== 1) throw new Error(`${at.stream} (${at.partition}): no stored cursor to edit`);

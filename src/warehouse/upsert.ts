@@ -1,5 +1,5 @@
 import type { Warehouse } from './connection.ts';
-import { exec, Pipeline, transaction, type Tx } from './pipeline.ts';
+import { exec, type Pipeline, transaction, type Tx } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
 import { tableInfo, type Row, type TableInfo } from './catalog.ts';
@@ -151,7 +151,12 @@ on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
 }
 
 /** A join condition matching a table's key columns against unnested arrays of their types starting at `$first`. */
-function keyJoin(schema: string, table: TableInfo, key: readonly string[], first: number): { from: string; on: string } {
+function keyJoin(
+  _schema: string,
+  table: TableInfo,
+  key: readonly string[],
+  first: number,
+): { from: string; on: string } {
   const cols = key.map((k) => table.byName.get(k)!);
   const arrays = cols.map((c, i) => `$${first + i}::${c.sqlType}[]`).join(', ');
   return {
@@ -172,12 +177,20 @@ interface Previous {
 }
 
 /** The stored state of the page's keys that exist, by key text; those rows stay locked until the page commits. */
-async function lockAndRead(tx: Tx, schema: string, table: TableInfo, mapped: readonly MappedItem[]): Promise<Map<string, Previous>> {
+async function lockAndRead(
+  tx: Tx,
+  schema: string,
+  table: TableInfo,
+  mapped: readonly MappedItem[],
+): Promise<Map<string, Previous>> {
   const previous = new Map<string, Previous>();
   const key = table.primaryKey.slice(1);
   for (const chunk of chunks(mapped)) {
     const rows = chunk.map((m) => m.row);
-    for (const o of await exec(tx, lockAndReadStatement(schema, table), [rows[0]!.company_key, ...keyArrays(rows, key)])) {
+    for (const o of await exec(tx, lockAndReadStatement(schema, table), [
+      rows[0]!.company_key,
+      ...keyArrays(rows, key),
+    ])) {
       const keyText = JSON.stringify(key.map((k) => o[k] as string | null));
       previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
     }
@@ -207,9 +220,18 @@ interface Opens {
  * statement: RETURNING hands the rows as written to the history insert, so the page's rows are neither sent nor
  * looked up a second time. `at` is the parameter holding the version's start.
  */
-function openingHistory(schema: string, table: TableInfo, history: TableInfo, source: Source, write: string, at: string): string {
+function openingHistory(
+  schema: string,
+  _table: TableInfo,
+  history: TableInfo,
+  _source: Source,
+  write: string,
+  at: string,
+): string {
   return cached(`opening:${history.name}:${write}`, () => {
-    const content = history.columns.filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to').map((c) => q(c.name));
+    const content = history.columns
+      .filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to')
+      .map((c) => q(c.name));
     return `with w as (${write}
 returning ${content.join(', ')}, "_deleted_at" is null as wfsync_opens)
 insert into ${qt(schema, history.name)} (${content.join(', ')}, valid_from, valid_to)
@@ -222,7 +244,14 @@ on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content.ma
  * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
  * by COPY), else unnested from array parameters, a chunk at a time. With `opens`, the rows open their history.
  */
-async function insertFrom(pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], statement: Statement, opens?: Opens): Promise<void> {
+async function insertFrom(
+  pipe: Pipeline,
+  schema: string,
+  table: TableInfo,
+  rows: readonly Row[],
+  statement: Statement,
+  opens?: Opens,
+): Promise<void> {
   if (rows.length === 0) return;
   const send = (source: Source, params: string[]) => {
     const write = statement(schema, table, source);
@@ -231,7 +260,11 @@ async function insertFrom(pipe: Pipeline, schema: string, table: TableInfo, rows
     pipe.send(openingHistory(schema, table, opens.history, source, write, at), [...params, opens.at.toISOString()]);
   };
   const s = staging(schema, table);
-  if (rows.length >= COPY_MIN_ROWS && claimStaging(pipe.tx, s) && (await pipe.alone(() => stageRows(pipe.tx, s, rows)))) {
+  if (
+    rows.length >= COPY_MIN_ROWS &&
+    claimStaging(pipe.tx, s) &&
+    (await pipe.alone(() => stageRows(pipe.tx, s, rows)))
+  ) {
     send({ id: 'staged', from: `${q(s.name)} i` }, []);
     return;
   }
@@ -253,7 +286,13 @@ function keyArrays(rows: readonly Row[], key: readonly string[]): string[] {
  * rows to delete: a parent the page inserts has none (had another writer inserted it meanwhile, the parent's
  * INSERT fails and the page is written again as an upsert, which passes every parent as stored).
  */
-async function replaceChildren(pipe: Pipeline, schema: string, target: Target, parents: readonly MappedItem[], stored: readonly MappedItem[]): Promise<void> {
+async function replaceChildren(
+  pipe: Pipeline,
+  schema: string,
+  target: Target,
+  parents: readonly MappedItem[],
+  stored: readonly MappedItem[],
+): Promise<void> {
   for (const [i, child] of (target.children ?? []).entries()) {
     const table = tableInfo(child.table);
     const parentColumns = child.parentColumns ?? target.key;
@@ -263,9 +302,20 @@ async function replaceChildren(pipe: Pipeline, schema: string, target: Target, p
         `children:${schema}.${table.name}`,
         () => `delete from ${qt(schema, table.name)} x using ${from} where x.company_key = $1 and ${on}`,
       );
-      pipe.send(del, [chunk[0]!.row.company_key, ...keyArrays(chunk.map((p) => renameKey(p.row, target.key, parentColumns)), parentColumns)]);
+      pipe.send(del, [
+        chunk[0]!.row.company_key,
+        ...keyArrays(
+          chunk.map((p) => renameKey(p.row, target.key, parentColumns)),
+          parentColumns,
+        ),
+      ]);
     }
-    await insertRows(pipe, schema, table, parents.flatMap((p) => p.children[i]!));
+    await insertRows(
+      pipe,
+      schema,
+      table,
+      parents.flatMap((p) => p.children[i]!),
+    );
   }
 }
 
@@ -274,13 +324,21 @@ function renameKey(row: Row, from: readonly string[], to: readonly string[]): Ro
 }
 
 /** Closes the open history version of each key (the rows written then open their next one: openingHistory). */
-function closeHistory(pipe: Pipeline, schema: string, target: Target, companyKey: string, close: readonly Row[], at: Date): void {
+function closeHistory(
+  pipe: Pipeline,
+  schema: string,
+  target: Target,
+  companyKey: string,
+  close: readonly Row[],
+  at: Date,
+): void {
   if (!target.history || close.length === 0) return;
   const history = tableInfo(target.history);
   const { from, on } = keyJoin(schema, history, target.key, 3);
   const sql = cached(
     `history-close:${schema}.${history.name}`,
-    () => `update ${qt(schema, history.name)} x set valid_to = $2 from ${from} where x.company_key = $1 and x.valid_to is null and ${on}`,
+    () =>
+      `update ${qt(schema, history.name)} x set valid_to = $2 from ${from} where x.company_key = $1 and x.valid_to is null and ${on}`,
   );
   pipe.send(sql, [companyKey, at, ...keyArrays(close, target.key)]);
 }
@@ -312,10 +370,14 @@ async function writeMapped(
   for (const m of mapped) {
     m.row._synced_at = syncedAt;
     m.row._deleted_at = m.deleted ? syncedAt : null;
-    for (const rows of m.children) for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
+    for (const rows of m.children)
+      for (const r of rows) Object.assign(r, { _synced_at: syncedAt, _deleted_at: m.row._deleted_at });
   }
   const table = tableInfo(target.table);
-  const previous = newRows === 'fresh' ? new Map<string, Previous>() : await pipe.alone(() => lockAndRead(pipe.tx, schema, table, mapped));
+  const previous =
+    newRows === 'fresh'
+      ? new Map<string, Previous>()
+      : await pipe.alone(() => lockAndRead(pipe.tx, schema, table, mapped));
   const changed: MappedItem[] = [];
   const stored: MappedItem[] = [];
   const fresh: Row[] = [];
@@ -364,14 +426,18 @@ export async function writePage(wh: Warehouse, o: WritePageOptions): Promise<Pag
   }
 }
 
-const mapRecords = (o: PageWrite & PageRecords) => mapPage(o.target, o.items, { companyKey: o.companyKey, extras: o.extras }, o.rejects);
+const mapRecords = (o: PageWrite & PageRecords) =>
+  mapPage(o.target, o.items, { companyKey: o.companyKey, extras: o.extras }, o.rejects);
 
 async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPage): Promise<PageWritten> {
   fingerprintPage(page);
   const mapped = page.mapped;
   // Child elements that could not be rows are rejects of the page like records that failed their schema.
   const freshKeys = expectsFreshKeys(wh, o.companyKey, o.target);
-  const personal = await retryThroughOutage(() => applyPersonalData(wh, page, [...page.refused, ...page.childRejects]), wh.outage);
+  const personal = await retryThroughOutage(
+    () => applyPersonalData(wh, page, [...page.refused, ...page.childRejects]),
+    wh.outage,
+  );
   const rejects = personal.rejects;
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
@@ -380,12 +446,41 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
       personal.check(pipe);
       if (page.envelope) {
         // The guess of fresh keys is the page's target's; the envelope's keys are always read.
-        const e = await writeMapped(pipe, wh.schema, page.envelope.target, o.companyKey, page.envelope.mapped, o.syncedAt, newRows === 'fresh' ? 'insert' : newRows);
+        const e = await writeMapped(
+          pipe,
+          wh.schema,
+          page.envelope.target,
+          o.companyKey,
+          page.envelope.mapped,
+          o.syncedAt,
+          newRows === 'fresh' ? 'insert' : newRows,
+        );
         envelopeInserted = e.inserted;
       }
-      const result = await writeMapped(pipe, wh.schema, o.target, o.companyKey, mapped, o.syncedAt, newRows, personal.prepare);
-      sendRejects(pipe, wh.schema, { companyKey: o.companyKey, stream: o.stream, runId: o.runId, rejects, written: mapped.map((m) => m.keyText) });
-      if (o.checkpoint) await sendCheckpoint(pipe, wh.schema, { companyKey: o.companyKey, stream: o.stream, partition: o.checkpoint.partition }, o.checkpoint);
+      const result = await writeMapped(
+        pipe,
+        wh.schema,
+        o.target,
+        o.companyKey,
+        mapped,
+        o.syncedAt,
+        newRows,
+        personal.prepare,
+      );
+      sendRejects(pipe, wh.schema, {
+        companyKey: o.companyKey,
+        stream: o.stream,
+        runId: o.runId,
+        rejects,
+        written: mapped.map((m) => m.keyText),
+      });
+      if (o.checkpoint)
+        await sendCheckpoint(
+          pipe,
+          wh.schema,
+          { companyKey: o.companyKey, stream: o.stream, partition: o.checkpoint.partition },
+          o.checkpoint,
+        );
       return result;
     });
   const attempt = async () => {

@@ -66,7 +66,10 @@ describe('wfsync status', () => {
     expect(text.stdout).toMatch(/^push: no changes$/m);
 
     const json = await wfsync(['status', '--json'], { LOG_LEVEL: 'warn' });
-    const status = JSON.parse(json.stdout) as { streams: { stream: string; freshness: string; lagSeconds: number | null; nextRunAt: string }[]; push: { counts: object; inDoubt: number } };
+    const status = JSON.parse(json.stdout) as {
+      streams: { stream: string; freshness: string; lagSeconds: number | null; nextRunAt: string }[];
+      push: { counts: object; inDoubt: number };
+    };
     const departments = status.streams.find((s) => s.stream === 'departments')!;
     expect(departments.freshness).toBe('fresh');
     expect(departments.lagSeconds).toBeGreaterThanOrEqual(0);

@@ -18,7 +18,12 @@ let loaded: string[];
 let loadedByStart: string[];
 
 /** Runs `wfsync <args>` with a module hook that writes down every module it loads; `stop` says when to SIGTERM it. */
-async function modulesLoadedBy(name: string, args: string[], env: Record<string, string>, stop?: (output: string) => boolean): Promise<string[]> {
+async function modulesLoadedBy(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  stop?: (output: string) => boolean,
+): Promise<string[]> {
   const list = join(dir, `${name}.txt`);
   writeFileSync(
     join(dir, `${name}-hooks.mjs`),
@@ -29,10 +34,17 @@ export async function load(url, context, next) {
 }`,
   );
   const hooks = join(dir, `${name}-register.mjs`);
-  writeFileSync(hooks, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, `${name}-hooks.mjs`)).href)});\n`);
+  writeFileSync(
+    hooks,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, `${name}-hooks.mjs`)).href)});\n`,
+  );
   const run = spawnWfsync(args, { ...env, NODE_OPTIONS: `--import ${pathToFileURL(hooks).href}` });
   if (stop) {
-    await waitFor(() => `${name} to be under way; said:\n${run.output().slice(-3000)}`, async () => stop(run.output()), 120_000);
+    await waitFor(
+      () => `${name} to be under way; said:\n${run.output().slice(-3000)}`,
+      async () => stop(run.output()),
+      120_000,
+    );
     run.proc.kill('SIGTERM');
   }
   const { code } = await run.exited();
@@ -48,11 +60,25 @@ export async function load(url, context, next) {
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 2, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
   dir = mkdtempSync(join(tmpdir(), 'wfsync-modules-'));
-  const env = { WFS_BASE_URL: sandbox.url, WFS_API_KEY: sandbox.apiKey, WFS_RATE_LIMIT: '100/1s', WFS_HTTP_PORT: '0', LOG_LEVEL: 'warn' };
+  const env = {
+    WFS_BASE_URL: sandbox.url,
+    WFS_API_KEY: sandbox.apiKey,
+    WFS_RATE_LIMIT: '100/1s',
+    WFS_HTTP_PORT: '0',
+    LOG_LEVEL: 'warn',
+  };
   [loaded, loadedByStart] = await Promise.all([
-    modulesLoadedBy('sync', ['sync', '--once', '--streams', 'departments'], { ...env, DATABASE_URL: await freshDatabase() }),
+    modulesLoadedBy('sync', ['sync', '--once', '--streams', 'departments'], {
+      ...env,
+      DATABASE_URL: await freshDatabase(),
+    }),
     // `start` syncs every stream first, then schedules them: told to stop once it has.
-    modulesLoadedBy('start', ['start'], { ...env, DATABASE_URL: await freshDatabase(), WFS_SECRET_KEY: 'loading-test-secret-key-0123' }, (out) => out.includes('scheduled incremental syncs')),
+    modulesLoadedBy(
+      'start',
+      ['start'],
+      { ...env, DATABASE_URL: await freshDatabase(), WFS_SECRET_KEY: 'loading-test-secret-key-0123' },
+      (out) => out.includes('scheduled incremental syncs'),
+    ),
   ]);
 }, 240_000);
 

@@ -35,13 +35,19 @@ describe('push in the composed app', () => {
     const [accepted] = (await posted.json()) as { id: number; changeId: string }[];
     expect(accepted!.changeId).toBe('hr-1');
 
-    const applied = await waitFor('the change applied', async () => {
-      const res = await t.get(`/push/${accepted!.id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      const change = (await res.json()) as { status: string; serviceId?: number };
-      return change.status === 'applied' ? change : undefined;
-    }, 30_000);
+    const applied = await waitFor(
+      'the change applied',
+      async () => {
+        const res = await t.get(`/push/${accepted!.id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        const change = (await res.json()) as { status: string; serviceId?: number };
+        return change.status === 'applied' ? change : undefined;
+      },
+      30_000,
+    );
     expect(applied.serviceId).toEqual(expect.any(Number));
-    const truth = (await (await fetch(`${sandbox.url}/_sandbox/truth/individuals`)).json()) as { EmployeeNumber: string }[];
+    const truth = (await (await fetch(`${sandbox.url}/_sandbox/truth/individuals`)).json()) as {
+      EmployeeNumber: string;
+    }[];
     expect(truth.filter((i) => i.EmployeeNumber === person.EmployeeNumber)).toHaveLength(1);
 
     const metrics = await (await t.get('/metrics')).text();
@@ -49,7 +55,11 @@ describe('push in the composed app', () => {
   });
 
   it('the push API refuses a wrong token', async () => {
-    const res = await t.get('/push/individuals', { method: 'POST', headers: { authorization: 'Bearer nope' }, body: '{}' });
+    const res = await t.get('/push/individuals', {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
   });
 });

@@ -16,7 +16,9 @@ let server: OpsServer;
 
 beforeAll(async () => {
   const config = loadConfig({
-    WFS_COMPANIES: JSON.stringify([{ key: 'north', apiKey: 'north-key-of-serve-tests', baseUrl: 'http://127.0.0.1:9' }]),
+    WFS_COMPANIES: JSON.stringify([
+      { key: 'north', apiKey: 'north-key-of-serve-tests', baseUrl: 'http://127.0.0.1:9' },
+    ]),
     DATABASE_URL: await freshDatabase(),
     WFS_HTTP_PORT: '0',
     WFS_SECRET_KEY: SECRET,
@@ -38,8 +40,16 @@ const companiesShown = async () => {
 describe('a serve-only process', () => {
   it('shows the configured companies, and one added to the table within its refresh interval', async () => {
     expect([...(await companiesShown())]).toEqual(['north']);
-    await addCompany(await app.warehouse(), createSealer(SECRET), { key: 'south', baseUrl: 'http://127.0.0.1:9', apiKey: 'south-key-of-serve-tests' });
-    const shown = await waitFor('south on /status', async () => ((await companiesShown()).has('south') ? companiesShown() : undefined), 10_000);
+    await addCompany(await app.warehouse(), createSealer(SECRET), {
+      key: 'south',
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'south-key-of-serve-tests',
+    });
+    const shown = await waitFor(
+      'south on /status',
+      async () => ((await companiesShown()).has('south') ? companiesShown() : undefined),
+      10_000,
+    );
     expect([...shown].sort()).toEqual(['north', 'south']);
   });
 });

@@ -12,7 +12,10 @@ import { sandboxSettings } from '../support/sandbox-settings.ts';
 describe('stopping the app', () => {
   it('a step that never stops does not hold back the next one, and the log names it', async () => {
     const lines: { msg?: string; step?: string }[] = [];
-    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string; step?: string }) });
+    const log = pino(
+      { level: 'warn' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string; step?: string }) },
+    );
     const app = new App(loadConfig({}), log);
     const stopped: string[] = [];
     app.onStop('warehouse', () => void stopped.push('warehouse'));
@@ -21,7 +24,9 @@ describe('stopping the app', () => {
     await app.stop({ deadline: started + 1_000 });
     expect(stopped).toEqual(['warehouse']);
     expect(Date.now() - started).toBeLessThan(3_000);
-    expect(lines).toContainEqual(expect.objectContaining({ step: 'stuck', msg: 'a step did not stop in time; going on' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ step: 'stuck', msg: 'a step did not stop in time; going on' }),
+    );
     expect(app.stillRunning()).toEqual(['stuck']);
   });
 });
@@ -36,7 +41,13 @@ const EXIT_MARGIN_MS = 1_500;
 const SECRET = 'stop-test-secret-key-0123456789';
 
 type Kind = 'start' | 'worker' | 'scheduler' | 'serve' | 'sync';
-const ARGS: Record<Kind, string[]> = { start: ['start'], worker: ['worker'], scheduler: ['scheduler'], serve: ['serve'], sync: ['sync', '--once'] };
+const ARGS: Record<Kind, string[]> = {
+  start: ['start'],
+  worker: ['worker'],
+  scheduler: ['scheduler'],
+  serve: ['serve'],
+  sync: ['sync', '--once'],
+};
 /** The kinds that run streams, and hold runs open while they do. */
 const RUNNING: readonly Kind[] = ['start', 'worker', 'sync'];
 /**
@@ -96,9 +107,12 @@ async function scene(kinds: readonly Kind[], extra: Record<string, string> = {})
     procs,
     openRuns: async () =>
       sql<{ id: string; stream: string; pid: string }[]>`
-        select id, stream, details->'owner'->>'pid' as pid from workforce.sync_runs where finished_at is null order by id`.then((rows) => [...rows]),
+        select id, stream, details->'owner'->>'pid' as pid from workforce.sync_runs where finished_at is null order by id`.then(
+        (rows) => [...rows],
+      ),
     close: async () => {
-      for (const p of procs.values()) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGKILL');
+      for (const p of procs.values())
+        if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGKILL');
       await sql.end({ timeout: 1 }).catch(() => undefined);
       await Promise.allSettled([redis.destroy(), pg.destroy(), sandbox.close()]);
     },
@@ -107,7 +121,8 @@ async function scene(kinds: readonly Kind[], extra: Record<string, string> = {})
   // Every process has started, and every process that reads streams is reading one.
   const readers = kinds.filter((k) => RUNNING.includes(k)).map((k) => String(procs.get(k)!.proc.pid));
   await waitFor(
-    () => `every process started, and runs open in ${kinds.join(', ')}; said:\n${[...procs].map(([k, p]) => `--- ${k}\n${p.output().slice(-1500)}`).join('\n')}`,
+    () =>
+      `every process started, and runs open in ${kinds.join(', ')}; said:\n${[...procs].map(([k, p]) => `--- ${k}\n${p.output().slice(-1500)}`).join('\n')}`,
     async () => {
       if (kinds.some((k) => STARTED[k] !== undefined && !procs.get(k)!.output().includes(STARTED[k]))) return false;
       const pids = new Set((await s.openRuns().catch(() => [])).map((r) => r.pid));
@@ -123,7 +138,11 @@ async function scene(kinds: readonly Kind[], extra: Record<string, string> = {})
  * SIGTERM to every process of the scene at once (`twice`: again 50 ms later, as a terminal's Ctrl-C under npm
  * arrives); how each ended and how long after the signal.
  */
-async function stopAll(s: Scene, alsoNow: () => Promise<void>, twice = false): Promise<Map<Kind, { code: number | null; ms: number; output: string }>> {
+async function stopAll(
+  s: Scene,
+  alsoNow: () => Promise<void>,
+  twice = false,
+): Promise<Map<Kind, { code: number | null; ms: number; output: string }>> {
   const started = Date.now();
   const exits = [...s.procs].map(async ([kind, p]) => {
     // Its output is whole once its pipes closed, after it exited.
@@ -135,7 +154,10 @@ async function stopAll(s: Scene, alsoNow: () => Promise<void>, twice = false): P
   });
   for (const p of s.procs.values()) p.proc.kill('SIGTERM');
   // The copy a terminal and npm deliver comes milliseconds after the first: before a process can have stopped.
-  if (twice) setTimeout(() => s.procs.forEach((p) => p.proc.kill('SIGTERM')), 5);
+  if (twice)
+    setTimeout(() => {
+      for (const p of s.procs.values()) p.proc.kill('SIGTERM');
+    }, 5);
   await alsoNow();
   return new Map(await Promise.all(exits));
 }
@@ -173,7 +195,10 @@ async function expectStopsWithinBound(s: Scene, ended: Ended): Promise<void> {
   for (const [kind, e] of ended) {
     if (ORDERLY.includes(kind) || e.code === 0) {
       expectOrderly(kind, e);
-      expect(left.has(String(s.procs.get(kind)!.proc.pid)), `${kind} exited 0 and left a run open; said:\n${e.output.slice(-4000)}`).toBe(false);
+      expect(
+        left.has(String(s.procs.get(kind)!.proc.pid)),
+        `${kind} exited 0 and left a run open; said:\n${e.output.slice(-4000)}`,
+      ).toBe(false);
       continue;
     }
     const said = `${kind} said:\n${e.output.slice(-4000)}`;
@@ -192,12 +217,12 @@ const ORDERLY: readonly Kind[] = ['scheduler', 'serve'];
 const EVERY: readonly Kind[] = ['start', 'worker', 'scheduler', 'serve', 'sync'];
 
 describe('a process told to stop while what it holds goes down', () => {
-  it('Redis killed: start, worker, scheduler, serve and sync --once stop in order, each recording its runs\' end', async () => {
+  it("Redis killed: start, worker, scheduler, serve and sync --once stop in order, each recording its runs' end", async () => {
     const s = await scene(EVERY);
     await expectOrderlyStops(s, await stopAll(s, () => s.redis.kill()));
   }, 180_000);
 
-  it('Redis shutting down: start, worker, scheduler, serve and sync --once stop in order, each recording its runs\' end', async () => {
+  it("Redis shutting down: start, worker, scheduler, serve and sync --once stop in order, each recording its runs' end", async () => {
     const s = await scene(EVERY);
     await expectOrderlyStops(s, await stopAll(s, () => s.redis.shutDown()));
   }, 180_000);
@@ -211,7 +236,7 @@ describe('a process told to stop while what it holds goes down', () => {
     await expectStopsWithinBound(s, ended);
   }, 180_000);
 
-  it('the service gone, and the signal arriving twice at once: start, worker and sync --once stop in order, each recording its runs\' end', async () => {
+  it("the service gone, and the signal arriving twice at once: start, worker and sync --once stop in order, each recording its runs' end", async () => {
     const s = await scene(['start', 'worker', 'sync']);
     await expectOrderlyStops(s, await stopAll(s, () => s.sandbox.close(), true));
   }, 180_000);
@@ -249,7 +274,9 @@ describe('a process told to stop while what it holds goes down', () => {
 
   it('all at once: start, worker, scheduler, serve and sync --once exit within their bound, and no run is left open', async () => {
     const s = await scene(EVERY);
-    const ended = await stopAll(s, () => Promise.all([s.redis.shutDown(), s.sandbox.close(), s.pg.stop().then(() => s.pg.start())]).then(() => undefined));
+    const ended = await stopAll(s, () =>
+      Promise.all([s.redis.shutDown(), s.sandbox.close(), s.pg.stop().then(() => s.pg.start())]).then(() => undefined),
+    );
     await expectStopsWithinBound(s, ended);
   }, 180_000);
 });

@@ -14,19 +14,39 @@ const ANSI = /\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-
 describe('npm start on a terminal', () => {
   it('shows a progress line per running stream and human log lines, never JSON', async () => {
     // `script` gives the command a pseudo-terminal, as a person's shell would.
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', TERM: 'xterm-256color', COLUMNS: '160', LINES: '50', DATABASE_URL: await freshDatabase(), WFS_HTTP_PORT: '0' };
-    const proc = spawn('script', ['-qefc', 'stty cols 160 rows 50; npm start', '/dev/null'], { cwd: REPO, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      TERM: 'xterm-256color',
+      COLUMNS: '160',
+      LINES: '50',
+      DATABASE_URL: await freshDatabase(),
+      WFS_HTTP_PORT: '0',
+    };
+    const proc = spawn('script', ['-qefc', 'stty cols 160 rows 50; npm start', '/dev/null'], {
+      cwd: REPO,
+      env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let raw = '';
     proc.stdout!.on('data', (d: Buffer) => (raw += d.toString()));
     proc.stderr!.on('data', (d: Buffer) => (raw += d.toString()));
     const text = () => raw.replace(ANSI, '').replace(/\r/g, '');
     try {
-      await waitFor(() => `the first sync to finish; output so far:\n${text().slice(-3000)}`, async () => text().includes('scheduled incremental syncs'), 240_000, 500);
+      await waitFor(
+        () => `the first sync to finish; output so far:\n${text().slice(-3000)}`,
+        async () => text().includes('scheduled incremental syncs'),
+        240_000,
+        500,
+      );
       const out = text();
       const lines = out.split('\n');
       // Progress: the live block's heading and a line per running stream with rows, pages and the budget left.
       expect(out).toMatch(/^running \(\d+\):$/m);
-      expect(lines).toContainEqual(expect.stringMatching(/^\s+shift-assignments\s+\d+ rows\s+\d+ pages\s+\d+ requests\s.*budget \d+\/100/));
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^\s+shift-assignments\s+\d+ rows\s+\d+ pages\s+\d+ requests\s.*budget \d+\/100/),
+      );
       // Log lines for people: time, level, message; the sandbox warning among them.
       expect(out).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: WFS_BASE_URL is not set: syncing from the BUILT-IN SANDBOX/m);
       expect(out).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: stream finished/m);
@@ -41,7 +61,11 @@ describe('npm start on a terminal', () => {
     }
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     try {
-      await waitFor(() => `a clean stop; output:\n${text().slice(-2000)}`, async () => /INFO: stopped/.test(text()), 30_000);
+      await waitFor(
+        () => `a clean stop; output:\n${text().slice(-2000)}`,
+        async () => /INFO: stopped/.test(text()),
+        30_000,
+      );
     } finally {
       if (proc.exitCode === null) process.kill(-proc.pid!, 'SIGKILL');
       await exited;

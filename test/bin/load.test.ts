@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +27,10 @@ function project(): string {
   for (const file of ['wfsync.js', 'load.js']) copyFileSync(join(REPO, 'bin', file), join(dir, 'bin', file));
   symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
-  writeFileSync(join(dir, 'src/cli.ts'), "import { word } from './word.ts';\nconst say: (w: string) => void = console.log;\nsay(word);\n");
+  writeFileSync(
+    join(dir, 'src/cli.ts'),
+    "import { word } from './word.ts';\nconst say: (w: string) => void = console.log;\nsay(word);\n",
+  );
   say(dir, 'one');
   return dir;
 }

@@ -8,7 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 const SCRIPT = fileURLToPath(new URL('../../bin/test-tools.sh', import.meta.url));
 const root = process.getuid?.() === 0;
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A directory for PATH holding only the named commands of this machine: none of the tools the tests need. */
 function pathWith(...commands: string[]): string {
@@ -59,7 +61,9 @@ describe('bin/test-tools.sh (npm pretest)', () => {
   it.runIf(root)('stops in one line as root where there is no apt-get', () => {
     const r = run({ PATH: pathWith('id') });
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^npm test needs redis-server promtool amtool docker-compose: run `sudo apt-get install -y redis-server prometheus prometheus-alertmanager docker-compose`[^\n]*\n$/);
+    expect(r.err).toMatch(
+      /^npm test needs redis-server promtool amtool docker-compose: run `sudo apt-get install -y redis-server prometheus prometheus-alertmanager docker-compose`[^\n]*\n$/,
+    );
   });
 
   it.runIf(root)('counts chromium missing where /usr/bin/chromium is not there (a private mount hides it)', () => {
@@ -67,7 +71,15 @@ describe('bin/test-tools.sh (npm pretest)', () => {
     writeFileSync(empty, '');
     // Root without apt-get on PATH: the script reports rather than installs.
     const hide = `/bin/mount --bind ${empty} /usr/bin/chromium && exec /bin/sh ${SCRIPT}`;
-    const r = run({ PATH: pathWith('id') }, {}, ['/usr/bin/unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', hide]);
+    const r = run({ PATH: pathWith('id') }, {}, [
+      '/usr/bin/unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      '/bin/sh',
+      '-c',
+      hide,
+    ]);
     expect(r.err).toBe(
       'npm test needs redis-server chromium promtool amtool docker-compose: run `sudo apt-get install -y ' +
         "redis-server chromium prometheus prometheus-alertmanager docker-compose` (Debian's packages), then npm test again\n",

@@ -32,7 +32,13 @@ beforeAll(async () => {
   await sql`insert into workforce.companies (company_key, base_url, api_key_sealed) values ('a', 'http://127.0.0.1:1', 'v1.a'), ('b', 'http://127.0.0.1:1', 'v1.b')`;
   await sql`insert into workforce.events (company_key, event) values ('a', 'company_added'), ('b', 'company_added')`;
   dataDir = mkdtempSync(join(tmpdir(), 'wfsync-access-'));
-  env = { DATABASE_URL: databaseUrl, WFS_DATA_DIR: dataDir, WFS_SECRET_KEY: 'access-test-secret-key', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' };
+  env = {
+    DATABASE_URL: databaseUrl,
+    WFS_DATA_DIR: dataDir,
+    WFS_SECRET_KEY: 'access-test-secret-key',
+    LOG_FORMAT: 'json',
+    LOG_LEVEL: 'warn',
+  };
 });
 
 afterAll(async () => {
@@ -67,7 +73,11 @@ describe('wfsync access', () => {
       [['grant', ROLE, '--company', 'nope', '--create'], PASSWORD, /^wfsync: company "nope" is not in the warehouse/],
       [['grant', ROLE, '--company', 'a'], '', /^wfsync: role "wfs_cli_\w+" does not exist: add --create/],
       [['grant', superuser, '--company', 'a'], '', /^wfsync: role "\w+" is the sync's own role: it keeps full access$/],
-      [['grant', ROLE, '--company', 'a', '--create'], '', /^wfsync: access grant wfs_cli_\w+ --create: give the new role's password on standard input$/],
+      [
+        ['grant', ROLE, '--company', 'a', '--create'],
+        '',
+        /^wfsync: access grant wfs_cli_\w+ --create: give the new role's password on standard input$/,
+      ],
       [['grant', ROLE], '', /^wfsync: access grant wfs_cli_\w+: name at least one --company KEY$/],
       [['revoke', ROLE], '', /^wfsync: role "wfs_cli_\w+" has no access granted/],
       [['grant', ROLE, '--company', 'a', '--colour'], '', /^wfsync: Unknown option '--colour'/],
@@ -85,18 +95,25 @@ describe('wfsync access', () => {
 
   it('creates and grants a role that then reads only its company, lists it, and revokes it', async () => {
     const granted = await access(['grant', ROLE, '--company', 'a', '--create'], `${PASSWORD}\n`);
-    expect(granted, granted.err).toMatchObject({ code: 0, out: `role ${ROLE} created and granted a without their personal columns\n` });
+    expect(granted, granted.err).toMatchObject({
+      code: 0,
+      out: `role ${ROLE} created and granted a without their personal columns\n`,
+    });
 
     const u = new URL(databaseUrl);
     u.username = ROLE;
     u.password = PASSWORD;
     const analyst = postgres(u.toString(), { max: 1, onnotice: () => {} });
     logins.push(analyst);
-    expect(await analyst`select company_key, event from workforce.events`).toEqual([{ company_key: 'a', event: 'company_added' }]);
+    expect(await analyst`select company_key, event from workforce.events`).toEqual([
+      { company_key: 'a', event: 'company_added' },
+    ]);
 
     const listed = await access(['list', '--json']);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.out)).toEqual([{ role: ROLE, companies: ['a'], personal: false, grantedAt: expect.any(String) }]);
+    expect(JSON.parse(listed.out)).toEqual([
+      { role: ROLE, companies: ['a'], personal: false, grantedAt: expect.any(String) },
+    ]);
     expect((await access(['list'])).out).toMatch(new RegExp(`^${ROLE} +no personal +a\\n$`));
 
     const revoked = await access(['revoke', ROLE]);

@@ -47,12 +47,22 @@ beforeAll(async () => {
   await redis.flushdb();
   dataDir = mkdtempSync(join(tmpdir(), 'wfsync-companies-'));
   // Only reference-lists fires on its own, every few seconds: what a paused or rotated company would run next.
-  const crons = Object.fromEntries(jobs.map((j) => [cronSetting(j.name), j.name === 'reference-lists' ? '*/3 * * * * *' : '0 0 1 1 *']));
+  const crons = Object.fromEntries(
+    jobs.map((j) => [cronSetting(j.name), j.name === 'reference-lists' ? '*/3 * * * * *' : '0 0 1 1 *']),
+  );
   env = {
     ...crons,
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
-    WFS_COMPANIES: JSON.stringify([{ key: 'north', apiKey: NORTH_KEY, baseUrl: sandbox.url, formIds: sandbox.data.formIds(), runTypeIds: sandbox.data.runTypeIds() }]),
+    WFS_COMPANIES: JSON.stringify([
+      {
+        key: 'north',
+        apiKey: NORTH_KEY,
+        baseUrl: sandbox.url,
+        formIds: sandbox.data.formIds(),
+        runTypeIds: sandbox.data.runTypeIds(),
+      },
+    ]),
     WFS_RATE_LIMIT: '100/1s',
     WFS_SECRET_KEY: 'companies-test-secret-key',
     WFS_COMPANIES_REFRESH_SECONDS: '1',
@@ -90,12 +100,17 @@ function companies(args: string[], stdin = '', settings = env): Promise<{ code: 
 }
 
 const count = async (table: string, company: string, db = sql) =>
-  (await db<{ n: number }[]>`select count(*)::int as n from workforce.${db(table)} where company_key = ${company}`)[0]!.n;
+  (await db<{ n: number }[]>`select count(*)::int as n from workforce.${db(table)} where company_key = ${company}`)[0]!
+    .n;
 
 /** Every text the warehouse holds: each row of each table as JSON. */
 async function warehouseText(): Promise<string> {
-  const tables = await sql<{ name: string }[]>`select table_name as name from information_schema.tables where table_schema = 'workforce' and table_type = 'BASE TABLE'`;
-  const parts = await Promise.all(tables.map(async ({ name }) => JSON.stringify(await sql`select * from workforce.${sql(name)}`)));
+  const tables = await sql<
+    { name: string }[]
+  >`select table_name as name from information_schema.tables where table_schema = 'workforce' and table_type = 'BASE TABLE'`;
+  const parts = await Promise.all(
+    tables.map(async ({ name }) => JSON.stringify(await sql`select * from workforce.${sql(name)}`)),
+  );
   return parts.join('\n');
 }
 
@@ -115,37 +130,70 @@ async function redisText(): Promise<string> {
   return parts.join('\n');
 }
 
-const revoked = async () => ((await (await fetch(`${sandbox.url}/_sandbox/keys/revoked`)).json()) as { revoked: Record<string, number> }).revoked;
+const revoked = async () =>
+  ((await (await fetch(`${sandbox.url}/_sandbox/keys/revoked`)).json()) as { revoked: Record<string, number> }).revoked;
 
 describe('wfsync companies while wfsync start runs', () => {
   it('adds, pauses, rotates and purges a company without a restart, and no key is ever in clear', async () => {
     start = spawnWfsync(['start'], env);
-    await waitFor(() => `start to be up; output so far:\n${start!.output().slice(-3000)}`, async () => start!.output().includes('scheduled incremental syncs'), 60_000);
+    await waitFor(
+      () => `start to be up; output so far:\n${start!.output().slice(-3000)}`,
+      async () => start!.output().includes('scheduled incremental syncs'),
+      60_000,
+    );
     // The environment's company is mirrored into the table, managed there.
     const listed = await companies(['list', '--json']);
     expect(listed.code, listed.out).toBe(0);
-    expect(JSON.parse(listed.out)).toEqual([expect.objectContaining({ key: 'north', managedBy: 'environment', paused: false })]);
+    expect(JSON.parse(listed.out)).toEqual([
+      expect.objectContaining({ key: 'north', managedBy: 'environment', paused: false }),
+    ]);
     const refused = await companies(['pause', 'north']);
     expect(refused.code).toBe(1);
-    expect(refused.out.trim()).toBe('wfsync: company north is managed by the environment (WFS_COMPANIES or WFS_API_KEY): pause it there');
+    expect(refused.out.trim()).toBe(
+      'wfsync: company north is managed by the environment (WFS_COMPANIES or WFS_API_KEY): pause it there',
+    );
 
     // A wrong key is refused with one line, and nothing is added.
     const wrong = await companies(['add', 'west', '--base-url', sandbox.url, '--api-key-stdin'], `${WRONG_KEY}\n`);
     expect(wrong.code).toBe(1);
-    expect(wrong.out.trim().split('\n')).toEqual([`wfsync: company west: the service at ${sandbox.url} refused the API key (401)`]);
-    const unreachable = await companies(['add', 'west', '--base-url', 'http://127.0.0.1:1', '--api-key-stdin'], SOUTH_KEY);
+    expect(wrong.out.trim().split('\n')).toEqual([
+      `wfsync: company west: the service at ${sandbox.url} refused the API key (401)`,
+    ]);
+    const unreachable = await companies(
+      ['add', 'west', '--base-url', 'http://127.0.0.1:1', '--api-key-stdin'],
+      SOUTH_KEY,
+    );
     expect(unreachable.code).toBe(1);
-    expect(unreachable.out.trim()).toMatch(/^wfsync: company west: the service at http:\/\/127\.0\.0\.1:1 could not be asked: no answer/);
+    expect(unreachable.out.trim()).toMatch(
+      /^wfsync: company west: the service at http:\/\/127\.0\.0\.1:1 could not be asked: no answer/,
+    );
 
     // Added while start runs: its first runs start at the next refresh, and its rows arrive within a minute.
     const ids = (xs: number[]) => xs.join(',');
     const added = await companies(
-      ['add', 'south', '--base-url', sandbox.url, '--api-key-stdin', '--form-ids', ids(sandbox.data.formIds()), '--run-type-ids', ids(sandbox.data.runTypeIds()), '--rate-limit', '100/1s'],
+      [
+        'add',
+        'south',
+        '--base-url',
+        sandbox.url,
+        '--api-key-stdin',
+        '--form-ids',
+        ids(sandbox.data.formIds()),
+        '--run-type-ids',
+        ids(sandbox.data.runTypeIds()),
+        '--rate-limit',
+        '100/1s',
+      ],
       `${SOUTH_KEY}\n`,
     );
     expect(added.code, added.out).toBe(0);
     const addedAt = Date.now();
-    await waitFor(() => `rows of south; output:\n${start!.output().slice(-3000)}`, async () => (await count('individuals', 'south')) > 0 && (await count('shift_assignments', 'south')) > 0, 60_000, 500);
+    await waitFor(
+      () => `rows of south; output:\n${start!.output().slice(-3000)}`,
+      async () => (await count('individuals', 'south')) > 0 && (await count('shift_assignments', 'south')) > 0,
+      60_000,
+      500,
+    );
     expect(Date.now() - addedAt).toBeLessThan(60_000);
 
     // Rotated: once the process read the table again, the old key is revoked at the service; no request is refused.
@@ -156,35 +204,53 @@ describe('wfsync companies while wfsync start runs', () => {
     expect((await fetch(`${sandbox.url}/_sandbox/keys/revoke?key=${SOUTH_KEY}`, { method: 'POST' })).status).toBe(200);
     await waitFor(
       'a run of south after the old key was revoked',
-      async () => (await sql`select 1 from workforce.sync_runs where company_key = 'south' and started_at > ${revokedAt} and outcome = 'ok'`).length > 0,
+      async () =>
+        (
+          await sql`select 1 from workforce.sync_runs where company_key = 'south' and started_at > ${revokedAt} and outcome = 'ok'`
+        ).length > 0,
       30_000,
       500,
     );
     expect((await revoked())[SOUTH_KEY]).toBe(0);
-    expect(await sql`select stream, error from workforce.sync_runs where company_key = 'south' and outcome = 'failed'`).toEqual([]);
+    expect(
+      await sql`select stream, error from workforce.sync_runs where company_key = 'south' and outcome = 'failed'`,
+    ).toEqual([]);
 
     // Paused: no run of it starts after the refresh, while north's go on.
     const paused = await companies(['pause', 'south']);
     expect(paused.code, paused.out).toBe(0);
     await waitFor('the pause to be read', async () => start!.output().includes('company paused'), 10_000);
-    await waitFor('runs under way to end', async () => (await sql`select 1 from workforce.sync_runs where company_key = 'south' and finished_at is null`).length === 0, 20_000, 250);
+    await waitFor(
+      'runs under way to end',
+      async () =>
+        (await sql`select 1 from workforce.sync_runs where company_key = 'south' and finished_at is null`).length === 0,
+      20_000,
+      250,
+    );
     const pausedAt = new Date();
     await new Promise((r) => setTimeout(r, 7_000));
-    expect(await sql`select stream, started_at from workforce.sync_runs where company_key = 'south' and started_at > ${pausedAt}`).toEqual([]);
-    expect((await sql`select 1 from workforce.sync_runs where company_key = 'north' and started_at > ${pausedAt}`).length).toBeGreaterThan(0);
+    expect(
+      await sql`select stream, started_at from workforce.sync_runs where company_key = 'south' and started_at > ${pausedAt}`,
+    ).toEqual([]);
+    expect(
+      (await sql`select 1 from workforce.sync_runs where company_key = 'north' and started_at > ${pausedAt}`).length,
+    ).toBeGreaterThan(0);
 
     // Removed with --purge: no row of south in any table that has company_key.
     const removed = await companies(['remove', 'south', '--purge', '--yes']);
     expect(removed.code, removed.out).toBe(0);
     expect(removed.out).toMatch(/company south removed; \d+ rows purged/);
-    const tables = await sql<{ name: string }[]>`select table_name as name from information_schema.columns where table_schema = 'workforce' and column_name = 'company_key'`;
+    const tables = await sql<
+      { name: string }[]
+    >`select table_name as name from information_schema.columns where table_schema = 'workforce' and column_name = 'company_key'`;
     expect(tables.length).toBeGreaterThan(20);
     for (const { name } of tables) expect(await count(name, 'south'), name).toBe(0);
     expect(await count('individuals', 'north')).toBeGreaterThan(0);
 
     // No key in clear in the warehouse, the logs or Redis.
     const everywhere = [await warehouseText(), start.output(), added.out, rotated.out, await redisText()].join('\n');
-    for (const key of [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY, WRONG_KEY]) expect(everywhere.includes(key), key).toBe(false);
+    for (const key of [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY, WRONG_KEY])
+      expect(everywhere.includes(key), key).toBe(false);
     expect((await redis.keys('*')).length).toBeGreaterThan(0);
   }, 150_000);
 });
@@ -197,17 +263,40 @@ describe('wfsync companies while wfsync start runs jobs in its own process (no R
     const settings = { ...withoutRedis, DATABASE_URL: databaseUrl };
     const inProcess = spawnWfsync(['start'], settings);
     try {
-      await waitFor(() => `start to be up; output so far:\n${inProcess.output().slice(-3000)}`, async () => inProcess.output().includes('scheduled incremental syncs'), 60_000);
-      const added = await companies(['add', 'east', '--base-url', sandbox.url, '--api-key-stdin', '--rate-limit', '100/1s'], SOUTH_NEW_KEY, settings);
+      await waitFor(
+        () => `start to be up; output so far:\n${inProcess.output().slice(-3000)}`,
+        async () => inProcess.output().includes('scheduled incremental syncs'),
+        60_000,
+      );
+      const added = await companies(
+        ['add', 'east', '--base-url', sandbox.url, '--api-key-stdin', '--rate-limit', '100/1s'],
+        SOUTH_NEW_KEY,
+        settings,
+      );
       expect(added.code, added.out).toBe(0);
-      await waitFor(() => `rows of east; output:\n${inProcess.output().slice(-3000)}`, async () => (await count('individuals', 'east', db)) > 0, 60_000, 500);
+      await waitFor(
+        () => `rows of east; output:\n${inProcess.output().slice(-3000)}`,
+        async () => (await count('individuals', 'east', db)) > 0,
+        60_000,
+        500,
+      );
       expect((await companies(['pause', 'east'], '', settings)).code).toBe(0);
       await waitFor('the pause to be read', async () => inProcess.output().includes('company paused'), 10_000);
-      await waitFor('runs under way to end', async () => (await db`select 1 from workforce.sync_runs where company_key = 'east' and finished_at is null`).length === 0, 20_000, 250);
+      await waitFor(
+        'runs under way to end',
+        async () =>
+          (await db`select 1 from workforce.sync_runs where company_key = 'east' and finished_at is null`).length === 0,
+        20_000,
+        250,
+      );
       const pausedAt = new Date();
       await new Promise((r) => setTimeout(r, 7_000));
-      expect(await db`select stream from workforce.sync_runs where company_key = 'east' and started_at > ${pausedAt}`).toEqual([]);
-      expect((await db`select 1 from workforce.sync_runs where company_key = 'north' and started_at > ${pausedAt}`).length).toBeGreaterThan(0);
+      expect(
+        await db`select stream from workforce.sync_runs where company_key = 'east' and started_at > ${pausedAt}`,
+      ).toEqual([]);
+      expect(
+        (await db`select 1 from workforce.sync_runs where company_key = 'north' and started_at > ${pausedAt}`).length,
+      ).toBeGreaterThan(0);
       expect(inProcess.output()).not.toContain(SOUTH_NEW_KEY);
     } finally {
       inProcess.proc.kill('SIGTERM');

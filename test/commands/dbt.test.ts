@@ -13,7 +13,12 @@ let cwd: string;
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'wfsync-dbt-'));
-  env = { DATABASE_URL: await freshDatabase(), WFS_BASE_URL: 'http://127.0.0.1:9', WFS_API_KEY: 'unused', LOG_LEVEL: 'warn' };
+  env = {
+    DATABASE_URL: await freshDatabase(),
+    WFS_BASE_URL: 'http://127.0.0.1:9',
+    WFS_API_KEY: 'unused',
+    LOG_LEVEL: 'warn',
+  };
 });
 
 afterAll(() => {
@@ -46,7 +51,9 @@ describe('wfsync dbt', () => {
     const r = await wfsync(['dbt', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     const written = filesUnder(out);
-    expect(written.get('models/staging/stg_workforce__individuals.sql')).toMatch(/from \{\{ source\('workforce', 'individuals'\) \}\}\nwhere _deleted_at is null/);
+    expect(written.get('models/staging/stg_workforce__individuals.sql')).toMatch(
+      /from \{\{ source\('workforce', 'individuals'\) \}\}\nwhere _deleted_at is null/,
+    );
     expect(written).toEqual(filesUnder(DBT_DOC_DIR));
   });
 

@@ -15,7 +15,13 @@ let cwd: string;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
   cwd = mkdtempSync(join(tmpdir(), 'wfsync-operator-'));
-  env = { WFS_BASE_URL: sandbox.url, WFS_API_KEY: sandbox.apiKey, DATABASE_URL: await freshDatabase(), WFS_RATE_LIMIT: '100/1s', LOG_LEVEL: 'warn' };
+  env = {
+    WFS_BASE_URL: sandbox.url,
+    WFS_API_KEY: sandbox.apiKey,
+    DATABASE_URL: await freshDatabase(),
+    WFS_RATE_LIMIT: '100/1s',
+    LOG_LEVEL: 'warn',
+  };
   const synced = await wfsync(['sync', '--once', '--streams', 'departments', '--json']);
   expect(synced.code).toBe(0);
 }, 120_000);
@@ -33,9 +39,21 @@ describe('wfsync usage', () => {
   it("counts the sync's requests on today's row of its company and stream", async () => {
     const ran = await wfsync(['usage', '--company', 'default', '--json']);
     expect(ran.code).toBe(0);
-    const days = JSON.parse(ran.stdout) as { company: string; stream: string; day: string; requests: number; runs: number }[];
+    const days = JSON.parse(ran.stdout) as {
+      company: string;
+      stream: string;
+      day: string;
+      requests: number;
+      runs: number;
+    }[];
     const today = new Date().toISOString().slice(0, 10);
-    expect(days).toContainEqual({ company: 'default', stream: 'departments', day: today, requests: expect.any(Number), runs: 1 });
+    expect(days).toContainEqual({
+      company: 'default',
+      stream: 'departments',
+      day: today,
+      requests: expect.any(Number),
+      runs: 1,
+    });
     expect(days.find((d) => d.stream === 'departments')!.requests).toBeGreaterThan(0);
     const bad = await wfsync(['usage', '--since', 'last week']);
     expect(bad.code).not.toBe(0);
@@ -47,10 +65,15 @@ describe('wfsync resync and timeline', () => {
   it('asks for a re-sync (left for the running start, there is no Redis) and shows it on the timeline', async () => {
     const asked = await wfsync(['resync', 'default', 'departments']);
     expect(asked.code).toBe(0);
-    expect(asked.stdout).toMatch(/^re-sync \d+ of departments of default is asked for: the running start takes it within seconds\n$/);
+    expect(asked.stdout).toMatch(
+      /^re-sync \d+ of departments of default is asked for: the running start takes it within seconds\n$/,
+    );
     const timeline = await wfsync(['timeline', 'default', '--json']);
     expect(timeline.code).toBe(0);
-    const events = (JSON.parse(timeline.stdout) as { event: string; stream: string | null }[]).map((e) => [e.event, e.stream]);
+    const events = (JSON.parse(timeline.stdout) as { event: string; stream: string | null }[]).map((e) => [
+      e.event,
+      e.stream,
+    ]);
     expect(events[0]).toEqual(['resync_requested', 'departments']);
     expect(events).toContainEqual(['company_added', null]);
     const text = await wfsync(['timeline', 'default', '--since', '1h']);
@@ -59,7 +82,10 @@ describe('wfsync resync and timeline', () => {
     for (const [args, line] of [
       [['resync', 'default', 'nothing'], /^wfsync: resync: stream "nothing" is not one of /],
       [['resync', 'elsewhere', 'departments'], /^wfsync: resync: company elsewhere is not added/],
-      [['timeline', 'default', '--since', 'soon'], /^wfsync: --since "soon": expected an ISO date or time, or a duration such as 12h or 7d$/],
+      [
+        ['timeline', 'default', '--since', 'soon'],
+        /^wfsync: --since "soon": expected an ISO date or time, or a duration such as 12h or 7d$/,
+      ],
     ] as const) {
       const ran = await wfsync([...args]);
       expect(ran.code).not.toBe(0);

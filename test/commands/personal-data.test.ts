@@ -21,7 +21,13 @@ const run = async (...args: string[]) => {
 beforeAll(async () => {
   const databaseUrl = await freshDatabase();
   dataDir = mkdtempSync(join(tmpdir(), 'wfsync-personal-data-'));
-  env = { DATABASE_URL: databaseUrl, WFS_DATA_DIR: dataDir, LOG_LEVEL: 'warn', WFS_BASE_URL: 'http://127.0.0.1:9/v1', WFS_API_KEY: 'unused-key' };
+  env = {
+    DATABASE_URL: databaseUrl,
+    WFS_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    WFS_BASE_URL: 'http://127.0.0.1:9/v1',
+    WFS_API_KEY: 'unused-key',
+  };
   expect((await run('migrate')).code).toBe(0);
   sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   await sql`insert into workforce.companies (company_key, base_url, api_key_sealed) values ('north', 'http://127.0.0.1:9/v1', 'v1.test')`;
@@ -54,7 +60,9 @@ describe('wfsync personal-data and erase', () => {
     expect(await sql`select first_name from workforce.individuals`).toEqual([{ first_name: 'Ada' }]);
   });
 
-  it('set rewrites the stored rows and prints the counts; list shows the policy; erase blocks the person', { timeout: 60_000 }, async () => {
+  it('set rewrites the stored rows and prints the counts; list shows the policy; erase blocks the person', {
+    timeout: 60_000,
+  }, async () => {
     const set = await run('personal-data', 'set', 'north', 'PrimaryEmailAddress=hash', 'FirstName=block');
     expect(set.code).toBe(0);
     expect(set.output).toContain('north: rows rewritten: individuals 1');
@@ -62,7 +70,12 @@ describe('wfsync personal-data and erase', () => {
     const list = await run('personal-data', 'list', 'north', '--json');
     expect(JSON.parse(list.output)).toEqual([
       { company: '*', fields: {}, rewritePending: false },
-      { company: 'north', fields: { FirstName: 'block', PrimaryEmailAddress: 'hash' }, effective: { FirstName: 'block', PrimaryEmailAddress: 'hash' }, rewritePending: false },
+      {
+        company: 'north',
+        fields: { FirstName: 'block', PrimaryEmailAddress: 'hash' },
+        effective: { FirstName: 'block', PrimaryEmailAddress: 'hash' },
+        rewritePending: false,
+      },
     ]);
     const erased = await run('erase', 'north', '--employee-number', 'E-7', '--yes');
     expect(erased.code).toBe(0);

@@ -15,7 +15,13 @@ let cwd: string;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: null, quirks: ['new-field'] });
   cwd = mkdtempSync(join(tmpdir(), 'wfsync-schema-'));
-  env = { WFS_BASE_URL: sandbox.url, WFS_API_KEY: sandbox.apiKey, DATABASE_URL: await freshDatabase(), WFS_RATE_LIMIT: '1000/1s', LOG_LEVEL: 'info' };
+  env = {
+    WFS_BASE_URL: sandbox.url,
+    WFS_API_KEY: sandbox.apiKey,
+    DATABASE_URL: await freshDatabase(),
+    WFS_RATE_LIMIT: '1000/1s',
+    LOG_LEVEL: 'info',
+  };
 });
 
 afterAll(async () => {
@@ -34,8 +40,17 @@ describe('wfsync schema', () => {
     expect(synced.stderr.split('\n').filter((l) => l.includes('sends a field no column maps'))).toHaveLength(1);
     const listed = await wfsync(['schema', '--json']);
     expect(listed.code, listed.stderr).toBe(0);
-    const rows = JSON.parse(listed.stdout) as { company_key: string; stream: string; field_path: string; json_type: string; example: string; gone_at: null }[];
-    expect(rows.map((r) => [r.company_key, r.stream, r.field_path, r.json_type, r.example, r.gone_at])).toEqual([['default', 'individuals', 'BadgeNumber', 'string', 'x-99999999', null]]);
+    const rows = JSON.parse(listed.stdout) as {
+      company_key: string;
+      stream: string;
+      field_path: string;
+      json_type: string;
+      example: string;
+      gone_at: null;
+    }[];
+    expect(rows.map((r) => [r.company_key, r.stream, r.field_path, r.json_type, r.example, r.gone_at])).toEqual([
+      ['default', 'individuals', 'BadgeNumber', 'string', 'x-99999999', null],
+    ]);
     const text = await wfsync(['schema']);
     expect(text.stdout).toMatch(/^default\s+individuals\s+BadgeNumber\s+string\s/m);
   });

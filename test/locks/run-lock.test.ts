@@ -58,7 +58,11 @@ describe('stream lock: one run of a stream per company, whichever job asks', () 
     const waited: string[] = [];
     const first = hold(credentials, 'north', 'individuals', 600);
     await new Promise((r) => setTimeout(r, 50));
-    const [a, b, other] = await Promise.all([first, hold(individuals, 'north', 'individuals', 100, waited), hold(individuals, 'south', 'individuals', 100)]);
+    const [a, b, other] = await Promise.all([
+      first,
+      hold(individuals, 'north', 'individuals', 100, waited),
+      hold(individuals, 'south', 'individuals', 100),
+    ]);
     expect(b.from).toBeGreaterThanOrEqual(a.to);
     expect(waited).toEqual(['north.credentials.1']);
     expect(other.from).toBeLessThan(a.to);
@@ -67,7 +71,10 @@ describe('stream lock: one run of a stream per company, whichever job asks', () 
   it('a run whose worker died holds its stream only until the lock expires', async () => {
     await redis.set('wfsync:stream:east:individuals', 'east.credentials.9|dead', 'PX', 800);
     const started = Date.now();
-    const lock = await redisStreamLocks(redis, { holder: 'east.individuals.2', ttlMs: 800 }).take('east', 'individuals');
+    const lock = await redisStreamLocks(redis, { holder: 'east.individuals.2', ttlMs: 800 }).take(
+      'east',
+      'individuals',
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     await lock.release();
   });

@@ -12,7 +12,10 @@ const amtool = spawnSync('sh', ['-c', 'command -v amtool']).status === 0;
 
 /** The receivers amtool routes an alert with these labels to, as amtool prints them. */
 const routed = (...labels: string[]) =>
-  execFileSync('amtool', ['config', 'routes', 'test', `--config.file=${FILE}`, ...labels], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  execFileSync('amtool', ['config', 'routes', 'test', `--config.file=${FILE}`, ...labels], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
 
 describe('ops/alertmanager.yml', () => {
   it('passes amtool check-config (where amtool is installed)', () => {
@@ -36,9 +39,13 @@ describe('ops/alertmanager.yml', () => {
 
   it('has a route for every severity the alert rules use', () => {
     const severities = new Set(
-      (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: { labels: { severity: string } }[] }[] }).groups.flatMap((g) => g.rules.map((r) => r.labels.severity)),
+      (
+        parse(readFileSync(RULES, 'utf8')) as { groups: { rules: { labels: { severity: string } }[] }[] }
+      ).groups.flatMap((g) => g.rules.map((r) => r.labels.severity)),
     );
-    const routes = (parse(readFileSync(FILE, 'utf8')) as { route: { routes: { matchers: string[] }[] } }).route.routes.flatMap((r) => r.matchers).join(' ');
+    const routes = (parse(readFileSync(FILE, 'utf8')) as { route: { routes: { matchers: string[] }[] } }).route.routes
+      .flatMap((r) => r.matchers)
+      .join(' ');
     for (const s of severities) expect(routes).toMatch(new RegExp(`severity=~?"[^"]*\\b${s}\\b`));
   });
 });

@@ -17,7 +17,9 @@ interface Rule {
   annotations: Record<string, string>;
 }
 
-const rules = (parse(readFileSync(FILE, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+const rules = (parse(readFileSync(FILE, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap(
+  (g) => g.rules,
+);
 
 /** The series names this process exports, with a histogram's _bucket/_sum/_count. */
 async function exported(): Promise<Set<string>> {
@@ -32,7 +34,8 @@ async function exported(): Promise<Set<string>> {
 
 describe('ops/alerts.yml', () => {
   it('has a rule for each condition an operator is paged for, with a severity and a summary', () => {
-    const uses = (metric: string, matcher?: RegExp) => rules.some((r) => r.expr.includes(metric) && (!matcher || matcher.test(r.expr)));
+    const uses = (metric: string, matcher?: RegExp) =>
+      rules.some((r) => r.expr.includes(metric) && (!matcher || matcher.test(r.expr)));
     expect(uses('wfsync_stream_last_success_timestamp_seconds')).toBe(true);
     expect(uses('wfsync_rate_limited_total')).toBe(true);
     expect(uses('wfsync_stream_runs_total', /outcome="failed"/)).toBe(true);

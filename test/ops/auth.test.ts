@@ -28,7 +28,8 @@ function rig(options = { idleMs: 30 * MINUTE, maxAgeMs: 12 * 60 * MINUTE, secure
     const res = await app.request('/in', { method: 'POST' });
     return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, header: res.headers.get('set-cookie')! };
   };
-  const signedIn = async (cookie: string) => ((await (await app.request('/me', { headers: { cookie } })).json()) as { signedIn: boolean }).signedIn;
+  const signedIn = async (cookie: string) =>
+    ((await (await app.request('/me', { headers: { cookie } })).json()) as { signedIn: boolean }).signedIn;
   return { auth, app, signIn, signedIn, advance: (ms: number) => (now += ms) };
 }
 
@@ -99,7 +100,8 @@ describe('failed sign-ins', () => {
   it('throttles a client after its failures, right token or not, until the window ends; others are not held', () => {
     let now = 0;
     const auth = new DashboardAuth(TOKEN, undefined, () => now);
-    for (let i = 0; i < SIGN_IN_LIMITS.perClient; i++) expect(auth.signIn('wrong-token-guess', '10.0.0.1').kind).toBe('wrong');
+    for (let i = 0; i < SIGN_IN_LIMITS.perClient; i++)
+      expect(auth.signIn('wrong-token-guess', '10.0.0.1').kind).toBe('wrong');
     const held = auth.signIn(TOKEN, '10.0.0.1');
     expect(held).toEqual({ kind: 'throttled', retryAfterS: SIGN_IN_LIMITS.windowMs / 1000 });
     expect(auth.signIn(TOKEN, '10.0.0.2').kind).toBe('ok');
@@ -128,7 +130,9 @@ describe('failed sign-ins', () => {
 describe('session settings', () => {
   it('default to 30 minutes idle, 12 hours at most, a cookie for plain HTTP; WFS_COOKIE_SECURE=1 makes it HTTPS-only', () => {
     expect(loadConfig({}).sessions).toEqual({ idleMs: 30 * MINUTE, maxAgeMs: 12 * 60 * MINUTE, secure: false });
-    expect(loadConfig({ WFS_SESSION_IDLE_MINUTES: '5', WFS_SESSION_MAX_HOURS: '1', WFS_COOKIE_SECURE: '1' }).sessions).toEqual({ idleMs: 5 * MINUTE, maxAgeMs: 60 * MINUTE, secure: true });
+    expect(
+      loadConfig({ WFS_SESSION_IDLE_MINUTES: '5', WFS_SESSION_MAX_HOURS: '1', WFS_COOKIE_SECURE: '1' }).sessions,
+    ).toEqual({ idleMs: 5 * MINUTE, maxAgeMs: 60 * MINUTE, secure: true });
   });
 
   it('refuses a bad value in one line naming the setting', () => {

@@ -34,13 +34,42 @@ beforeAll(async () => {
   m0 = Math.floor(Date.now() / MINUTE) * MINUTE;
   const at = (minutes: number) => new Date(m0 + minutes * MINUTE);
   // 400 requests over 20 minutes (20 a minute), overlapped by 50 over 5 (10 a minute), and a failed run 3 hours ago.
-  await insertRun(wh, { company: 'north', stream: 'individuals', startedAt: at(-50), finishedAt: at(-30), requests: 400, rows: 120 });
-  await insertRun(wh, { company: 'north', stream: 'departments', startedAt: at(-40), finishedAt: at(-35), requests: 50, rows: 7 });
-  await insertRun(wh, { company: 'north', stream: 'individuals', startedAt: at(-180), finishedAt: at(-178), requests: 10, rows: 30, outcome: 'failed' });
+  await insertRun(wh, {
+    company: 'north',
+    stream: 'individuals',
+    startedAt: at(-50),
+    finishedAt: at(-30),
+    requests: 400,
+    rows: 120,
+  });
+  await insertRun(wh, {
+    company: 'north',
+    stream: 'departments',
+    startedAt: at(-40),
+    finishedAt: at(-35),
+    requests: 50,
+    rows: 7,
+  });
+  await insertRun(wh, {
+    company: 'north',
+    stream: 'individuals',
+    startedAt: at(-180),
+    finishedAt: at(-178),
+    requests: 10,
+    rows: 30,
+    outcome: 'failed',
+  });
   // A run still going: 60 pages done in its first 15 minutes, by its stored progress.
   await insertRunningRun(wh, { company: 'north', stream: 'schedules', startedAt: at(-20), pagesDone: 60, at: at(-5) });
   // One closed without its counts when its process died: 30 pages in its 10 minutes before.
-  await insertRunningRun(wh, { company: 'north', stream: 'supervisors', startedAt: at(-70), pagesDone: 30, at: at(-60), interruptedAt: at(-55) });
+  await insertRunningRun(wh, {
+    company: 'north',
+    stream: 'supervisors',
+    startedAt: at(-70),
+    pagesDone: 30,
+    at: at(-60),
+    interruptedAt: at(-55),
+  });
   // Oldest first, as changes arrive: the outbox's ids grow with their time.
   await insertPushedChange(wh, { company: 'north', status: 'applied', createdAt: new Date(m0 - 30 * HOUR), n: 4 });
   await insertPushedChange(wh, { company: 'north', status: 'failed', createdAt: new Date(m0 - 5 * HOUR), n: 1 });
@@ -78,13 +107,24 @@ interface Plot {
 
 async function plotOf(svg: Locator): Promise<Plot> {
   const a = async (name: string) => Number(await svg.getAttribute(`data-${name}`));
-  return { left: await a('plot-left'), right: await a('plot-right'), top: await a('plot-top'), bottom: await a('plot-bottom'), yMax: await a('y-max'), xFrom: await a('x-from'), xTo: await a('x-to') };
+  return {
+    left: await a('plot-left'),
+    right: await a('plot-right'),
+    top: await a('plot-top'),
+    bottom: await a('plot-bottom'),
+    yMax: await a('y-max'),
+    xFrom: await a('x-from'),
+    xTo: await a('x-to'),
+  };
 }
 
 /** A polyline read back through its chart's axes: minute (ms) → value. */
 async function series(svg: Locator, line: Locator): Promise<Map<number, number>> {
   const p = await plotOf(svg);
-  const points = (await line.getAttribute('points'))!.trim().split(/\s+/).map((xy) => xy.split(',').map(Number) as [number, number]);
+  const points = (await line.getAttribute('points'))!
+    .trim()
+    .split(/\s+/)
+    .map((xy) => xy.split(',').map(Number) as [number, number]);
   return new Map(
     points.map(([x, y]) => [
       Math.round((p.xFrom + ((x - p.left) / (p.right - p.left)) * (p.xTo - p.xFrom)) / MINUTE) * MINUTE,
@@ -123,7 +163,8 @@ describe('the status page charts', () => {
     };
     // Six hours, minute by minute.
     expect(got.size).toBeGreaterThanOrEqual(360);
-    for (const [minute, value] of got) expect.soft(value, new Date(minute).toISOString()).toBeCloseTo(expected(minute), 0);
+    for (const [minute, value] of got)
+      expect.soft(value, new Date(minute).toISOString()).toBeCloseTo(expected(minute), 0);
     expect([...got.values()].reduce((a, v) => a + v, 0)).toBeCloseTo(550, -1);
     // The budget line: 100 a minute.
     const plot = await plotOf(svg);
@@ -144,9 +185,12 @@ describe('the status page charts', () => {
     expect(await bars.nth(0).getAttribute('class')).toBe('run failed');
     expect(await bars.nth(1).getAttribute('data-rows')).toBe('120');
     const plot = await plotOf(individuals);
-    for (const [i, rows] of [[0, 30], [1, 120]] as const) {
+    for (const [i, rows] of [
+      [0, 30],
+      [1, 120],
+    ] as const) {
       const h = Number(await bars.nth(i).getAttribute('height'));
-      expect(h / (plot.bottom - plot.top) * plot.yMax).toBeCloseTo(rows, 0);
+      expect((h / (plot.bottom - plot.top)) * plot.yMax).toBeCloseTo(rows, 0);
     }
     // The failed run sits about three hours before the other, on a 24-hour axis.
     const xs = await Promise.all([0, 1].map(async (i) => Number(await bars.nth(i).getAttribute('x'))));
@@ -165,19 +209,23 @@ describe('the status page charts', () => {
     const svg = push.locator('svg');
     const plot = await plotOf(svg);
     const hour = (ms: number) => new Date(Math.floor(ms / HOUR) * HOUR).toISOString();
-    const bar = (status: string, at: number) => svg.locator(`rect.push-bar[data-status="${status}"][data-hour="${hour(at)}"]`);
-    const counted = async (b: Locator) => (Number(await b.getAttribute('height')) / (plot.bottom - plot.top)) * plot.yMax;
+    const bar = (status: string, at: number) =>
+      svg.locator(`rect.push-bar[data-status="${status}"][data-hour="${hour(at)}"]`);
+    const counted = async (b: Locator) =>
+      (Number(await b.getAttribute('height')) / (plot.bottom - plot.top)) * plot.yMax;
     expect(await bar('applied', m0 - 2 * HOUR).getAttribute('data-count')).toBe('5');
     expect(await counted(bar('applied', m0 - 2 * HOUR))).toBeCloseTo(5, 1);
     expect(await counted(bar('refused', m0 - 2 * HOUR))).toBeCloseTo(2, 1);
     expect(await counted(bar('failed', m0 - 5 * HOUR))).toBeCloseTo(1, 1);
     // Stacked: refused sits on applied.
-    expect(Number(await bar('refused', m0 - 2 * HOUR).getAttribute('y')) + Number(await bar('refused', m0 - 2 * HOUR).getAttribute('height'))).toBeCloseTo(
-      Number(await bar('applied', m0 - 2 * HOUR).getAttribute('y')),
-      0,
-    );
+    expect(
+      Number(await bar('refused', m0 - 2 * HOUR).getAttribute('y')) +
+        Number(await bar('refused', m0 - 2 * HOUR).getAttribute('height')),
+    ).toBeCloseTo(Number(await bar('applied', m0 - 2 * HOUR).getAttribute('y')), 0);
     // Changes of 30 hours ago are past the window.
-    const total = (await svg.locator('rect.push-bar').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))))).reduce((a, n) => a + n, 0);
+    const total = (
+      await svg.locator('rect.push-bar').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))))
+    ).reduce((a, n) => a + n, 0);
     expect(total).toBe(8);
     expect(await push.locator('.legend').textContent()).toBe('appliedrefusedfailed');
   });

@@ -14,14 +14,24 @@ let sandbox: RunningSandbox;
 let t: TestApp;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 3, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, keys: [NORTH_KEY, EAST_KEY, EAST_NEW_KEY].map(parseKeySpec) });
-  t = await startTestApp(sandbox, {
-    WFS_COMPANIES: JSON.stringify([{ key: 'north', apiKey: NORTH_KEY, baseUrl: sandbox.url }]),
-    WFS_PUSH_TOKEN: PUSH_TOKEN,
-    WFS_DASHBOARD_TOKEN: DASHBOARD_TOKEN,
-    WFS_SECRET_KEY: 'secret-key-for-companies-tests',
-    WFS_COMPANIES_REFRESH_SECONDS: '0.5',
-  }, (app) => app.push({ serve: true, run: false }));
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 3,
+    size: 'tiny',
+    rateLimit: { limit: 100, windowMs: 1000 },
+    keys: [NORTH_KEY, EAST_KEY, EAST_NEW_KEY].map(parseKeySpec),
+  });
+  t = await startTestApp(
+    sandbox,
+    {
+      WFS_COMPANIES: JSON.stringify([{ key: 'north', apiKey: NORTH_KEY, baseUrl: sandbox.url }]),
+      WFS_PUSH_TOKEN: PUSH_TOKEN,
+      WFS_DASHBOARD_TOKEN: DASHBOARD_TOKEN,
+      WFS_SECRET_KEY: 'secret-key-for-companies-tests',
+      WFS_COMPANIES_REFRESH_SECONDS: '0.5',
+    },
+    (app) => app.push({ serve: true, run: false }),
+  );
 });
 
 afterAll(async () => {
@@ -30,12 +40,19 @@ afterAll(async () => {
 });
 
 const bearer = { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' };
-const api = (path: string, method = 'GET', body?: unknown) => t.get(`/api/companies${path}`, { method, headers: bearer, body: body === undefined ? undefined : JSON.stringify(body) });
+const api = (path: string, method = 'GET', body?: unknown) =>
+  t.get(`/api/companies${path}`, {
+    method,
+    headers: bearer,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 describe('the companies JSON routes', () => {
   it('need the push token', async () => {
     expect((await t.get('/api/companies')).status).toBe(401);
-    expect((await t.get('/api/companies', { headers: { authorization: 'Bearer wrong-token-of-some-length' } })).status).toBe(401);
+    expect(
+      (await t.get('/api/companies', { headers: { authorization: 'Bearer wrong-token-of-some-length' } })).status,
+    ).toBe(401);
   });
 
   it('add (checking the key first), pause, resume, rotate and remove; no answer carries a key', async () => {
@@ -46,29 +63,67 @@ describe('the companies JSON routes', () => {
       answers.push(text);
       return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
     };
-    expect(await send('', 'POST', { key: 'east', baseUrl: sandbox.url, apiKey: 'not-a-key-it-knows' })).toMatchObject({ status: 422, body: { kind: 'key_refused' } });
-    expect(await send('', 'POST', { key: 'east', baseUrl: 'ftp://x', apiKey: EAST_KEY })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^baseUrl: /) } });
-    expect(await send('', 'POST', { key: 'east', baseUrl: sandbox.url, apiKey: EAST_KEY, formIds: [1], rateLimit: '100/1s' })).toMatchObject({
+    expect(await send('', 'POST', { key: 'east', baseUrl: sandbox.url, apiKey: 'not-a-key-it-knows' })).toMatchObject({
+      status: 422,
+      body: { kind: 'key_refused' },
+    });
+    expect(await send('', 'POST', { key: 'east', baseUrl: 'ftp://x', apiKey: EAST_KEY })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^baseUrl: /) },
+    });
+    expect(
+      await send('', 'POST', {
+        key: 'east',
+        baseUrl: sandbox.url,
+        apiKey: EAST_KEY,
+        formIds: [1],
+        rateLimit: '100/1s',
+      }),
+    ).toMatchObject({
       status: 201,
       body: { key: 'east', formIds: [1], rateLimit: '100/1s', paused: false, managedBy: 'operator' },
     });
-    expect(await send('', 'POST', { key: 'east', baseUrl: sandbox.url, apiKey: EAST_KEY })).toMatchObject({ status: 409, body: { kind: 'already_added' } });
+    expect(await send('', 'POST', { key: 'east', baseUrl: sandbox.url, apiKey: EAST_KEY })).toMatchObject({
+      status: 409,
+      body: { kind: 'already_added' },
+    });
     // Pushes name it at once.
-    const change = { company: 'east', changeId: 'east-1', FirstName: 'Ada', LastName: 'King', Status: 'Active', PrimaryEmailAddress: 'ada@example.org', LogonId: 'aking', EmployeeNumber: 'E-1' };
-    expect((await t.get('/push/individuals', { method: 'POST', headers: bearer, body: JSON.stringify(change) })).status).toBe(202);
+    const change = {
+      company: 'east',
+      changeId: 'east-1',
+      FirstName: 'Ada',
+      LastName: 'King',
+      Status: 'Active',
+      PrimaryEmailAddress: 'ada@example.org',
+      LogonId: 'aking',
+      EmployeeNumber: 'E-1',
+    };
+    expect(
+      (await t.get('/push/individuals', { method: 'POST', headers: bearer, body: JSON.stringify(change) })).status,
+    ).toBe(202);
     expect(await send('/east/pause', 'POST')).toMatchObject({ status: 200, body: { paused: true } });
     expect(await send('/east/resume', 'POST')).toMatchObject({ status: 200, body: { paused: false } });
-    expect(await send('/east/rotate-key', 'POST', { apiKey: 'not-a-key-it-knows' })).toMatchObject({ status: 422, body: { kind: 'key_refused' } });
+    expect(await send('/east/rotate-key', 'POST', { apiKey: 'not-a-key-it-knows' })).toMatchObject({
+      status: 422,
+      body: { kind: 'key_refused' },
+    });
     expect(await send('/east/rotate-key', 'POST', { apiKey: EAST_NEW_KEY })).toMatchObject({ status: 200 });
     expect(await send('/north/pause', 'POST')).toMatchObject({ status: 409, body: { kind: 'managed_by_environment' } });
     expect(await send('/nowhere', 'DELETE')).toMatchObject({ status: 404, body: { kind: 'unknown_company' } });
     const list = await send('');
     expect((list.body as unknown as { key: string }[]).map((c) => c.key)).toEqual(['east', 'north']);
     // Each change is on the company's timeline, newest first; the refused rotation is not.
-    const timeline = async () => ((await send('/east/events')).body as { events: { event: string }[] }).events.map((e) => e.event);
+    const timeline = async () =>
+      ((await send('/east/events')).body as { events: { event: string }[] }).events.map((e) => e.event);
     expect(await timeline()).toEqual(['key_rotated', 'company_resumed', 'company_paused', 'company_added']);
-    expect(await send('/east/events?since=yesterday')).toMatchObject({ status: 400, body: { error: 'since: expected an ISO date or time' } });
-    expect(await send('/east?purge=true', 'DELETE')).toMatchObject({ status: 200, body: { removed: { key: 'east' }, purged: expect.objectContaining({ individuals: 0, push_outbox: 1 }) } });
+    expect(await send('/east/events?since=yesterday')).toMatchObject({
+      status: 400,
+      body: { error: 'since: expected an ISO date or time' },
+    });
+    expect(await send('/east?purge=true', 'DELETE')).toMatchObject({
+      status: 200,
+      body: { removed: { key: 'east' }, purged: expect.objectContaining({ individuals: 0, push_outbox: 1 }) },
+    });
     // A purge leaves no row of the company, its timeline included.
     expect(await timeline()).toEqual([]);
     for (const key of [NORTH_KEY, EAST_KEY, EAST_NEW_KEY]) expect(answers.join('\n')).not.toContain(key);
@@ -92,10 +147,18 @@ describe('the companies page', () => {
     expect(decodeURIComponent(added.headers.get('location')!)).toContain('company west is added');
     expect((await t.get('/actions/companies/west/pause', { method: 'POST', headers: { cookie } })).status).toBe(303);
     // Purging from the page asks for the key typed again.
-    const unconfirmed = await t.get('/actions/companies/west/remove', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ purge: 'on', confirm: 'wes' }) });
+    const unconfirmed = await t.get('/actions/companies/west/remove', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ purge: 'on', confirm: 'wes' }),
+    });
     expect(unconfirmed.status).toBe(400);
     expect(((await unconfirmed.json()) as { error: string }).error).toMatch(/^confirm: /);
-    const removed = await t.get('/actions/companies/west/remove', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ purge: 'on', confirm: 'west' }) });
+    const removed = await t.get('/actions/companies/west/remove', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ purge: 'on', confirm: 'west' }),
+    });
     expect(removed.status).toBe(303);
     const after = await (await t.get('/companies', { headers: { cookie } })).text();
     expect(after).not.toContain('>west<');

@@ -22,7 +22,13 @@ let page: Page;
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   // `new-field`: the service sends a field no column maps on every individual.
-  sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, quirks: ['new-field'] });
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 8,
+    size: 'tiny',
+    rateLimit: { limit: 100, windowMs: 1000 },
+    quirks: ['new-field'],
+  });
   t = await startTestApp(
     sandbox,
     {
@@ -36,8 +42,13 @@ beforeAll(async () => {
       await app.inProcessRunner();
     },
   );
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
-  page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 }, javaScriptEnabled: false })).newPage();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  });
+  page = await (
+    await browser.newContext({ viewport: { width: 1400, height: 1000 }, javaScriptEnabled: false })
+  ).newPage();
 });
 
 afterAll(async () => {
@@ -48,7 +59,9 @@ afterAll(async () => {
 
 const departments = async () => {
   const wh = await t.app.warehouse();
-  const [r] = await wh.sql<{ n: number }[]>`select count(*)::int as n from ${wh.sql(wh.schema)}.departments where company_key = 'north'`;
+  const [r] = await wh.sql<
+    { n: number }[]
+  >`select count(*)::int as n from ${wh.sql(wh.schema)}.departments where company_key = 'north'`;
   return r!.n;
 };
 
@@ -76,7 +89,9 @@ describe('overview → a company → its timeline → a re-sync', () => {
     await page.locator('tr[data-company="north"][data-stream="departments"] button:has-text("re-sync")').click();
     await page.waitForURL(/\/companies\/north\?done=/);
     expect(await page.locator('.flash').textContent()).toMatch(/^re-sync \d+ of departments of north is asked for/);
-    expect(await page.locator('#timeline tr[data-event="resync_requested"][data-stream="departments"]').count()).toBe(1);
+    expect(await page.locator('#timeline tr[data-event="resync_requested"][data-stream="departments"]').count()).toBe(
+      1,
+    );
 
     // The running start takes it within seconds; the rows stay readable while it reads.
     let state = '';
@@ -95,7 +110,9 @@ describe('overview → a company → its timeline → a re-sync', () => {
     expect(await departments()).toBe(before);
     // Today's requests on its usage chart: the first sync's and the re-sync's.
     const today = new Date().toISOString().slice(0, 10);
-    expect(Number(await page.locator(`.chart.usage rect[data-day="${today}"]`).getAttribute('data-requests'))).toBeGreaterThanOrEqual(first.requests + 1);
+    expect(
+      Number(await page.locator(`.chart.usage rect[data-day="${today}"]`).getAttribute('data-requests')),
+    ).toBeGreaterThanOrEqual(first.requests + 1);
     await page.screenshot({ path: `${SHOTS}company-page.png`, fullPage: true });
   });
 

@@ -46,7 +46,10 @@ beforeAll(async () => {
     WFS_DASHBOARD_TOKEN: TOKEN,
   });
   await (await t.app.syncQueue()).obliterate({ force: true });
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  });
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 });
 
@@ -73,16 +76,22 @@ describe('the status page', () => {
     // The overview: one row per company, the failing one first, each linking to its page.
     await page.goto(`${t.server.url}/`);
     const companies = page.locator('#companies tbody tr');
-    expect(await companies.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-company')))).toEqual(['south', 'north']);
+    expect(await companies.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-company')))).toEqual([
+      'south',
+      'north',
+    ]);
     expect(await page.locator('#companies tr[data-company="south"]').getAttribute('class')).toBe('failing');
-    expect(await page.locator('#companies tr[data-company="south"] td').nth(2).textContent()).toBe('individuals failed');
+    expect(await page.locator('#companies tr[data-company="south"] td').nth(2).textContent()).toBe(
+      'individuals failed',
+    );
     for (const company of ['north', 'south']) {
       await page.goto(`${t.server.url}/`);
       await page.click(`#companies a[href="/companies/${company}"]`);
       await page.waitForURL(`${t.server.url}/companies/${company}`);
       const rows = page.locator(`table.streams tr[data-company="${company}"]`);
       expect(await rows.count()).toBe(streams.length);
-      for (const badge of await rows.locator('.badge').allTextContents()) expect(['fresh', 'late', 'stale']).toContain(badge);
+      for (const badge of await rows.locator('.badge').allTextContents())
+        expect(['fresh', 'late', 'stale']).toContain(badge);
     }
     await page.goto(`${t.server.url}/companies/south`);
     expect(await row('south', 'individuals').locator('.failed').textContent()).toBe('failed');
@@ -94,23 +103,44 @@ describe('the status page', () => {
     expect(await row('north', 'shift-assignments').locator('td').nth(2).textContent()).toBe('never');
     expect(error).toMatch(/403/);
     // The API key's budget, live from this process's requests.
-    expect(await page.locator('#keys tr[data-company="north"] td').nth(3).textContent()).toBe(String(ok.requests + ref.requests + 1));
+    expect(await page.locator('#keys tr[data-company="north"] td').nth(3).textContent()).toBe(
+      String(ok.requests + ref.requests + 1),
+    );
     await page.screenshot({ path: `${SHOTS}status.png`, fullPage: true });
 
     // Reference lists run every 4 s: 8 s without a success make departments stale.
     await new Promise((r) => setTimeout(r, departmentsAt + 8500 - Date.now()));
     await page.reload();
     expect(await row('north', 'departments').getAttribute('data-freshness')).toBe('stale');
-    expect(await row('north', 'departments').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(253, 220, 220)');
+    expect(
+      await row('north', 'departments')
+        .locator('.badge')
+        .evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor),
+    ).toBe('rgb(253, 220, 220)');
     // Individuals run every 30 minutes: still fresh.
     expect(await row('north', 'individuals').getAttribute('data-freshness')).toBe('fresh');
-    expect(await row('north', 'individuals').locator('.badge').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor)).toBe('rgb(217, 245, 225)');
+    expect(
+      await row('north', 'individuals')
+        .locator('.badge')
+        .evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).backgroundColor),
+    ).toBe('rgb(217, 245, 225)');
   });
 
   it('links a stream to its rejects, which show the reason to all and the raw payload signed in, newest first', async () => {
     const wh = await t.app.warehouse();
-    await insertReject(wh, { company: 'north', stream: 'individuals', raw: { ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' }, reason: 'Birthdate: expected a date', secondsAgo: 3600 });
-    await insertReject(wh, { company: 'north', stream: 'individuals', raw: { ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 }, reason: 'WorkStatus: expected an object' });
+    await insertReject(wh, {
+      company: 'north',
+      stream: 'individuals',
+      raw: { ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' },
+      reason: 'Birthdate: expected a date',
+      secondsAgo: 3600,
+    });
+    await insertReject(wh, {
+      company: 'north',
+      stream: 'individuals',
+      raw: { ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 },
+      reason: 'WorkStatus: expected an object',
+    });
     await page.goto(`${t.server.url}/companies/north`);
     const link = row('north', 'individuals').locator('a[href*="/rejects"]');
     expect(await link.textContent()).toBe('2');
@@ -130,8 +160,16 @@ describe('the status page', () => {
     await page.waitForURL(`${t.server.url}/`);
     await page.goto(rejectsUrl);
     expect(await page.locator('#payloads-hidden').count()).toBe(0);
-    expect(JSON.parse((await rejects.nth(0).locator('pre').textContent())!)).toEqual({ ServiceId: 902, FirstName: 'Grace', WorkStatus: 17 });
-    expect(JSON.parse((await rejects.nth(1).locator('pre').textContent())!)).toEqual({ ServiceId: 901, FirstName: 'Ada', Birthdate: 'yesterday' });
+    expect(JSON.parse((await rejects.nth(0).locator('pre').textContent())!)).toEqual({
+      ServiceId: 902,
+      FirstName: 'Grace',
+      WorkStatus: 17,
+    });
+    expect(JSON.parse((await rejects.nth(1).locator('pre').textContent())!)).toEqual({
+      ServiceId: 901,
+      FirstName: 'Ada',
+      Birthdate: 'yesterday',
+    });
     await page.screenshot({ path: `${SHOTS}rejects.png`, fullPage: true });
     await page.click('button:has-text("sign out")');
     await page.goto(rejectsUrl);
@@ -154,7 +192,9 @@ describe('/queues', () => {
     // Acting on jobs acts on Redis: refused to anyone not signed in.
     const refused = await page.request.put(`${t.server.url}/queues/api/queues/sync/retry/failed`);
     expect(refused.status()).toBe(403);
-    const refusedRun = await page.request.post(`${t.server.url}/actions/run`, { form: { company: 'north', stream: 'departments' } });
+    const refusedRun = await page.request.post(`${t.server.url}/actions/run`, {
+      form: { company: 'north', stream: 'departments' },
+    });
     expect(refusedRun.status()).toBe(403);
     await page.goto(`${t.server.url}/companies/north`);
     expect(await page.locator('form[action="/actions/run"]').count()).toBe(0);
@@ -185,7 +225,9 @@ describe('/queues', () => {
     expect(await page.locator('.flash').textContent()).toBe('departments of north is queued');
     // Queued with a priority, as every run the dispatcher queues (companies take turns).
     const waiting = await queue.getJobs(['waiting', 'prioritized']);
-    expect(waiting.map((j) => j.data)).toContainEqual(expect.objectContaining({ company: 'north', job: 'manual-departments', streams: ['departments'] }));
+    expect(waiting.map((j) => j.data)).toContainEqual(
+      expect.objectContaining({ company: 'north', job: 'manual-departments', streams: ['departments'] }),
+    );
     await page.screenshot({ path: `${SHOTS}signed-in.png`, fullPage: true });
   });
 });

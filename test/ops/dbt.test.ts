@@ -45,11 +45,13 @@ afterAll(async () => {
 });
 
 const yamlOf = (path: string) => parse(files.get(path)!) as Record<string, any>;
-const sourceTables = () => (yamlOf('models/staging/src_workforce.yml').sources[0].tables as SourceTable[]);
+const sourceTables = () => yamlOf('models/staging/src_workforce.yml').sources[0].tables as SourceTable[];
 
 /** source() and config() rendered as dbt would for this warehouse; any other Jinja is left, and fails the test. */
 const rendered = (model: string) =>
-  model.replace(/\{\{\s*config\([^)]*\)\s*\}\}/g, '').replace(/\{\{\s*source\('workforce',\s*'([a-z_]+)'\)\s*\}\}/g, (_m, t: string) => `"workforce"."${t}"`);
+  model
+    .replace(/\{\{\s*config\([^)]*\)\s*\}\}/g, '')
+    .replace(/\{\{\s*source\('workforce',\s*'([a-z_]+)'\)\s*\}\}/g, (_m, t: string) => `"workforce"."${t}"`);
 
 describe('wfsync dbt', () => {
   it('writes property files and dbt_project.yml that dbt’s JSON schemas accept', () => {
@@ -59,21 +61,31 @@ describe('wfsync dbt', () => {
     }
     const project = validator('dbt_project-latest.json');
     expect(project(yamlOf('dbt_project.yml')), JSON.stringify(project.errors)).toBe(true);
-    expect(properties({ version: 2, sources: [{ name: 'x', tables: [{ name: 't', freshness: { warn_after: { count: 1, period: 'fortnight' } } }] }] })).toBe(false);
+    expect(
+      properties({
+        version: 2,
+        sources: [{ name: 'x', tables: [{ name: 't', freshness: { warn_after: { count: 1, period: 'fortnight' } } }] }],
+      }),
+    ).toBe(false);
   });
 
   it('covers every data table and every view, with freshness from the schedule of the stream that writes it', () => {
     const tables = sourceTables();
     const names = tables.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining([...dataTables().keys()]));
-    expect(names).toEqual(expect.arrayContaining(['v_shifts_without_current_credential', 'v_headcount_daily', 'v_credential_compliance']));
+    expect(names).toEqual(
+      expect.arrayContaining(['v_shifts_without_current_credential', 'v_headcount_daily', 'v_credential_compliance']),
+    );
     for (const t of tables.filter((x) => x.loaded_at_field)) {
       expect(t.loaded_at_field).toBe('_synced_at');
       expect(t.freshness, t.name).not.toBeNull();
     }
     const minutes = streamSchedules(schedule).get('shift-assignments')!.intervalMs / 60_000;
     const shifts = tables.find((t) => t.name === 'shift_assignments')!;
-    expect(shifts.freshness).toEqual({ warn_after: { count: minutes * 1.5, period: 'minute' }, error_after: { count: minutes * 2, period: 'minute' } });
+    expect(shifts.freshness).toEqual({
+      warn_after: { count: minutes * 1.5, period: 'minute' },
+      error_after: { count: minutes * 2, period: 'minute' },
+    });
   });
 
   it('tests each table’s key, and every key test passes on a synced warehouse', async () => {
@@ -83,25 +95,33 @@ describe('wfsync dbt', () => {
     for (const t of keyed) {
       const columns = t.data_tests?.[0]?.[KEY_TEST]?.columns;
       expect(columns, t.name).toContain('company_key');
-      const query = body.replace(/\{\{ columns \| join\(', '\) \}\}/g, columns!.join(', ')).replace('{{ model }}', `"workforce"."${t.name}"`);
+      const query = body
+        .replace(/\{\{ columns \| join\(', '\) \}\}/g, columns!.join(', '))
+        .replace('{{ model }}', `"workforce"."${t.name}"`);
       expect(await sql(query), `${t.name} has duplicate keys`).toEqual([]);
     }
   });
 
   it('has one staging model per data table, each running against a synced warehouse and giving its current rows', async () => {
     const models = [...files.keys()].filter((p) => p.endsWith('.sql') && p.startsWith('models/'));
-    expect(models.map((m) => /stg_workforce__([a-z_]+)\.sql$/.exec(m)![1]).sort()).toEqual([...dataTables().keys()].sort());
+    expect(models.map((m) => /stg_workforce__([a-z_]+)\.sql$/.exec(m)![1]).sort()).toEqual(
+      [...dataTables().keys()].sort(),
+    );
     for (const path of models) {
       const model = rendered(files.get(path)!);
       expect(model, path).not.toMatch(/\{\{|\{%/);
       const table = /stg_workforce__([a-z_]+)\.sql$/.exec(path)![1]!;
       const [{ n }] = (await sql(`select count(*)::int as n from (${model}) m`)) as unknown as [{ n: number }];
       const live = model.includes('_deleted_at is null') ? ' where _deleted_at is null' : '';
-      const [{ n: expected }] = (await sql(`select count(*)::int as n from workforce.${table}${live}`)) as unknown as [{ n: number }];
+      const [{ n: expected }] = (await sql(`select count(*)::int as n from workforce.${table}${live}`)) as unknown as [
+        { n: number },
+      ];
       expect(n, table).toBe(expected);
     }
-    const [person] = await sql(rendered(files.get('models/staging/stg_workforce__individuals.sql')!) + ' limit 1');
-    expect(Object.keys(person!)).toEqual(expect.arrayContaining(['synced_at', 'extra_fields', 'is_exclude_from_verification_monitoring']));
+    const [person] = await sql(`${rendered(files.get('models/staging/stg_workforce__individuals.sql')!)} limit 1`);
+    expect(Object.keys(person!)).toEqual(
+      expect.arrayContaining(['synced_at', 'extra_fields', 'is_exclude_from_verification_monitoring']),
+    );
     expect(Object.keys(person!)).not.toContain('_deleted_at');
   });
 
@@ -116,6 +136,7 @@ describe('wfsync dbt', () => {
     };
     walk(DBT_DOC_DIR);
     expect([...committed.keys()].sort(), 'docs/dbt drifted: run npm run docs').toEqual([...files.keys()].sort());
-    for (const [path, text] of files) expect(committed.get(path), `docs/dbt/${path} drifted: run npm run docs`).toBe(text);
+    for (const [path, text] of files)
+      expect(committed.get(path), `docs/dbt/${path} drifted: run npm run docs`).toBe(text);
   });
 });

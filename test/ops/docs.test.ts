@@ -23,10 +23,20 @@ describe('generated documents (npm run docs)', () => {
 
   it('the README stays a guide for users, at most 600 lines, and its links into docs/ name headings that exist', () => {
     const readme = readFileSync(README, 'utf8');
-    expect(readme.split('\n').length - 1, 'README.md is for users: move methods and figures to docs/').toBeLessThanOrEqual(600);
+    expect(
+      readme.split('\n').length - 1,
+      'README.md is for users: move methods and figures to docs/',
+    ).toBeLessThanOrEqual(600);
     for (const [, file, anchor] of readme.matchAll(/\]\((docs\/[\w-]+\.md)#([\w-]+)\)/g)) {
       const headings = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8').match(/^#+ .*$/gm) ?? [];
-      const slugs = headings.map((h) => h.replace(/^#+ /, '').toLowerCase().replace(/[^\w\s-]/g, '').trim().replace(/\s+/g, '-'));
+      const slugs = headings.map((h) =>
+        h
+          .replace(/^#+ /, '')
+          .toLowerCase()
+          .replace(/[^\w\s-]/g, '')
+          .trim()
+          .replace(/\s+/g, '-'),
+      );
       expect(slugs, `${file}#${anchor}`).toContain(anchor);
     }
   });
@@ -38,6 +48,9 @@ describe('generated documents (npm run docs)', () => {
     expect(generated).toMatch(/^## shift_assignments$/m);
     expect(generated).toMatch(/^## v_credentials_expiring$/m);
     expect(generated).toMatch(/^\| `company_key` \| text \| Key of the company account/m);
-    expect(readFileSync(WAREHOUSE_DOC, 'utf8'), 'docs/warehouse.md drifted from the warehouse COMMENTs: run npm run docs').toBe(generated);
+    expect(
+      readFileSync(WAREHOUSE_DOC, 'utf8'),
+      'docs/warehouse.md drifted from the warehouse COMMENTs: run npm run docs',
+    ).toBe(generated);
   });
 });

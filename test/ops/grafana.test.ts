@@ -35,8 +35,13 @@ interface Dashboard {
 const dashboard = JSON.parse(readFileSync(join(DIR, 'workforce-sync.json'), 'utf8')) as Dashboard;
 const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row');
 const variables = dashboard.templating.list;
-const variableQueries = variables.filter((v) => v.type === 'query').map((v) => (typeof v.query === 'string' ? v.query : v.query.query));
-const queries = [...panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: p.title, expr: t.expr }))), ...variableQueries.map((q) => ({ where: 'variables', expr: q }))];
+const variableQueries = variables
+  .filter((v) => v.type === 'query')
+  .map((v) => (typeof v.query === 'string' ? v.query : v.query.query));
+const queries = [
+  ...panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: p.title, expr: t.expr }))),
+  ...variableQueries.map((q) => ({ where: 'variables', expr: q })),
+];
 
 const named = (expr: string) => [...new Set(expr.match(/\bwfsync_[a-z0-9_]+/g) ?? [])];
 // Labels Prometheus adds to every series it scrapes, and a histogram's bucket bound.
@@ -50,7 +55,9 @@ beforeAll(async () => {
   exported = seriesLabels(text);
   // Every family the events feed has samples here, so labels are checked against real series.
   const runtime = await runtimeFamilies();
-  const empty = families(text).filter((f) => !runtime.has(f.name) && ![f.name, `${f.name}_count`].some((s) => exported.has(s)));
+  const empty = families(text).filter(
+    (f) => !runtime.has(f.name) && ![f.name, `${f.name}_count`].some((s) => exported.has(s)),
+  );
   expect(empty, 'families without a sample in the rendered /metrics').toEqual([]);
   // A runtime family without samples yet (GC durations before a GC) is still exported.
   for (const f of families(text)) {
@@ -72,10 +79,12 @@ describe('ops/grafana/workforce-sync.json', () => {
     for (const q of queries) {
       const carried = new Set([...named(q.expr).flatMap((m) => [...(exported.get(m) ?? [])]), ...SCRAPE_LABELS]);
       for (const [, metric, matchers] of q.expr.matchAll(/\b(wfsync_[a-z0-9_]+)\{([^}]*)\}/g)) {
-        for (const [, label] of matchers!.matchAll(/(\w+)\s*(?:=~|!~|!=|=)/g)) expect([...exported.get(metric!)!], `${q.where}: ${metric}{${label}}`).toContain(label);
+        for (const [, label] of matchers!.matchAll(/(\w+)\s*(?:=~|!~|!=|=)/g))
+          expect([...exported.get(metric!)!], `${q.where}: ${metric}{${label}}`).toContain(label);
       }
       for (const [, grouping] of q.expr.matchAll(/\bby\s*\(([^)]*)\)/g)) {
-        for (const label of grouping!.split(',').map((l) => l.trim())) expect([...carried], `${q.where}: by (${label})`).toContain(label);
+        for (const label of grouping!.split(',').map((l) => l.trim()))
+          expect([...carried], `${q.where}: by (${label})`).toContain(label);
       }
     }
   });
@@ -97,24 +106,41 @@ describe('ops/grafana/workforce-sync.json', () => {
     expect(dashboard.uid).toBe('workforce-sync');
     expect(dashboard.id ?? null).toBeNull();
     expect(variables.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
-    for (const p of panels) for (const t of p.targets ?? []) expect(t.datasource, p.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
+    for (const p of panels)
+      for (const t of p.targets ?? [])
+        expect(t.datasource, p.title).toEqual({ type: 'prometheus', uid: '${datasource}' });
     const defined = new Set(variables.map((v) => v.name));
-    for (const q of queries) for (const [, v] of q.expr.matchAll(/\$(?!__)(\w+)/g)) expect([...defined], `${q.where}: $${v}`).toContain(v);
-    expect(new Set(dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).map((p) => p.id)).size).toBe(panels.length + dashboard.panels.filter((p) => p.type === 'row').length);
+    for (const q of queries)
+      for (const [, v] of q.expr.matchAll(/\$(?!__)(\w+)/g)) expect([...defined], `${q.where}: $${v}`).toContain(v);
+    expect(new Set(dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).map((p) => p.id)).size).toBe(
+      panels.length + dashboard.panels.filter((p) => p.type === 'row').length,
+    );
     const all = dashboard.panels;
     for (const [i, a] of all.entries()) {
       expect(a.gridPos.x + a.gridPos.w, a.title).toBeLessThanOrEqual(24);
       for (const b of all.slice(i + 1)) {
-        const apart = a.gridPos.x + a.gridPos.w <= b.gridPos.x || b.gridPos.x + b.gridPos.w <= a.gridPos.x || a.gridPos.y + a.gridPos.h <= b.gridPos.y || b.gridPos.y + b.gridPos.h <= a.gridPos.y;
+        const apart =
+          a.gridPos.x + a.gridPos.w <= b.gridPos.x ||
+          b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
+          a.gridPos.y + a.gridPos.h <= b.gridPos.y ||
+          b.gridPos.y + b.gridPos.h <= a.gridPos.y;
         expect(apart, `${a.title} overlaps ${b.title}`).toBe(true);
       }
     }
   });
 
   it('is provisioned from files by ops/grafana/dashboards.yml', () => {
-    const provisioning = parse(readFileSync(join(DIR, 'dashboards.yml'), 'utf8')) as { apiVersion: number; providers: { type: string; options: { path: string } }[] };
+    const provisioning = parse(readFileSync(join(DIR, 'dashboards.yml'), 'utf8')) as {
+      apiVersion: number;
+      providers: { type: string; options: { path: string } }[];
+    };
     expect(provisioning.apiVersion).toBe(1);
-    expect(provisioning.providers).toEqual([expect.objectContaining({ type: 'file', options: expect.objectContaining({ path: expect.stringMatching(/^\//) }) })]);
+    expect(provisioning.providers).toEqual([
+      expect.objectContaining({
+        type: 'file',
+        options: expect.objectContaining({ path: expect.stringMatching(/^\//) }),
+      }),
+    ]);
   });
 
   it('every query is valid PromQL for promtool (where promtool is installed)', () => {
@@ -125,7 +151,9 @@ describe('ops/grafana/workforce-sync.json', () => {
     }
     // Grafana's variables as Prometheus would receive them.
     const promql = (expr: string) => expr.replaceAll('$__rate_interval', '2m').replace(/\$(\w+)/g, '.*');
-    const rules = panels.flatMap((p) => (p.targets ?? []).map((t) => ({ record: `dashboard:panel${p.id}:${t.refId}`, expr: promql(t.expr) })));
+    const rules = panels.flatMap((p) =>
+      (p.targets ?? []).map((t) => ({ record: `dashboard:panel${p.id}:${t.refId}`, expr: promql(t.expr) })),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'wfsync-grafana-'));
     try {
       const file = join(dir, 'queries.yml');

@@ -4,7 +4,15 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { HOSTILE_BODIES, HOSTILE_ENCODED, HOSTILE_VALUES, LEAKS, REFLECTED, fillPath, type HostileBody } from '../support/hostile.ts';
+import {
+  HOSTILE_BODIES,
+  HOSTILE_ENCODED,
+  HOSTILE_VALUES,
+  LEAKS,
+  REFLECTED,
+  fillPath,
+  type HostileBody,
+} from '../support/hostile.ts';
 import { insertReject } from '../support/rejects.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
@@ -38,7 +46,12 @@ beforeAll(async () => {
     },
     (app) => app.push({ serve: true, run: false }),
   );
-  await insertReject(await t.app.warehouse(), { company: 'north', stream: 'individuals', raw: { ServiceId: 77, PrimaryEmailAddress: PII }, reason: 'DateOfBirth: expected a date' });
+  await insertReject(await t.app.warehouse(), {
+    company: 'north',
+    stream: 'individuals',
+    raw: { ServiceId: 77, PrimaryEmailAddress: PII },
+    reason: 'DateOfBirth: expected a date',
+  });
   for (let i = 0; i < 200; i++) sessions.push(await signIn());
 });
 
@@ -56,7 +69,8 @@ interface Route {
 function routes(): Route[] {
   const seen = new Map<string, Route>();
   for (const r of t.server.app.routes) {
-    for (const method of r.method === 'ALL' ? ['GET', 'POST'] : [r.method]) seen.set(`${method} ${r.path}`, { method, path: r.path });
+    for (const method of r.method === 'ALL' ? ['GET', 'POST'] : [r.method])
+      seen.set(`${method} ${r.path}`, { method, path: r.path });
   }
   return [...seen.values()];
 }
@@ -90,14 +104,32 @@ const isAsset = (type: string) => /javascript|css|font|image|svg|octet-stream/.t
  * One request on a connection of its own: the server drops a connection whose refused body it stops reading,
  * which would otherwise fail whichever request came next on it.
  */
-async function send(route: Route, url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array }, label: string): Promise<Answer> {
-  const res = await request(`${t.server.url}${url}`, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body, reset: true }).catch((e: Error) => {
+async function send(
+  route: Route,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+  label: string,
+): Promise<Answer> {
+  const res = await request(`${t.server.url}${url}`, {
+    method: (init.method ?? 'GET') as 'GET',
+    headers: init.headers,
+    body: init.body,
+    reset: true,
+  }).catch((e: Error) => {
     throw new Error(`${route.method} ${route.path} ← ${label} ${url.slice(0, 120)}: ${e.message}`);
   });
   const type = String(res.headers['content-type'] ?? '');
   const body = isAsset(type) ? '' : await res.body.text();
   if (isAsset(type)) await res.body.dump();
-  return { route: `${route.method} ${route.path}`, request: `${label} ${url.slice(0, 120)}`, status: res.statusCode, type, body, injected: 'x-injected' in res.headers, framesDenied: res.headers['x-frame-options'] === 'DENY' && res.headers['x-content-type-options'] === 'nosniff' };
+  return {
+    route: `${route.method} ${route.path}`,
+    request: `${label} ${url.slice(0, 120)}`,
+    status: res.statusCode,
+    type,
+    body,
+    injected: 'x-injected' in res.headers,
+    framesDenied: res.headers['x-frame-options'] === 'DENY' && res.headers['x-content-type-options'] === 'nosniff',
+  };
 }
 
 /** Runs the jobs a few at a time, as a client hammering the server would. */
@@ -175,12 +207,17 @@ describe('the known faults', () => {
     const res = await t.get('/rejects?before=1e400');
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/^before: /);
-    for (const before of ['-1', '1.5', '0x10', '99999999999999999999']) expect((await t.get(`/rejects?before=${before}`)).status).toBe(400);
+    for (const before of ['-1', '1.5', '0x10', '99999999999999999999'])
+      expect((await t.get(`/rejects?before=${before}`)).status).toBe(400);
     expect((await t.get('/rejects?before=1')).status).toBe(200);
   });
 
   it('a malformed multipart sign-in is a 400 naming the body', async () => {
-    const res = await t.get('/signin', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\ngarbage' });
+    const res = await t.get('/signin', {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=x' },
+      body: '--x\r\ngarbage',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/^body: expected a form/);
   });
@@ -189,7 +226,15 @@ describe('the known faults', () => {
 describe('an unexpected fault', () => {
   it('is a 500 with a generic message and a request id; the detail is only in the log, under that id', async () => {
     const lines: string[] = [];
-    const log = pino({ level: 'error' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const log = pino(
+      { level: 'error' },
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
     const broken = await startTestApp(sandbox, {}, () => {}, log);
     try {
       const wh = await broken.app.warehouse();
@@ -202,7 +247,9 @@ describe('an unexpected fault', () => {
       expect(body.requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(res.headers.get('x-request-id')).toBe(body.requestId);
       expect(JSON.stringify(body)).not.toMatch(LEAKS);
-      const logged = lines.map((l) => JSON.parse(l) as { requestId?: string; err?: { message: string } }).find((l) => l.requestId === body.requestId);
+      const logged = lines
+        .map((l) => JSON.parse(l) as { requestId?: string; err?: { message: string } })
+        .find((l) => l.requestId === body.requestId);
       expect(logged?.err?.message).toMatch(/sync_rejects/);
       expect((await broken.get('/health')).status).toBe(200);
     } finally {
@@ -225,7 +272,11 @@ describe('concurrent duplicates', () => {
     };
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
-        t.get('/push/individuals', { method: 'POST', headers: { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(change) }),
+        t.get('/push/individuals', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify(change),
+        }),
       ),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
@@ -238,7 +289,9 @@ describe('concurrent duplicates', () => {
   it('20 sign-ins at once are 20 sessions, and 20 sign-outs of one session at once end it without a fault', async () => {
     const cookies = await Promise.all(Array.from({ length: 20 }, () => signIn()));
     expect(new Set(cookies).size).toBe(20);
-    const outs = await Promise.all(Array.from({ length: 20 }, () => t.get('/signout', { method: 'POST', headers: { cookie: cookies[0]! } })));
+    const outs = await Promise.all(
+      Array.from({ length: 20 }, () => t.get('/signout', { method: 'POST', headers: { cookie: cookies[0]! } })),
+    );
     expect(outs.map((o) => o.status)).toEqual(Array(20).fill(303));
     expect(await (await t.get('/rejects', { headers: { cookie: cookies[0]! } })).text()).not.toContain(PII);
     expect(await (await t.get('/rejects', { headers: { cookie: cookies[1]! } })).text()).toContain(PII);
@@ -287,7 +340,9 @@ describe('every route', () => {
       const headers = { cookie: cookies[i]!, authorization: `Bearer ${PUSH_TOKEN}` };
       const values = [...HOSTILE_VALUES.map(encodeURIComponent), ...HOSTILE_ENCODED];
       for (const v of values) {
-        const query = ['company', 'stream', 'before', 'id', 'limit', 'status', 'since', 'done', 'page', 'jobsPerPage'].map((k) => `${k}=${v}`).join('&');
+        const query = ['company', 'stream', 'before', 'id', 'limit', 'status', 'since', 'done', 'page', 'jobsPerPage']
+          .map((k) => `${k}=${v}`)
+          .join('&');
         const url = `${fillPath(route.path, v)}?${query}`;
         if (route.method === 'GET') jobs.push(() => send(route, url, { headers }, 'GET'));
         else jobs.push(() => send(route, url, { method: route.method, headers }, route.method));
@@ -295,7 +350,18 @@ describe('every route', () => {
       if (route.method === 'GET' || route.method === 'HEAD') return;
       const path = fillPath(route.path, route.path.includes('/push/') ? '1' : 'sync');
       for (const b of HOSTILE_BODIES) {
-        jobs.push(() => send(route, path, { method: route.method, headers: { ...headers, ...(b.type ? { 'content-type': b.type } : {}) }, body: b.body }, b.name));
+        jobs.push(() =>
+          send(
+            route,
+            path,
+            {
+              method: route.method,
+              headers: { ...headers, ...(b.type ? { 'content-type': b.type } : {}) },
+              body: b.body,
+            },
+            b.name,
+          ),
+        );
       }
     });
     const answers = await pool(jobs);
@@ -308,13 +374,25 @@ describe('every route', () => {
 
   it('refuses a missing or wrong credential on every route that needs one, and leaks nothing to it', async () => {
     const before = await outboxRows();
-    const wrong: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token-of-some-length', cookie: 'wfsync_session=forged-session-id' }, { authorization: `Basic ${btoa('admin:admin')}`, cookie: 'wfsync_session=' }];
+    const wrong: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong-token-of-some-length', cookie: 'wfsync_session=forged-session-id' },
+      { authorization: `Basic ${btoa('admin:admin')}`, cookie: 'wfsync_session=' },
+    ];
     const jobs: (() => Promise<Answer>)[] = [];
     for (const route of routes()) {
       const path = fillPath(route.path, route.path.includes('/push/') ? '1' : 'sync');
       for (const headers of wrong) {
-        const body = route.method === 'GET' ? undefined : JSON.stringify([{ changeId: 'no-credential', FirstName: 'Eve' }]);
-        jobs.push(() => send(route, path, { method: route.method, headers: { ...headers, 'content-type': 'application/json' }, body }, 'no credential'));
+        const body =
+          route.method === 'GET' ? undefined : JSON.stringify([{ changeId: 'no-credential', FirstName: 'Eve' }]);
+        jobs.push(() =>
+          send(
+            route,
+            path,
+            { method: route.method, headers: { ...headers, 'content-type': 'application/json' }, body },
+            'no credential',
+          ),
+        );
       }
     }
     const answers = await pool(jobs);
@@ -336,12 +414,22 @@ describe('every route', () => {
     const before = await outboxRows();
     const big = (n: number) => `[${'{"FirstName":"x"},'.repeat(Math.ceil(n / 18))}{}]`;
     for (const path of ['/signin', '/actions/run', '/actions/retry-push']) {
-      const res = await t.get(path, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${'x'.repeat(20_000)}` });
+      const res = await t.get(path, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${'x'.repeat(20_000)}`,
+      });
       expect(res.status, path).toBe(413);
       expect(((await res.json()) as { error: string }).error).toMatch(/^body: larger than/);
     }
     const mb = big(1024 * 1024);
-    expect(await postUntilAnswered('/push/individuals', { ...headers, 'content-length': String(17 * Buffer.byteLength(mb)) }, Array(17).fill(mb))).toBe(413);
+    expect(
+      await postUntilAnswered(
+        '/push/individuals',
+        { ...headers, 'content-length': String(17 * Buffer.byteLength(mb)) },
+        Array(17).fill(mb),
+      ),
+    ).toBe(413);
     expect(await postUntilAnswered('/push/individuals', headers, Array(17).fill(mb))).toBe(413);
     expect(await outboxRows()).toBe(before);
     expect((await t.get('/health')).status).toBe(200);
@@ -355,7 +443,9 @@ describe('every route', () => {
       return ((await res.json()) as { refused: { index: number; fields: Record<string, string> }[] }).refused[0]!;
     };
     const byName = (name: string) => HOSTILE_BODIES.find((b) => b.name === name)!;
-    expect((await refusal(byName('a change nested deep in a field'))).fields).toEqual({ [`FirstName${'.0'.repeat(7)}`]: 'nested deeper than 8 levels' });
+    expect((await refusal(byName('a change nested deep in a field'))).fields).toEqual({
+      [`FirstName${'.0'.repeat(7)}`]: 'nested deeper than 8 levels',
+    });
     expect(Object.values((await refusal(byName('NUL and a lone surrogate'))).fields)[0]).toMatch(/NUL character/);
     expect((await refusal(byName('more changes than allowed'))).fields.body).toMatch(/at most 10000 changes/);
   });

@@ -9,7 +9,13 @@ let sandbox: RunningSandbox;
 let t: TestApp;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 3, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, latencyMs: 20 });
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 3,
+    size: 'tiny',
+    rateLimit: { limit: 100, windowMs: 1000 },
+    latencyMs: 20,
+  });
   t = await startTestApp(sandbox);
 });
 
@@ -25,7 +31,9 @@ describe('/metrics', () => {
     const scrapes: string[] = [];
     const started = Date.now();
     let done = false;
-    const sync = runStreams(ctx, selectStreams(['individuals', 'individual-certifications', 'departments'])).finally(() => (done = true));
+    const sync = runStreams(ctx, selectStreams(['individuals', 'individual-certifications', 'departments'])).finally(
+      () => (done = true),
+    );
     while (!done) {
       const res = await t.get('/metrics');
       expect(res.status).toBe(200);
@@ -36,7 +44,11 @@ describe('/metrics', () => {
     const summary = await sync;
     expect(summary.failed).toBe(0);
     // Scraped while the sync was running, some requests already counted and not all yet.
-    expect(scrapes.some((s) => total(s, 'wfsync_requests_total') > 0 && total(s, 'wfsync_requests_total') < summary.requests)).toBe(true);
+    expect(
+      scrapes.some(
+        (s) => total(s, 'wfsync_requests_total') > 0 && total(s, 'wfsync_requests_total') < summary.requests,
+      ),
+    ).toBe(true);
 
     const text = await (await t.get('/metrics')).text();
     // The streams' requests, plus the one that reads the service's clock (locales) when a run starts.
@@ -63,14 +75,22 @@ describe('/metrics', () => {
     expect(total(text, 'wfsync_rate_limited_total')).toBe(0);
     // Node's process metrics, under the one prefix; and nothing outside it.
     expect(text).toMatch(/^wfsync_process_resident_memory_bytes /m);
-    const names = new Set(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => /^[^{\s]+/.exec(l)![0]));
+    const names = new Set(
+      text
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#'))
+        .map((l) => /^[^{\s]+/.exec(l)![0]),
+    );
     for (const n of names) expect(n).toMatch(/^wfsync_/);
     // No push here yet: the outbox is empty.
     expect(sample(text, 'wfsync_push_in_doubt_changes')).toBe(0);
   });
 
   it('the status JSON and the live key figures come from the same events', async () => {
-    const status = (await (await t.get('/status')).json()) as { keys: { company: string; requests: number; limit: number }[]; streams: { stream: string; freshness: string }[] };
+    const status = (await (await t.get('/status')).json()) as {
+      keys: { company: string; requests: number; limit: number }[];
+      streams: { stream: string; freshness: string }[];
+    };
     const key = status.keys.find((k) => k.company === 'north')!;
     const metrics = await (await t.get('/metrics')).text();
     expect(key.requests).toBeGreaterThan(0);
@@ -105,7 +125,10 @@ describe('a worker process', () => {
       expect(text).toMatch(/^wfsync_queue_jobs\{queue="sync",state="waiting"\} \d+/m);
       const health = await fetch(url.replace(/\/metrics$/, '/ready'));
       expect(health.status).toBe(200);
-      expect(await health.json()).toMatchObject({ ready: true, checks: { postgres: { ok: true }, migrations: { ok: true }, redis: { ok: true } } });
+      expect(await health.json()).toMatchObject({
+        ready: true,
+        checks: { postgres: { ok: true }, migrations: { ok: true }, redis: { ok: true } },
+      });
     } finally {
       worker.proc.kill('SIGTERM');
       await worker.exited();

@@ -43,7 +43,14 @@ beforeAll(async () => {
   await wh.sql`
     insert into ${s}.sync_runs (company_key, stream, started_at, finished_at, outcome)
     values ('co-0700', 'shift-assignments', now() - interval '2 days', now() - interval '2 days', 'ok')`;
-  const progress = { basis: 'windows', fraction: 0.25, pagesDone: 100, pagesLeft: 300, perSecond: 2, at: new Date().toISOString() };
+  const progress = {
+    basis: 'windows',
+    fraction: 0.25,
+    pagesDone: 100,
+    pagesLeft: 300,
+    perSecond: 2,
+    at: new Date().toISOString(),
+  };
   await wh.sql`
     insert into ${s}.sync_runs (company_key, stream, started_at, details)
     values ('co-0900', 'shift-assignments', now(), ${wh.sql.json({ progress })})`;
@@ -68,9 +75,13 @@ describe('the overview at a thousand companies', () => {
     expect(rows[0]).toEqual(['co-0500', 'failing']);
     expect(rows[1]).toEqual(['co-0700', 'stale']);
     expect(rows.slice(2).every(([, state]) => state === 'fresh')).toBe(true);
-    expect(html).toMatch(/<tr data-company="co-0500" class="failing">.*individuals failed<\/td><td class="n"><a href="\/rejects\?company=co-0500">2<\/a>/);
+    expect(html).toMatch(
+      /<tr data-company="co-0500" class="failing">.*individuals failed<\/td><td class="n"><a href="\/rejects\?company=co-0500">2<\/a>/,
+    );
     // Its progress stored a moment ago: 300 pages left at 2 a second.
-    expect(/<tr data-company="co-0900".*/.exec(html)?.[0]).toMatch(/^<tr data-company="co-0900" class="fresh">.*<td>25%, 2 min \d\d s left<\/td><\/tr>$/);
+    expect(/<tr data-company="co-0900".*/.exec(html)?.[0]).toMatch(
+      /^<tr data-company="co-0900" class="fresh">.*<td>25%, 2 min \d\d s left<\/td><\/tr>$/,
+    );
     expect(html).not.toContain('<script');
   });
 
@@ -93,7 +104,12 @@ describe('the overview at a thousand companies', () => {
     for (let pages = 0; cursor !== null; pages++) {
       expect(pages).toBeLessThan(N);
       const res = await get(`/status?limit=400${cursor ? `&cursor=${cursor}` : ''}`);
-      const body = (await res.json()) as { companies: { company: string }[]; streams: { company: string }[]; nextCursor: string | null; total: number };
+      const body = (await res.json()) as {
+        companies: { company: string }[];
+        streams: { company: string }[];
+        nextCursor: string | null;
+        total: number;
+      };
       expect(body.total).toBe(N);
       expect(body.streams).toHaveLength(body.companies.length * streams.length);
       seen.push(...body.companies.map((c) => c.company));
@@ -101,8 +117,12 @@ describe('the overview at a thousand companies', () => {
     }
     expect(seen).toHaveLength(N);
     expect(seen).toEqual([...seen].sort());
-    const one = (await (await get('/status?company=co-0700')).json()) as { companies: { company: string; state: string; worstStream: string }[] };
-    expect(one.companies).toEqual([expect.objectContaining({ company: 'co-0700', state: 'stale', worstStream: 'shift-assignments' })]);
+    const one = (await (await get('/status?company=co-0700')).json()) as {
+      companies: { company: string; state: string; worstStream: string }[];
+    };
+    expect(one.companies).toEqual([
+      expect.objectContaining({ company: 'co-0700', state: 'stale', worstStream: 'shift-assignments' }),
+    ]);
     const stale = (await (await get('/status?state=stale')).json()) as { companies: { company: string }[] };
     expect(stale.companies.map((c) => c.company)).toEqual(['co-0700']);
     expect((await get('/status?cursor=%3Cx%3E')).status).toBe(400);

@@ -20,7 +20,10 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   wh = await openWarehouse({ databaseUrl: await freshDatabase() });
   await wh.migrate();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  });
 });
 
 afterAll(async () => {
@@ -34,9 +37,30 @@ describe('progress bars', () => {
     const shifts = await openRun(wh, { companyKey: 'north', stream: 'shift-assignments' });
     const timeOff = await openRun(wh, { companyKey: 'north', stream: 'time-off-requests' });
     const courses = await openRun(wh, { companyKey: 'north', stream: 'individual-certifications' });
-    await storeRunProgress(wh, shifts, { basis: 'windows', fraction: 0.25, pagesDone: 100, pagesLeft: 300, perSecond: 2, at });
-    await storeRunProgress(wh, timeOff, { basis: 'windows', fraction: 0.5, pagesDone: 20, pagesLeft: 20, perSecond: 2, at });
-    await storeRunProgress(wh, courses, { basis: 'unknown', fraction: null, pagesDone: 7, pagesLeft: null, perSecond: 2, at });
+    await storeRunProgress(wh, shifts, {
+      basis: 'windows',
+      fraction: 0.25,
+      pagesDone: 100,
+      pagesLeft: 300,
+      perSecond: 2,
+      at,
+    });
+    await storeRunProgress(wh, timeOff, {
+      basis: 'windows',
+      fraction: 0.5,
+      pagesDone: 20,
+      pagesLeft: 20,
+      perSecond: 2,
+      at,
+    });
+    await storeRunProgress(wh, courses, {
+      basis: 'unknown',
+      fraction: null,
+      pagesDone: 7,
+      pagesLeft: null,
+      perSecond: 2,
+      at,
+    });
 
     const status = await readStatus(wh, { companies: ['north'], schedule: defaultSchedule });
     const of = (stream: string) => status.streams.find((s) => s.stream === stream)!.progress;
@@ -45,14 +69,29 @@ describe('progress bars', () => {
     expect(of('shift-assignments')).toMatchObject({ fraction: 0.25, etaSeconds: 160 });
     expect(of('individual-certifications')).toMatchObject({ basis: 'unknown', fraction: null, etaSeconds: null });
     // 120 pages done (100 + 20) of 440.
-    expect(status.progress).toEqual([{ company: 'north', streams: 3, estimated: 2, fraction: 0.2727, etaSeconds: 160 }]);
+    expect(status.progress).toEqual([
+      { company: 'north', streams: 3, estimated: 2, fraction: 0.2727, etaSeconds: 160 },
+    ]);
 
     const text = formatStatus(status);
-    expect(text).toMatch(/^north: 3 streams under way, 27% done, about 2 min 40 s left \(1 of 3 streams without an estimate\)$/m);
+    expect(text).toMatch(
+      /^north: 3 streams under way, 27% done, about 2 min 40 s left \(1 of 3 streams without an estimate\)$/m,
+    );
     expect(text).toMatch(/^ {2}shift-assignments\s+25% \(windows\), about 2 min 40 s left$/m);
     expect(text).toMatch(/^ {2}individual-certifications\s+7 pages, share not known$/m);
 
-    const html = companyPage({ company: 'north', status, keys: [], viewer: { signedIn: false, canSignIn: false }, canRun: false, canResync: false, events: [], schemaChanges: [], resyncs: [], now: Date.now() });
+    const html = companyPage({
+      company: 'north',
+      status,
+      keys: [],
+      viewer: { signedIn: false, canSignIn: false },
+      canRun: false,
+      canResync: false,
+      events: [],
+      schemaChanges: [],
+      resyncs: [],
+      now: Date.now(),
+    });
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     await page.setContent(html);
@@ -60,9 +99,15 @@ describe('progress bars', () => {
     expect(await bar.getAttribute('value')).toBe('0.2500');
     expect(await bar.boundingBox()).toMatchObject({ width: expect.any(Number) });
     expect((await bar.boundingBox())!.width).toBeGreaterThan(50);
-    expect(await page.locator('tr[data-stream="time-off-requests"] .progress').innerText()).toMatch(/50% \(windows\), about 20 s left/);
-    expect(await page.locator('tr[data-stream="individual-certifications"] .progress').innerText()).toBe('7 pages, share not known');
-    expect(await page.locator('#progress li').innerText()).toMatch(/north: 3 streams under way, 27% done, about 2 min 40 s left/);
+    expect(await page.locator('tr[data-stream="time-off-requests"] .progress').innerText()).toMatch(
+      /50% \(windows\), about 20 s left/,
+    );
+    expect(await page.locator('tr[data-stream="individual-certifications"] .progress').innerText()).toBe(
+      '7 pages, share not known',
+    );
+    expect(await page.locator('#progress li').innerText()).toMatch(
+      /north: 3 streams under way, 27% done, about 2 min 40 s left/,
+    );
     expect(await page.locator('#progress progress').getAttribute('value')).toBe('0.2727');
     await page.screenshot({ path: `${SHOTS}progress-bars.png`, fullPage: true });
     await context.close();

@@ -6,13 +6,22 @@ import type { Console } from '../../src/console.ts';
 import { PROGRESS_LOG_MS, ProgressBoard } from '../../src/ops/progress-board.ts';
 
 function consoleOf(live: boolean): Console & { written: string[]; block: string[] } {
-  const c = { live, written: [] as string[], block: [] as string[], write: (t: string) => void c.written.push(t), setLive: (l: string[]) => void (c.block = l) };
+  const c = {
+    live,
+    written: [] as string[],
+    block: [] as string[],
+    write: (t: string) => void c.written.push(t),
+    setLive: (l: string[]) => void (c.block = l),
+  };
   return c;
 }
 
 function board(live: boolean) {
   const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
+  const log = pino(
+    { level: 'info' },
+    { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+  );
   const observers = new Observers();
   const console = consoleOf(live);
   const b = new ProgressBoard({ console, live: new LiveFigures(), plain: true, log });
@@ -20,7 +29,15 @@ function board(live: boolean) {
   return { observers, console, lines, b };
 }
 
-const progress = { company: 'acme', stream: 'shift-assignments', basis: 'windows' as const, fraction: 0.4, pagesDone: 40, pagesLeft: 60, perSecond: 2 };
+const progress = {
+  company: 'acme',
+  stream: 'shift-assignments',
+  basis: 'windows' as const,
+  fraction: 0.4,
+  pagesDone: 40,
+  pagesLeft: 60,
+  perSecond: 2,
+};
 const page = { company: 'acme', stream: 'shift-assignments', partition: '-', rows: 200, rejects: 0, deleted: 0 };
 
 beforeEach(() => vi.useFakeTimers());
@@ -36,7 +53,13 @@ describe('progress off a terminal', () => {
     observers.emit('page', page);
     observers.emit('page', page);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ msg: 'stream progress', company: 'acme', stream: 'shift-assignments', pages: 2, progress: { basis: 'windows', fraction: 0.4, etaSeconds: 30 } });
+    expect(lines[0]).toMatchObject({
+      msg: 'stream progress',
+      company: 'acme',
+      stream: 'shift-assignments',
+      pages: 2,
+      progress: { basis: 'windows', fraction: 0.4, etaSeconds: 30 },
+    });
     expect(console.written).toEqual([]);
   });
 });

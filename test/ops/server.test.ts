@@ -69,10 +69,16 @@ describe('without Redis', () => {
   });
 
   it('actions need sign-in: read-only without WFS_DASHBOARD_TOKEN', async () => {
-    const res = await t.get('/actions/run', { method: 'POST', body: new URLSearchParams({ company: 'north', stream: 'departments' }) });
+    const res = await t.get('/actions/run', {
+      method: 'POST',
+      body: new URLSearchParams({ company: 'north', stream: 'departments' }),
+    });
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({ error: 'read-only: WFS_DASHBOARD_TOKEN is not set' });
-    const signin = await t.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'anything-at-all-123' }) });
+    const signin = await t.get('/signin', {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'anything-at-all-123' }),
+    });
     expect(signin.status).toBe(403);
     expect(signin.headers.get('set-cookie')).toBeNull();
   });
@@ -128,7 +134,10 @@ describe('what other modules plug in', () => {
     expect(html).toMatch(/data-status="failed"><b>1<\/b>failed/);
     // Not signed in (and no token to sign in with): no button, and the action is refused.
     expect(html).not.toContain('action="/actions/retry-push"');
-    const res = await t.get('/actions/retry-push', { method: 'POST', body: new URLSearchParams({ id: String(row!.id) }) });
+    const res = await t.get('/actions/retry-push', {
+      method: 'POST',
+      body: new URLSearchParams({ id: String(row!.id) }),
+    });
     expect(res.status).toBe(403);
     expect(retried).toEqual([]);
   });
@@ -150,44 +159,82 @@ describe('signed in', () => {
   afterAll(() => signed?.close());
 
   it('runs a stream now in this process, and retries a push through the hook', async () => {
-    const signin = await signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }) });
+    const signin = await signed.get('/signin', {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }),
+    });
     expect(signin.status).toBe(303);
     const cookie = signin.headers.get('set-cookie')!.split(';')[0]!;
     expect(cookie).not.toContain('a-token-of-sixteen-or-more');
     const page = await (await signed.get('/companies/north', { headers: { cookie } })).text();
     expect(page).toContain('action="/actions/run"');
-    const run = await signed.get('/actions/run', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ company: 'north', stream: 'departments' }) });
+    const run = await signed.get('/actions/run', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ company: 'north', stream: 'departments' }),
+    });
     expect(run.status).toBe(303);
     expect(decodeURIComponent(run.headers.get('location')!)).toBe('/?done=departments of north is running');
     const wh = await signed.app.warehouse();
-    await waitFor('the run from the dashboard', async () => {
-      const [r] = await wh.sql`select outcome from ${wh.sql(wh.schema)}.sync_runs where stream = 'departments' and outcome = 'ok'`;
-      return r;
-    }, 20_000);
-    const unknown = await signed.get('/actions/run', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ company: 'west', stream: 'departments' }) });
+    await waitFor(
+      'the run from the dashboard',
+      async () => {
+        const [r] =
+          await wh.sql`select outcome from ${wh.sql(wh.schema)}.sync_runs where stream = 'departments' and outcome = 'ok'`;
+        return r;
+      },
+      20_000,
+    );
+    const unknown = await signed.get('/actions/run', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ company: 'west', stream: 'departments' }),
+    });
     expect(unknown.status).toBe(400);
-    const retry = await signed.get('/actions/retry-push', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ id: '42' }) });
+    const retry = await signed.get('/actions/retry-push', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ id: '42' }),
+    });
     expect(retry.status).toBe(303);
     expect(decodeURIComponent(retry.headers.get('location')!)).toBe('/?done=change 42 is queued again');
     expect(calls).toEqual([42]);
   });
 
   it('ends the session at sign-out: the copied cookie no longer acts', async () => {
-    const signin = await signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }) });
+    const signin = await signed.get('/signin', {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }),
+    });
     const cookie = signin.headers.get('set-cookie')!.split(';')[0]!;
-    const other = (await signed.get('/signin', { method: 'POST', body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }) })).headers.get('set-cookie')!.split(';')[0]!;
+    const other = (
+      await signed.get('/signin', {
+        method: 'POST',
+        body: new URLSearchParams({ token: 'a-token-of-sixteen-or-more' }),
+      })
+    ).headers
+      .get('set-cookie')!
+      .split(';')[0]!;
     expect(other).not.toBe(cookie);
-    expect(await (await signed.get('/companies/north', { headers: { cookie } })).text()).toContain('action="/actions/run"');
+    expect(await (await signed.get('/companies/north', { headers: { cookie } })).text()).toContain(
+      'action="/actions/run"',
+    );
     const out = await signed.get('/signout', { method: 'POST', headers: { cookie } });
     expect(out.status).toBe(303);
     const page = await (await signed.get('/companies/north', { headers: { cookie } })).text();
     expect(page).not.toContain('action="/actions/run"');
     expect(page).toContain('href="/signin"');
-    const retry = await signed.get('/actions/retry-push', { method: 'POST', headers: { cookie }, body: new URLSearchParams({ id: '43' }) });
+    const retry = await signed.get('/actions/retry-push', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ id: '43' }),
+    });
     expect(retry.status).toBe(403);
     expect(calls).not.toContain(43);
     // Another sign-in's session is its own.
-    expect(await (await signed.get('/companies/north', { headers: { cookie: other } })).text()).toContain('action="/actions/run"');
+    expect(await (await signed.get('/companies/north', { headers: { cookie: other } })).text()).toContain(
+      'action="/actions/run"',
+    );
   });
 
   it('answers 429 with Retry-After once a client has failed too often, even with the right token', async () => {
@@ -204,4 +251,3 @@ describe('signed in', () => {
     expect(await held.text()).toMatch(/Too many failed sign-ins: try again in \d+ s/);
   });
 });
-

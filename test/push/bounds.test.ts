@@ -8,7 +8,10 @@ const nested = (depth: number): unknown => (depth === 0 ? 'x' : [nested(depth - 
 describe('push bounds', () => {
   it(`takes ${MAX_CHANGES} changes and refuses one more, naming the body`, () => {
     expect(checkBounds(Array.from({ length: MAX_CHANGES }, () => ({ FirstName: 'A' })))).toBeUndefined();
-    expect(checkBounds(Array.from({ length: MAX_CHANGES + 1 }, () => ({})))).toEqual({ kind: 'too-many', message: `at most ${MAX_CHANGES} changes at once, got ${MAX_CHANGES + 1}` });
+    expect(checkBounds(Array.from({ length: MAX_CHANGES + 1 }, () => ({})))).toEqual({
+      kind: 'too-many',
+      message: `at most ${MAX_CHANGES} changes at once, got ${MAX_CHANGES + 1}`,
+    });
   });
 
   it(`takes a change nested ${MAX_DEPTH} deep and refuses one level more, naming the field by its path`, () => {
@@ -29,8 +32,11 @@ describe('push bounds', () => {
 
   it('refuses what jsonb cannot hold: NUL in a value or a name, a lone surrogate; takes a surrogate pair', () => {
     expect(checkBounds([{ FirstName: 'Ada\u0000' }])).toMatchObject({ field: 'FirstName', message: /NUL/ });
-    expect(checkBounds([{ ['Fir\u0000st']: 'Ada' }])).toMatchObject({ field: 'body', message: /field name/ });
-    expect(checkBounds([{ LastName: 'x\uD800' }])).toMatchObject({ field: 'LastName', message: /lone UTF-16 surrogate/ });
+    expect(checkBounds([{ 'Fir\u0000st': 'Ada' }])).toMatchObject({ field: 'body', message: /field name/ });
+    expect(checkBounds([{ LastName: 'x\uD800' }])).toMatchObject({
+      field: 'LastName',
+      message: /lone UTF-16 surrogate/,
+    });
     expect(checkBounds([{ LastName: '\uDC00x' }])).toMatchObject({ field: 'LastName' });
     expect(checkBounds([{ LastName: 'Duck 🦆' }])).toBeUndefined();
   });

@@ -44,7 +44,15 @@ afterAll(async () => {
 
 function spawnWorker(c: Crash, env: Record<string, string>): ChildProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATABASE_URL: c.databaseUrl, BASE_URL: c.sandbox.url, API_KEY: c.apiKey, WFS_SECRET_KEY: SECRET, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      DATABASE_URL: c.databaseUrl,
+      BASE_URL: c.sandbox.url,
+      API_KEY: c.apiKey,
+      WFS_SECRET_KEY: SECRET,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (d: Buffer) => c.logs.push(d.toString());
@@ -53,7 +61,8 @@ function spawnWorker(c: Crash, env: Record<string, string>): ChildProcess {
   return proc;
 }
 
-const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
+const exited = (p: ChildProcess) =>
+  new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
 
 describe.each([
   { mode: 'in-process', bullmq: false },
@@ -78,42 +87,78 @@ describe.each([
     open.push(c);
     const intake: IntakeContext = { warehouse, sealer: createSealer(SECRET), companies: [{ key: 'acme' }] };
     const prefix = `crash${randomBytes(4).toString('hex')}`;
-    const env: Record<string, string> = { REDIS_URL: inject('redisUrl'), PUSH_PREFIX: prefix, ...(bullmq ? { PUSH_BULLMQ: '1' } : {}) };
+    const env: Record<string, string> = {
+      REDIS_URL: inject('redisUrl'),
+      PUSH_PREFIX: prefix,
+      ...(bullmq ? { PUSH_BULLMQ: '1' } : {}),
+    };
 
     // The changes: 100 inserts, 150 updates (to new and existing individuals), 150 credential inserts, 100 verification results.
-    const existing = (sandbox.data.truth('individuals') as Individual[]).filter((i) => i.EmployeeNumber && i.LogonId && i.PrimaryEmailAddress && i.Status).slice(0, 20);
-    const certIds = (sandbox.data.truth('certifications') as { CertificationId: number }[]).map((x) => x.CertificationId);
-    const pending = (sandbox.data.truth('pendingCertifications') as { IndividualCertificationId: number }[]).map((p) => p.IndividualCertificationId);
+    const existing = (sandbox.data.truth('individuals') as Individual[])
+      .filter((i) => i.EmployeeNumber && i.LogonId && i.PrimaryEmailAddress && i.Status)
+      .slice(0, 20);
+    const certIds = (sandbox.data.truth('certifications') as { CertificationId: number }[]).map(
+      (x) => x.CertificationId,
+    );
+    const pending = (sandbox.data.truth('pendingCertifications') as { IndividualCertificationId: number }[]).map(
+      (p) => p.IndividualCertificationId,
+    );
     const ssns: string[] = [];
     const people = Array.from({ length: 100 }, (_, i) => {
       const ssn = `58${String(1000000 + i * 7919).slice(-7)}`;
       ssns.push(ssn);
-      return { FirstName: `New${i}`, LastName: 'Crash', Status: 'Active', PrimaryEmailAddress: `crash${i}@example.org`, LogonId: `${prefix}n${i}`, EmployeeNumber: `${prefix}-E${i}`, SSN: ssn };
+      return {
+        FirstName: `New${i}`,
+        LastName: 'Crash',
+        Status: 'Active',
+        PrimaryEmailAddress: `crash${i}@example.org`,
+        LogonId: `${prefix}n${i}`,
+        EmployeeNumber: `${prefix}-E${i}`,
+        SSN: ssn,
+      };
     });
     const updates: Record<string, unknown>[] = Array.from({ length: 150 }, (_, i) => {
       const fromNew = i % 3 !== 0;
-      const base = fromNew ? people[Math.floor(rand() * people.length)]! : existing[Math.floor(rand() * existing.length)]!;
-      return { EmployeeNumber: base.EmployeeNumber, LastName: base.LastName, Status: base.Status, PrimaryEmailAddress: base.PrimaryEmailAddress, LogonId: base.LogonId, FirstName: `Upd${i}` };
+      const base = fromNew
+        ? people[Math.floor(rand() * people.length)]!
+        : existing[Math.floor(rand() * existing.length)]!;
+      return {
+        EmployeeNumber: base.EmployeeNumber,
+        LastName: base.LastName,
+        Status: base.Status,
+        PrimaryEmailAddress: base.PrimaryEmailAddress,
+        LogonId: base.LogonId,
+        FirstName: `Upd${i}`,
+      };
     });
     // A credential's holder is an existing individual or a new one already pushed (its insert may still be pending).
     const creds = Array.from({ length: 150 }, (_, i) => {
-      const known = [...people.slice(0, (Math.floor(i / 30) + 1) * 20).map((p) => p.EmployeeNumber), ...existing.map((e) => e.EmployeeNumber!)];
+      const known = [
+        ...people.slice(0, (Math.floor(i / 30) + 1) * 20).map((p) => p.EmployeeNumber),
+        ...existing.map((e) => e.EmployeeNumber!),
+      ];
       return {
-      EmployeeNumber: known[Math.floor(rand() * known.length)]!,
-      CertificationId: certIds[i % certIds.length]!,
-      CertificationNumber: `${prefix}-C${i}`,
-      ExpirationDate: '2030-06-30',
+        EmployeeNumber: known[Math.floor(rand() * known.length)]!,
+        CertificationId: certIds[i % certIds.length]!,
+        CertificationNumber: `${prefix}-C${i}`,
+        ExpirationDate: '2030-06-30',
       };
     });
     // Verified results for pending credentials (they leave the pending list), failed ones for others (they join it, Not Verified).
     const pendingSet = new Set(pending);
-    const others = (sandbox.data.truth('individualCertifications') as IndividualCertification[]).map((x) => x.IndividualCertificationId).filter((id) => !pendingSet.has(id));
+    const others = (sandbox.data.truth('individualCertifications') as IndividualCertification[])
+      .map((x) => x.IndividualCertificationId)
+      .filter((id) => !pendingSet.has(id));
     const verifiedIds = pending.slice(0, 25);
     const failedIds = others.slice(0, 100 - verifiedIds.length);
     expect(failedIds.length + verifiedIds.length).toBe(100);
     const verifications = [
       ...verifiedIds.map((id) => ({ IndividualCertificationId: String(id), IsVerified: true })),
-      ...failedIds.map((id) => ({ IndividualCertificationId: String(id), IsVerified: false, ErrorList: ['card expired'] })),
+      ...failedIds.map((id) => ({
+        IndividualCertificationId: String(id),
+        IsVerified: false,
+        ErrorList: ['card expired'],
+      })),
     ].map((v, i) => ({ ...v, RequestId: `${prefix}-R${i}` }));
 
     // Intake in slices while workers run and die.
@@ -124,7 +169,7 @@ describe.each([
       slices.push([pushCertifications, creds.slice(k * 30, k * 30 + 30)]);
       slices.push([pushVerifications, verifications.slice(k * 20, k * 20 + 20)]);
     }
-    let workers = [spawnWorker(c, env), spawnWorker(c, env)];
+    const workers = [spawnWorker(c, env), spawnWorker(c, env)];
     const ids: number[] = [];
     let kills = 0;
     const killer = setInterval(() => {
@@ -147,7 +192,9 @@ describe.each([
         () => `every change final (${counts})`,
         async () => {
           counts = JSON.stringify(await warehouse.sql.unsafe(`select status, count(*)::int from ${t} group by 1`));
-          const [r] = await warehouse.sql.unsafe(`select count(*)::int as n from ${t} where status not in ('applied', 'refused', 'failed')`);
+          const [r] = await warehouse.sql.unsafe(
+            `select count(*)::int as n from ${t} where status not in ('applied', 'refused', 'failed')`,
+          );
           if (r!.n > 0 && kills > 12) clearInterval(killer);
           return r!.n === 0;
         },
@@ -167,7 +214,9 @@ describe.each([
     expect(faults.error500).toBeGreaterThan(3);
 
     const t = `"${warehouse.schema}".push_outbox`;
-    const states = await warehouse.sql.unsafe<{ status: string; error: string | null; kind: string }[]>(`select status, error, kind from ${t}`);
+    const states = await warehouse.sql.unsafe<{ status: string; error: string | null; kind: string }[]>(
+      `select status, error, kind from ${t}`,
+    );
     const notApplied = states.filter((s) => s.status !== 'applied');
     expect(notApplied, JSON.stringify(notApplied.slice(0, 5))).toEqual([]);
 
@@ -193,7 +242,14 @@ describe.each([
       expect(mine[0]!.ServiceId).toBe(byEn.get(cr.EmployeeNumber)![0]!.ServiceId);
     }
     // Every verified credential left the pending list; every failed one is on it, Not Verified.
-    const nowPending = new Map((sandbox.data.truth('pendingCertifications') as { IndividualCertificationId: number; VerificationStatus: string }[]).map((p) => [p.IndividualCertificationId, p.VerificationStatus]));
+    const nowPending = new Map(
+      (
+        sandbox.data.truth('pendingCertifications') as {
+          IndividualCertificationId: number;
+          VerificationStatus: string;
+        }[]
+      ).map((p) => [p.IndividualCertificationId, p.VerificationStatus]),
+    );
     for (const id of verifiedIds) expect(nowPending.has(id)).toBe(false);
     const listed = new Set(certs.filter((x) => !x.IsDeleted).map((x) => x.IndividualCertificationId));
     const checkable = failedIds.filter((id) => listed.has(id));
@@ -210,7 +266,9 @@ describe.each([
       [warehouse.schema],
     );
     for (const { table_name } of tables) {
-      const rows = await warehouse.sql.unsafe<{ t: string }[]>(`select x::text as t from "${warehouse.schema}"."${table_name}" x`);
+      const rows = await warehouse.sql.unsafe<{ t: string }[]>(
+        `select x::text as t from "${warehouse.schema}"."${table_name}" x`,
+      );
       const text = rows.map((r) => r.t).join('\n');
       for (const s of secrets) expect(text.includes(s), `${table_name} holds ${s}`).toBe(false);
     }

@@ -66,45 +66,62 @@ const FAULTS: [string, FaultSpec][] = [
 ];
 
 describe('in-doubt changes', () => {
-  it.each(FAULTS)('an individual Insert whose answer is %s is found by its key, not inserted twice', async (_name, fault) => {
-    const p = newcomer();
-    const seen = nextWrite(fault);
-    const r = await pushIndividuals(rig.intake, [p]);
-    if (!r.ok) throw new Error('refused');
-    const [s] = await rig.settled([r.accepted[0]!.id]);
-    expect(s).toMatchObject({ status: 'applied', attempts: 2 });
-    expect(seen.applied).toBe(1);
-    expect(seen.inDoubt).toHaveLength(1);
-    // One Insert, and after its ambiguous answer the next request is a lookup, not a resend.
-    const sent = seen.requests;
-    const insert = sent.findIndex((x) => x.endpoint === 'individualInsert');
-    expect(writesOf(sent, 'individualInsert')).toHaveLength(1);
-    expect(sent[insert + 1]).toMatchObject({ endpoint: 'individualByEmployeeNumber', method: 'GET' });
-    const applied = (rig.sandbox.data.truth('individualInsert') as { EmployeeNumber?: string }[]).filter((w) => w.EmployeeNumber === p.EmployeeNumber);
-    expect(applied).toHaveLength(1);
-    const mine = (rig.sandbox.data.truth('individuals') as Individual[]).filter((i) => i.EmployeeNumber === p.EmployeeNumber);
-    expect(mine).toHaveLength(1);
-    expect(s!.serviceId).toBe(mine[0]!.ServiceId);
-  });
+  it.each(FAULTS)(
+    'an individual Insert whose answer is %s is found by its key, not inserted twice',
+    async (_name, fault) => {
+      const p = newcomer();
+      const seen = nextWrite(fault);
+      const r = await pushIndividuals(rig.intake, [p]);
+      if (!r.ok) throw new Error('refused');
+      const [s] = await rig.settled([r.accepted[0]!.id]);
+      expect(s).toMatchObject({ status: 'applied', attempts: 2 });
+      expect(seen.applied).toBe(1);
+      expect(seen.inDoubt).toHaveLength(1);
+      // One Insert, and after its ambiguous answer the next request is a lookup, not a resend.
+      const sent = seen.requests;
+      const insert = sent.findIndex((x) => x.endpoint === 'individualInsert');
+      expect(writesOf(sent, 'individualInsert')).toHaveLength(1);
+      expect(sent[insert + 1]).toMatchObject({ endpoint: 'individualByEmployeeNumber', method: 'GET' });
+      const applied = (rig.sandbox.data.truth('individualInsert') as { EmployeeNumber?: string }[]).filter(
+        (w) => w.EmployeeNumber === p.EmployeeNumber,
+      );
+      expect(applied).toHaveLength(1);
+      const mine = (rig.sandbox.data.truth('individuals') as Individual[]).filter(
+        (i) => i.EmployeeNumber === p.EmployeeNumber,
+      );
+      expect(mine).toHaveLength(1);
+      expect(s!.serviceId).toBe(mine[0]!.ServiceId);
+    },
+  );
 
-  it.each(FAULTS)("a credential Insert whose answer is %s is found in the holder's list, not inserted twice", async (name, fault) => {
-    const holder = (rig.sandbox.data.truth('individuals') as Individual[]).find((i) => i.EmployeeNumber && i.Status === 'Active')!;
-    const cert = (rig.sandbox.data.truth('certifications') as { CertificationId: number }[])[1]!;
-    const number = `INDOUBT-${name}`;
-    const seen = nextWrite(fault);
-    const r = await pushCertifications(rig.intake, [{ ServiceId: holder.ServiceId, CertificationId: cert.CertificationId, CertificationNumber: number }]);
-    if (!r.ok) throw new Error('refused');
-    const [s] = await rig.settled([r.accepted[0]!.id]);
-    expect(s).toMatchObject({ status: 'applied', attempts: 2 });
-    expect(seen.applied).toBe(1);
-    expect(seen.inDoubt).toHaveLength(1);
-    const sent = seen.requests;
-    const insert = sent.findIndex((x) => x.endpoint === 'certificationInsert');
-    expect(writesOf(sent, 'certificationInsert')).toHaveLength(1);
-    expect(sent[insert + 1]).toMatchObject({ endpoint: 'individualCertifications', method: 'GET' });
-    const list = rig.sandbox.data.truth('individualCertifications', { ServiceId: holder.ServiceId, IncludeDeleted: true }) as IndividualCertification[];
-    const mine = list.filter((c) => c.CertificationNumber === number);
-    expect(mine).toHaveLength(1);
-    expect(s!.individualCertificationId).toBe(mine[0]!.IndividualCertificationId);
-  });
+  it.each(FAULTS)(
+    "a credential Insert whose answer is %s is found in the holder's list, not inserted twice",
+    async (name, fault) => {
+      const holder = (rig.sandbox.data.truth('individuals') as Individual[]).find(
+        (i) => i.EmployeeNumber && i.Status === 'Active',
+      )!;
+      const cert = (rig.sandbox.data.truth('certifications') as { CertificationId: number }[])[1]!;
+      const number = `INDOUBT-${name}`;
+      const seen = nextWrite(fault);
+      const r = await pushCertifications(rig.intake, [
+        { ServiceId: holder.ServiceId, CertificationId: cert.CertificationId, CertificationNumber: number },
+      ]);
+      if (!r.ok) throw new Error('refused');
+      const [s] = await rig.settled([r.accepted[0]!.id]);
+      expect(s).toMatchObject({ status: 'applied', attempts: 2 });
+      expect(seen.applied).toBe(1);
+      expect(seen.inDoubt).toHaveLength(1);
+      const sent = seen.requests;
+      const insert = sent.findIndex((x) => x.endpoint === 'certificationInsert');
+      expect(writesOf(sent, 'certificationInsert')).toHaveLength(1);
+      expect(sent[insert + 1]).toMatchObject({ endpoint: 'individualCertifications', method: 'GET' });
+      const list = rig.sandbox.data.truth('individualCertifications', {
+        ServiceId: holder.ServiceId,
+        IncludeDeleted: true,
+      }) as IndividualCertification[];
+      const mine = list.filter((c) => c.CertificationNumber === number);
+      expect(mine).toHaveLength(1);
+      expect(s!.individualCertificationId).toBe(mine[0]!.IndividualCertificationId);
+    },
+  );
 });

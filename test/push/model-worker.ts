@@ -14,14 +14,33 @@ const env = process.env;
 const log = pino({ level: 'warn' });
 const warehouse = await openWarehouse({ databaseUrl: env.DATABASE_URL!, max: 6 });
 const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 } });
-const client = new SourceClient({ baseUrl: env.BASE_URL!, apiKey: env.API_KEY!, limiter, logger: log, company: 'acme', timeoutMs: 5000, maxRetries: 2, backoff: { baseMs: 5, capMs: 50 } });
+const client = new SourceClient({
+  baseUrl: env.BASE_URL!,
+  apiKey: env.API_KEY!,
+  limiter,
+  logger: log,
+  company: 'acme',
+  timeoutMs: 5000,
+  maxRetries: 2,
+  backoff: { baseMs: 5, capMs: 50 },
+});
 const sealer = createSealer(env.WFS_SECRET_KEY!);
-const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, concurrency: 4, sweepMs: 200, maxAttempts: 1000 });
+const runner = createPushRunner({
+  warehouse,
+  clients: new Map([['acme', client]]),
+  sealer,
+  log,
+  concurrency: 4,
+  sweepMs: 200,
+  maxAttempts: 1000,
+});
 await runner.start();
 process.stdout.write('{"msg":"ready"}\n');
 const intake = { warehouse, sealer, companies: [{ key: 'acme' }] };
 for (;;) {
   const run = await runModel(intake, env.MODEL!);
-  process.stdout.write(`${JSON.stringify({ msg: 'model run', queued: run.queued, changed: run.changed, outcome: run.outcome })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ msg: 'model run', queued: run.queued, changed: run.changed, outcome: run.outcome })}\n`,
+  );
   await new Promise((r) => setTimeout(r, 20));
 }

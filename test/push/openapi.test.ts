@@ -57,13 +57,23 @@ export function pushClient(baseUrl: string, token: string) {
 `;
 
 const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], types: [], strict: true, skipLibCheck: true },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2023', 'DOM'],
+    types: [],
+    strict: true,
+    skipLibCheck: true,
+  },
   files: ['client.ts'],
 };
 
 interface PushClient {
   pushIndividual(change: Record<string, unknown>): Promise<{ changeId: string; id: number; status: string }[]>;
-  change(id: number): Promise<{ status: string; changeId: string; serviceId: number | null; individualId: number | null }>;
+  change(
+    id: number,
+  ): Promise<{ status: string; changeId: string; serviceId: number | null; individualId: number | null }>;
 }
 
 let rig: PushRig;
@@ -101,13 +111,16 @@ async function lint(doc: OpenAPI3): Promise<string[]> {
   const file = join(dir, 'openapi.json');
   writeFileSync(file, JSON.stringify(doc));
   const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' };
-  const out = await run(process.execPath, [REDOCLY, 'lint', file, '--extends=recommended', '--format=json'], { cwd: dir, env }).catch(
-    (e: { stdout?: string; stderr?: string }) => {
-      if (!e.stdout) throw new Error(`redocly lint did not report: ${e.stderr}`);
-      return { stdout: e.stdout };
-    },
-  );
-  const report = JSON.parse(out.stdout) as { problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
+  const out = await run(process.execPath, [REDOCLY, 'lint', file, '--extends=recommended', '--format=json'], {
+    cwd: dir,
+    env,
+  }).catch((e: { stdout?: string; stderr?: string }) => {
+    if (!e.stdout) throw new Error(`redocly lint did not report: ${e.stderr}`);
+    return { stdout: e.stdout };
+  });
+  const report = JSON.parse(out.stdout) as {
+    problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+  };
   return report.problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
 }
 
@@ -132,10 +145,23 @@ describe('the push API contract', () => {
 
   it('names every operation, so generated clients name their methods after them', async () => {
     const doc = await served();
-    const ids = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item as Record<string, { operationId?: string }>).map((op) => op.operationId));
+    const ids = Object.values(doc.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string }>).map((op) => op.operationId),
+    );
     expect(ids.sort()).toEqual([
-      'addModel', 'getChange', 'listChanges', 'listModelRuns', 'listModels', 'pauseModel', 'previewModel',
-      'pushCertifications', 'pushIndividuals', 'pushVerifications', 'removeModel', 'resumeModel', 'runModel',
+      'addModel',
+      'getChange',
+      'listChanges',
+      'listModelRuns',
+      'listModels',
+      'pauseModel',
+      'previewModel',
+      'pushCertifications',
+      'pushIndividuals',
+      'pushVerifications',
+      'removeModel',
+      'resumeModel',
+      'runModel',
     ]);
   });
 
@@ -149,8 +175,15 @@ describe('the push API contract', () => {
     expect(accepted).toMatchObject({ changeId: 'openapi-1', status: 'queued' });
     await rig.settled([accepted!.id]);
     const change = await client.change(accepted!.id);
-    const truth = (rig.sandbox.data.truth('individuals') as Individual[]).find((i) => i.EmployeeNumber === person.EmployeeNumber);
+    const truth = (rig.sandbox.data.truth('individuals') as Individual[]).find(
+      (i) => i.EmployeeNumber === person.EmployeeNumber,
+    );
     expect(truth).toMatchObject({ FirstName: person.FirstName, LastName: person.LastName, IsEmployee: 1 });
-    expect(change).toMatchObject({ status: 'applied', changeId: 'openapi-1', serviceId: truth!.ServiceId, individualId: truth!.IndividualId });
+    expect(change).toMatchObject({
+      status: 'applied',
+      changeId: 'openapi-1',
+      serviceId: truth!.ServiceId,
+      individualId: truth!.IndividualId,
+    });
   });
 });

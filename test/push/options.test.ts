@@ -23,7 +23,11 @@ describe('push runner options', () => {
     const settings = settingsOf(base);
     expect(settings).toMatchObject({ concurrency: 4, sweepMs: 1000, batchSize: 100, maxAttempts: 12 });
     expect(settings.warehouse).toBe(warehouse);
-    expect(settingsOf({ ...base, concurrency: 16, sweepMs: 200 })).toMatchObject({ concurrency: 16, sweepMs: 200, batchSize: 100 });
+    expect(settingsOf({ ...base, concurrency: 16, sweepMs: 200 })).toMatchObject({
+      concurrency: 16,
+      sweepMs: 200,
+      batchSize: 100,
+    });
   });
 
   it.each([
@@ -31,11 +35,17 @@ describe('push runner options', () => {
     [{ sweepMs: 2.5 }, /^push runner option sweepMs: /],
     [{ batchSize: -1 }, /^push runner option batchSize: /],
     [{ maxAttempts: Number.NaN }, /^push runner option maxAttempts: /],
-    [{ webhook: { url: 'ftp://hooks.example.org/push', token: 'a-token-of-16-chars' } }, /^push runner option webhook\.url: /],
+    [
+      { webhook: { url: 'ftp://hooks.example.org/push', token: 'a-token-of-16-chars' } },
+      /^push runner option webhook\.url: /,
+    ],
     [{ webhook: { url: 'https://hooks.example.org/push', token: '' } }, /^push runner option webhook\.token: /],
-  ] as [Partial<PushRunnerOptions>, RegExp][])('refuses %o when the runner is made, naming the option', (bad, message) => {
-    const made = () => createPushRunner({ ...base, ...bad });
-    expect(made).toThrow(ConfigError);
-    expect(made).toThrow(message);
-  });
+  ] as [Partial<PushRunnerOptions>, RegExp][])(
+    'refuses %o when the runner is made, naming the option',
+    (bad, message) => {
+      const made = () => createPushRunner({ ...base, ...bad });
+      expect(made).toThrow(ConfigError);
+      expect(made).toThrow(message);
+    },
+  );
 });

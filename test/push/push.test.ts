@@ -31,23 +31,52 @@ describe('push to the sandbox', () => {
     const created = individualByEmployeeNumber(String(person.EmployeeNumber))!;
     expect(created).toBeDefined();
     expect(done!.serviceId).toBe(created.ServiceId);
-    const [upd] = accepted(await pushIndividuals(rig.intake, [{ EmployeeNumber: person.EmployeeNumber, FirstName: 'Adeline', LastName: person.LastName, Status: 'LOA', PrimaryEmailAddress: person.PrimaryEmailAddress, LogonId: person.LogonId }]));
+    const [upd] = accepted(
+      await pushIndividuals(rig.intake, [
+        {
+          EmployeeNumber: person.EmployeeNumber,
+          FirstName: 'Adeline',
+          LastName: person.LastName,
+          Status: 'LOA',
+          PrimaryEmailAddress: person.PrimaryEmailAddress,
+          LogonId: person.LogonId,
+        },
+      ]),
+    );
     await rig.settled([upd!.id]);
     const after = individualByEmployeeNumber(String(person.EmployeeNumber))!;
-    expect(after).toMatchObject({ ServiceId: created.ServiceId, FirstName: 'Adeline', Status: 'LOA', PrimaryEmailAddress: person.PrimaryEmailAddress });
-    const rows = await rig.warehouse.sql.unsafe(`select first_name, status from "${rig.warehouse.schema}".individuals where service_id = $1`, [created.ServiceId]);
+    expect(after).toMatchObject({
+      ServiceId: created.ServiceId,
+      FirstName: 'Adeline',
+      Status: 'LOA',
+      PrimaryEmailAddress: person.PrimaryEmailAddress,
+    });
+    const rows = await rig.warehouse.sql.unsafe(
+      `select first_name, status from "${rig.warehouse.schema}".individuals where service_id = $1`,
+      [created.ServiceId],
+    );
     expect(rows).toEqual([{ first_name: 'Adeline', status: 'LOA' }]);
-    const stored = await rig.warehouse.sql.unsafe(`select sealed from "${rig.warehouse.schema}".push_outbox where id = $1`, [ins!.id]);
+    const stored = await rig.warehouse.sql.unsafe(
+      `select sealed from "${rig.warehouse.schema}".push_outbox where id = $1`,
+      [ins!.id],
+    );
     expect(stored[0]!.sealed).toBeNull();
   });
 
   it('keeps IsSupervisor when an update leaves it out, and updates with ServiceId only the fields sent', async () => {
-    const sup = (rig.sandbox.data.truth('individuals') as Individual[]).find((i) => i.IsSupervisor === 1 && i.PrimaryEmailAddress && i.Status)!;
+    const sup = (rig.sandbox.data.truth('individuals') as Individual[]).find(
+      (i) => i.IsSupervisor === 1 && i.PrimaryEmailAddress && i.Status,
+    )!;
     const [c] = accepted(await pushIndividuals(rig.intake, [{ ServiceId: sup.ServiceId, MiddleName: 'Q' }]));
     const [s] = await rig.settled([c!.id]);
     expect(s!.status).toBe('applied');
     const after = (rig.sandbox.data.truth('individuals') as Individual[]).find((i) => i.ServiceId === sup.ServiceId)!;
-    expect(after).toMatchObject({ IsSupervisor: 1, MiddleName: 'Q', LastName: sup.LastName, EmployeeNumber: sup.EmployeeNumber });
+    expect(after).toMatchObject({
+      IsSupervisor: 1,
+      MiddleName: 'Q',
+      LastName: sup.LastName,
+      EmployeeNumber: sup.EmployeeNumber,
+    });
   });
 
   it("shows the service's own refusal (a LogonId already used) on the change", async () => {
@@ -65,7 +94,9 @@ describe('push to the sandbox', () => {
     const [b] = accepted(await pushIndividuals(rig.intake, [p]));
     expect(b!.id).toBe(a!.id);
     await rig.settled([a!.id]);
-    expect((rig.sandbox.data.truth('individuals') as Individual[]).filter((i) => i.EmployeeNumber === p.EmployeeNumber)).toHaveLength(1);
+    expect(
+      (rig.sandbox.data.truth('individuals') as Individual[]).filter((i) => i.EmployeeNumber === p.EmployeeNumber),
+    ).toHaveLength(1);
   });
 
   it('coalesces pending updates of one individual into one Update, applied in order (the last wins)', async () => {
@@ -73,7 +104,12 @@ describe('push to the sandbox', () => {
     try {
       const p = newcomer();
       const ids = accepted(
-        await pushIndividuals(rig.intake, [p, { ...p, FirstName: 'B' }, { ...p, FirstName: 'C', MiddleName: 'M' }, { ...p, FirstName: 'D' }]),
+        await pushIndividuals(rig.intake, [
+          p,
+          { ...p, FirstName: 'B' },
+          { ...p, FirstName: 'C', MiddleName: 'M' },
+          { ...p, FirstName: 'D' },
+        ]),
       ).map((s) => s.id);
       const before = rig.sandbox.stats();
       await rig.runner.start();
@@ -83,7 +119,10 @@ describe('push to the sandbox', () => {
       expect(ind).toMatchObject({ FirstName: 'D', MiddleName: 'M' });
       // One lookup and one Insert for all four changes.
       expect(rig.sandbox.stats().requests - before.requests).toBe(2);
-      const coalesced = await rig.warehouse.sql.unsafe(`select count(*)::int as n from "${rig.warehouse.schema}".push_outbox where coalesced_into = $1`, [ids[3]!]);
+      const coalesced = await rig.warehouse.sql.unsafe(
+        `select count(*)::int as n from "${rig.warehouse.schema}".push_outbox where coalesced_into = $1`,
+        [ids[3]!],
+      );
       expect(coalesced[0]!.n).toBe(3);
     } finally {
       await rig.runner.start().catch(() => undefined);
@@ -97,15 +136,28 @@ describe('push to the sandbox', () => {
     // The credential is queued first by time, but names a holder whose insert is also queued.
     const [ind] = accepted(await pushIndividuals(rig.intake, [p]));
     const [cr] = accepted(
-      await pushCertifications(rig.intake, [{ EmployeeNumber: p.EmployeeNumber, CertificationId: cert.CertificationId, CertificationNumber: 'CN-77', ExpirationDate: '2030-01-31' }]),
+      await pushCertifications(rig.intake, [
+        {
+          EmployeeNumber: p.EmployeeNumber,
+          CertificationId: cert.CertificationId,
+          CertificationNumber: 'CN-77',
+          ExpirationDate: '2030-01-31',
+        },
+      ]),
     );
     await rig.runner.start();
     const [si, sc] = await rig.settled([ind!.id, cr!.id]);
     expect(si!.status).toBe('applied');
     expect(sc).toMatchObject({ status: 'applied', serviceId: si!.serviceId });
-    const creds = rig.sandbox.data.truth('individualCertifications', { ServiceId: si!.serviceId! }) as IndividualCertification[];
+    const creds = rig.sandbox.data.truth('individualCertifications', {
+      ServiceId: si!.serviceId!,
+    }) as IndividualCertification[];
     expect(creds.filter((c) => c.CertificationNumber === 'CN-77')).toHaveLength(1);
-    const [up] = accepted(await pushCertifications(rig.intake, [{ IndividualCertificationId: sc!.individualCertificationId, ExpirationDate: '2031-05-01' }]));
+    const [up] = accepted(
+      await pushCertifications(rig.intake, [
+        { IndividualCertificationId: sc!.individualCertificationId, ExpirationDate: '2031-05-01' },
+      ]),
+    );
     const [su] = await rig.settled([up!.id]);
     expect(su!.status).toBe('applied');
     const row = await rig.warehouse.sql.unsafe(
@@ -119,14 +171,24 @@ describe('push to the sandbox', () => {
     await rig.runner.stop();
     const pending = rig.sandbox.data.truth('pendingCertifications') as { IndividualCertificationId: number }[];
     expect(pending.length).toBeGreaterThan(3);
-    const good = pending.slice(0, 5).map((c, i) => ({ RequestId: `rq-${i}`, IndividualCertificationId: String(c.IndividualCertificationId), IsVerified: true }));
+    const good = pending.slice(0, 5).map((c, i) => ({
+      RequestId: `rq-${i}`,
+      IndividualCertificationId: String(c.IndividualCertificationId),
+      IsVerified: true,
+    }));
     const bad = { RequestId: 'rq-bad', IndividualCertificationId: '1', IsVerified: true };
-    const ids = accepted(await pushVerifications(rig.intake, [...good.slice(0, 2), bad, ...good.slice(2)])).map((s) => s.id);
+    const ids = accepted(await pushVerifications(rig.intake, [...good.slice(0, 2), bad, ...good.slice(2)])).map(
+      (s) => s.id,
+    );
     await rig.runner.start();
     const states = await rig.settled(ids);
     expect(states.map((s) => s.status)).toEqual(['applied', 'applied', 'refused', 'applied', 'applied', 'applied']);
     expect(states[2]!.fields).toHaveProperty('IndividualCertificationId');
-    const still = new Set((rig.sandbox.data.truth('pendingCertifications') as { IndividualCertificationId: number }[]).map((c) => c.IndividualCertificationId));
+    const still = new Set(
+      (rig.sandbox.data.truth('pendingCertifications') as { IndividualCertificationId: number }[]).map(
+        (c) => c.IndividualCertificationId,
+      ),
+    );
     for (const g of good) expect(still.has(Number(g.IndividualCertificationId))).toBe(false);
   });
 });

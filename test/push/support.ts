@@ -42,7 +42,13 @@ export interface RigOptions {
 
 /** The sandbox over HTTP, a fresh warehouse, a client and a push runner for company `acme`. */
 export async function openRig(o: RigOptions = {}): Promise<PushRig> {
-  const sandbox = await startSandbox({ seed: 7, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 }, log: pino({ level: 'silent' }), ...o.sandbox });
+  const sandbox = await startSandbox({
+    seed: 7,
+    size: 'tiny',
+    rateLimit: { limit: 100, windowMs: 1000 },
+    log: pino({ level: 'silent' }),
+    ...o.sandbox,
+  });
   const databaseUrl = await freshDatabase();
   const warehouse = await openWarehouse({ databaseUrl });
   await warehouse.migrate();
@@ -60,7 +66,15 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
     company: 'acme',
   });
   const sealer = createSealer(SECRET);
-  const runner = createPushRunner({ warehouse, clients: new Map([['acme', client]]), sealer, log, observers, sweepMs: 200, ...o.runner });
+  const runner = createPushRunner({
+    warehouse,
+    clients: new Map([['acme', client]]),
+    sealer,
+    log,
+    observers,
+    sweepMs: 200,
+    ...o.runner,
+  });
   if (o.start !== false) await runner.start();
   const intake: IntakeContext = { warehouse, sealer, companies: [{ key: 'acme' }] };
   return {
@@ -78,7 +92,9 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
         () => `changes ${ids.join(',')} to settle`,
         async () => {
           const all = await Promise.all(ids.map((id) => getChange(warehouse.sql, warehouse, id)));
-          return all.every((s) => s && ['applied', 'refused', 'failed'].includes(s.status)) ? (all as PushStatus[]) : undefined;
+          return all.every((s) => s && ['applied', 'refused', 'failed'].includes(s.status))
+            ? (all as PushStatus[])
+            : undefined;
         },
         timeoutMs,
         100,

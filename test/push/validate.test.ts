@@ -58,10 +58,13 @@ describe('individual intake rules', () => {
     expect(f[field]).toMatch(reason);
   });
 
-  it.each(['IndividualId', 'CompanyId', 'LegalFirstName', 'JobTitleId', 'AdditionalJobTitles', 'SupervisorName'])('refuses the read-only field %s by name', (field) => {
-    const f = refusedFields(checkIndividual({ ...person, [field]: 1 }));
-    expect(f[field]).toMatch(/read only/);
-  });
+  it.each(['IndividualId', 'CompanyId', 'LegalFirstName', 'JobTitleId', 'AdditionalJobTitles', 'SupervisorName'])(
+    'refuses the read-only field %s by name',
+    (field) => {
+      const f = refusedFields(checkIndividual({ ...person, [field]: 1 }));
+      expect(f[field]).toMatch(/read only/);
+    },
+  );
 
   it('refuses an insert without EmployeeNumber or UniqueNumber, saying why', () => {
     const f = refusedFields(checkIndividual({ ...person, EmployeeNumber: undefined }));
@@ -85,7 +88,12 @@ describe('credential and verification intake rules', () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(Object.keys(r.fields).sort()).toEqual(['CertificationNumber', 'ServiceId']);
-    const ok = checkCertification({ EmployeeNumber: 'E1', CertificationId: 3, CertificationNumber: 'N', ExpirationDate: '2030-01-01' });
+    const ok = checkCertification({
+      EmployeeNumber: 'E1',
+      CertificationId: 3,
+      CertificationNumber: 'N',
+      ExpirationDate: '2030-01-01',
+    });
     expect(ok.ok && ok.change).toMatchObject({ entityKey: 'en:E1/c:3/N', holderKey: 'en:E1' });
   });
 

@@ -1,12 +1,31 @@
-import { Queue, Worker } from 'bullmq';
+import { type Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import type { JobDef } from '../../src/queue/job.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
-import { createSyncQueue, enqueueRun, followTakenRun, scheduleDelaySeconds, SYNC_QUEUE, syncJobId, taken, type Fairness, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import {
+  createSyncQueue,
+  enqueueRun,
+  followTakenRun,
+  scheduleDelaySeconds,
+  SYNC_QUEUE,
+  syncJobId,
+  taken,
+  type Fairness,
+  type SyncJobData,
+} from '../../src/queue/sync-queue.ts';
 import { shareOf, sharesOf } from '../../src/queue/spread.ts';
-import { EPOCH_KEY, FRONTIER_KEY, rebase, TAKEN_KEY, TURN_SPAN, turnOf, turnOrder, turnPriority } from '../../src/queue/turns.ts';
+import {
+  EPOCH_KEY,
+  FRONTIER_KEY,
+  rebase,
+  TAKEN_KEY,
+  TURN_SPAN,
+  turnOf,
+  turnOrder,
+  turnPriority,
+} from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -73,15 +92,21 @@ describe('a saturated queue', () => {
       await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: firedAt.getTime() - intervalMs });
     }
     // alpha's backfill is queued first, then beta's and gamma's every job.
-    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt, intervalMs, share: 0 }, { fairness, connection });
+    for (const company of ['alpha', 'beta', 'gamma'])
+      for (const job of incremental)
+        await enqueueRun(queue, { company, job, firedAt, intervalMs, share: 0 }, { fairness, connection });
     const total = 3 * incremental.length;
     expect(await queue.count()).toBe(total);
     // The next firings find every job still queued: nothing more is queued.
     const later = new Date(firedAt.getTime() + 120_000);
-    for (const company of ['alpha', 'beta', 'gamma']) for (const job of incremental) await enqueueRun(queue, { company, job, firedAt: later, intervalMs, share: 0 }, { fairness, connection });
+    for (const company of ['alpha', 'beta', 'gamma'])
+      for (const job of incremental)
+        await enqueueRun(queue, { company, job, firedAt: later, intervalMs, share: 0 }, { fairness, connection });
     expect(await queue.count()).toBe(total);
 
-    const order = (await queue.getJobs(['prioritized', 'waiting'], 0, -1, true)).map((j) => `${j.data.company}/${j.data.job}`);
+    const order = (await queue.getJobs(['prioritized', 'waiting'], 0, -1, true)).map(
+      (j) => `${j.data.company}/${j.data.job}`,
+    );
     const expected = [
       ...incremental.map((j) => `gamma/${j.name}`),
       ...incremental.map((j) => `beta/${j.name}`),
@@ -90,7 +115,7 @@ describe('a saturated queue', () => {
     expect(order).toEqual(expected);
   });
 
-  it("says how long the oldest queued run has waited, and nothing once the queue is empty", async () => {
+  it('says how long the oldest queued run has waited, and nothing once the queue is empty', async () => {
     const [oldest] = await connection.zrange('wfsync:sync:queued', 0, 0, 'WITHSCORES').then((r) => [Number(r[1])]);
     const delay = await scheduleDelaySeconds(queue, connection, oldest! + 90_000);
     expect(delay).toBe(90);
@@ -101,7 +126,11 @@ describe('a saturated queue', () => {
 
   it('holds a spread run until its share of the window is up, and counts its wait from then', async () => {
     const firedAt = new Date();
-    await enqueueRun(queue, { company: 'beta', job: incremental[0]!, firedAt, startAfterMs: 60_000 }, { fairness, connection });
+    await enqueueRun(
+      queue,
+      { company: 'beta', job: incremental[0]!, firedAt, startAfterMs: 60_000 },
+      { fairness, connection },
+    );
     const [job] = await queue.getJobs(['delayed']);
     expect(job?.data.company).toBe('beta');
     // Due in a minute: nothing has waited yet, and a minute and a half after its firing it has waited 30 s.
@@ -112,7 +141,14 @@ describe('a saturated queue', () => {
   it("follows a company's last turn by one interval on its grid, and puts a company behind on it no more than an interval before the frontier", () => {
     const intervalMs = 60_000;
     // beta's share puts its turns a quarter of an interval past each whole one.
-    const run = { company: 'beta', job: { name: 'shift-assignments' }, firedAt: new Date(1_000_000), startAfterMs: 5_000, intervalMs, share: 0.25 };
+    const run = {
+      company: 'beta',
+      job: { name: 'shift-assignments' },
+      firedAt: new Date(1_000_000),
+      startAfterMs: 5_000,
+      intervalMs,
+      share: 0.25,
+    };
     expect(turnOf(run, 2_055_000, 1_500_000)).toEqual({ startMs: 2_115_000, endMs: 2_175_000 });
     // The fleet grew and beta's share moved a little: the next turn is on the grid as it is now.
     expect(turnOf({ ...run, share: 0.26 }, 2_055_000, 1_500_000).startMs).toBe(2_115_600);
@@ -134,9 +170,20 @@ describe('a saturated queue', () => {
     const frontierMs = 10_000_000;
     const fourMinutes = 240_000;
     // Forty companies join a four-minute job at the frontier; one company's thirty-second turns follow on from it.
-    const joining = Array.from({ length: 40 }, (_, i) => turnOf({ company: `c${i}`, job: { name: 'time-off' }, firedAt: new Date(0), intervalMs: fourMinutes }, null, frontierMs));
-    const short = Array.from({ length: 8 }, (_, i) => ({ startMs: frontierMs + i * 30_000, endMs: frontierMs + (i + 1) * 30_000 }));
-    const taken = [...joining.map((t) => ({ ...t, short: false })), ...short.map((t) => ({ ...t, short: true }))].sort((a, b) => a.endMs - b.endMs);
+    const joining = Array.from({ length: 40 }, (_, i) =>
+      turnOf(
+        { company: `c${i}`, job: { name: 'time-off' }, firedAt: new Date(0), intervalMs: fourMinutes },
+        null,
+        frontierMs,
+      ),
+    );
+    const short = Array.from({ length: 8 }, (_, i) => ({
+      startMs: frontierMs + i * 30_000,
+      endMs: frontierMs + (i + 1) * 30_000,
+    }));
+    const taken = [...joining.map((t) => ({ ...t, short: false })), ...short.map((t) => ({ ...t, short: true }))].sort(
+      (a, b) => a.endMs - b.endMs,
+    );
     let inARow = 0;
     let most = 0;
     for (const turn of taken) {
@@ -158,7 +205,12 @@ describe('a saturated queue', () => {
     const share = { beta: 0.1, gamma: 0.2, delta: 0.5 };
     await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: minute + 6_000 });
     await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: minute + 12_000 });
-    for (const company of ['gamma', 'beta', 'delta'] as const) await enqueueRun(queue, { company, job, firedAt: new Date(now), intervalMs: 60_000, share: share[company] }, { fairness, connection });
+    for (const company of ['gamma', 'beta', 'delta'] as const)
+      await enqueueRun(
+        queue,
+        { company, job, firedAt: new Date(now), intervalMs: 60_000, share: share[company] },
+        { fairness, connection },
+      );
     const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.company);
     expect(order).toEqual(['delta', 'beta', 'gamma']);
     await queue.obliterate({ force: true });
@@ -167,14 +219,26 @@ describe('a saturated queue', () => {
   it('queues a firing that finds its job running once that run ends, at once, and counts the next turn from the take', async () => {
     await queue.obliterate({ force: true });
     const job = incremental[0]!;
-    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
+    await enqueueRun(
+      queue,
+      { company: 'beta', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 },
+      { fairness, connection },
+    );
     await withTaker(async (taker) => {
       const running = (await taker.getNextJob('token'))!;
       await taken(connection, String(running.id), running.data);
       // A firing while it runs, with a spread share: not coalesced into the running job, and not queued yet.
       const next = new Date();
-      await enqueueRun(queue, { company: 'beta', job, firedAt: next, intervalMs: 30_000, startAfterMs: 60_000 }, { fairness, connection });
-      expect(await queue.getJobCounts('prioritized', 'delayed', 'waiting')).toEqual({ prioritized: 0, delayed: 0, waiting: 0 });
+      await enqueueRun(
+        queue,
+        { company: 'beta', job, firedAt: next, intervalMs: 30_000, startAfterMs: 60_000 },
+        { fairness, connection },
+      );
+      expect(await queue.getJobCounts('prioritized', 'delayed', 'waiting')).toEqual({
+        prioritized: 0,
+        delayed: 0,
+        waiting: 0,
+      });
       await running.moveToCompleted('done', 'token', false);
       const [queued] = await queue.getJobs(['prioritized', 'waiting']);
       expect(queued?.id).toBe(`beta.${job.name}.${next.getTime()}`);
@@ -184,13 +248,21 @@ describe('a saturated queue', () => {
     });
   });
 
-  it("follows on from the turn of the run a worker holds, before the worker has recorded its take", async () => {
+  it('follows on from the turn of the run a worker holds, before the worker has recorded its take', async () => {
     const { job } = await emptyQueue();
-    await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
+    await enqueueRun(
+      queue,
+      { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 },
+      { fairness, connection },
+    );
     await withTaker(async (taker) => {
       const running = (await taker.getNextJob('token'))!;
       // The next firing comes between the worker's take and its record of it: the company gets no second go at that turn.
-      await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 }, { fairness, connection });
+      await enqueueRun(
+        queue,
+        { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 },
+        { fairness, connection },
+      );
       await running.moveToCompleted('done', 'token', false);
       const [queued] = await queue.getJobs(['prioritized', 'waiting']);
       // The grid's next point from half an interval on.
@@ -201,7 +273,11 @@ describe('a saturated queue', () => {
 
   it("gives a firing's run the turn after its company's queued run when a worker takes that run as the firing queues", async () => {
     const { job } = await emptyQueue();
-    await enqueueRun(queue, { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 }, { fairness, connection });
+    await enqueueRun(
+      queue,
+      { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 },
+      { fairness, connection },
+    );
     const [queued] = await queue.getJobs(['prioritized']);
     await withTaker(async (taker) => {
       // The next firing read gamma's run as queued and took the same turn to coalesce with it; a worker takes that run
@@ -209,7 +285,11 @@ describe('a saturated queue', () => {
       const running = (await taker.getNextJob('token'))!;
       const run = { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 };
       const data = { ...queued!.data, firedAt: run.firedAt.toISOString() };
-      await queue.add(job.name, data, { jobId: syncJobId(run), deduplication: { id: `gamma.${job.name}`, keepLastIfActive: true }, priority: queued!.priority });
+      await queue.add(job.name, data, {
+        jobId: syncJobId(run),
+        deduplication: { id: `gamma.${job.name}`, keepLastIfActive: true },
+        priority: queued!.priority,
+      });
       await followTakenRun(queue, connection, run, data, String(running.id));
       await running.moveToCompleted('done', 'token', false);
       const [kept] = await queue.getJobs(['prioritized']);
@@ -228,13 +308,25 @@ describe('a saturated queue', () => {
     await taken(connection, 'x', { company: 'delta', job: job.name, turnStartMs: now });
     try {
       // Queued under a cron every 10 minutes: its turn ends 15 to 25 minutes on.
-      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now), intervalMs: 600_000 }, { fairness, connection });
+      await enqueueRun(
+        queue,
+        { company: 'delta', job, firedAt: new Date(now), intervalMs: 600_000 },
+        { fairness, connection },
+      );
       const [before] = await queue.getJobs(['prioritized']);
       // A firing on the same cron coalesces and changes nothing.
-      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 1_000), intervalMs: 600_000 }, { fairness, connection });
+      await enqueueRun(
+        queue,
+        { company: 'delta', job, firedAt: new Date(now + 1_000), intervalMs: 600_000 },
+        { fairness, connection },
+      );
       expect((await queue.getJob(before!.id!))!.priority).toBe(before!.priority);
       // The cron now fires every 30 seconds: the queued run takes the turn on that grid from 15 s on.
-      await enqueueRun(queue, { company: 'delta', job, firedAt: new Date(now + 2_000), intervalMs: 30_000 }, { fairness, connection });
+      await enqueueRun(
+        queue,
+        { company: 'delta', job, firedAt: new Date(now + 2_000), intervalMs: 30_000 },
+        { fairness, connection },
+      );
       const queued = await queue.getJobs(['prioritized']);
       expect(queued.map((j) => j.id)).toEqual([before!.id]);
       const turn = queued[0]!.data;
@@ -256,10 +348,19 @@ describe('a saturated queue', () => {
     const fleet = Array.from({ length: 400 }, (_, i) => `t${i}`);
     const shares = sharesOf(fleet, job.name);
     const round = async (firedAt: number, order: string[]) => {
-      for (const company of order) await enqueueRun(queue, { company, job, firedAt: new Date(firedAt), intervalMs: 10_000, share: shares.get(company) }, { fairness, connection });
+      for (const company of order)
+        await enqueueRun(
+          queue,
+          { company, job, firedAt: new Date(firedAt), intervalMs: 10_000, share: shares.get(company) },
+          { fairness, connection },
+        );
       const takes: string[] = [];
       await withTaker(async (taker) => {
-        for (let next = await taker.getNextJob('token', { block: false }); next; next = await taker.getNextJob('token', { block: false })) {
+        for (
+          let next = await taker.getNextJob('token', { block: false });
+          next;
+          next = await taker.getNextJob('token', { block: false })
+        ) {
           await taken(connection, String(next.id), next.data);
           await next.moveToCompleted('done', 'token', false);
           takes.push(next.data.company);
@@ -269,7 +370,10 @@ describe('a saturated queue', () => {
     };
     const first = await round(now, fleet);
     const second = await round(now + 10_000, [...fleet].reverse());
-    const third = await round(now + 20_000, [...fleet].sort((a, b) => shareOf(a, 'shuffled') - shareOf(b, 'shuffled')));
+    const third = await round(
+      now + 20_000,
+      [...fleet].sort((a, b) => shareOf(a, 'shuffled') - shareOf(b, 'shuffled')),
+    );
     expect(first).toHaveLength(400);
     expect(second).toEqual(first);
     expect(third).toEqual(first);
@@ -283,7 +387,8 @@ describe('a saturated queue', () => {
     const shares = sharesOf(fleet, job.name);
     // Every company took a turn an interval ago on its grid; the first half of the grid has taken its next one too.
     const gridStart = Math.floor((now - 3 * intervalMs) / intervalMs) * intervalMs;
-    const lastStart = (company: string) => gridStart + Math.floor(shares.get(company)! * intervalMs) + (shares.get(company)! < 0.5 ? intervalMs : 0);
+    const lastStart = (company: string) =>
+      gridStart + Math.floor(shares.get(company)! * intervalMs) + (shares.get(company)! < 0.5 ? intervalMs : 0);
     await connection.hset(TAKEN_KEY, Object.fromEntries(fleet.map((c) => [`${c}.${job.name}`, String(lastStart(c))])));
     await connection.set(FRONTIER_KEY, String(Math.max(...fleet.map(lastStart))));
     const firedAt = new Date(now);
@@ -293,7 +398,11 @@ describe('a saturated queue', () => {
     const takes: SyncJobData[] = [];
     await withTaker(async (taker) => {
       for (const company of ordered) {
-        await enqueueRun(queue, { company, job, firedAt, intervalMs, share: shares.get(company) }, { fairness, connection });
+        await enqueueRun(
+          queue,
+          { company, job, firedAt, intervalMs, share: shares.get(company) },
+          { fairness, connection },
+        );
         const next = await taker.getNextJob('token', { block: false });
         await next!.moveToCompleted('done', 'token', false);
         takes.push(next!.data);
@@ -310,12 +419,20 @@ describe('a saturated queue', () => {
     const { job, now } = await emptyQueue();
     // The latest turn taken started a second ago: the box keeps up, and the run waits for its share.
     await connection.set(FRONTIER_KEY, String(now - 1_000));
-    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 }, { fairness, connection });
+    await enqueueRun(
+      queue,
+      { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 },
+      { fairness, connection },
+    );
     expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 0, delayed: 1 });
     await queue.obliterate({ force: true });
     // It started ten minutes ago: the box is behind, and the run is queued at once.
     await connection.set(FRONTIER_KEY, String(now - 600_000));
-    await enqueueRun(queue, { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 }, { fairness, connection });
+    await enqueueRun(
+      queue,
+      { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 },
+      { fairness, connection },
+    );
     expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 1, delayed: 0 });
     await queue.obliterate({ force: true });
   });
@@ -325,8 +442,17 @@ describe('a saturated queue', () => {
     await connection.set(EPOCH_KEY, String(now - 15 * 60_000));
     await connection.set(FRONTIER_KEY, String(now));
     const fire = (company: string, intervalMs: number, startAfterMs?: number, at = now, share?: number) =>
-      enqueueRun(queue, { company, job, firedAt: new Date(at), intervalMs, startAfterMs, share }, { fairness, connection });
-    const turnsOf = async () => (await queue.getJobs(['prioritized', 'delayed'])).map((j) => ({ company: j.data.company, priority: j.priority, endMs: j.data.turnEndMs! }));
+      enqueueRun(
+        queue,
+        { company, job, firedAt: new Date(at), intervalMs, startAfterMs, share },
+        { fairness, connection },
+      );
+    const turnsOf = async () =>
+      (await queue.getJobs(['prioritized', 'delayed'])).map((j) => ({
+        company: j.data.company,
+        priority: j.priority,
+        endMs: j.data.turnEndMs!,
+      }));
     await withTaker(async (taker) => {
       // epsilon's run is running, and a firing is held behind it.
       await fire('epsilon', 60_000);

@@ -36,7 +36,9 @@ async function warehouseWithOldRuns(): Promise<{ wh: Warehouse; databaseUrl: str
 }
 
 function settings(databaseUrl: string): Record<string, string> {
-  const crons = Object.fromEntries(jobs.map((j) => [cronSetting(j.name), j.name === 'housekeeping' ? EVERY_FEW_SECONDS : '0 0 1 1 *']));
+  const crons = Object.fromEntries(
+    jobs.map((j) => [cronSetting(j.name), j.name === 'housekeeping' ? EVERY_FEW_SECONDS : '0 0 1 1 *']),
+  );
   return {
     ...crons,
     DATABASE_URL: databaseUrl,
@@ -61,7 +63,11 @@ async function housekept(wh: Warehouse, what: () => string): Promise<{ pruned: R
 }
 
 const runIds = async (wh: Warehouse) =>
-  (await wh.sql<{ id: number }[]>`select id::int as id from ${wh.sql(wh.schema)}.sync_runs where stream = 'supervisors'`).map((r) => r.id);
+  (
+    await wh.sql<
+      { id: number }[]
+    >`select id::int as id from ${wh.sql(wh.schema)}.sync_runs where stream = 'supervisors'`
+  ).map((r) => r.id);
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: null });

@@ -98,13 +98,20 @@ function writesAfterALaterRun(pages: readonly PageLine[]): string[] {
 describe('Redis killed for longer than the job lock, under two workers and a scheduler', () => {
   it('every process stays up, no two runs of a job write at once, and the warehouse equals the sandbox', async () => {
     const workers = [spawnWfsync(['worker'], env), spawnWfsync(['worker'], env)];
-    const crons = Object.fromEntries(scheduled.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, onceSoon(25)]));
+    const crons = Object.fromEntries(
+      scheduled.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, onceSoon(25)]),
+    );
     const scheduler = spawnWfsync(['scheduler'], { ...env, ...crons });
     const processes = [...workers, scheduler];
     children.push(...processes);
     const said = () => processes.map((p, i) => `--- process ${i}:\n${p.output().slice(-2500)}`).join('\n');
 
-    await waitFor(() => `streams running: ${said()}`, async () => (await openRuns()) >= 3, 90_000, 100);
+    await waitFor(
+      () => `streams running: ${said()}`,
+      async () => (await openRuns()) >= 3,
+      90_000,
+      100,
+    );
     await new Promise((r) => setTimeout(r, 500));
     await redis.kill();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
@@ -119,7 +126,9 @@ describe('Redis killed for longer than the job lock, under two workers and a sch
         async () => {
           const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed');
           const n = (k: string) => c[k] ?? 0;
-          return n('completed') >= scheduled.length && n('waiting') + n('active') + n('delayed') + n('prioritized') === 0;
+          return (
+            n('completed') >= scheduled.length && n('waiting') + n('active') + n('delayed') + n('prioritized') === 0
+          );
         },
         300_000,
         500,
@@ -132,15 +141,24 @@ describe('Redis killed for longer than the job lock, under two workers and a sch
 
     // Jobs share no stream but `individuals` (the credentials job reads it first): each other stream's pages
     // come from one job, whose runs are ordered by their fence tokens.
-    const shared = new Set(scheduled.flatMap((j) => selectStreams(j.streams).map((s) => s.name)).filter((s, i, all) => all.indexOf(s) !== i));
-    const pages = (await wh.sql<PageLine[]>`select stream, run_fence, at from public.page_log order by at`).filter((p) => !shared.has(p.stream as never));
+    const shared = new Set(
+      scheduled.flatMap((j) => selectStreams(j.streams).map((s) => s.name)).filter((s, i, all) => all.indexOf(s) !== i),
+    );
+    const pages = (await wh.sql<PageLine[]>`select stream, run_fence, at from public.page_log order by at`).filter(
+      (p) => !shared.has(p.stream as never),
+    );
     expect(pages.length).toBeGreaterThan(0);
     expect(pages.filter((p) => !p.run_fence)).toEqual([]);
     expect(writesAfterALaterRun(pages)).toEqual([]);
 
     // The outage outlasted the locks: jobs were taken up again by later runs.
-    const fences = await wh.sql<{ job: string; token: string }[]>`select job, token from ${wh.sql(wh.schema)}.run_fences`;
-    expect(fences.some((f) => Number(f.token) > 1), JSON.stringify(fences)).toBe(true);
+    const fences = await wh.sql<
+      { job: string; token: string }[]
+    >`select job, token from ${wh.sql(wh.schema)}.run_fences`;
+    expect(
+      fences.some((f) => Number(f.token) > 1),
+      JSON.stringify(fences),
+    ).toBe(true);
 
     expect(summarizeDivergence(await divergence(wh, sandbox.data, 'default'))).toEqual({});
     expect(sandbox.stats().rateLimited).toBe(0);

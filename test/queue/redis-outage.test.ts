@@ -7,7 +7,12 @@ describe('a worker and Redis', () => {
   it('without a reachable Redis at start-up, the worker stops after a bounded wait with one line', async () => {
     const port = await freePort();
     const started = Date.now();
-    const worker = spawnWfsync(['worker'], { REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: await freshDatabase(), WFS_BASE_URL: 'http://127.0.0.1:9', WFS_API_KEY: 'k' });
+    const worker = spawnWfsync(['worker'], {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      DATABASE_URL: await freshDatabase(),
+      WFS_BASE_URL: 'http://127.0.0.1:9',
+      WFS_API_KEY: 'k',
+    });
     const { code } = await worker.exited();
     expect(code).toBe(1);
     expect(Date.now() - started).toBeLessThan(30_000);
@@ -18,7 +23,13 @@ describe('a worker and Redis', () => {
 
   it('logs one line when Redis goes away and one when it is back, and stays up', async () => {
     const redis = await startRedis();
-    const worker = spawnWfsync(['worker'], { REDIS_URL: redis.url, DATABASE_URL: await freshDatabase(), WFS_BASE_URL: 'http://127.0.0.1:9', WFS_API_KEY: 'k', LOG_LEVEL: 'info' });
+    const worker = spawnWfsync(['worker'], {
+      REDIS_URL: redis.url,
+      DATABASE_URL: await freshDatabase(),
+      WFS_BASE_URL: 'http://127.0.0.1:9',
+      WFS_API_KEY: 'k',
+      LOG_LEVEL: 'info',
+    });
     try {
       const until = async (what: RegExp) => {
         const deadline = Date.now() + 30_000;

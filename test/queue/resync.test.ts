@@ -25,7 +25,10 @@ afterAll(async () => {
 });
 
 const resync = (company: string, stream: string, token = PUSH_TOKEN) =>
-  t.get(`/api/companies/${company}/streams/${stream}/resync`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  t.get(`/api/companies/${company}/streams/${stream}/resync`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
 
 describe('POST /api/companies/KEY/streams/STREAM/resync', () => {
   it('refuses without the token, an unknown company and a stream not in the catalog, naming the field', async () => {
@@ -43,17 +46,29 @@ describe('POST /api/companies/KEY/streams/STREAM/resync', () => {
     expect((await runStreams(north!, selectStreams(['departments']))).failed).toBe(0);
     const res = await resync('north', 'departments');
     expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ company: 'north', stream: 'departments', message: expect.stringMatching(/is queued$/) });
+    expect(await res.json()).toMatchObject({
+      company: 'north',
+      stream: 'departments',
+      message: expect.stringMatching(/is queued$/),
+    });
     const wh = await t.app.warehouse();
-    const done = await waitFor('the re-sync to finish', async () => {
-      const [r] = await wh.sql<{ outcome: string | null; via: string }[]>`select outcome, via from ${wh.sql(wh.schema)}.resync_requests where finished_at is not null`;
-      return r;
-    }, 30_000);
+    const done = await waitFor(
+      'the re-sync to finish',
+      async () => {
+        const [r] = await wh.sql<
+          { outcome: string | null; via: string }[]
+        >`select outcome, via from ${wh.sql(wh.schema)}.resync_requests where finished_at is not null`;
+        return r;
+      },
+      30_000,
+    );
     expect(done).toEqual({ outcome: 'ok', via: 'api' });
     const queue = await t.app.syncQueue();
     const completed = await queue.getJobs(['completed']);
     expect(completed.map((j) => j.name)).toContain('resync-departments');
-    const events = (await listEvents(wh, { companyKey: 'north' })).filter((e) => e.stream === 'departments').map((e) => e.event);
+    const events = (await listEvents(wh, { companyKey: 'north' }))
+      .filter((e) => e.stream === 'departments')
+      .map((e) => e.event);
     expect(events).toEqual(['resync_finished', 'resync_requested']);
   });
 });

@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { DISPATCHES_AT_ONCE, startScheduler, type FiringOrder, type ScheduledRun, type Scheduler } from '../../src/queue/scheduler.ts';
+import {
+  DISPATCHES_AT_ONCE,
+  startScheduler,
+  type FiringOrder,
+  type ScheduledRun,
+  type Scheduler,
+} from '../../src/queue/scheduler.ts';
 import { syncJobId } from '../../src/queue/sync-queue.ts';
 import { runOffsetMs, sharesOf, SPREAD_PER_COMPANY_MS } from '../../src/queue/spread.ts';
 import { cronOf, defineJob } from '../../src/queue/job.ts';
@@ -11,7 +17,7 @@ const silent = pino({ level: 'silent' });
 const job = defineJob({ name: 'time-off', cron: '* * * * * *', streams: ['time-off-requests'], description: 'test' });
 let schedulers: Scheduler[] = [];
 afterEach(() => {
-  schedulers.forEach((s) => s.stop());
+  for (const s of schedulers) s.stop();
   schedulers = [];
 });
 
@@ -19,7 +25,14 @@ describe('scheduler', () => {
   it('fires each job on its cron for every company, with the scheduled time', async () => {
     const runs: ScheduledRun[] = [];
     schedulers.push(
-      startScheduler({ jobs: [job], companies: () => ['north', 'south'], timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }),
+      startScheduler({
+        jobs: [job],
+        companies: () => ['north', 'south'],
+        timezone: 'UTC',
+        cronOverrides: {},
+        log: silent,
+        dispatch: async (r) => void runs.push(r),
+      }),
     );
     await new Promise((r) => setTimeout(r, 2200));
     expect(new Set(runs.map((r) => r.company))).toEqual(new Set(['north', 'south']));
@@ -38,7 +51,7 @@ describe('scheduler', () => {
     for (const id of a) expect(id).not.toContain(':');
   });
 
-  it('queues a firing\'s companies several at once, each once, while a dispatch waits on Redis', async () => {
+  it("queues a firing's companies several at once, each once, while a dispatch waits on Redis", async () => {
     const many = Array.from({ length: 100 }, (_, i) => `c${i}`);
     const dispatched: string[] = [];
     let inFlight = 0;
@@ -49,8 +62,22 @@ describe('scheduler', () => {
       inFlight--;
       dispatched.push(`${r.firedAt.getTime()}/${r.company}`);
     };
-    const once = defineJob({ name: 'time-off', cron: '*/2 * * * * *', streams: ['time-off-requests'], description: 'test' });
-    schedulers.push(startScheduler({ jobs: [once], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, dispatch }));
+    const once = defineJob({
+      name: 'time-off',
+      cron: '*/2 * * * * *',
+      streams: ['time-off-requests'],
+      description: 'test',
+    });
+    schedulers.push(
+      startScheduler({
+        jobs: [once],
+        companies: () => many,
+        timezone: 'UTC',
+        cronOverrides: {},
+        log: silent,
+        dispatch,
+      }),
+    );
     await new Promise((r) => setTimeout(r, 2500));
     const firedAt = dispatched[0]!.split('/')[0];
     const first = dispatched.filter((d) => d.startsWith(`${firedAt}/`)).map((d) => d.split('/')[1]);
@@ -70,23 +97,50 @@ describe('scheduler', () => {
     const runs: ScheduledRun[] = [];
     const cronOverrides = { individuals: '*/20 * * * * *', credentials: '* * * * * *' };
     const pair = jobs.filter((j) => j.name === 'credentials' || j.name === 'individuals');
-    schedulers.push(startScheduler({ jobs: pair, companies: () => ['north'], timezone: 'UTC', cronOverrides, log: silent, dispatch: async (r) => void runs.push(r) }));
+    schedulers.push(
+      startScheduler({
+        jobs: pair,
+        companies: () => ['north'],
+        timezone: 'UTC',
+        cronOverrides,
+        log: silent,
+        dispatch: async (r) => void runs.push(r),
+      }),
+    );
     await new Promise((r) => setTimeout(r, 1200));
     const sent = runs.find((r) => r.job.name === 'credentials');
     expect(sent?.dependencyBoundsMs).toEqual({ individuals: 20_000 });
     // With the default crons: the individuals job's half hour.
     const byDefault: ScheduledRun[] = [];
     schedulers.push(
-      startScheduler({ jobs: pair, companies: () => ['north'], timezone: 'UTC', cronOverrides: { credentials: '* * * * * *' }, log: silent, dispatch: async (r) => void byDefault.push(r) }),
+      startScheduler({
+        jobs: pair,
+        companies: () => ['north'],
+        timezone: 'UTC',
+        cronOverrides: { credentials: '* * * * * *' },
+        log: silent,
+        dispatch: async (r) => void byDefault.push(r),
+      }),
     );
     await new Promise((r) => setTimeout(r, 1200));
-    expect(byDefault.find((r) => r.job.name === 'credentials')?.dependencyBoundsMs).toEqual({ individuals: 30 * 60_000 });
+    expect(byDefault.find((r) => r.job.name === 'credentials')?.dependencyBoundsMs).toEqual({
+      individuals: 30 * 60_000,
+    });
   });
 
-  it('spreads the companies\' runs of a job over a window: one company\'s always at the same share, within half an interval', async () => {
+  it("spreads the companies' runs of a job over a window: one company's always at the same share, within half an interval", async () => {
     const many = Array.from({ length: 1000 }, (_, i) => `c${i}`);
     const runs: ScheduledRun[] = [];
-    schedulers.push(startScheduler({ jobs: [job], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }));
+    schedulers.push(
+      startScheduler({
+        jobs: [job],
+        companies: () => many,
+        timezone: 'UTC',
+        cronOverrides: {},
+        log: silent,
+        dispatch: async (r) => void runs.push(r),
+      }),
+    );
     await new Promise((r) => setTimeout(r, 2200));
     const firings = new Set(runs.map((r) => r.firedAt.getTime()));
     expect(firings.size).toBeGreaterThanOrEqual(2);
@@ -102,7 +156,12 @@ describe('scheduler', () => {
     // The default ten minutes of shift assignments: a thousand companies over five minutes, half the interval;
     // a hundred over fifty seconds; two within a second.
     const tenMinutes = 600_000;
-    const spread = (n: number) => Math.max(...[...sharesOf(many.slice(0, n), 'shift-assignments').values()].map((share) => runOffsetMs(share, tenMinutes, n)));
+    const spread = (n: number) =>
+      Math.max(
+        ...[...sharesOf(many.slice(0, n), 'shift-assignments').values()].map((share) =>
+          runOffsetMs(share, tenMinutes, n),
+        ),
+      );
     expect(spread(1000)).toBeLessThan(tenMinutes / 2);
     expect(spread(1000)).toBeGreaterThan(0.95 * (tenMinutes / 2));
     expect(spread(100)).toBeLessThan(100 * SPREAD_PER_COMPANY_MS);
@@ -113,7 +172,16 @@ describe('scheduler', () => {
   it("dispatches a firing's companies in the order of their shares", async () => {
     const many = Array.from({ length: 200 }, (_, i) => `c${i}`);
     const runs: ScheduledRun[] = [];
-    schedulers.push(startScheduler({ jobs: [job], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, dispatch: async (r) => void runs.push(r) }));
+    schedulers.push(
+      startScheduler({
+        jobs: [job],
+        companies: () => many,
+        timezone: 'UTC',
+        cronOverrides: {},
+        log: silent,
+        dispatch: async (r) => void runs.push(r),
+      }),
+    );
     await new Promise((r) => setTimeout(r, 1200));
     const firing = runs.filter((r) => r.firedAt.getTime() === runs[0]!.firedAt.getTime());
     expect(firing).toHaveLength(200);
@@ -125,7 +193,15 @@ describe('scheduler', () => {
     const many = Array.from({ length: 50 }, (_, i) => `c${i}`);
     const firingOf = async (order: FiringOrder) => {
       const runs: ScheduledRun[] = [];
-      const scheduler = startScheduler({ jobs: [job], companies: () => many, timezone: 'UTC', cronOverrides: {}, log: silent, order, dispatch: async (r) => void runs.push(r) });
+      const scheduler = startScheduler({
+        jobs: [job],
+        companies: () => many,
+        timezone: 'UTC',
+        cronOverrides: {},
+        log: silent,
+        order,
+        dispatch: async (r) => void runs.push(r),
+      });
       schedulers.push(scheduler);
       await new Promise((r) => setTimeout(r, 1200));
       scheduler.stop();

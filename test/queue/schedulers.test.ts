@@ -8,7 +8,9 @@ import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
 
 const REDIS_DB = 4;
 const children: Spawned[] = [];
-afterAll(() => children.forEach((c) => c.proc.exitCode === null && c.proc.kill('SIGKILL')));
+afterAll(() => {
+  for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+});
 
 describe('several schedulers', () => {
   it('two scheduler processes firing the same cron every second queue one run per company: later firings coalesce with it', async () => {
@@ -17,7 +19,10 @@ describe('several schedulers', () => {
     await redis.flushdb();
     // time-off fires every second; every other job only on New Year's midnight.
     const crons = Object.fromEntries(
-      jobs.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, j.name === 'time-off' ? '* * * * * *' : '0 0 0 1 1 *']),
+      jobs.map((j) => [
+        `WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`,
+        j.name === 'time-off' ? '* * * * * *' : '0 0 0 1 1 *',
+      ]),
     );
     const env = {
       // The schedulers read the companies table: which companies to fire runs for, paused or not.
@@ -32,7 +37,11 @@ describe('several schedulers', () => {
     };
     const schedulers = [spawnWfsync(['scheduler'], env), spawnWfsync(['scheduler'], env)];
     children.push(...schedulers);
-    await waitFor('both schedulers started', async () => schedulers.every((s) => s.output().includes('scheduled incremental syncs')), 30_000);
+    await waitFor(
+      'both schedulers started',
+      async () => schedulers.every((s) => s.output().includes('scheduled incremental syncs')),
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 4500));
     for (const s of schedulers) {
       s.proc.kill('SIGTERM');

@@ -24,13 +24,23 @@ describe('a sync job that stalled too often', () => {
     const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection: redis });
     const worker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: redis.duplicate() });
     try {
-      const data: SyncJobData = { company: 'acme', job: 'credentials', streams: ['individual-certifications'], firedAt: new Date().toISOString() };
+      const data: SyncJobData = {
+        company: 'acme',
+        job: 'credentials',
+        streams: ['individual-certifications'],
+        firedAt: new Date().toISOString(),
+      };
       await queue.add('credentials', data, { jobId: 'acme.credentials.1' });
       const job = (await worker.getNextJob('t1'))!;
       expect(job.id).toBe('acme.credentials.1');
       // What BullMQ's stalled-job check does to a job over maxStalledCount.
       await job.moveToFailed(new Error(STALLED_TOO_OFTEN), 't1', false);
-      const again = await waitFor('the job back on the queue', async () => queue.getJob('acme.credentials.1.stalled'), 10_000, 100);
+      const again = await waitFor(
+        'the job back on the queue',
+        async () => queue.getJob('acme.credentials.1.stalled'),
+        10_000,
+        100,
+      );
       expect(again.data).toEqual(data);
       expect(await again.getState()).toBe('delayed');
       expect(lines.join('')).toMatch(/stalled too often.*runs again soon/);

@@ -27,7 +27,12 @@ describe('npm start on a fresh clone', () => {
     proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     let url: string | undefined;
     try {
-      await waitFor(() => `the first sync to finish; output so far:\n${out.slice(-3000)}`, async () => out.includes('scheduled incremental syncs'), 240_000, 500);
+      await waitFor(
+        () => `the first sync to finish; output so far:\n${out.slice(-3000)}`,
+        async () => out.includes('scheduled incremental syncs'),
+        240_000,
+        500,
+      );
       expect(out.slice(0, out.indexOf('first sync'))).toMatch(/BUILT-IN SANDBOX/);
       url = /psql '([^']+)'/.exec(out)?.[1];
       expect(url, out).toBeTruthy();
@@ -38,7 +43,8 @@ describe('npm start on a fresh clone', () => {
                (select count(*) from workforce.individual_certifications)::int as credentials`;
       // Every run that ended, ended ok. A run still open is a schedule's that fired once the first sync was done
       // (a cron at the minute the test runs in).
-      const notOk = await sql`select stream, outcome from workforce.sync_runs where finished_at is not null and outcome is distinct from 'ok'`;
+      const notOk =
+        await sql`select stream, outcome from workforce.sync_runs where finished_at is not null and outcome is distinct from 'ok'`;
       const [first] = await sql`select count(*)::int as streams from workforce.sync_runs where finished_at is not null`;
       await sql.end();
       expect(counts!.individuals).toBeGreaterThan(100);
@@ -50,7 +56,11 @@ describe('npm start on a fresh clone', () => {
       // Ctrl-C: the terminal signals the whole foreground process group (npm itself then exits by the signal).
       process.kill(-proc.pid!, 'SIGINT');
     }
-    await waitFor(() => `a clean stop; output:\n${out.slice(-2000)}`, async () => out.includes('"msg":"stopped"'), 20_000);
+    await waitFor(
+      () => `a clean stop; output:\n${out.slice(-2000)}`,
+      async () => out.includes('"msg":"stopped"'),
+      20_000,
+    );
     expect(out).not.toMatch(/TypeError|Unhandled|ERR_/);
     // The embedded Postgres went down with it.
     const after = postgres(url!, { max: 1, connect_timeout: 2, onnotice: () => {} });

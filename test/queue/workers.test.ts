@@ -34,8 +34,20 @@ function onceSoon(seconds: number): string {
 
 beforeAll(async () => {
   const [north, south] = await Promise.all([
-    startSandbox({ port: 0, seed: 21, size: 'small', rateLimit, keys: [{ key: 'north-key', scopes: ['individuals', 'certifications'] }] }),
-    startSandbox({ port: 0, seed: 22, size: 'small', rateLimit, keys: [{ key: 'south-key', scopes: ['individuals', 'certifications'] }] }),
+    startSandbox({
+      port: 0,
+      seed: 21,
+      size: 'small',
+      rateLimit,
+      keys: [{ key: 'north-key', scopes: ['individuals', 'certifications'] }],
+    }),
+    startSandbox({
+      port: 0,
+      seed: 22,
+      size: 'small',
+      rateLimit,
+      keys: [{ key: 'south-key', scopes: ['individuals', 'certifications'] }],
+    }),
   ]);
   sandboxes = { north: north!, south: south! };
   const databaseUrl = await freshDatabase();
@@ -82,8 +94,11 @@ describe('workers and scheduler', () => {
     // Kill the first worker while streams are being written. (The cron fires 30 s on: on a loaded machine a process
     // takes seconds to start.)
     await waitFor(
-      () => `streams running (worker said: ${workers[0]!.output().slice(-2000)} scheduler said: ${scheduler.output().slice(-2000)})`,
-      async () => (await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where finished_at is null`)[0]!.n >= 3,
+      () =>
+        `streams running (worker said: ${workers[0]!.output().slice(-2000)} scheduler said: ${scheduler.output().slice(-2000)})`,
+      async () =>
+        (await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where finished_at is null`)[0]!.n >=
+        3,
       60_000,
     );
     await new Promise((r) => setTimeout(r, 1000));
@@ -96,7 +111,8 @@ describe('workers and scheduler', () => {
       async () => {
         const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized');
         const n = (k: string) => c[k] ?? 0;
-        return n('completed') + n('failed') >= expected && n('waiting') + n('active') + n('delayed') + n('prioritized') === 0
+        return n('completed') + n('failed') >= expected &&
+          n('waiting') + n('active') + n('delayed') + n('prioritized') === 0
           ? { completed: n('completed'), failed: n('failed') }
           : undefined;
       },
@@ -144,7 +160,10 @@ describe('workers and scheduler', () => {
     children.push(...workers, scheduler);
     const queue = new Queue(SYNC_QUEUE, { connection: redis });
     const said = () => workers.map((w) => w.output().slice(-2000)).join('\n---\n');
-    const firedSince = async () => (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((j) => Date.parse(j.data.firedAt) >= since.getTime());
+    const firedSince = async () =>
+      (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter(
+        (j) => Date.parse(j.data.firedAt) >= since.getTime(),
+      );
     // Until the individuals job fired three times for each company, and the credentials job ran three more times
     // than that (a loaded machine starts the processes late and skips runs while the last one goes on).
     await waitFor(
@@ -154,7 +173,9 @@ describe('workers and scheduler', () => {
         return (['north', 'south'] as const).every((company) => {
           const of = (job: string) => jobsNow.filter((j) => j.data.company === company && j.data.job === job);
           const individuals = of('individuals').length;
-          const credentials = of('credentials').filter((j) => j.finishedOn && !j.failedReason && !j.returnvalue?.skipped).length;
+          const credentials = of('credentials').filter(
+            (j) => j.finishedOn && !j.failedReason && !j.returnvalue?.skipped,
+          ).length;
           return individuals >= 3 && credentials >= individuals + 3;
         });
       },
@@ -205,7 +226,11 @@ describe('workers and scheduler', () => {
       // them, and the individuals job then takes that read), instead of one per firing of either job.
       expect(credentialsRuns.length, JSON.stringify(summary)).toBeGreaterThan(individualsJobs + 2);
       expect(reads!.runs, JSON.stringify(summary)).toBeLessThanOrEqual(individualsJobs + 2);
-      const tookFresh = credentialsRuns.filter((j) => j.returnvalue?.streams?.some((o: { stream: string; freshFrom?: string }) => o.stream === 'individuals' && o.freshFrom));
+      const tookFresh = credentialsRuns.filter((j) =>
+        j.returnvalue?.streams?.some(
+          (o: { stream: string; freshFrom?: string }) => o.stream === 'individuals' && o.freshFrom,
+        ),
+      );
       expect(tookFresh.length, JSON.stringify(summary)).toBeGreaterThan(0);
     }
   }, 300_000);

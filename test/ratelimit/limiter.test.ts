@@ -4,7 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { RateLimit } from '../../src/config.ts';
-import { createRateLimiter, rateLimiterMaker, type Lane, type OnStart, type RateLimiter } from '../../src/ratelimit/index.ts';
+import {
+  createRateLimiter,
+  rateLimiterMaker,
+  type Lane,
+  type OnStart,
+  type RateLimiter,
+} from '../../src/ratelimit/index.ts';
 import { RedisStore } from '../../src/ratelimit/redis.ts';
 import { maxInWindow } from './sandbox-worker.ts';
 
@@ -70,7 +76,6 @@ async function hammer(limiters: RateLimiter[], key: string, workers: number, unt
     }),
   );
 }
-
 
 describe.each(impls)('$name limiter', (impl) => {
   it('never lets more than L start in any window, and uses the whole budget while there is work', async () => {
@@ -184,7 +189,7 @@ describe.each(impls)('$name limiter', (impl) => {
     expect(now() - t0).toBeGreaterThanOrEqual(250 - 5);
   });
 
-  it('does not pause for the period\'s last request when its own log already agrees', async () => {
+  it("does not pause for the period's last request when its own log already agrees", async () => {
     const rl = { limit: 3, windowMs: 300 };
     const { a, b } = pair(impl, rl);
     const key = freshKey();
@@ -259,7 +264,7 @@ describe.each(impls)('$name limiter', (impl) => {
 });
 
 describe('redis limiter, on a Redis that takes connections and answers nothing (one shutting down)', () => {
-  it('stops waiting to tell it the service\'s budget once the run is told to stop, and withdraws within a registration\'s life', async () => {
+  it("stops waiting to tell it the service's budget once the run is told to stop, and withdraws within a registration's life", async () => {
     const sockets: Socket[] = [];
     const server = createServer((socket) => void sockets.push(socket));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

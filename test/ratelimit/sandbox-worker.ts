@@ -60,7 +60,11 @@ async function run(cfg: WorkerConfig, startAt: number): Promise<Sent[]> {
   const deadline = startAt + cfg.durationMs;
   const send = async (): Promise<ServiceFeedback> => {
     const t = Date.now();
-    const res = await pool.request({ path: DEPARTMENTS, method: 'GET', headers: { 'authorization-token': cfg.apiKey } });
+    const res = await pool.request({
+      path: DEPARTMENTS,
+      method: 'GET',
+      headers: { 'authorization-token': cfg.apiKey },
+    });
     await res.body.dump();
     sent.push({ t, status: res.statusCode });
     return feedbackOf(res.statusCode, res.headers);
@@ -197,7 +201,10 @@ export function summarise(sent: Sent[], startAt: number, cfg: WorkerConfig): Sum
     minWindowPct: round((100 * Math.min(...perWindow)) / limit),
     perWindow,
     sustainedPct: round((100 * windowMs) / meanSpan(admitted, limit)),
-    maxSentPerWindow: maxInWindow(sent.map((s) => s.t), windowMs),
+    maxSentPerWindow: maxInWindow(
+      sent.map((s) => s.t),
+      windowMs,
+    ),
     windows,
   };
 }

@@ -37,7 +37,10 @@ describe('limiter against the sandbox', () => {
     const { startAt, sent } = await runProcesses(cfg, 2);
     // Counted from the second window: a paced limiter does not make up with a burst what the processes' start-up
     // (connecting, compiling on a loaded machine) cost the first.
-    const summary = summarise(sent, startAt + rateLimit.windowMs, { ...cfg, durationMs: cfg.durationMs - rateLimit.windowMs });
+    const summary = summarise(sent, startAt + rateLimit.windowMs, {
+      ...cfg,
+      durationMs: cfg.durationMs - rateLimit.windowMs,
+    });
 
     expect(summary.windows).toBeGreaterThanOrEqual(10);
     expect(summary.limited).toBe(0);

@@ -19,7 +19,12 @@ describe('the clock', () => {
   const before = {
     now: data.now().getTime(),
     people: new Map((data.truth('individuals') as Individual[]).map((i) => [i.ServiceId, i])),
-    certs: new Map((data.truth('individualCertifications') as IndividualCertification[]).map((c) => [c.IndividualCertificationId, c])),
+    certs: new Map(
+      (data.truth('individualCertifications') as IndividualCertification[]).map((c) => [
+        c.IndividualCertificationId,
+        c,
+      ]),
+    ),
     assignments: new Map((data.truth('shiftAssignments') as ShiftAssignment[]).map((a) => [a.ShiftAssignmentId, a])),
     timeOff: data.truth('timeOffRequests') as TimeOffRequest[],
     changes: (data.truth('assignmentChanges') as AssignmentChange[]).length,
@@ -33,44 +38,89 @@ describe('the clock', () => {
   it('moves now by the hours asked and reports the changes per kind', () => {
     expect(after - before.now).toBe(72 * 3_600_000);
     expect(summary.now).toBe(data.now().toISOString());
-    for (const kind of ['individualsHired', 'individualStatusChanges', 'credentialRenewals', 'credentialDeletions', 'assignmentsCreated', 'clockIns', 'clockOuts', 'timeOffDecisions', 'timeOffRequests', 'formResponsesCreated', 'runLogResponsesEdited', 'auditRows'])
+    for (const kind of [
+      'individualsHired',
+      'individualStatusChanges',
+      'credentialRenewals',
+      'credentialDeletions',
+      'assignmentsCreated',
+      'clockIns',
+      'clockOuts',
+      'timeOffDecisions',
+      'timeOffRequests',
+      'formResponsesCreated',
+      'runLogResponsesEdited',
+      'auditRows',
+    ])
       expect(summary.counts[kind], kind).toBeGreaterThan(0);
   });
 
   it('renewals get a new ExpirationDate and UpdateDate = the new clock date, so updatedSince finds them', () => {
     const today = data.now().toISOString().slice(0, 10);
-    const changed = (data.truth('individualCertifications') as IndividualCertification[]).filter((c) => before.certs.get(c.IndividualCertificationId)?.ExpirationDate !== c.ExpirationDate && before.certs.has(c.IndividualCertificationId));
+    const changed = (data.truth('individualCertifications') as IndividualCertification[]).filter(
+      (c) =>
+        before.certs.get(c.IndividualCertificationId)?.ExpirationDate !== c.ExpirationDate &&
+        before.certs.has(c.IndividualCertificationId),
+    );
     expect(changed.length).toBe(summary.counts.credentialRenewals);
     for (const c of changed) expect(c.UpdateDate).toBe(today);
-    const r = data.read('individualCertifications', { updatedSince: new Date(`${today}T00:00:00Z`), IncludeDeleted: true }, page);
-    const found = new Set(r.ok ? r.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : []);
-    for (const c of changed) if (before.people.get(c.ServiceId ?? 0)?.Status !== 'Former') expect(found.has(c.IndividualCertificationId)).toBe(true);
+    const r = data.read(
+      'individualCertifications',
+      { updatedSince: new Date(`${today}T00:00:00Z`), IncludeDeleted: true },
+      page,
+    );
+    const found = new Set(
+      r.ok ? r.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : [],
+    );
+    for (const c of changed)
+      if (before.people.get(c.ServiceId ?? 0)?.Status !== 'Former')
+        expect(found.has(c.IndividualCertificationId)).toBe(true);
   });
 
   it('deletions show as IsDeleted with IncludeDeleted=true and leave the default list', () => {
-    const deleted = (data.truth('individualCertifications') as IndividualCertification[]).filter((c) => c.IsDeleted && before.certs.get(c.IndividualCertificationId)?.IsDeleted === false);
+    const deleted = (data.truth('individualCertifications') as IndividualCertification[]).filter(
+      (c) => c.IsDeleted && before.certs.get(c.IndividualCertificationId)?.IsDeleted === false,
+    );
     expect(deleted.length).toBeGreaterThan(0);
     const r = data.read('individualCertifications', {}, page);
-    const listed = new Set(r.ok ? r.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : []);
+    const listed = new Set(
+      r.ok ? r.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : [],
+    );
     for (const c of deleted) expect(listed.has(c.IndividualCertificationId)).toBe(false);
   });
 
   it('status moves go Active → LOA → Former, and Former individuals drop out of the certification list', () => {
-    const moved = (data.truth('individuals') as Individual[]).filter((i) => before.people.has(i.ServiceId) && before.people.get(i.ServiceId)?.Status !== i.Status);
+    const moved = (data.truth('individuals') as Individual[]).filter(
+      (i) => before.people.has(i.ServiceId) && before.people.get(i.ServiceId)?.Status !== i.Status,
+    );
     // Status moves go forward; people who left may also come back (individualsReturned).
     // One person may leave and come back within the period, which shows as no change at all.
     expect(moved.length).toBeGreaterThan(0);
-    expect(moved.length).toBeLessThanOrEqual((summary.counts.individualStatusChanges ?? 0) + (summary.counts.individualsReturned ?? 0));
-    for (const i of moved) if (i.Status !== 'Active' || before.people.get(i.ServiceId)?.Status !== 'Former') expect(before.people.get(i.ServiceId)?.Status).not.toBe('Former');
+    expect(moved.length).toBeLessThanOrEqual(
+      (summary.counts.individualStatusChanges ?? 0) + (summary.counts.individualsReturned ?? 0),
+    );
+    for (const i of moved)
+      if (i.Status !== 'Active' || before.people.get(i.ServiceId)?.Status !== 'Former')
+        expect(before.people.get(i.ServiceId)?.Status).not.toBe('Former');
     const gone = moved.find((i) => i.Status === 'Former');
-    if (gone) expect(data.read('individualCertifications', { ServiceId: gone.ServiceId }, page)).toMatchObject({ ok: true, value: { items: [] } });
+    if (gone)
+      expect(data.read('individualCertifications', { ServiceId: gone.ServiceId }, page)).toMatchObject({
+        ok: true,
+        value: { items: [] },
+      });
   });
 
   it('new assignment change records are stamped inside the advanced period, and describe what GetList shows', () => {
     // Late records are stamped up to 30 minutes before the period began (see quiet-changes.test.ts).
-    const r = data.read('assignmentChanges', { StartDate: new Date(before.now - LATE_MS), EndDate: new Date(after) }, page);
+    const r = data.read(
+      'assignmentChanges',
+      { StartDate: new Date(before.now - LATE_MS), EndDate: new Date(after) },
+      page,
+    );
     const older = before.changeList.filter((c) => ms(c.EventTimeStamp) >= before.now - LATE_MS).length;
-    const fresh = ((r.ok ? r.value.items : []) as AssignmentChange[]).filter((c) => !before.changeKeys.has(JSON.stringify(c)));
+    const fresh = ((r.ok ? r.value.items : []) as AssignmentChange[]).filter(
+      (c) => !before.changeKeys.has(JSON.stringify(c)),
+    );
     expect(fresh.length + older).toBe(r.ok ? r.value.items.length : -1);
     expect(fresh.length).toBe((data.truth('assignmentChanges') as AssignmentChange[]).length - before.changes);
     const current = new Map((data.truth('shiftAssignments') as ShiftAssignment[]).map((a) => [a.ShiftAssignmentId, a]));
@@ -106,7 +156,16 @@ describe('the clock', () => {
   it('time off decisions set Status, ReviewedBy, ReviewedDateTime and, when approved, ApprovedHours', () => {
     const pendingBefore = before.timeOff.filter((t) => t.Status === 'Pending');
     const now = data.truth('timeOffRequests') as TimeOffRequest[];
-    const decided = now.filter((t) => t.Status !== 'Pending' && pendingBefore.some((p) => p.RequestedDateTime === t.RequestedDateTime && p.Employee.ServiceId === t.Employee.ServiceId && p.StartDateTime === t.StartDateTime));
+    const decided = now.filter(
+      (t) =>
+        t.Status !== 'Pending' &&
+        pendingBefore.some(
+          (p) =>
+            p.RequestedDateTime === t.RequestedDateTime &&
+            p.Employee.ServiceId === t.Employee.ServiceId &&
+            p.StartDateTime === t.StartDateTime,
+        ),
+    );
     expect(decided.length).toBeGreaterThan(0);
     for (const t of decided.filter((d) => d.Status !== 'Canceled')) {
       expect(t.ReviewedBy?.ServiceId).toBeTypeOf('number');
@@ -120,12 +179,23 @@ describe('the clock', () => {
     const since = new Date(before.now + 1);
     let found = 0;
     for (const FormId of data.formIds()) {
-      const r = data.read('formResponses', { FormId, StartDate: new Date('2000-01-01T00:00:00Z'), EndDate: new Date('2100-01-01T00:00:00Z'), UpdatedSince: since }, page);
+      const r = data.read(
+        'formResponses',
+        {
+          FormId,
+          StartDate: new Date('2000-01-01T00:00:00Z'),
+          EndDate: new Date('2100-01-01T00:00:00Z'),
+          UpdatedSince: since,
+        },
+        page,
+      );
       found += r.ok ? (r.value.items as FormResponse[]).length : 0;
     }
     expect(found).toBeGreaterThanOrEqual((summary.counts.formResponsesCreated ?? 0) + 1);
     const audit = data.read('formAudit', { StartDate: since, EndDate: new Date(after) }, page);
-    expect(audit.ok && audit.value.items.length).toBe((summary.counts.auditRows ?? 0) - (summary.counts.lateAuditRows ?? 0));
+    expect(audit.ok && audit.value.items.length).toBe(
+      (summary.counts.auditRows ?? 0) - (summary.counts.lateAuditRows ?? 0),
+    );
     expect((data.truth('formAudit') as FormAudit[]).length).toBe(before.audit + (summary.counts.auditRows ?? 0));
   });
 
@@ -134,7 +204,12 @@ describe('the clock', () => {
       const d = createSandboxData({ seed: 9, size: 'tiny' });
       d.advance(5);
       d.advance(30);
-      return JSON.stringify([d.truth('assignmentChanges'), d.truth('individualCertifications'), d.truth('timeOffRequests'), d.truth('formAudit')]);
+      return JSON.stringify([
+        d.truth('assignmentChanges'),
+        d.truth('individualCertifications'),
+        d.truth('timeOffRequests'),
+        d.truth('formAudit'),
+      ]);
     };
     expect(run()).toBe(run());
   });
@@ -165,7 +240,11 @@ describe('a period ends when a reader asks', () => {
       ...(data.truth('assignmentChanges') as AssignmentChange[]).map((c) => ms(c.EventTimeStamp)),
     ];
     expect(stamps.filter((t) => t >= now)).toEqual([]);
-    const window = data.read('formAudit', { StartDate: new Date(now - 3_600_000).toISOString(), EndDate: data.now().toISOString() }, page);
+    const window = data.read(
+      'formAudit',
+      { StartDate: new Date(now - 3_600_000).toISOString(), EndDate: data.now().toISOString() },
+      page,
+    );
     expect(window.ok && window.value.items.length).toBeGreaterThan(0);
   });
 });

@@ -8,7 +8,10 @@ const BIN = new URL('../../bin/wfsync.js', import.meta.url).pathname;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 function wfsync(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'silent' } });
+  const child = spawn(process.execPath, [BIN, 'sandbox', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -27,7 +30,20 @@ async function until(check: () => boolean, ms = 30_000): Promise<void> {
 
 describe('wfsync sandbox', () => {
   it('prints its base URL, key and limit in one block, serves, and stops on SIGINT with exit 0', async () => {
-    const run = wfsync(['--port', '0', '--seed', '2', '--size', 'tiny', '--rate-limit', '3/1s', '--key', 'k1', '--key', 'k2:certifications']);
+    const run = wfsync([
+      '--port',
+      '0',
+      '--seed',
+      '2',
+      '--size',
+      'tiny',
+      '--rate-limit',
+      '3/1s',
+      '--key',
+      'k1',
+      '--key',
+      'k2:certifications',
+    ]);
     try {
       await until(() => run.out().includes('\n'));
       const m = /sandbox serving (http:\/\/127\.0\.0\.1:\d+)\s+api key: (\S+), (\S+)\s+\(3\/1s per key/.exec(run.out());
@@ -65,7 +81,20 @@ describe('wfsync sandbox', () => {
   it('documents its options and the --faults syntax in --help', async () => {
     const run = wfsync(['--help']);
     expect(await run.exited).toBe(0);
-    for (const word of ['--port', '--host', '--seed', '--size', '--key', '--rate-limit', '--latency-ms', '--faults', 'storm=EVERY:FOR', 'lost=P', '--quirks', '--late-ms']) {
+    for (const word of [
+      '--port',
+      '--host',
+      '--seed',
+      '--size',
+      '--key',
+      '--rate-limit',
+      '--latency-ms',
+      '--faults',
+      'storm=EVERY:FOR',
+      'lost=P',
+      '--quirks',
+      '--late-ms',
+    ]) {
       expect(run.out()).toContain(word);
     }
   });
@@ -87,13 +116,17 @@ describe('npm run wfsync -- sandbox', () => {
   // alone, leaving tsx and the sandbox serving. The scripts exec, so the signal reaches tsx, which relays it.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`stops serving when ${signal} is sent to the npm process only`, async () => {
-      const npm = spawn('npm', ['run', 'wfsync', '--', 'sandbox', '--port', '0', '--size', 'tiny', '--rate-limit', 'off'], {
-        cwd: ROOT,
-        // Its own process group, so the signal goes to npm alone, as `kill <pid>` sends it.
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, LOG_LEVEL: 'silent' },
-      });
+      const npm = spawn(
+        'npm',
+        ['run', 'wfsync', '--', 'sandbox', '--port', '0', '--size', 'tiny', '--rate-limit', 'off'],
+        {
+          cwd: ROOT,
+          // Its own process group, so the signal goes to npm alone, as `kill <pid>` sends it.
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, LOG_LEVEL: 'silent' },
+        },
+      );
       let out = '';
       npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
       try {

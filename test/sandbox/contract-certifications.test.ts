@@ -17,7 +17,9 @@ describe('individual certifications (service-spec.md, "Individual certifications
   it('lists "the latest version of all certifications" in an envelope; deleted ones only with IncludeDeleted=true', async () => {
     const current = await allPages(sb, LIST, {}, 100);
     const expected = await truth(sb, 'individualCertifications', { IncludeDeleted: false });
-    expect(current.map((c) => c.IndividualCertificationId).sort()).toEqual(expected.map((c) => c.IndividualCertificationId).sort());
+    expect(current.map((c) => c.IndividualCertificationId).sort()).toEqual(
+      expected.map((c) => c.IndividualCertificationId).sort(),
+    );
     for (const c of current) {
       endpoints.individualCertifications.item.parse(c);
       expect(c.IsDeleted).not.toBe(true);
@@ -58,7 +60,9 @@ describe('individual certifications (service-spec.md, "Individual certifications
       endpoints.requiredCertificationStatus.item.parse(s);
       for (const r of s.CredentialRequirements) {
         // "RequirementsMet is true exactly when no requirement ... is expired or missing."
-        const unmet = r.Requirements.some((q: any) => q.RequirementStatus === 'Expired' || q.RequirementStatus === 'Missing');
+        const unmet = r.Requirements.some(
+          (q: any) => q.RequirementStatus === 'Expired' || q.RequirementStatus === 'Missing',
+        );
         expect(r.RequirementsMet).toBe(!unmet);
       }
     }
@@ -79,14 +83,23 @@ describe('individual certifications (service-spec.md, "Individual certifications
     });
     expect(res.status).toBe(200);
     const created = res.json();
-    expect(created).toMatchObject({ ServiceId: person.ServiceId, CertificationId: cert.CertificationId, CertificationNumber: 'RN-2041' });
+    expect(created).toMatchObject({
+      ServiceId: person.ServiceId,
+      CertificationId: cert.CertificationId,
+      CertificationNumber: 'RN-2041',
+    });
     const updated = await call(sb, v2('/IndividualCertification/Update'), {
       body: { IndividualCertificationId: created.IndividualCertificationId, CertificationNumber: 'RN-2042' },
     });
     expect(updated.status).toBe(200);
-    expect(updated.json()).toMatchObject({ IndividualCertificationId: created.IndividualCertificationId, CertificationNumber: 'RN-2042' });
+    expect(updated.json()).toMatchObject({
+      IndividualCertificationId: created.IndividualCertificationId,
+      CertificationNumber: 'RN-2042',
+    });
     const listed = await allPages(sb, LIST, { ServiceId: person.ServiceId });
-    expect(listed.find((c) => c.IndividualCertificationId === created.IndividualCertificationId)?.CertificationNumber).toBe('RN-2042');
+    expect(
+      listed.find((c) => c.IndividualCertificationId === created.IndividualCertificationId)?.CertificationNumber,
+    ).toBe('RN-2042');
   });
 
   it('POST ValidateSubmission: "201 Created" with an empty body; a verified credential leaves the pending list', async () => {

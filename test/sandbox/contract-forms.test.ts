@@ -22,11 +22,24 @@ describe('forms, run logs and reference lists', () => {
     const day = (iso: string) => iso.slice(0, 10);
     let seen = 0;
     for (const formId of info.formIds) {
-      const res = await call(sb, v2('/FormResponse/GetList', { FormId: formId, StartDate: day(range.StartDate), EndDate: day(range.EndDate), Limit: 50 }));
+      const res = await call(
+        sb,
+        v2('/FormResponse/GetList', {
+          FormId: formId,
+          StartDate: day(range.StartDate),
+          EndDate: day(range.EndDate),
+          Limit: 50,
+        }),
+      );
       expect(res.status).toBe(200);
       const page = res.json();
       expect(Object.keys(page).sort()).toEqual(['Data', 'FormId', 'FormTitle', 'HasMoreResults', 'Offset', 'Results']);
-      expect(page).toMatchObject({ FormId: formId, FormTitle: expect.any(String), Offset: 0, Results: page.Data.length });
+      expect(page).toMatchObject({
+        FormId: formId,
+        FormTitle: expect.any(String),
+        Offset: 0,
+        Results: page.Data.length,
+      });
       for (const r of page.Data) endpoints.formResponses.item.parse(r);
       seen += page.Data.length;
     }
@@ -35,19 +48,31 @@ describe('forms, run logs and reference lists', () => {
 
   it('GET /RunLogFormResponse/GetList: `Results` plus RunLogTypeId, RunLogTypeName and RunLogFormType; FormType outside its values is refused', async () => {
     const runTypeId = info.runTypeIds[0]!;
-    const page = (await call(sb, v2('/RunLogFormResponse/GetList', { RunTypeId: runTypeId, FormType: 'Debrief', ...range }))).json();
+    const page = (
+      await call(sb, v2('/RunLogFormResponse/GetList', { RunTypeId: runTypeId, FormType: 'Debrief', ...range }))
+    ).json();
     expect(Object.keys(page).sort()).toEqual(
       ['Data', 'HasMoreResults', 'Offset', 'Results', 'RunLogFormType', 'RunLogTypeId', 'RunLogTypeName'].sort(),
     );
-    expect(page).toMatchObject({ RunLogTypeId: runTypeId, RunLogTypeName: expect.any(String), RunLogFormType: 'Debrief' });
+    expect(page).toMatchObject({
+      RunLogTypeId: runTypeId,
+      RunLogTypeName: expect.any(String),
+      RunLogFormType: 'Debrief',
+    });
     expect(page.Results).toBe(page.Data.length);
     for (const r of page.Data) endpoints.runLogFormResponses.item.parse(r);
-    const bad = await call(sb, v2('/RunLogFormResponse/GetList', { RunTypeId: runTypeId, FormType: 'Autopsy', ...range }));
+    const bad = await call(
+      sb,
+      v2('/RunLogFormResponse/GetList', { RunTypeId: runTypeId, FormType: 'Autopsy', ...range }),
+    );
     expect(bad.status).toBe(400);
-    expect(bad.json()).toMatchObject({ error: 'invalid_parameters', error_message: expect.stringContaining('FormType') });
+    expect(bad.json()).toMatchObject({
+      error: 'invalid_parameters',
+      error_message: expect.stringContaining('FormType'),
+    });
   });
 
-  it('GET /RunLog/GetFormAuditList: envelope; AuditIndividual shown under the example\'s name `InsertBy`', async () => {
+  it("GET /RunLog/GetFormAuditList: envelope; AuditIndividual shown under the example's name `InsertBy`", async () => {
     const page = (await call(sb, v2('/RunLog/GetFormAuditList', { ...range, Limit: 100 }))).json();
     expect(page.ResultCount).toBe(page.Data.length);
     expect(page.Data.length).toBeGreaterThan(0);
@@ -64,7 +89,7 @@ describe('forms, run logs and reference lists', () => {
     for (const f of list) endpoints.runLogForms.item.parse(f);
   });
 
-  it('reference lists answer arrays of id and name; a job title\'s id is named `JobTitle` as in the example', async () => {
+  it("reference lists answer arrays of id and name; a job title's id is named `JobTitle` as in the example", async () => {
     const lists = {
       '/Certification/GetCertificationList': 'certifications',
       '/WorkStatus/GetList': 'workStatuses',

@@ -33,7 +33,10 @@ describe('individuals (service-spec.md, "Individuals")', () => {
     expect(active.every((p: any) => p.Status === 'Active')).toBe(true);
     const bad = await call(sb, v2('/Individual/GetList', { ExcludeStatuses: 'Active,Retired' }));
     expect(bad.status).toBe(400);
-    expect(bad.json()).toMatchObject({ error: 'invalid_parameters', error_message: expect.stringContaining('ExcludeStatuses') });
+    expect(bad.json()).toMatchObject({
+      error: 'invalid_parameters',
+      error_message: expect.stringContaining('ExcludeStatuses'),
+    });
   });
 
   it('GET /Individual/GetSupervisorList returns "only IndividualId, ServiceId, FirstName, MiddleName, LastName, IsEmployee, IsSupervisor, Status"', async () => {
@@ -41,7 +44,16 @@ describe('individuals (service-spec.md, "Individuals")', () => {
     expect(list.length).toBeGreaterThan(0);
     for (const item of list) {
       expect(Object.keys(item).sort()).toEqual(
-        ['FirstName', 'IndividualId', 'IsEmployee', 'IsSupervisor', 'LastName', 'MiddleName', 'ServiceId', 'Status'].sort(),
+        [
+          'FirstName',
+          'IndividualId',
+          'IsEmployee',
+          'IsSupervisor',
+          'LastName',
+          'MiddleName',
+          'ServiceId',
+          'Status',
+        ].sort(),
       );
     }
   });
@@ -100,11 +112,20 @@ describe('individuals (service-spec.md, "Individuals")', () => {
 
   it('refuses an invalid insert with 400 and the `Message`/`Errors` shape: `Error` plus one entry per field', async () => {
     const res = await call(sb, v2('/Individual/Insert'), {
-      body: { FirstName: '', LastName: 'Nobody', Status: 'Active', PrimaryEmailAddress: 'not-an-address', LogonId: 'nobody1' },
+      body: {
+        FirstName: '',
+        LastName: 'Nobody',
+        Status: 'Active',
+        PrimaryEmailAddress: 'not-an-address',
+        LogonId: 'nobody1',
+      },
     });
     expect(res.status).toBe(400);
     const body = res.json();
-    expect(body).toEqual({ Message: expect.any(String), Errors: expect.objectContaining({ Error: expect.any(String) }) });
+    expect(body).toEqual({
+      Message: expect.any(String),
+      Errors: expect.objectContaining({ Error: expect.any(String) }),
+    });
     expect(body.Errors.FirstName).toEqual(expect.any(String));
     expect(body.Errors.PrimaryEmailAddress).toEqual(expect.any(String));
   });

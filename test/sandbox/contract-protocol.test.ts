@@ -61,14 +61,19 @@ describe('protocol against the generated data', () => {
     });
 
     it('refuses Limit outside 1 to 200 and a negative Offset, naming the parameter', async () => {
-      for (const [name, value] of [['Limit', 0], ['Limit', 201], ['Limit', 'ten'], ['Offset', -1]] as const) {
+      for (const [name, value] of [
+        ['Limit', 0],
+        ['Limit', 201],
+        ['Limit', 'ten'],
+        ['Offset', -1],
+      ] as const) {
         const res = await call(sb, v2(SA, { ...window(sb), [name]: value }));
         expect(res.status, `${name}=${value}`).toBe(400);
         expect(res.json()).toEqual({ error: 'invalid_parameters', error_message: expect.stringContaining(name) });
       }
     });
 
-    it('refuses values that are not of the parameter\'s type', async () => {
+    it("refuses values that are not of the parameter's type", async () => {
       const bad: Array<[string, string]> = [
         ['OnlyOpenShifts', 'yes'],
         ['StartDate', '2025-02-30'],
@@ -82,9 +87,15 @@ describe('protocol against the generated data', () => {
     });
 
     it('"A `+` in an offset sent in a query string must be encoded as `%2B`": unencoded it arrives as a space and is refused', async () => {
-      const res = await call(sb, `${SA}?api-version=2.0&StartDate=2025-01-01T00:00:00+02:00&EndDate=2025-01-31T00:00:00%2B02:00`);
+      const res = await call(
+        sb,
+        `${SA}?api-version=2.0&StartDate=2025-01-01T00:00:00+02:00&EndDate=2025-01-31T00:00:00%2B02:00`,
+      );
       expect(res.status).toBe(400);
-      expect(res.json()).toMatchObject({ error: 'invalid_parameters', error_message: expect.stringContaining('StartDate') });
+      expect(res.json()).toMatchObject({
+        error: 'invalid_parameters',
+        error_message: expect.stringContaining('StartDate'),
+      });
     });
 
     it('reads offsets sent as %2B as the same instants as their UTC spelling', async () => {
@@ -145,7 +156,9 @@ describe('protocol against the generated data', () => {
       const record = (await truth(sb, 'individuals'))[0];
       const stored = sb.data.read('individualByServiceId', { serviceId: record.ServiceId }, { offset: 0, limit: 1 });
       if (!stored.ok) throw new Error('individual not found');
-      const earlier = JSON.parse(JSON.stringify(renameKeys(sb.data.earlier('individual', stored.value.items[0]!), individualAliases)));
+      const earlier = JSON.parse(
+        JSON.stringify(renameKeys(sb.data.earlier('individual', stored.value.items[0]!), individualAliases)),
+      );
       const res = await call(sb, `/Individual/GetByServiceId?serviceId=${record.ServiceId}`);
       expect(res.status).toBe(200);
       expect(res.json()).toEqual(earlier);
@@ -242,12 +255,19 @@ describe('authentication ("Every request carries the header `Authorization-Token
     expect(scoped.length).toBeGreaterThan(5);
     for (const e of scoped) {
       const other = e.scope === 'individuals' ? 'creds-key' : 'people-key';
-      const res = await call(sb, v2(e.path), { key: other, method: e.method, ...(e.method === 'POST' ? { body: {} } : {}) });
+      const res = await call(sb, v2(e.path), {
+        key: other,
+        method: e.method,
+        ...(e.method === 'POST' ? { body: {} } : {}),
+      });
       expect(res.status, `${e.name} with ${other}`).toBe(403);
       expect(res.json().error).toBe('insufficient_scope');
     }
     expect((await call(sb, v2('/Individual/GetList'), { key: 'people-key' })).status).toBe(200);
-    expect((await call(sb, v2('/IndividualCertification/GetIndividualCertificationPendingList'), { key: 'creds-key' })).status).toBe(200);
+    expect(
+      (await call(sb, v2('/IndividualCertification/GetIndividualCertificationPendingList'), { key: 'creds-key' }))
+        .status,
+    ).toBe(200);
     // Endpoints the catalog leaves unscoped answer any valid key.
     expect((await call(sb, v2('/Schedule/GetList'), { key: 'creds-key' })).status).toBe(200);
   });
@@ -261,9 +281,13 @@ describe('rate limit ("100 requests per 1-minute interval; exceeding gives 429; 
       const before = Date.now() / 1000;
       const results = await Promise.all(
         Array.from({ length: 100 }, () =>
-          request(`${sb.url}/Schedule/GetList?api-version=2.0`, { dispatcher: agent, headers: { 'Authorization-Token': sb.apiKey } }).then(
-            async (r) => (await r.body.text(), r),
-          ),
+          request(`${sb.url}/Schedule/GetList?api-version=2.0`, {
+            dispatcher: agent,
+            headers: { 'Authorization-Token': sb.apiKey },
+          }).then(async (r) => {
+            await r.body.text();
+            return r;
+          }),
         ),
       );
       expect(results.map((r) => r.statusCode)).toEqual(Array(100).fill(200));
@@ -344,7 +368,10 @@ describe('rate limit ("100 requests per 1-minute interval; exceeding gives 429; 
       const get = (key: string) => call(sb, v2('/Schedule/GetList'), { key }).then((r) => r.status);
       expect([await get('north'), await get('north'), await get('north')]).toEqual([200, 200, 429]);
       expect([await get('south'), await get('south'), await get('south')]).toEqual([200, 200, 429]);
-      expect(sb.stats().byKey).toEqual({ north: { requests: 3, rateLimited: 1 }, south: { requests: 3, rateLimited: 1 } });
+      expect(sb.stats().byKey).toEqual({
+        north: { requests: 3, rateLimited: 1 },
+        south: { requests: 3, rateLimited: 1 },
+      });
     } finally {
       await sb.close();
     }

@@ -19,7 +19,9 @@ describe('scheduling, time off and courses', () => {
   it('GET /ShiftAssignment/GetList: envelope of ShiftAssignment whose start lies in StartDate..EndDate', async () => {
     const items = await allPages(sb, SA, w);
     expect(items.length).toBeGreaterThan(0);
-    expect(items.map((a) => a.ShiftAssignmentId).sort()).toEqual((await truth(sb, 'shiftAssignments', w)).map((a) => a.ShiftAssignmentId).sort());
+    expect(items.map((a) => a.ShiftAssignmentId).sort()).toEqual(
+      (await truth(sb, 'shiftAssignments', w)).map((a) => a.ShiftAssignmentId).sort(),
+    );
     const [from, to] = [Date.parse(w.StartDate), Date.parse(w.EndDate)];
     for (const a of items) {
       endpoints.shiftAssignments.item.parse(a);
@@ -56,9 +58,12 @@ describe('scheduling, time off and courses', () => {
     expect(list).toEqual(JSON.parse(JSON.stringify(await truth(sb, 'schedules'))));
   });
 
-  it('GET /TimeOffRequest/GetList: envelope; Employee and ReviewedBy carry UniqueIdentifier under the example\'s name `UniqueIdentifer`', async () => {
+  it("GET /TimeOffRequest/GetList: envelope; Employee and ReviewedBy carry UniqueIdentifier under the example's name `UniqueIdentifer`", async () => {
     const now = sb.data.now().getTime();
-    const q = { StartDateTime: new Date(now - 120 * DAY).toISOString(), EndDateTime: new Date(now + 120 * DAY).toISOString() };
+    const q = {
+      StartDateTime: new Date(now - 120 * DAY).toISOString(),
+      EndDateTime: new Date(now + 120 * DAY).toISOString(),
+    };
     const items = await allPages(sb, '/TimeOffRequest/GetList', q);
     expect(items.length).toBeGreaterThan(0);
     for (const t of items) {
@@ -79,15 +84,31 @@ describe('scheduling, time off and courses', () => {
     const end = sb.data.now();
     const start = new Date(end.getTime() - 31 * DAY);
     const day = (d: Date) => d.toISOString().slice(0, 10);
-    const res = await call(sb, v2('/IndividualCourse/GetList', { startDate: day(start), endDate: day(end), statusOption: 0 }));
+    const res = await call(
+      sb,
+      v2('/IndividualCourse/GetList', { startDate: day(start), endDate: day(end), statusOption: 0 }),
+    );
     expect(res.status).toBe(200);
     const list = res.json();
     expect(Array.isArray(list)).toBe(true);
     for (const c of list) endpoints.individualCourses.item.parse(c);
-    const tooLong = await call(sb, v2('/IndividualCourse/GetList', { startDate: day(new Date(start.getTime() - DAY)), endDate: day(end), statusOption: 0 }));
+    const tooLong = await call(
+      sb,
+      v2('/IndividualCourse/GetList', {
+        startDate: day(new Date(start.getTime() - DAY)),
+        endDate: day(end),
+        statusOption: 0,
+      }),
+    );
     expect(tooLong.status).toBe(400);
-    expect(tooLong.json()).toMatchObject({ error: 'invalid_parameters', error_message: expect.stringContaining('endDate') });
-    const badOption = await call(sb, v2('/IndividualCourse/GetList', { startDate: day(start), endDate: day(end), statusOption: 4 }));
+    expect(tooLong.json()).toMatchObject({
+      error: 'invalid_parameters',
+      error_message: expect.stringContaining('endDate'),
+    });
+    const badOption = await call(
+      sb,
+      v2('/IndividualCourse/GetList', { startDate: day(start), endDate: day(end), statusOption: 4 }),
+    );
     expect(badOption.status).toBe(400);
     expect(badOption.json().error_message).toContain('statusOption');
   });

@@ -18,7 +18,9 @@ import type { FormResponse, RunLogFormResponse } from '../../src/sandbox/store.t
 const small = createSandboxData({ seed: 7, size: 'small' });
 const all = <T>(e: EndpointName) => small.truth(e) as T[];
 
-const READ_ENDPOINTS = (Object.keys(endpoints) as EndpointName[]).filter((e) => endpoints[e].method === 'GET' && endpoints[e].response.kind !== 'boolean');
+const READ_ENDPOINTS = (Object.keys(endpoints) as EndpointName[]).filter(
+  (e) => endpoints[e].method === 'GET' && endpoints[e].response.kind !== 'boolean',
+);
 
 describe('generation', () => {
   it('is deterministic by seed: same seed and size give identical data, another seed differs', () => {
@@ -69,7 +71,12 @@ describe('coherence across resources', () => {
   });
 
   it('credentials reference certifications of the reference list and their holders', () => {
-    const certs = new Map(all<{ CertificationId: number; CertificationName: string }>('certifications').map((c) => [c.CertificationId, c.CertificationName]));
+    const certs = new Map(
+      all<{ CertificationId: number; CertificationName: string }>('certifications').map((c) => [
+        c.CertificationId,
+        c.CertificationName,
+      ]),
+    );
     for (const c of all<IndividualCertification>('individualCertifications')) {
       expect(certs.get(c.CertificationId ?? -1)).toBe(c.CertificationName);
       const holder = people.get(c.ServiceId ?? -1);
@@ -79,8 +86,11 @@ describe('coherence across resources', () => {
   });
 
   it('job titles, departments, locales, work shifts and work statuses come from the reference lists', () => {
-    const names = (e: EndpointName, key: string) => new Set(small.truth(e).map((x) => (x as Record<string, unknown>)[key]));
-    const titles = new Map(all<{ JobTitleId: number; JobTitleName: string }>('jobTitles').map((t) => [t.JobTitleId, t.JobTitleName]));
+    const names = (e: EndpointName, key: string) =>
+      new Set(small.truth(e).map((x) => (x as Record<string, unknown>)[key]));
+    const titles = new Map(
+      all<{ JobTitleId: number; JobTitleName: string }>('jobTitles').map((t) => [t.JobTitleId, t.JobTitleName]),
+    );
     const lists = {
       Department: names('departments', 'DepartmentName'),
       Locale: names('locales', 'LocaleName'),
@@ -113,12 +123,21 @@ describe('coherence across resources', () => {
 
   it('RequirementsMet is true exactly when no requirement is Expired or Missing', () => {
     const statuses = new Set<string>();
-    for (const s of small.truth('requiredCertificationStatus') as { Employment: { ServiceId: number }; CredentialRequirements: { JobTitle: { JobTitleId: number }; RequirementsMet: boolean; Requirements: { RequirementStatus: string; FulfillingCertification: unknown }[] }[] }[]) {
+    for (const s of small.truth('requiredCertificationStatus') as {
+      Employment: { ServiceId: number };
+      CredentialRequirements: {
+        JobTitle: { JobTitleId: number };
+        RequirementsMet: boolean;
+        Requirements: { RequirementStatus: string; FulfillingCertification: unknown }[];
+      }[];
+    }[]) {
       const p = people.get(s.Employment.ServiceId);
       const titleIds = [p?.JobTitleId, ...(p?.AdditionalJobTitles ?? []).map((t) => t.JobTitleId)];
       for (const entry of s.CredentialRequirements) {
         expect(titleIds).toContain(entry.JobTitle.JobTitleId);
-        const bad = entry.Requirements.some((r) => r.RequirementStatus === 'Expired' || r.RequirementStatus === 'Missing');
+        const bad = entry.Requirements.some(
+          (r) => r.RequirementStatus === 'Expired' || r.RequirementStatus === 'Missing',
+        );
         expect(entry.RequirementsMet).toBe(!bad);
         for (const r of entry.Requirements) {
           statuses.add(r.RequirementStatus);
@@ -132,8 +151,10 @@ describe('coherence across resources', () => {
 
   it('schedules own the shifts that assignments reference', () => {
     const shifts = new Map<number, Set<number>>();
-    for (const s of all<Schedule>('schedules')) shifts.set(s.ScheduleId, new Set((s.Shifts ?? []).map((x) => x.ShiftId)));
-    for (const a of all<ShiftAssignment>('shiftAssignments')) expect(shifts.get(a.ScheduleId ?? -1)?.has(a.ShiftId ?? -1)).toBe(true);
+    for (const s of all<Schedule>('schedules'))
+      shifts.set(s.ScheduleId, new Set((s.Shifts ?? []).map((x) => x.ShiftId)));
+    for (const a of all<ShiftAssignment>('shiftAssignments'))
+      expect(shifts.get(a.ScheduleId ?? -1)?.has(a.ShiftId ?? -1)).toBe(true);
   });
 
   it('forms use all 22 generic question types, each AnswerValue in the shape the spec table gives', () => {
@@ -143,7 +164,9 @@ describe('coherence across resources', () => {
         seen.add(a.QuestionType ?? '');
         if (a.AnswerValue === null) continue;
         const schema = ANSWER_VALUE_SCHEMAS[a.QuestionType as QuestionType];
-        expect(schema.safeParse(a.AnswerValue).success, `${a.QuestionType}: ${JSON.stringify(a.AnswerValue)}`).toBe(true);
+        expect(schema.safeParse(a.AnswerValue).success, `${a.QuestionType}: ${JSON.stringify(a.AnswerValue)}`).toBe(
+          true,
+        );
       }
     }
     expect([...seen].sort()).toEqual([...FORM_QUESTION_TYPES].sort());
@@ -163,7 +186,10 @@ describe('coherence across resources', () => {
   it('form audit rows are one item per form-response answer', () => {
     const fresh = createSandboxData({ seed: 7, size: 'tiny' });
     const rows = fresh.truth('formAudit') as FormAudit[];
-    const responses = [...(fresh.truth('formResponses') as FormResponse[]), ...(fresh.truth('runLogFormResponses') as RunLogFormResponse[])];
+    const responses = [
+      ...(fresh.truth('formResponses') as FormResponse[]),
+      ...(fresh.truth('runLogFormResponses') as RunLogFormResponse[]),
+    ];
     for (const r of responses) {
       const mine = rows.filter((a) => a.ResponseId === r.ResponseId);
       expect(mine.map((a) => a.ItemId).sort()).toEqual((r.Answers ?? []).map((a) => a.QuestionId).sort());
@@ -183,7 +209,11 @@ describe('messy where real data is', () => {
 
   it('has open shifts (Assignee null) and ride-alongs with non-employee assignees', () => {
     expect(assignments.some((a) => a.Assignee === null)).toBe(true);
-    expect(assignments.some((a) => a.Type === 'Ride Along' && a.Assignee?.ServiceId === null && a.Assignee.EmployeeNumber === null)).toBe(true);
+    expect(
+      assignments.some(
+        (a) => a.Type === 'Ride Along' && a.Assignee?.ServiceId === null && a.Assignee.EmployeeNumber === null,
+      ),
+    ).toBe(true);
   });
 
   it('has deleted and unmaintained credentials', () => {
@@ -193,7 +223,9 @@ describe('messy where real data is', () => {
   });
 
   it('has multi-line comments with CRLF and non-ASCII names', () => {
-    const comments = all<FormResponse>('formResponses').flatMap((r) => (r.Answers ?? []).filter((a) => a.QuestionType === 'Comments Box'));
+    const comments = all<FormResponse>('formResponses').flatMap((r) =>
+      (r.Answers ?? []).filter((a) => a.QuestionType === 'Comments Box'),
+    );
     expect(comments.some((a) => typeof a.AnswerValue === 'string' && a.AnswerValue.includes('\r\n'))).toBe(true);
     const names = people.map((p) => `${p.FirstName} ${p.LastName}`).join('|');
     for (const n of ['Zoë', 'Nuñez', 'Łukasz', '王']) expect(names).toContain(n);
@@ -202,9 +234,18 @@ describe('messy where real data is', () => {
   it('leaves fields that do not apply out of course records (absent keys, not null)', () => {
     const courses = all<IndividualCourse>('individualCourses');
     for (const key of ['Credit', 'CourseId', 'ExamStartDate', 'ExamEndDate']) {
-      expect(courses.some((c) => !(key in c)), key).toBe(true);
-      expect(courses.some((c) => key in c), key).toBe(true);
-      expect(courses.some((c) => key in c && (c as Record<string, unknown>)[key] === null), key).toBe(false);
+      expect(
+        courses.some((c) => !(key in c)),
+        key,
+      ).toBe(true);
+      expect(
+        courses.some((c) => key in c),
+        key,
+      ).toBe(true);
+      expect(
+        courses.some((c) => key in c && (c as Record<string, unknown>)[key] === null),
+        key,
+      ).toBe(false);
     }
   });
 

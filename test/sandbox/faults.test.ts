@@ -144,13 +144,21 @@ describe('latency and admin routes', () => {
       const advanced = await call(sb, '/_sandbox/advance?hours=6', { key: null, method: 'POST' });
       expect(advanced.status).toBe(200);
       expect(advanced.json()).toMatchObject({ hours: 6, now: expect.any(String), counts: expect.any(Object) });
-      expect(Date.parse((await call(sb, '/_sandbox/now', { key: null })).json().now) - Date.parse(now)).toBe(6 * 3_600_000);
-      expect((await call(sb, '/_sandbox/truth/individuals', { key: null })).json().length).toBe(sb.data.truth('individuals').length);
+      expect(Date.parse((await call(sb, '/_sandbox/now', { key: null })).json().now) - Date.parse(now)).toBe(
+        6 * 3_600_000,
+      );
+      expect((await call(sb, '/_sandbox/truth/individuals', { key: null })).json().length).toBe(
+        sb.data.truth('individuals').length,
+      );
       expect((await call(sb, '/_sandbox/truth/nothing', { key: null })).status).toBe(404);
       expect((await call(sb, '/_sandbox/advance?hours=-1', { key: null, method: 'POST' })).status).toBe(400);
       const info = (await call(sb, '/_sandbox/info', { key: null })).json();
       expect(info).toMatchObject({ companyId: sb.data.companyId(), rateLimit: '1/60s' });
-      expect(sb.stats()).toMatchObject({ requests: 0, rateLimited: 0, byKey: { [sb.apiKey]: { requests: 0, rateLimited: 0 } } });
+      expect(sb.stats()).toMatchObject({
+        requests: 0,
+        rateLimited: 0,
+        byKey: { [sb.apiKey]: { requests: 0, rateLimited: 0 } },
+      });
       await call(sb, PATH);
       await call(sb, PATH);
       expect((await call(sb, '/_sandbox/stats', { key: null })).json()).toEqual({
@@ -161,7 +169,13 @@ describe('latency and admin routes', () => {
         byEndpoint: { schedules: 1 },
         faults: { error500: 0, reset: 0, lost: 0, truncate: 0, notModified: 0, slow: 0 },
         writes: {
-          applied: { individualInsert: 0, individualUpdate: 0, certificationInsert: 0, certificationUpdate: 0, validateSubmission: 0 },
+          applied: {
+            individualInsert: 0,
+            individualUpdate: 0,
+            certificationInsert: 0,
+            certificationUpdate: 0,
+            validateSubmission: 0,
+          },
           duplicateRequestIds: 0,
         },
       });

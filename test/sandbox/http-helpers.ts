@@ -31,7 +31,11 @@ export async function call(target: Target, path: string, opts: CallOptions = {})
   let body: string | undefined = opts.rawBody;
   if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await request(target.url + path, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const res = await request(target.url + path, {
+    method: opts.method ?? (body === undefined ? 'GET' : 'POST'),
+    headers,
+    body,
+  });
   const text = await res.body.text();
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -46,7 +50,11 @@ export function v2(path: string, query: Record<string, string | number | boolean
 }
 
 /** Ground truth from the admin route. */
-export async function truth(target: Target, endpoint: string, query: Record<string, string | number | boolean> = {}): Promise<any[]> {
+export async function truth(
+  target: Target,
+  endpoint: string,
+  query: Record<string, string | number | boolean> = {},
+): Promise<any[]> {
   const q = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   const res = await call(target, `/_sandbox/truth/${endpoint}?${q}`, { key: null });
   if (res.status !== 200) throw new Error(`truth ${endpoint}: ${res.status} ${res.text}`);
@@ -54,7 +62,12 @@ export async function truth(target: Target, endpoint: string, query: Record<stri
 }
 
 /** Every page of an envelope endpoint, as a client walks them. */
-export async function allPages(target: Target, path: string, query: Record<string, string | number | boolean>, limit = 200) {
+export async function allPages(
+  target: Target,
+  path: string,
+  query: Record<string, string | number | boolean>,
+  limit = 200,
+) {
   const items: any[] = [];
   for (let offset = 0; ; offset += limit) {
     const res = await call(target, v2(path, { ...query, Offset: offset, Limit: limit }));
@@ -98,7 +111,8 @@ export function parseXml(doc: string): XmlElement {
       const lt = doc.indexOf('<', pos);
       if (lt < 0) throw new Error(`unclosed <${el.name}>`);
       const raw = doc.slice(pos, lt);
-      if (/[<>]|&(?!(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);)/i.test(raw)) throw new Error(`bad text in <${el.name}>: ${raw}`);
+      if (/[<>]|&(?!(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);)/i.test(raw))
+        throw new Error(`bad text in <${el.name}>: ${raw}`);
       el.text += decode(raw);
       pos = lt;
       if (doc.startsWith(`</${el.name}>`, pos)) {

@@ -10,11 +10,25 @@ describe('the XML format', () => {
   });
 
   it('writes arrays as repeated Item elements, nulls as xsi:nil, and makes keys into XML names', () => {
-    const doc = toXml({ Checkboxes: ['x', 'y'], One: [1], None: [], Assignee: null, 'Shift Name': 'Night', '1st': true });
+    const doc = toXml({
+      Checkboxes: ['x', 'y'],
+      One: [1],
+      None: [],
+      Assignee: null,
+      'Shift Name': 'Night',
+      '1st': true,
+    });
     const root = parseXml(doc);
     expect(root.attrs['xmlns:xsi']).toBe('http://www.w3.org/2001/XMLSchema-instance');
     expect(root.children.find((c) => c.name === 'Checkboxes')!.children.map((c) => c.name)).toEqual(['Item', 'Item']);
-    expect(xmlValue(root)).toEqual({ Checkboxes: ['x', 'y'], One: ['1'], None: '', Assignee: null, Shift_Name: 'Night', _1st: 'true' });
+    expect(xmlValue(root)).toEqual({
+      Checkboxes: ['x', 'y'],
+      One: ['1'],
+      None: '',
+      Assignee: null,
+      Shift_Name: 'Night',
+      _1st: 'true',
+    });
   });
 
   it('writes a top-level boolean and a null document', () => {

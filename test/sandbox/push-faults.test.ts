@@ -25,13 +25,17 @@ describe('faults on writes', () => {
   let certIds: number[];
   beforeAll(async () => {
     sb = await startSandbox({ size: 'tiny', seed: 4, rateLimit: null });
-    certIds = (sb.data.truth('pendingCertifications') as { IndividualCertificationId: number }[]).map((c) => c.IndividualCertificationId);
+    certIds = (sb.data.truth('pendingCertifications') as { IndividualCertificationId: number }[]).map(
+      (c) => c.IndividualCertificationId,
+    );
   });
   afterAll(() => sb.close());
   beforeEach(() => sb.setFaults({}));
 
   const inserted = async (employeeNumber: string) =>
-    (await truth(sb, 'individualInsert')).filter((w: { EmployeeNumber: string }) => w.EmployeeNumber === employeeNumber);
+    (await truth(sb, 'individualInsert')).filter(
+      (w: { EmployeeNumber: string }) => w.EmployeeNumber === employeeNumber,
+    );
 
   it('lost: the insert is applied, then the connection drops with no answer', async () => {
     const body = newcomer();
@@ -41,7 +45,9 @@ describe('faults on writes', () => {
     const applied = await inserted(body.EmployeeNumber);
     expect(applied).toHaveLength(1);
     expect(applied[0]).toMatchObject({ LastName: body.LastName, AppliedAt: sb.data.now().toISOString() });
-    expect((await call(sb, v2('/Individual/GetByEmployeeNumber', { employeeNumber: body.EmployeeNumber }))).status).toBe(200);
+    expect(
+      (await call(sb, v2('/Individual/GetByEmployeeNumber', { employeeNumber: body.EmployeeNumber }))).status,
+    ).toBe(200);
     expect(sb.stats().faults.lost).toBeGreaterThanOrEqual(1);
   });
 
@@ -51,7 +57,9 @@ describe('faults on writes', () => {
     await expect(call(sb, INSERT, { body })).rejects.toThrow();
     sb.setFaults({});
     expect(await inserted(body.EmployeeNumber)).toHaveLength(0);
-    expect((await call(sb, v2('/Individual/GetByEmployeeNumber', { employeeNumber: body.EmployeeNumber }))).status).toBe(404);
+    expect(
+      (await call(sb, v2('/Individual/GetByEmployeeNumber', { employeeNumber: body.EmployeeNumber }))).status,
+    ).toBe(404);
     // Sent again, it is applied once.
     expect((await call(sb, INSERT, { body })).status).toBe(201);
     expect(await inserted(body.EmployeeNumber)).toHaveLength(1);
@@ -80,7 +88,8 @@ describe('faults on writes', () => {
 
   it('applies updates under the same faults: lost applies, reset and 500 do not', async () => {
     const ind = (await truth(sb, 'individuals')).find((i: { Status: string }) => i.Status === 'Active');
-    const updates = async () => (await truth(sb, 'individualUpdate')).filter((w: { ServiceId: number }) => w.ServiceId === ind.ServiceId).length;
+    const updates = async () =>
+      (await truth(sb, 'individualUpdate')).filter((w: { ServiceId: number }) => w.ServiceId === ind.ServiceId).length;
     const post = (MiddleName: string) => call(sb, v2('/Individual/Update'), { body: { ...ind, MiddleName } });
     sb.setFaults({ error500: 1 });
     expect((await post('Five')).status).toBe(500);
@@ -95,7 +104,12 @@ describe('faults on writes', () => {
   });
 
   it('ValidateSubmission applies each RequestId once: a resend after a lost answer is answered 201 and skipped', async () => {
-    const item = (requestId: string, id: number) => ({ RequestId: requestId, IndividualCertificationId: String(id), IsVerified: false, ErrorList: ['Card expired'] });
+    const item = (requestId: string, id: number) => ({
+      RequestId: requestId,
+      IndividualCertificationId: String(id),
+      IsVerified: false,
+      ErrorList: ['Card expired'],
+    });
     const batch = [item('req-a', certIds[0]!), item('req-b', certIds[1]!)];
     const before = sb.stats().writes;
     sb.setFaults({ lost: 1 });

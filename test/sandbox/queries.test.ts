@@ -15,7 +15,11 @@ import type { FormResponse, RunLogFormResponse } from '../../src/sandbox/store.t
 const data = createSandboxData({ seed: 11, size: 'small' });
 const ALL = { offset: 0, limit: 1_000_000 };
 
-function read<T>(endpoint: Parameters<typeof data.read>[0], query: ParsedQuery, page = ALL): Omit<ReadResult, 'items'> & { items: T[] } {
+function read<T>(
+  endpoint: Parameters<typeof data.read>[0],
+  query: ParsedQuery,
+  page = ALL,
+): Omit<ReadResult, 'items'> & { items: T[] } {
   const r = data.read(endpoint, query, page);
   if (!r.ok) throw new Error(`refused: ${JSON.stringify(r.refusal)}`);
   return r.value as Omit<ReadResult, 'items'> & { items: T[] };
@@ -41,10 +45,15 @@ describe('individuals', () => {
 
   it('by-key lookups return the one individual, or 404 not_found', () => {
     expect(read('individualByServiceId', { serviceId: active.ServiceId }).items).toEqual([active]);
-    expect(read('individualByUniqueIdentifier', { uniqueIdentifier: active.UniqueNumber ?? '' }).items).toEqual([active]);
+    expect(read('individualByUniqueIdentifier', { uniqueIdentifier: active.UniqueNumber ?? '' }).items).toEqual([
+      active,
+    ]);
     expect(read('individualByEmployeeNumber', { employeeNumber: active.EmployeeNumber ?? '' }).items).toEqual([active]);
     expect(refusal('individualByServiceId', { serviceId: 1 })).toMatchObject({ status: 404, code: 'not_found' });
-    expect(refusal('individualByEmployeeNumber', { employeeNumber: 'nobody' })).toMatchObject({ status: 404, code: 'not_found' });
+    expect(refusal('individualByEmployeeNumber', { employeeNumber: 'nobody' })).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
   });
 
   it('Exists answers true when an employee with that unique identifier exists', () => {
@@ -77,15 +86,22 @@ describe('individual certifications', () => {
     expect(read('individualCertifications', { UniqueIdentifier: active.UniqueNumber ?? '' }).items).toEqual(mine);
     expect(read('individualCertifications', { EmployeeNumber: active.EmployeeNumber ?? '' }).items).toEqual(mine);
     expect(refusal('individualCertifications', { ServiceId: 99 })).toMatchObject({ status: 404, code: 'not_found' });
-    expect(refusal('individualCertifications', { EmployeeNumber: 'x' })).toMatchObject({ status: 404, code: 'not_found' });
+    expect(refusal('individualCertifications', { EmployeeNumber: 'x' })).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
   });
 
   it('updatedSince keeps credentials updated on or after that date; primaryOnly keeps the primary ones', () => {
     const since = '2026-01-01';
-    const items = read<IndividualCertification>('individualCertifications', { updatedSince: new Date(`${since}T00:00:00Z`) }).items;
+    const items = read<IndividualCertification>('individualCertifications', {
+      updatedSince: new Date(`${since}T00:00:00Z`),
+    }).items;
     expect(items.length).toBeGreaterThan(0);
     expect(items.every((c) => (c.UpdateDate ?? '') >= since)).toBe(true);
-    const onTheDay = certs.filter((c) => c.UpdateDate === since && !c.IsDeleted).map((c) => c.IndividualCertificationId);
+    const onTheDay = certs
+      .filter((c) => c.UpdateDate === since && !c.IsDeleted)
+      .map((c) => c.IndividualCertificationId);
     for (const id of onTheDay) expect(items.some((c) => c.IndividualCertificationId === id)).toBe(true);
     const primary = read<IndividualCertification>('individualCertifications', { primaryOnly: true }).items;
     expect(primary.length).toBeGreaterThan(0);
@@ -108,8 +124,15 @@ describe('shift assignments', () => {
     expect(items.length).toBeGreaterThan(0);
     expect(items.every((a) => ms(a.StartDateTime) === start.getTime())).toBe(true);
     expect(items).toContain(sample);
-    const week = read<ShiftAssignment>('shiftAssignments', { StartDate: start, EndDate: new Date(start.getTime() + 7 * 86_400_000) }).items;
-    expect(week.length).toBe(everything.filter((a) => ms(a.StartDateTime) >= start.getTime() && ms(a.StartDateTime) <= start.getTime() + 7 * 86_400_000).length);
+    const week = read<ShiftAssignment>('shiftAssignments', {
+      StartDate: start,
+      EndDate: new Date(start.getTime() + 7 * 86_400_000),
+    }).items;
+    expect(week.length).toBe(
+      everything.filter(
+        (a) => ms(a.StartDateTime) >= start.getTime() && ms(a.StartDateTime) <= start.getTime() + 7 * 86_400_000,
+      ).length,
+    );
   });
 
   it('Only* flags: ride-alongs excluded or alone, open, filled, and clocked in (in and not out)', () => {
@@ -148,9 +171,13 @@ describe('shift assignments', () => {
     const to = new Date('2026-01-10T00:00:00Z');
     const items = read<AssignmentChange>('assignmentChanges', { StartDate: from, EndDate: to }).items;
     expect(items.length).toBeGreaterThan(0);
-    expect(items.every((c) => ms(c.EventTimeStamp) >= from.getTime() && ms(c.EventTimeStamp) <= to.getTime())).toBe(true);
+    expect(items.every((c) => ms(c.EventTimeStamp) >= from.getTime() && ms(c.EventTimeStamp) <= to.getTime())).toBe(
+      true,
+    );
     const all = data.truth('assignmentChanges') as AssignmentChange[];
-    expect(items.length).toBe(all.filter((c) => ms(c.EventTimeStamp) >= from.getTime() && ms(c.EventTimeStamp) <= to.getTime()).length);
+    expect(items.length).toBe(
+      all.filter((c) => ms(c.EventTimeStamp) >= from.getTime() && ms(c.EventTimeStamp) <= to.getTime()).length,
+    );
   });
 });
 
@@ -163,10 +190,18 @@ describe('time off requests', () => {
     const items = read<TimeOffRequest>('timeOffRequests', { StartDateTime: from, EndDateTime: to }).items;
     const expected = all.filter((r) => ms(r.StartDateTime) >= from.getTime() && ms(r.EndDateTime) <= to.getTime());
     expect(items).toEqual(expected);
-    const approved = read<TimeOffRequest>('timeOffRequests', { StartDateTime: from, EndDateTime: to, RequestStatus: ['Approved', 'Denied'] }).items;
+    const approved = read<TimeOffRequest>('timeOffRequests', {
+      StartDateTime: from,
+      EndDateTime: to,
+      RequestStatus: ['Approved', 'Denied'],
+    }).items;
     expect(approved.length).toBe(expected.filter((r) => r.Status === 'Approved' || r.Status === 'Denied').length);
     const someone = expected[0]?.Employee;
-    const theirs = read<TimeOffRequest>('timeOffRequests', { StartDateTime: from, EndDateTime: to, UniqueNumber: someone?.UniqueIdentifier ?? '' }).items;
+    const theirs = read<TimeOffRequest>('timeOffRequests', {
+      StartDateTime: from,
+      EndDateTime: to,
+      UniqueNumber: someone?.UniqueIdentifier ?? '',
+    }).items;
     expect(theirs.length).toBeGreaterThan(0);
     expect(theirs.every((r) => r.Employee.ServiceId === someone?.ServiceId)).toBe(true);
   });
@@ -187,7 +222,9 @@ describe('individual courses', () => {
 
   it('statusOption 0 returns all; 1, 2 and 3 split them into in progress/pending, failed/denied, success/approved', () => {
     const all = read<IndividualCourse>('individualCourses', { ...q, statusOption: 0 }).items;
-    const parts = [1, 2, 3].map((statusOption) => read<IndividualCourse>('individualCourses', { ...q, statusOption }).items);
+    const parts = [1, 2, 3].map(
+      (statusOption) => read<IndividualCourse>('individualCourses', { ...q, statusOption }).items,
+    );
     expect(parts.reduce((n, p) => n + p.length, 0)).toBe(all.length);
     expect(new Set(parts[0]?.map((c) => c.Status))).toEqual(new Set(['In Progress', 'Pending Approval']));
     expect([...new Set(parts[2]?.map((c) => c.Status))].every((s) => s === 'Passed' || s === 'Approved')).toBe(true);
@@ -197,36 +234,68 @@ describe('individual courses', () => {
   it('individualId restricts to one individual, 0 means all', () => {
     const all = read<IndividualCourse>('individualCourses', { ...q, statusOption: 0, individualId: 0 }).items;
     const one = all[0] as IndividualCourse;
-    const theirs = read<IndividualCourse>('individualCourses', { ...q, statusOption: 0, individualId: one.IndividualId ?? 0 }).items;
+    const theirs = read<IndividualCourse>('individualCourses', {
+      ...q,
+      statusOption: 0,
+      individualId: one.IndividualId ?? 0,
+    }).items;
     expect(theirs.length).toBeGreaterThan(0);
     expect(theirs.every((c) => c.IndividualId === one.IndividualId)).toBe(true);
   });
 
   it('a range over 31 days is refused: "must not exceed 31 days"', () => {
-    const r = refusal('individualCourses', { startDate: new Date('2025-12-01T00:00:00Z'), endDate: new Date('2026-01-02T00:00:00Z'), statusOption: 0 });
+    const r = refusal('individualCourses', {
+      startDate: new Date('2025-12-01T00:00:00Z'),
+      endDate: new Date('2026-01-02T00:00:00Z'),
+      statusOption: 0,
+    });
     expect(r).toMatchObject({ status: 400, code: 'invalid_parameters' });
     expect(r.message).toMatch(/31 days/);
-    expect(read('individualCourses', { startDate: new Date('2025-12-01T00:00:00Z'), endDate: new Date('2026-01-01T00:00:00Z'), statusOption: 0 }).items.length).toBeGreaterThan(0);
+    expect(
+      read('individualCourses', {
+        startDate: new Date('2025-12-01T00:00:00Z'),
+        endDate: new Date('2026-01-01T00:00:00Z'),
+        statusOption: 0,
+      }).items.length,
+    ).toBeGreaterThan(0);
   });
 });
 
 describe('forms', () => {
   it('form responses filter on the form start date and carry FormId and FormTitle; an unknown FormId is 404', () => {
     const formId = data.formIds()[0] as number;
-    const r = read<FormResponse>('formResponses', { FormId: formId, StartDate: new Date('2025-11-01T00:00:00Z'), EndDate: new Date('2026-01-15T00:00:00Z') });
+    const r = read<FormResponse>('formResponses', {
+      FormId: formId,
+      StartDate: new Date('2025-11-01T00:00:00Z'),
+      EndDate: new Date('2026-01-15T00:00:00Z'),
+    });
     expect(r.items.length).toBeGreaterThan(0);
-    expect(r.items.every((x) => String(x.StartDate) >= '2025-11-01' && String(x.StartDate).slice(0, 10) <= '2026-01-15')).toBe(true);
+    expect(
+      r.items.every((x) => String(x.StartDate) >= '2025-11-01' && String(x.StartDate).slice(0, 10) <= '2026-01-15'),
+    ).toBe(true);
     expect(r.extras).toEqual({ FormId: formId, FormTitle: 'Employee Incident Report' });
-    expect(refusal('formResponses', { FormId: 9, StartDate: new Date(), EndDate: new Date() })).toMatchObject({ status: 404, code: 'not_found' });
+    expect(refusal('formResponses', { FormId: 9, StartDate: new Date(), EndDate: new Date() })).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
   });
 
   it('run-log responses filter on RunTypeId, FormType and run date, with RunLogTypeId, RunLogTypeName, RunLogFormType', () => {
     const runTypeId = data.runTypeIds()[0] as number;
-    const q = { RunTypeId: runTypeId, FormType: 'Debrief', StartDate: new Date('2025-10-01T00:00:00Z'), EndDate: new Date('2026-01-15T12:00:00Z') };
+    const q = {
+      RunTypeId: runTypeId,
+      FormType: 'Debrief',
+      StartDate: new Date('2025-10-01T00:00:00Z'),
+      EndDate: new Date('2026-01-15T12:00:00Z'),
+    };
     const r = read<RunLogFormResponse>('runLogFormResponses', q);
     expect(r.items.length).toBeGreaterThan(0);
     expect(r.extras).toEqual({ RunLogTypeId: runTypeId, RunLogTypeName: '911 Emergency', RunLogFormType: 'Debrief' });
-    expect(r.items.every((x) => x.RelatedRun?.RunType === '911 Emergency' && ms(x.RelatedRun.RunDateTime) >= q.StartDate.getTime())).toBe(true);
+    expect(
+      r.items.every(
+        (x) => x.RelatedRun?.RunType === '911 Emergency' && ms(x.RelatedRun.RunDateTime) >= q.StartDate.getTime(),
+      ),
+    ).toBe(true);
     const all = data.truth('runLogFormResponses') as RunLogFormResponse[];
     const utilization = read<RunLogFormResponse>('runLogFormResponses', { ...q, FormType: 'Utilization' }).items;
     expect(utilization.every((x) => !r.items.includes(x))).toBe(true);

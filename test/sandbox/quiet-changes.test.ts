@@ -46,17 +46,23 @@ describe('changes without a signal, over two weeks of small', () => {
     const auditBefore = new Set(truth<FormAudit>('formAudit').map((a) => JSON.stringify(a)));
     for (const [k, v] of Object.entries(data.advance(24).counts)) counts[k] = (counts[k] ?? 0) + v;
     for (const c of truth<AssignmentChange>('assignmentChanges')) {
-      if (ms(c.EventTimeStamp) <= from && !changesBefore.has(JSON.stringify(c))) late.changes.push({ stamp: ms(c.EventTimeStamp), from });
+      if (ms(c.EventTimeStamp) <= from && !changesBefore.has(JSON.stringify(c)))
+        late.changes.push({ stamp: ms(c.EventTimeStamp), from });
     }
     for (const a of truth<FormAudit>('formAudit')) {
-      if (ms(a.InsertDate) <= from && !auditBefore.has(JSON.stringify(a))) late.audit.push({ stamp: ms(a.InsertDate), from });
+      if (ms(a.InsertDate) <= from && !auditBefore.has(JSON.stringify(a)))
+        late.audit.push({ stamp: ms(a.InsertDate), from });
     }
   }
   const now = data.now().getTime();
   const people = truth<Individual>('individuals');
   const certs = truth<IndividualCertification>('individualCertifications');
   const assignments = byId(truth<ShiftAssignment>('shiftAssignments'), (a) => a.ShiftAssignmentId);
-  const recorded = new Set(truth<AssignmentChange>('assignmentChanges').filter((c) => ms(c.EventTimeStamp) > start - LATE_MS).map((c) => c.ShiftAssignmentId));
+  const recorded = new Set(
+    truth<AssignmentChange>('assignmentChanges')
+      .filter((c) => ms(c.EventTimeStamp) > start - LATE_MS)
+      .map((c) => c.ShiftAssignmentId),
+  );
 
   it('happen at realistic rates: every kind at least once in two weeks', () => {
     for (const kind of [
@@ -86,7 +92,16 @@ describe('changes without a signal, over two weeks of small', () => {
   it('renames, job title, locale and identifier changes show in the credential list without a newer UpdateDate', () => {
     const changed = people.filter((i) => {
       const was = before.people.get(i.ServiceId);
-      return was && was.Status !== 'Former' && i.Status !== 'Former' && (was.LastName !== i.LastName || was.FirstName !== i.FirstName || was.JobTitle !== i.JobTitle || was.Locale !== i.Locale || was.UniqueNumber !== i.UniqueNumber);
+      return (
+        was &&
+        was.Status !== 'Former' &&
+        i.Status !== 'Former' &&
+        (was.LastName !== i.LastName ||
+          was.FirstName !== i.FirstName ||
+          was.JobTitle !== i.JobTitle ||
+          was.Locale !== i.Locale ||
+          was.UniqueNumber !== i.UniqueNumber)
+      );
     });
     expect(changed.length).toBeGreaterThan(10);
     let untouched = 0;
@@ -104,8 +119,12 @@ describe('changes without a signal, over two weeks of small', () => {
     expect(untouched).toBeGreaterThan(10);
     const since = new Date(start);
     const r = data.read('individualCertifications', { updatedSince: since, IncludeDeleted: true }, all);
-    const found = new Set(r.ok ? r.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : []);
-    expect(certs.some((c) => changed.some((i) => i.ServiceId === c.ServiceId) && !found.has(c.IndividualCertificationId))).toBe(true);
+    const found = new Set(
+      r.ok ? r.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : [],
+    );
+    expect(
+      certs.some((c) => changed.some((i) => i.ServiceId === c.ServiceId) && !found.has(c.IndividualCertificationId)),
+    ).toBe(true);
   });
 
   it('a changed EmployeeNumber or UniqueNumber finds the individual; the old one no longer does', () => {
@@ -117,11 +136,18 @@ describe('changes without a signal, over two weeks of small', () => {
     for (const ind of moved) {
       const was = before.people.get(ind.ServiceId)!;
       if (was.EmployeeNumber !== ind.EmployeeNumber && ind.EmployeeNumber) {
-        expect(data.read('individualByEmployeeNumber', { employeeNumber: ind.EmployeeNumber }, all)).toMatchObject({ ok: true, value: { items: [ind] } });
-        if (was.EmployeeNumber) expect(data.read('individualByEmployeeNumber', { employeeNumber: was.EmployeeNumber }, all).ok).toBe(false);
+        expect(data.read('individualByEmployeeNumber', { employeeNumber: ind.EmployeeNumber }, all)).toMatchObject({
+          ok: true,
+          value: { items: [ind] },
+        });
+        if (was.EmployeeNumber)
+          expect(data.read('individualByEmployeeNumber', { employeeNumber: was.EmployeeNumber }, all).ok).toBe(false);
       }
       if (was.UniqueNumber !== ind.UniqueNumber && ind.UniqueNumber) {
-        expect(data.read('individualByUniqueIdentifier', { uniqueIdentifier: ind.UniqueNumber }, all)).toMatchObject({ ok: true, value: { items: [ind] } });
+        expect(data.read('individualByUniqueIdentifier', { uniqueIdentifier: ind.UniqueNumber }, all)).toMatchObject({
+          ok: true,
+          value: { items: [ind] },
+        });
       }
     }
   });
@@ -132,7 +158,9 @@ describe('changes without a signal, over two weeks of small', () => {
     const reappeared = certs.filter((c) => back.some((i) => i.ServiceId === c.ServiceId));
     expect(reappeared.length).toBeGreaterThan(0);
     const listed = data.read('individualCertifications', {}, all);
-    const ids = new Set(listed.ok ? listed.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : []);
+    const ids = new Set(
+      listed.ok ? listed.value.items.map((c) => (c as IndividualCertification).IndividualCertificationId) : [],
+    );
     expect(reappeared.filter((c) => !c.IsDeleted).every((c) => ids.has(c.IndividualCertificationId))).toBe(true);
     expect(reappeared.some((c) => ms(c.UpdateDate) < start - DAY)).toBe(true);
   });
@@ -148,13 +176,17 @@ describe('changes without a signal, over two weeks of small', () => {
       expect(ms(t.ReviewedDateTime ?? t.RequestedDateTime)).toBeGreaterThan(0);
       if (t.Status !== 'Canceled') expect(ms(t.ReviewedDateTime)).toBeGreaterThan(start);
     }
-    expect(decided.some((t) => ms(t.StartDateTime) < now - 30 * DAY && ms(t.StartDateTime) >= now - 366 * DAY)).toBe(true);
+    expect(decided.some((t) => ms(t.StartDateTime) < now - 30 * DAY && ms(t.StartDateTime) >= now - 366 * DAY)).toBe(
+      true,
+    );
   });
 
   it('old course records change status or disappear', () => {
     const courses = byId(truth<IndividualCourse>('individualCourses'), (c) => c.IndividualCourseId);
     const cutoff = new Date(now - 60 * DAY).toISOString().slice(0, 10);
-    const changed = [...courses.values()].filter((c) => before.courses.has(c.IndividualCourseId) && before.courses.get(c.IndividualCourseId)?.Status !== c.Status);
+    const changed = [...courses.values()].filter(
+      (c) => before.courses.has(c.IndividualCourseId) && before.courses.get(c.IndividualCourseId)?.Status !== c.Status,
+    );
     expect(changed.length).toBeGreaterThan(0);
     for (const c of changed) expect((c.StartDate ?? '') < cutoff).toBe(true);
     const gone = [...before.courses.keys()].filter((id) => !courses.has(id));
@@ -162,8 +194,14 @@ describe('changes without a signal, over two weeks of small', () => {
     // A deleted record is gone from the course list too.
     const victim = before.courses.get(gone[0]!)!;
     const day = victim.StartDate ?? '';
-    const r = data.read('individualCourses', { startDate: new Date(`${day}T00:00:00Z`), endDate: new Date(`${day}T00:00:00Z`), statusOption: 0 }, all);
-    expect(r.ok && r.value.items.some((c) => (c as IndividualCourse).IndividualCourseId === victim.IndividualCourseId)).toBe(false);
+    const r = data.read(
+      'individualCourses',
+      { startDate: new Date(`${day}T00:00:00Z`), endDate: new Date(`${day}T00:00:00Z`), statusOption: 0 },
+      all,
+    );
+    expect(
+      r.ok && r.value.items.some((c) => (c as IndividualCourse).IndividualCourseId === victim.IndividualCourseId),
+    ).toBe(false);
   });
 
   it('assignments change times, vehicles, clock times and day without a change record', () => {
@@ -172,9 +210,20 @@ describe('changes without a signal, over two weeks of small', () => {
         const was = before.assignments.get(a.ShiftAssignmentId);
         return was !== undefined && pick(was, a) && !recorded.has(a.ShiftAssignmentId);
       });
-    expect(quiet((w, a) => w.StartDateTime === a.StartDateTime && w.EndDateTime !== a.EndDateTime).length + quiet((w, a) => ms(w.StartDateTime) - ms(a.StartDateTime) === 3_600_000 || Math.abs(ms(w.StartDateTime) - ms(a.StartDateTime)) === 1_800_000).length).toBeGreaterThan(0);
+    expect(
+      quiet((w, a) => w.StartDateTime === a.StartDateTime && w.EndDateTime !== a.EndDateTime).length +
+        quiet(
+          (w, a) =>
+            ms(w.StartDateTime) - ms(a.StartDateTime) === 3_600_000 ||
+            Math.abs(ms(w.StartDateTime) - ms(a.StartDateTime)) === 1_800_000,
+        ).length,
+    ).toBeGreaterThan(0);
     expect(quiet((w, a) => w.VehicleName !== a.VehicleName).length).toBeGreaterThan(0);
-    const corrected = quiet((w, a) => w.ClockOutDateTime != null && (w.ClockInDateTime !== a.ClockInDateTime || w.ClockOutDateTime !== a.ClockOutDateTime));
+    const corrected = quiet(
+      (w, a) =>
+        w.ClockOutDateTime != null &&
+        (w.ClockInDateTime !== a.ClockInDateTime || w.ClockOutDateTime !== a.ClockOutDateTime),
+    );
     expect(corrected.length).toBeGreaterThan(0);
     for (const a of corrected) expect(ms(a.StartDateTime)).toBeLessThan(start);
     const toPast = quiet((w, a) => ms(w.StartDateTime) - ms(a.StartDateTime) >= DAY && ms(a.StartDateTime) < now - DAY);
@@ -183,7 +232,11 @@ describe('changes without a signal, over two weeks of small', () => {
     const a = toPast[0]!;
     const w = before.assignments.get(a.ShiftAssignmentId)!;
     const on = (iso: string) => {
-      const r = data.read('shiftAssignments', { StartDate: new Date(ms(iso) - 1000), EndDate: new Date(ms(iso) + 1000) }, all);
+      const r = data.read(
+        'shiftAssignments',
+        { StartDate: new Date(ms(iso) - 1000), EndDate: new Date(ms(iso) + 1000) },
+        all,
+      );
       return r.ok && r.value.items.some((x) => (x as ShiftAssignment).ShiftAssignmentId === a.ShiftAssignmentId);
     };
     expect(on(a.StartDateTime)).toBe(true);
@@ -233,7 +286,8 @@ describe('changes without a signal, over two weeks of small', () => {
 
   it('every assignment change record still ends with what GetList shows', () => {
     const last = new Map<number, AssignmentChange>();
-    for (const c of truth<AssignmentChange>('assignmentChanges')) if (ms(c.EventTimeStamp) > start - LATE_MS) last.set(c.ShiftAssignmentId, c);
+    for (const c of truth<AssignmentChange>('assignmentChanges'))
+      if (ms(c.EventTimeStamp) > start - LATE_MS) last.set(c.ShiftAssignmentId, c);
     for (const [id, c] of last) {
       if (c.EventType === 'Deleted') expect(assignments.has(id)).toBe(false);
       else if (c.EventType === 'Unassigned') expect(assignments.get(id)?.Assignee ?? null).toBeNull();
@@ -246,7 +300,9 @@ describe('changes without a signal, over two weeks of small', () => {
     const r = data.read('shiftAssignments', q, all);
     expect(r.ok && r.value.items).toEqual(data.truth('shiftAssignments', q));
     const t = data.read('timeOffRequests', { StartDateTime: q.StartDate, EndDateTime: q.EndDate }, all);
-    expect(t.ok && t.value.items.length).toBe((data.truth('timeOffRequests', { StartDateTime: q.StartDate, EndDateTime: q.EndDate }) as unknown[]).length);
+    expect(t.ok && t.value.items.length).toBe(
+      (data.truth('timeOffRequests', { StartDateTime: q.StartDate, EndDateTime: q.EndDate }) as unknown[]).length,
+    );
   });
 });
 
@@ -271,14 +327,27 @@ describe('local times', () => {
     for (const a of night.slice(0, 50)) {
       expect(a.EndDateTime?.slice(0, 10)).not.toBe(a.StartDateTime.slice(0, 10));
       // 19:00 at -05:00 or further west is 00:00 UTC or later, on the next UTC day.
-      if (/^-0[5-9]/.test(offset(a.StartDateTime))) expect(new Date(ms(a.StartDateTime)).toISOString().slice(0, 10)).not.toBe(a.StartDateTime.slice(0, 10));
+      if (/^-0[5-9]/.test(offset(a.StartDateTime)))
+        expect(new Date(ms(a.StartDateTime)).toISOString().slice(0, 10)).not.toBe(a.StartDateTime.slice(0, 10));
     }
   });
 
   it('every date-time in a record carries an offset', () => {
     const dateTimes = (v: unknown): string[] =>
-      typeof v === 'string' ? (/^\d{4}-\d{2}-\d{2}T/.test(v) ? [v] : []) : v && typeof v === 'object' ? Object.values(v).flatMap(dateTimes) : [];
-    for (const name of ['shiftAssignments', 'assignmentChanges', 'timeOffRequests', 'formAudit', 'runLogFormResponses'] as const) {
+      typeof v === 'string'
+        ? /^\d{4}-\d{2}-\d{2}T/.test(v)
+          ? [v]
+          : []
+        : v && typeof v === 'object'
+          ? Object.values(v).flatMap(dateTimes)
+          : [];
+    for (const name of [
+      'shiftAssignments',
+      'assignmentChanges',
+      'timeOffRequests',
+      'formAudit',
+      'runLogFormResponses',
+    ] as const) {
       const texts = (data.truth(name) as unknown[]).slice(0, 500).flatMap(dateTimes);
       expect(texts.length, name).toBeGreaterThan(0);
       for (const t of texts) expect(t, name).toMatch(/[+-]\d{2}:\d{2}$/);
@@ -291,7 +360,14 @@ describe('determinism', () => {
     const run = () => {
       const d = createSandboxData({ seed: 9, size: 'tiny' });
       const counts = [d.advance(30).counts, d.advance(48).counts];
-      return JSON.stringify([counts, d.truth('individuals'), d.truth('shiftAssignments'), d.truth('individualCourses'), d.truth('formAudit'), d.truth('schedules')]);
+      return JSON.stringify([
+        counts,
+        d.truth('individuals'),
+        d.truth('shiftAssignments'),
+        d.truth('individualCourses'),
+        d.truth('formAudit'),
+        d.truth('schedules'),
+      ]);
     };
     expect(run()).toBe(run());
   });

@@ -4,7 +4,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SourceClient, type SourceClientOptions } from '../../src/source/client.ts';
 import { endpoints } from '../../src/resources/index.ts';
 import { SourceError } from '../../src/source/errors.ts';
-import { capturingLogger, collect, envelope, fakeService, json, RecordingLimiter, type FakeService, type Handler } from './helpers.ts';
+import {
+  capturingLogger,
+  collect,
+  envelope,
+  fakeService,
+  json,
+  RecordingLimiter,
+  type FakeService,
+  type Handler,
+} from './helpers.ts';
 
 const KEY = 'key-7f3a9c';
 const fast = { baseMs: 1, capMs: 5 };
@@ -21,7 +30,14 @@ afterEach(async () => {
 async function setup(handler: Handler, opts: Partial<SourceClientOptions> = {}) {
   service = await fakeService(handler);
   const limiter = new RecordingLimiter();
-  client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter, backoff: fast, logger: capturingLogger().logger, ...opts });
+  client = new SourceClient({
+    baseUrl: service.url,
+    apiKey: KEY,
+    limiter,
+    backoff: fast,
+    logger: capturingLogger().logger,
+    ...opts,
+  });
   return { service, client, limiter };
 }
 
@@ -40,9 +56,12 @@ const pending = (id: number) => ({ IndividualCertificationId: id, ServiceId: 100
 
 describe('requests', () => {
   it('carries api-version, the key header and Accept on every request, over one kept-alive connection', async () => {
-    const { service, client } = await setup((_req, res) => json(res, 200, [{ CertificationId: 1, CertificationName: 'BLS' }]), {
-      connections: 1,
-    });
+    const { service, client } = await setup(
+      (_req, res) => json(res, 200, [{ CertificationId: 1, CertificationName: 'BLS' }]),
+      {
+        connections: 1,
+      },
+    );
     for (let i = 0; i < 3; i++) await client.all(endpoints.certifications, {});
     expect(service.seen).toHaveLength(3);
     for (const s of service.seen) {
@@ -69,7 +88,10 @@ describe('requests', () => {
       EndDateTime: new Date(Date.UTC(2024, 2, 31, 22, 30)),
       RequestStatus: ['Pending', 'Approved'],
     });
-    await client.all(endpoints.individualCertifications, { updatedSince: new Date(Date.UTC(2024, 0, 5, 23)), IncludeDeleted: true });
+    await client.all(endpoints.individualCertifications, {
+      updatedSince: new Date(Date.UTC(2024, 0, 5, 23)),
+      IncludeDeleted: true,
+    });
     const [timeOff, certs] = service.seen;
     expect(timeOff!.rawQuery).toContain('StartDateTime=2024-03-01T00%3A00%3A00%2B02%3A00');
     expect(timeOff!.rawQuery).not.toContain('+');
@@ -99,9 +121,23 @@ describe('requests', () => {
       [client.lookup(endpoints.individualByServiceId, { serviceId: 1.5 }), 'serviceId must be an integer'],
       [client.all(endpoints.individuals, { ExcludeStatuses: ['Retired'] }), 'Retired'],
       [client.all(endpoints.pendingCertifications, { Offset: 10 } as never), 'Offset is a page control'],
-      [client.all(endpoints.individualCourses, { startDate: '2024-01-01', endDate: '2024-02-15', statusOption: 0 }), '31 days'],
-      [client.all(endpoints.individualCourses, { startDate: '2024-01-01', endDate: '2024-01-15', statusOption: 7 }), 'statusOption'],
-      [client.all(endpoints.runLogFormResponses, { RunTypeId: 1, FormType: 'Other', StartDate: new Date(), EndDate: new Date() }), 'FormType'],
+      [
+        client.all(endpoints.individualCourses, { startDate: '2024-01-01', endDate: '2024-02-15', statusOption: 0 }),
+        '31 days',
+      ],
+      [
+        client.all(endpoints.individualCourses, { startDate: '2024-01-01', endDate: '2024-01-15', statusOption: 7 }),
+        'statusOption',
+      ],
+      [
+        client.all(endpoints.runLogFormResponses, {
+          RunTypeId: 1,
+          FormType: 'Other',
+          StartDate: new Date(),
+          EndDate: new Date(),
+        }),
+        'FormType',
+      ],
     ];
     for (const [p, text] of cases) expect((await failure(p)).message).toContain(text);
     expect(service.seen).toHaveLength(0);
@@ -125,7 +161,9 @@ describe('requests', () => {
     );
     await client.all(endpoints.locales, {});
     await client.all(endpoints.locales, {});
-    expect(limiter.observed).toEqual([{ key: client.limiterKey, feedback: { remaining: 42, resetAtMs: 1_700_000_060_500 } }]);
+    expect(limiter.observed).toEqual([
+      { key: client.limiterKey, feedback: { remaining: 42, resetAtMs: 1_700_000_060_500 } },
+    ]);
   });
 
   it('reads the service clock from the Date header', async () => {
@@ -210,7 +248,9 @@ describe('paging', () => {
       const { service, client } = await setup(pagedMany);
       const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 3, readAhead: 4 });
       expect(all.items).toHaveLength(161);
-      expect(service.seen.map((s) => Number(s.query.get('Offset')))).toEqual(Array.from({ length: 54 }, (_, i) => i * 3));
+      expect(service.seen.map((s) => Number(s.query.get('Offset')))).toEqual(
+        Array.from({ length: 54 }, (_, i) => i * 3),
+      );
     });
 
     it('never sends a page asked for ahead that still waits for the limiter when the list ends', async () => {
@@ -220,7 +260,7 @@ describe('paging', () => {
       let last = Promise.resolve();
       const acquired: string[] = [];
       const slow = new RecordingLimiter();
-      slow.acquire = (key, lane, signal) => {
+      slow.acquire = (key, _lane, signal) => {
         const mine = last.then(async () => {
           signal?.throwIfAborted();
           await new Promise((r) => setTimeout(r, 5));
@@ -230,7 +270,13 @@ describe('paging', () => {
         last = mine.catch(() => undefined);
         return mine;
       };
-      client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter: slow, backoff: fast, logger: capturingLogger().logger });
+      client = new SourceClient({
+        baseUrl: service.url,
+        apiKey: KEY,
+        limiter: slow,
+        backoff: fast,
+        logger: capturingLogger().logger,
+      });
       const all = await client.all(endpoints.pendingCertifications, {}, { pageSize: 1, readAhead: 8 });
       expect(all.items).toHaveLength(161);
       await new Promise((r) => setTimeout(r, 300));
@@ -239,7 +285,7 @@ describe('paging', () => {
     });
 
     it('goes on from where a short page ended, dropping the pages it asked for ahead', async () => {
-      const { service, client } = await setup((req, res) => {
+      const { client } = await setup((req, res) => {
         const offset = Number(req.query.get('Offset'));
         // Full pages of 2 up to offset 100, then the service hands out 1 per page.
         const n = offset < 100 ? 2 : 1;
@@ -252,7 +298,14 @@ describe('paging', () => {
 
   it('reads the Results count variant and passes FormId and FormTitle through as extras', async () => {
     const { client } = await setup((_req, res) =>
-      json(res, 200, { HasMoreResults: false, Offset: 0, Results: 1, FormId: 12, FormTitle: 'Daily check', Data: [{ ResponseId: 5 }] }),
+      json(res, 200, {
+        HasMoreResults: false,
+        Offset: 0,
+        Results: 1,
+        FormId: 12,
+        FormTitle: 'Daily check',
+        Data: [{ ResponseId: 5 }],
+      }),
     );
     const [page] = await collect(
       client.pages(endpoints.formResponses, { FormId: 12, StartDate: '2024-01-01', EndDate: '2024-01-31' }),
@@ -282,13 +335,17 @@ describe('paging', () => {
 
   it('reads a reference list sent as an array, as an object holding Data, or as one object', async () => {
     const bodies = [
-      [{ LocaleId: 1, LocaleName: 'North' }, { LocaleId: 2, LocaleName: 'South' }],
+      [
+        { LocaleId: 1, LocaleName: 'North' },
+        { LocaleId: 2, LocaleName: 'South' },
+      ],
       { Data: [{ LocaleId: 3, LocaleName: 'East' }] },
       { LocaleId: 4, LocaleName: 'West' },
     ];
     const { client } = await setup((_req, res, n) => json(res, 200, bodies[n - 1]));
     const ids: number[][] = [];
-    for (let i = 0; i < bodies.length; i++) ids.push((await client.all(endpoints.locales, {})).items.map((l) => l.LocaleId));
+    for (let i = 0; i < bodies.length; i++)
+      ids.push((await client.all(endpoints.locales, {})).items.map((l) => l.LocaleId));
     expect(ids).toEqual([[1, 2], [3], [4]]);
   });
 
@@ -304,10 +361,19 @@ describe('paging', () => {
   });
 
   it('reads a list answered in another shape than documented, and warns once per endpoint', async () => {
-    const bodies = [{ ShiftAssignmentId: 1, StartDateTime: '2024-06-01T07:00:00-05:00' }, [{ ShiftAssignmentId: 2, StartDateTime: '2024-06-01T07:00:00-05:00' }]];
+    const bodies = [
+      { ShiftAssignmentId: 1, StartDateTime: '2024-06-01T07:00:00-05:00' },
+      [{ ShiftAssignmentId: 2, StartDateTime: '2024-06-01T07:00:00-05:00' }],
+    ];
     service = await fakeService((_req, res, n) => json(res, 200, bodies[n - 1]));
     const log = capturingLogger();
-    client = new SourceClient({ baseUrl: service.url, apiKey: KEY, limiter: new RecordingLimiter(), backoff: fast, logger: log.logger });
+    client = new SourceClient({
+      baseUrl: service.url,
+      apiKey: KEY,
+      limiter: new RecordingLimiter(),
+      backoff: fast,
+      logger: log.logger,
+    });
     const query = { StartDate: new Date('2024-06-01T00:00:00Z'), EndDate: new Date('2024-06-02T00:00:00Z') };
     const first = await collect(client.pages(endpoints.shiftAssignments, query));
     const second = await collect(client.pages(endpoints.shiftAssignments, query));
@@ -335,9 +401,19 @@ describe('errors', () => {
 
   it('maps statuses to kinds and never retries 400, 401, 403 scope, 404 or 406', async () => {
     const cases: [number, unknown, string, string][] = [
-      [400, { error: 'invalid_parameters', error_message: 'StartDate is invalid' }, 'bad_request', 'invalid_parameters'],
+      [
+        400,
+        { error: 'invalid_parameters', error_message: 'StartDate is invalid' },
+        'bad_request',
+        'invalid_parameters',
+      ],
       [401, { error: 'unauthorized', error_message: 'key not valid for this service' }, 'auth', 'unauthorized'],
-      [403, { error: 'insufficient_scope', error_message: 'scope certifications required' }, 'scope', 'insufficient_scope'],
+      [
+        403,
+        { error: 'insufficient_scope', error_message: 'scope certifications required' },
+        'scope',
+        'insufficient_scope',
+      ],
       [403, { error: 'invalid_scope', error_message: 'no such scope' }, 'scope', 'invalid_scope'],
       [404, { error: 'not_found', error_message: 'no such path' }, 'not_found', 'not_found'],
       [406, { error: 'not_acceptable', error_message: 'unknown format' }, 'not_acceptable', 'not_acceptable'],
@@ -355,8 +431,18 @@ describe('errors', () => {
   });
 
   it('reads the Message/Errors body shape into message and fields', async () => {
-    const { client } = await setup(answer(400, { Message: 'The request is invalid.', Errors: { Error: 'First name cannot be empty' } }));
-    const e = await failure(client.send(endpoints.individualUpdate, { ServiceId: 1, FirstName: 'A', LastName: 'B', Status: 'Active', PrimaryEmailAddress: 'a@b.co' }));
+    const { client } = await setup(
+      answer(400, { Message: 'The request is invalid.', Errors: { Error: 'First name cannot be empty' } }),
+    );
+    const e = await failure(
+      client.send(endpoints.individualUpdate, {
+        ServiceId: 1,
+        FirstName: 'A',
+        LastName: 'B',
+        Status: 'Active',
+        PrimaryEmailAddress: 'a@b.co',
+      }),
+    );
     expect(e.kind).toBe('bad_request');
     expect(e.message).toContain('The request is invalid.');
     expect(e.message).toContain('First name cannot be empty');
@@ -375,21 +461,30 @@ describe('errors', () => {
   it('answers found:false for a 404 lookup, and the item or the boolean otherwise', async () => {
     const { client } = await setup((req, res) => {
       if (req.path.endsWith('/Exists')) return json(res, 200, req.query.get('uniqueIdentifier') === 'U1');
-      if (req.query.get('serviceId') === '1') return json(res, 200, { IndividualId: 5, ServiceId: 1, Supervisor: 'Doe, Jane' });
+      if (req.query.get('serviceId') === '1')
+        return json(res, 200, { IndividualId: 5, ServiceId: 1, Supervisor: 'Doe, Jane' });
       json(res, 404, { error: 'not_found', error_message: 'individual does not exist' });
     });
     expect(await client.lookup(endpoints.individualByServiceId, { serviceId: 2 })).toEqual({ found: false });
     const hit = await client.lookup(endpoints.individualByServiceId, { serviceId: 1 });
     expect(hit.found && hit.item.SupervisorName).toBe('Doe, Jane');
-    expect(await client.lookup(endpoints.individualExists, { uniqueIdentifier: 'U1' })).toEqual({ found: true, item: true });
-    expect(await client.lookup(endpoints.individualExists, { uniqueIdentifier: 'U2' })).toEqual({ found: true, item: false });
+    expect(await client.lookup(endpoints.individualExists, { uniqueIdentifier: 'U1' })).toEqual({
+      found: true,
+      item: true,
+    });
+    expect(await client.lookup(endpoints.individualExists, { uniqueIdentifier: 'U2' })).toEqual({
+      found: true,
+      item: false,
+    });
   });
 });
 
 describe('retries', () => {
   it('retries 5xx with backoff until success', async () => {
     const { service, client } = await setup((_req, res, n) =>
-      n <= 3 ? json(res, 500, { error: 'internal_server_error', error_message: 'boom' }) : json(res, 200, envelope([pending(1)], false, 0)),
+      n <= 3
+        ? json(res, 500, { error: 'internal_server_error', error_message: 'boom' })
+        : json(res, 200, envelope([pending(1)], false, 0)),
     );
     const all = await client.all(endpoints.pendingCertifications, {});
     expect(all.items).toHaveLength(1);
@@ -398,9 +493,12 @@ describe('retries', () => {
   });
 
   it('gives up after maxRetries with the last error', async () => {
-    const { service, client } = await setup((_req, res) => json(res, 503, { error: 'internal_server_error', error_message: 'down' }), {
-      maxRetries: 2,
-    });
+    const { service, client } = await setup(
+      (_req, res) => json(res, 503, { error: 'internal_server_error', error_message: 'down' }),
+      {
+        maxRetries: 2,
+      },
+    );
     const e = await failure(client.all(endpoints.locales, {}));
     expect([e.kind, e.status]).toEqual(['server', 503]);
     expect(service.seen).toHaveLength(3);
@@ -427,7 +525,8 @@ describe('retries', () => {
   });
 
   describe('a plain-array list read as it arrives', () => {
-    const people = (n: number) => Array.from({ length: n }, (_, i) => ({ IndividualId: i + 1, ServiceId: 10_000 + i, FirstName: `Zoë ${i}` }));
+    const people = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ IndividualId: i + 1, ServiceId: 10_000 + i, FirstName: `Zoë ${i}` }));
 
     /** Sends `text` in small writes, as a slow network does; cut short after `upTo` bytes when given. */
     const dribble = (res: import('node:http').ServerResponse, text: string, upTo?: number) => {
@@ -455,13 +554,17 @@ describe('retries', () => {
 
     it('an exactly full last page still says it is the last', async () => {
       const { client } = await setup((_req, res) => dribble(res, JSON.stringify(people(1000))));
-      expect((await collect(client.pages(endpoints.individuals, {}))).map((p) => [p.items.length, p.hasMore])).toEqual([[1000, false]]);
+      expect((await collect(client.pages(endpoints.individuals, {}))).map((p) => [p.items.length, p.hasMore])).toEqual([
+        [1000, false],
+      ]);
     });
 
     it('broken off after pages were handed out, is read again from its start and ends complete', async () => {
       const list = people(2500);
       const text = JSON.stringify(list);
-      const { service, client } = await setup((_req, res, n) => dribble(res, text, n === 1 ? Math.floor(text.length * 0.9) : undefined));
+      const { service, client } = await setup((_req, res, n) =>
+        dribble(res, text, n === 1 ? Math.floor(text.length * 0.9) : undefined),
+      );
       const pages = await collect(client.pages(endpoints.individuals, {}));
       // Two pages of the first read, then the whole list again: nothing skipped, the last page last.
       expect(pages.map((p) => [p.offset, p.items.length, p.hasMore])).toEqual([
@@ -476,7 +579,9 @@ describe('retries', () => {
     });
 
     it('cut short on every try: a network error once retries run out', async () => {
-      const { service, client } = await setup((_req, res) => dribble(res, JSON.stringify(people(1500)), 9000), { maxRetries: 2 });
+      const { service, client } = await setup((_req, res) => dribble(res, JSON.stringify(people(1500)), 9000), {
+        maxRetries: 2,
+      });
       const err = await failure(collect(client.pages(endpoints.individuals, {})));
       expect(err.kind).toBe('network');
       expect(service.seen).toHaveLength(3);
@@ -535,10 +640,15 @@ describe('retries', () => {
     const { service, client, limiter } = await setup((_req, res, n) => {
       if (n === 1) {
         resetAt = Date.now() + 300;
-        return json(res, 429, { error: 'too_many_requests', error_message: 'call quota exceeded' }, {
-          'x-ratelimit-remaining': '0',
-          'x-ratelimit-reset': String(resetAt / 1000),
-        });
+        return json(
+          res,
+          429,
+          { error: 'too_many_requests', error_message: 'call quota exceeded' },
+          {
+            'x-ratelimit-remaining': '0',
+            'x-ratelimit-reset': String(resetAt / 1000),
+          },
+        );
       }
       json(res, 200, []);
     });
@@ -552,7 +662,9 @@ describe('retries', () => {
 
   it('treats 403 rate_limit_exceeded as a rate limit, not a scope error', async () => {
     const { service, client, limiter } = await setup((_req, res, n) =>
-      n === 1 ? json(res, 403, { error: 'rate_limit_exceeded', error_message: 'too many requests in the period' }) : json(res, 200, []),
+      n === 1
+        ? json(res, 403, { error: 'rate_limit_exceeded', error_message: 'too many requests in the period' })
+        : json(res, 200, []),
     );
     await client.all(endpoints.locales, {});
     expect(service.seen).toHaveLength(2);
@@ -562,7 +674,13 @@ describe('retries', () => {
   it('does not resend an Insert that may have reached the service, but does resend an Update', async () => {
     const failing: Handler = (_req, res) => json(res, 500, { error: 'internal_server_error', error_message: 'boom' });
     const { service, client } = await setup(failing);
-    const person = { FirstName: 'Ann', LastName: 'Lee', Status: 'Active', PrimaryEmailAddress: 'ann@example.com', LogonId: 'alee' };
+    const person = {
+      FirstName: 'Ann',
+      LastName: 'Lee',
+      Status: 'Active',
+      PrimaryEmailAddress: 'ann@example.com',
+      LogonId: 'alee',
+    };
     expect((await failure(client.send(endpoints.individualInsert, person))).kind).toBe('server');
     expect(service.seen).toHaveLength(1);
     await failure(client.send(endpoints.individualUpdate, { ...person, ServiceId: 3 }));
@@ -577,8 +695,12 @@ describe('retries', () => {
   });
 
   it('warns of no leak when sixteen requests in flight share the caller’s signal, each retried once', async () => {
-    const { client } = await setup((_req, res, n) =>
-      setTimeout(() => (n <= 16 ? json(res, 503, { error: 'unavailable', error_message: 'try again' }) : json(res, 200, [])), 50),
+    const { client } = await setup(
+      (_req, res, n) =>
+        setTimeout(
+          () => (n <= 16 ? json(res, 503, { error: 'unavailable', error_message: 'try again' }) : json(res, 200, [])),
+          50,
+        ),
       { backoff: { baseMs: 50, capMs: 50, random: () => 1 } },
     );
     const ctl = new AbortController();
@@ -604,11 +726,24 @@ describe('retries', () => {
 });
 
 describe('writes', () => {
-  const person = { FirstName: 'Ann', LastName: 'Lee', Status: 'Active', PrimaryEmailAddress: 'ann@example.com', LogonId: 'alee' };
+  const person = {
+    FirstName: 'Ann',
+    LastName: 'Lee',
+    Status: 'Active',
+    PrimaryEmailAddress: 'ann@example.com',
+    LogonId: 'alee',
+  };
 
   it('refuses an invalid body with field messages and makes no request', async () => {
     const { service, client, limiter } = await setup((_req, res) => json(res, 201, {}));
-    const e = await failure(client.send(endpoints.individualInsert, { ...person, LogonId: 'no spaces allowed', SSN: '123-45-6789', FirstName: '' }));
+    const e = await failure(
+      client.send(endpoints.individualInsert, {
+        ...person,
+        LogonId: 'no spaces allowed',
+        SSN: '123-45-6789',
+        FirstName: '',
+      }),
+    );
     expect(e.kind).toBe('bad_request');
     expect(Object.keys(e.fields ?? {}).sort()).toEqual(['FirstName', 'LogonId', 'SSN']);
     expect(e.message).not.toContain('123-45-6789');
@@ -617,7 +752,9 @@ describe('writes', () => {
   });
 
   it('posts JSON and returns the created record', async () => {
-    const { service, client } = await setup((req, res) => json(res, 201, { ...JSON.parse(req.body), IndividualId: 77, ServiceId: 7007 }));
+    const { service, client } = await setup((req, res) =>
+      json(res, 201, { ...JSON.parse(req.body), IndividualId: 77, ServiceId: 7007 }),
+    );
     const created = await client.send(endpoints.individualInsert, person, { lane: 'push' });
     expect(created).toMatchObject({ IndividualId: 77, ServiceId: 7007, LogonId: 'alee' });
     const [s] = service.seen;
@@ -628,7 +765,9 @@ describe('writes', () => {
   });
 
   it("takes the endpoint's lane unless told otherwise: writes the push lane, reads the incremental one", async () => {
-    const { client, limiter } = await setup((req, res) => json(res, 201, { ...JSON.parse(req.body), IndividualId: 77, ServiceId: 7007 }));
+    const { client, limiter } = await setup((req, res) =>
+      json(res, 201, { ...JSON.parse(req.body), IndividualId: 77, ServiceId: 7007 }),
+    );
     await client.send(endpoints.individualInsert, person);
     expect(limiter.acquired.map((a) => a.lane)).toEqual(['push']);
   });
@@ -638,7 +777,9 @@ describe('writes', () => {
       res.writeHead(201);
       res.end();
     });
-    const result = await client.send(endpoints.validateSubmission, [{ RequestId: 'r1', IndividualCertificationId: '9', IsVerified: true }]);
+    const result = await client.send(endpoints.validateSubmission, [
+      { RequestId: 'r1', IndividualCertificationId: '9', IsVerified: true },
+    ]);
     expect(result).toBeNull();
   });
 
@@ -651,8 +792,10 @@ describe('writes', () => {
 
 describe('the API key stays secret', () => {
   it('appears in no error message, stack, cause or log line, whatever fails', async () => {
-    const echo = (status: number): Handler => (req, res) =>
-      json(res, status, { error: 'x', error_message: `got key ${String(req.headers['authorization-token'])}` });
+    const echo =
+      (status: number): Handler =>
+      (req, res) =>
+        json(res, status, { error: 'x', error_message: `got key ${String(req.headers['authorization-token'])}` });
     const handlers: [Handler, Partial<SourceClientOptions>][] = [
       [echo(400), {}],
       [echo(401), {}],
@@ -674,17 +817,32 @@ describe('the API key stays secret', () => {
         () => client.all(endpoints.pendingCertifications, {}),
         () => client.lookup(endpoints.individualByServiceId, { serviceId: 1 }),
       ]) {
-        const e = await call().then(() => undefined, (err: unknown) => err);
+        const e = await call().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
         if (!e) continue;
         const err = e as Error & { cause?: Error };
-        seen.push(err.message, String(err.stack), JSON.stringify(err), String(err.cause?.message), String(err.cause?.stack));
+        seen.push(
+          err.message,
+          String(err.stack),
+          JSON.stringify(err),
+          String(err.cause?.message),
+          String(err.cause?.stack),
+        );
       }
       await client.close();
       await service.close();
     }
     client = service = undefined;
     // Unreachable service: connection refused.
-    const refused = new SourceClient({ baseUrl: 'http://127.0.0.1:1', apiKey: KEY, limiter: new RecordingLimiter(), maxRetries: 0, logger });
+    const refused = new SourceClient({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: KEY,
+      limiter: new RecordingLimiter(),
+      maxRetries: 0,
+      logger,
+    });
     const e = (await refused.all(endpoints.locales, {}).catch((x: unknown) => x)) as SourceError;
     expect(e.kind).toBe('network');
     seen.push(e.message, String(e.stack), JSON.stringify(e));

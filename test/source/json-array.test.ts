@@ -26,13 +26,17 @@ describe('JsonArraySplitter', () => {
 
   it('gives every element of an array, whatever the chunk boundaries', () => {
     const text = JSON.stringify(list, null, 1);
-    for (const size of [1, 2, 3, 7, 64, text.length]) expect(split(text, size).elements, `chunks of ${size}`).toEqual(list);
+    for (const size of [1, 2, 3, 7, 64, text.length])
+      expect(split(text, size).elements, `chunks of ${size}`).toEqual(list);
     expect(split(' [ ] ', 1).elements).toEqual([]);
     expect(split('[1,2]', 1).elements).toEqual([1, 2]);
   });
 
   it('keeps a body that is not an array whole', () => {
-    expect(split('{"Data":[1,2],"HasMoreResults":false}', 3)).toEqual({ elements: [], whole: { Data: [1, 2], HasMoreResults: false } });
+    expect(split('{"Data":[1,2],"HasMoreResults":false}', 3)).toEqual({
+      elements: [],
+      whole: { Data: [1, 2], HasMoreResults: false },
+    });
   });
 
   it('refuses a list cut short, an empty body, a broken element and trailing data', () => {

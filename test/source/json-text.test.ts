@@ -9,7 +9,7 @@ describe('jsonText', () => {
     const page = {
       Data: [
         { FirstName: 'Łukasz', LastName: 'Ngọc', City: 'Saint-Jérôme', Note: 'ambulance 🚑 — 東京', Plain: 'x' },
-        { 'Clé': 'Zoë', Quoted: 'a \\ "b" \u00e9\\', Empty: '' },
+        { Clé: 'Zoë', Quoted: 'a \\ "b" \u00e9\\', Empty: '' },
       ],
       HasMoreResults: false,
     };
@@ -23,7 +23,13 @@ describe('jsonText', () => {
   });
 
   it('reads bytes that are not UTF-8 as the UTF-8 decoder does (replacement characters)', () => {
-    const body = Buffer.concat([utf8('{"a":"x'), Buffer.from([0xff, 0xe2, 0x82]), utf8('y","b":"'), Buffer.from([0xc3]), utf8('"}')]);
+    const body = Buffer.concat([
+      utf8('{"a":"x'),
+      Buffer.from([0xff, 0xe2, 0x82]),
+      utf8('y","b":"'),
+      Buffer.from([0xc3]),
+      utf8('"}'),
+    ]);
     const { fast, plain } = parseBoth(body);
     expect(fast).toEqual(plain);
     expect(fast.a).toBe('x\ufffd\ufffdy');

@@ -7,7 +7,15 @@ import { Locale } from '../../src/source/schemas/index.ts';
 
 describe('containers', () => {
   it('reads an envelope and passes every non-paging field on as extras', () => {
-    const body = { HasMoreResults: true, Offset: 400, Results: 2, RunLogTypeId: 3, RunLogTypeName: 'ALS', RunLogFormType: 'Debrief', Data: [1, 2] };
+    const body = {
+      HasMoreResults: true,
+      Offset: 400,
+      Results: 2,
+      RunLogTypeId: 3,
+      RunLogTypeName: 'ALS',
+      RunLogFormType: 'Debrief',
+      Data: [1, 2],
+    };
     expect(readEnvelope(endpoints.runLogFormResponses, body)).toEqual({
       raw: [1, 2],
       hasMore: true,
@@ -35,7 +43,10 @@ describe('containers', () => {
       hasMore: false,
       shape: 'a single object where a list is expected',
     });
-    expect(readArray(endpoints.individuals, { ServiceId: 3 })).toMatchObject({ raw: [{ ServiceId: 3 }], shape: 'a single object where a list is expected' });
+    expect(readArray(endpoints.individuals, { ServiceId: 3 })).toMatchObject({
+      raw: [{ ServiceId: 3 }],
+      shape: 'a single object where a list is expected',
+    });
     expect(readArray(endpoints.individuals, { Data: [{ ServiceId: 4 }] })).toMatchObject({
       raw: [{ ServiceId: 4 }],
       shape: 'an envelope where an array is expected',
@@ -48,7 +59,9 @@ describe('containers', () => {
     expect(readArrayOrObject(e, [{ LocaleId: 1 }]).raw).toEqual([{ LocaleId: 1 }]);
     expect(readArrayOrObject(e, { Data: [{ LocaleId: 2 }] }).raw).toEqual([{ LocaleId: 2 }]);
     expect(readArrayOrObject(e, { Locales: [{ LocaleId: 3 }] }).raw).toEqual([{ LocaleId: 3 }]);
-    expect(readArrayOrObject(e, { LocaleId: 4, LocaleName: 'West' }).raw).toEqual([{ LocaleId: 4, LocaleName: 'West' }]);
+    expect(readArrayOrObject(e, { LocaleId: 4, LocaleName: 'West' }).raw).toEqual([
+      { LocaleId: 4, LocaleName: 'West' },
+    ]);
     expect(() => readArrayOrObject(e, 'Locales')).toThrow(SourceError);
   });
 
@@ -78,7 +91,13 @@ describe('query strings', () => {
   it('puts api-version first, params in catalog order, page controls last, and encodes + as %2B', () => {
     const q = buildQuery(
       endpoints.runLogFormResponses,
-      { UpdatedSince: '2024-01-01T00:00:00+01:00', FormType: 'Debrief', RunTypeId: 4, StartDate: '2024-01-01', EndDate: '2024-02-01' },
+      {
+        UpdatedSince: '2024-01-01T00:00:00+01:00',
+        FormType: 'Debrief',
+        RunTypeId: 4,
+        StartDate: '2024-01-01',
+        EndDate: '2024-02-01',
+      },
       { offset: 200, limit: 200 },
     );
     expect(q).toBe(
@@ -87,7 +106,11 @@ describe('query strings', () => {
   });
 
   it('accepts a csv list as a string or an array', () => {
-    expect(buildQuery(endpoints.individuals, { ExcludeStatuses: 'Former, LOA' })).toBe('api-version=2.0&ExcludeStatuses=Former%2CLOA');
-    expect(buildQuery(endpoints.individuals, { ExcludeStatuses: ['Former'] })).toBe('api-version=2.0&ExcludeStatuses=Former');
+    expect(buildQuery(endpoints.individuals, { ExcludeStatuses: 'Former, LOA' })).toBe(
+      'api-version=2.0&ExcludeStatuses=Former%2CLOA',
+    );
+    expect(buildQuery(endpoints.individuals, { ExcludeStatuses: ['Former'] })).toBe(
+      'api-version=2.0&ExcludeStatuses=Former',
+    );
   });
 });

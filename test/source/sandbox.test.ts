@@ -87,7 +87,8 @@ function everyQuery(sb: RunningSandbox): [Endpoint, Record<string, unknown>][] {
     queries.push([e.formResponses, { FormId, StartDate: from, EndDate: to }]);
   }
   for (const RunTypeId of sb.data.runTypeIds()) {
-    for (const FormType of RUN_LOG_FORM_TYPES) queries.push([e.runLogFormResponses, { RunTypeId, FormType, ...window }]);
+    for (const FormType of RUN_LOG_FORM_TYPES)
+      queries.push([e.runLogFormResponses, { RunTypeId, FormType, ...window }]);
   }
   return queries;
 }
@@ -178,7 +179,11 @@ describe('a small sandbox', () => {
     expect(theirs.items.every((x) => x.ServiceId === someone.ServiceId)).toBe(true);
 
     const from = new Date(now - 90 * DAY);
-    const approved = await c.all(endpoints.timeOffRequests, { StartDateTime: from, EndDateTime: new Date(now + 30 * DAY), RequestStatus: ['Approved'] });
+    const approved = await c.all(endpoints.timeOffRequests, {
+      StartDateTime: from,
+      EndDateTime: new Date(now + 30 * DAY),
+      RequestStatus: ['Approved'],
+    });
     expect(approved.items.length).toBeGreaterThan(0);
     expect(approved.items.every((r) => r.Status === 'Approved')).toBe(true);
   });
@@ -186,7 +191,7 @@ describe('a small sandbox', () => {
   it('sends a + offset so the service reads the instant meant', async () => {
     const now = sb.data.now().getTime();
     // The same instants written with a +05:30 offset and in UTC must select the same assignments.
-    const local = (t: number) => new Date(t + 5.5 * 3_600_000).toISOString().slice(0, 19) + '+05:30';
+    const local = (t: number) => `${new Date(t + 5.5 * 3_600_000).toISOString().slice(0, 19)}+05:30`;
     const start = now - 3 * DAY;
     const end = now;
     const plus = await c.all(endpoints.shiftAssignments, { StartDate: local(start), EndDate: local(end) });
@@ -200,7 +205,12 @@ describe('a small sandbox', () => {
     const now = sb.data.now().getTime();
     const [page] = await (async () => {
       const out = [];
-      for await (const p of c.pages(endpoints.formResponses, { FormId, StartDate: new Date(now - 200 * DAY), EndDate: new Date(now) })) out.push(p);
+      for await (const p of c.pages(endpoints.formResponses, {
+        FormId,
+        StartDate: new Date(now - 200 * DAY),
+        EndDate: new Date(now),
+      }))
+        out.push(p);
       return out;
     })();
     expect(page!.extras).toMatchObject({ FormId });
@@ -213,15 +223,27 @@ describe('a small sandbox', () => {
     const byId = await c.lookup(endpoints.individualByServiceId, { serviceId: person!.ServiceId });
     expect(byId).toMatchObject({ found: true, item: { ServiceId: person!.ServiceId } });
     if (person!.UniqueNumber) {
-      expect((await c.lookup(endpoints.individualByUniqueIdentifier, { uniqueIdentifier: person!.UniqueNumber })).found).toBe(true);
-      expect(await c.lookup(endpoints.individualExists, { uniqueIdentifier: person!.UniqueNumber })).toEqual({ found: true, item: true });
+      expect(
+        (await c.lookup(endpoints.individualByUniqueIdentifier, { uniqueIdentifier: person!.UniqueNumber })).found,
+      ).toBe(true);
+      expect(await c.lookup(endpoints.individualExists, { uniqueIdentifier: person!.UniqueNumber })).toEqual({
+        found: true,
+        item: true,
+      });
     }
     if (person!.EmployeeNumber) {
-      expect((await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: person!.EmployeeNumber })).found).toBe(true);
+      expect(
+        (await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: person!.EmployeeNumber })).found,
+      ).toBe(true);
     }
     expect(await c.lookup(endpoints.individualByServiceId, { serviceId: 987_654_321 })).toEqual({ found: false });
-    expect(await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: 'NO-SUCH-NUMBER' })).toEqual({ found: false });
-    expect(await c.lookup(endpoints.individualExists, { uniqueIdentifier: 'NO-SUCH-ID' })).toEqual({ found: true, item: false });
+    expect(await c.lookup(endpoints.individualByEmployeeNumber, { employeeNumber: 'NO-SUCH-NUMBER' })).toEqual({
+      found: false,
+    });
+    expect(await c.lookup(endpoints.individualExists, { uniqueIdentifier: 'NO-SUCH-ID' })).toEqual({
+      found: true,
+      item: false,
+    });
   });
 
   it('answers auth for a wrong key, scope for a missing scope, and bad_request for a value the service refuses, each without retry', async () => {
@@ -233,7 +255,9 @@ describe('a small sandbox', () => {
       expect((await failure(wrong.all(endpoints.locales, {}))).kind).toBe('auth');
       const scope = await failure(scoped.all(endpoints.individuals, {}));
       expect([scope.kind, scope.status, scope.code]).toEqual(['scope', 403, 'insufficient_scope']);
-      const bad = await failure(c.all(endpoints.individualCourses, { startDate: '2024-02-01', endDate: '2024-02-30', statusOption: 0 }));
+      const bad = await failure(
+        c.all(endpoints.individualCourses, { startDate: '2024-02-01', endDate: '2024-02-30', statusOption: 0 }),
+      );
       expect([bad.kind, bad.status, bad.code]).toEqual(['bad_request', 400, 'invalid_parameters']);
       expect(bad.message).toContain('endDate');
       expect(sb.stats().requests - before).toBe(3);
@@ -261,14 +285,31 @@ describe('writes to a tiny sandbox', () => {
   it('inserts and updates an individual, and reads it back', async () => {
     const created = await c.send(
       endpoints.individualInsert,
-      { FirstName: 'Ann', LastName: 'Sandbox', Status: 'Active', PrimaryEmailAddress: 'ann.sandbox@example.com', LogonId: 'annsandbox1', EmployeeNumber: 'EMP-T-1', UniqueNumber: 'UN-T-1' },
+      {
+        FirstName: 'Ann',
+        LastName: 'Sandbox',
+        Status: 'Active',
+        PrimaryEmailAddress: 'ann.sandbox@example.com',
+        LogonId: 'annsandbox1',
+        EmployeeNumber: 'EMP-T-1',
+        UniqueNumber: 'UN-T-1',
+      },
       { lane: 'push' },
     );
     expect(created).toMatchObject({ FirstName: 'Ann', LastName: 'Sandbox' });
     const found = await c.lookup(endpoints.individualByServiceId, { serviceId: created!.ServiceId });
     expect(found.found && found.item.LogonId).toBe('annsandbox1');
-    const { IndividualId: _i, CompanyId: _c, LegalFirstName: _l1, LegalMiddleName: _l2, LegalLastName: _l3, JobTitleId: _j, AdditionalJobTitles: _a, SupervisorName: _s, ...writable } =
-      found.found ? found.item : created!;
+    const {
+      IndividualId: _i,
+      CompanyId: _c,
+      LegalFirstName: _l1,
+      LegalMiddleName: _l2,
+      LegalLastName: _l3,
+      JobTitleId: _j,
+      AdditionalJobTitles: _a,
+      SupervisorName: _s,
+      ...writable
+    } = found.found ? found.item : created!;
     const updated = await c.send(endpoints.individualUpdate, { ...writable, MiddleName: 'Q' });
     expect(updated).toMatchObject({ ServiceId: created!.ServiceId, MiddleName: 'Q' });
   });
@@ -292,15 +333,32 @@ describe('writes to a tiny sandbox', () => {
       ActivationDate: '2024-01-01',
       ExpirationDate: '2028-01-01',
     });
-    expect(updated).toMatchObject({ IndividualCertificationId: inserted!.IndividualCertificationId, CertificationNumber: 'T-124' });
+    expect(updated).toMatchObject({
+      IndividualCertificationId: inserted!.IndividualCertificationId,
+      CertificationNumber: 'T-124',
+    });
     const result = await c.send(endpoints.validateSubmission, [
-      { RequestId: 'req-1', IndividualCertificationId: String(inserted!.IndividualCertificationId), IsVerified: true, IssueDate: '2024-01-01', ExpirationDate: '2028-01-01' },
+      {
+        RequestId: 'req-1',
+        IndividualCertificationId: String(inserted!.IndividualCertificationId),
+        IsVerified: true,
+        IssueDate: '2024-01-01',
+        ExpirationDate: '2028-01-01',
+      },
     ]);
     expect(result).toBeNull();
   });
 
   it('surfaces the service’s refusal of a write with its field messages', async () => {
-    const e = await failure(c.send(endpoints.individualUpdate, { ServiceId: 987_654_321, FirstName: 'X', LastName: 'Y', Status: 'Active', PrimaryEmailAddress: 'x@y.co' }));
+    const e = await failure(
+      c.send(endpoints.individualUpdate, {
+        ServiceId: 987_654_321,
+        FirstName: 'X',
+        LastName: 'Y',
+        Status: 'Active',
+        PrimaryEmailAddress: 'x@y.co',
+      }),
+    );
     expect(['bad_request', 'not_found']).toContain(e.kind);
     expect(e.retryable).toBe(false);
   });
@@ -317,7 +375,10 @@ describe('faults', () => {
   }
 
   const now = (sb: RunningSandbox) => sb.data.now().getTime();
-  const assignments = (sb: RunningSandbox) => ({ StartDate: new Date(now(sb) - 30 * DAY), EndDate: new Date(now(sb) + 14 * DAY) });
+  const assignments = (sb: RunningSandbox) => ({
+    StartDate: new Date(now(sb) - 30 * DAY),
+    EndDate: new Date(now(sb) + 14 * DAY),
+  });
 
   it('reads everything despite 500s, resets and truncated bodies', async () => {
     await withSandbox({}, async (sb) => {

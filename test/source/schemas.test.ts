@@ -11,10 +11,16 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
 
 describe('names the service sends under another name', () => {
   it('reads SupervisorName from `Supervisor`, and from its own name', () => {
-    expect(parse(s.Individual, { IndividualId: 1, ServiceId: 2, Supervisor: 'Doe, Jane' }).SupervisorName).toBe('Doe, Jane');
-    expect(parse(s.Individual, { IndividualId: 1, ServiceId: 2, SupervisorName: 'Roe, Rick' }).SupervisorName).toBe('Roe, Rick');
+    expect(parse(s.Individual, { IndividualId: 1, ServiceId: 2, Supervisor: 'Doe, Jane' }).SupervisorName).toBe(
+      'Doe, Jane',
+    );
+    expect(parse(s.Individual, { IndividualId: 1, ServiceId: 2, SupervisorName: 'Roe, Rick' }).SupervisorName).toBe(
+      'Roe, Rick',
+    );
     // Both present: the canonical name wins, the alias is not lost either way.
-    expect(parse(s.Individual, { IndividualId: 1, ServiceId: 2, SupervisorName: 'A', Supervisor: 'B' }).SupervisorName).toBe('A');
+    expect(
+      parse(s.Individual, { IndividualId: 1, ServiceId: 2, SupervisorName: 'A', Supervisor: 'B' }).SupervisorName,
+    ).toBe('A');
   });
 
   it('reads AuditIndividual from `InsertBy`', () => {
@@ -29,7 +35,10 @@ describe('names the service sends under another name', () => {
   });
 
   it('reads the job-title id from `JobTitle` in the job-title list', () => {
-    expect(parse(s.JobTitle, { JobTitle: 12, JobTitleName: 'Paramedic' })).toEqual({ JobTitleId: 12, JobTitleName: 'Paramedic' });
+    expect(parse(s.JobTitle, { JobTitle: 12, JobTitleName: 'Paramedic' })).toEqual({
+      JobTitleId: 12,
+      JobTitleName: 'Paramedic',
+    });
     expect(parse(s.JobTitle, { JobTitleId: 13, JobTitleName: 'EMT' }).JobTitleId).toBe(13);
   });
 
@@ -54,15 +63,28 @@ describe('names in fields the table lists as int', () => {
     const employee = { ServiceId: 1, EmployeeNumber: 'E1', FirstName: 'Ann', LastName: 'Lee' };
     expect(parse(s.FormResponseEmployee, employee)).toEqual(employee);
     expect(parse(s.FormResponseEmployee, { ...employee, FirstName: 42 }).FirstName).toBe('42');
-    expect(parse(s.FormAudit, { ResponseId: 1, AuditIndividual: { FirstName: 'Bo', LastName: 7 } }).AuditIndividual?.LastName).toBe('7');
-    expect(parse(s.RunLogCrewMember, { CrewRole: 'Driver', ServiceId: 3, FirstName: 'Cy', LastName: 'Ng' }).FirstName).toBe('Cy');
+    expect(
+      parse(s.FormAudit, { ResponseId: 1, AuditIndividual: { FirstName: 'Bo', LastName: 7 } }).AuditIndividual
+        ?.LastName,
+    ).toBe('7');
+    expect(
+      parse(s.RunLogCrewMember, { CrewRole: 'Driver', ServiceId: 3, FirstName: 'Cy', LastName: 'Ng' }).FirstName,
+    ).toBe('Cy');
   });
 });
 
 describe('dates', () => {
   it('accepts date-only and date-time values with an offset, Z, or none', () => {
-    for (const d of ['2024-02-29', '2024-02-29T13:45:00+05:30', '2024-02-29T13:45:00.1234567-08:00', '2024-02-29T13:45:00Z', '2024-02-29T13:45:00']) {
-      expect(parse(s.IndividualCertification, { IndividualCertificationId: 1, ExpirationDate: d }).ExpirationDate).toBe(d);
+    for (const d of [
+      '2024-02-29',
+      '2024-02-29T13:45:00+05:30',
+      '2024-02-29T13:45:00.1234567-08:00',
+      '2024-02-29T13:45:00Z',
+      '2024-02-29T13:45:00',
+    ]) {
+      expect(parse(s.IndividualCertification, { IndividualCertificationId: 1, ExpirationDate: d }).ExpirationDate).toBe(
+        d,
+      );
     }
   });
 
@@ -75,7 +97,12 @@ describe('dates', () => {
 
 describe('absent and unknown fields', () => {
   it('accepts a course record without the fields not relevant to it', () => {
-    const course = parse(s.IndividualCourse, { IndividualCourseId: 'C-1', CourseName: 'CPR', StartDate: '2024-01-02', Status: 'Passed' });
+    const course = parse(s.IndividualCourse, {
+      IndividualCourseId: 'C-1',
+      CourseName: 'CPR',
+      StartDate: '2024-01-02',
+      Status: 'Passed',
+    });
     expect(course).toEqual({ IndividualCourseId: 'C-1', CourseName: 'CPR', StartDate: '2024-01-02', Status: 'Passed' });
     expect(parse(s.IndividualCourse, { IndividualCourseId: 881 }).IndividualCourseId).toBe('881');
   });
@@ -83,7 +110,11 @@ describe('absent and unknown fields', () => {
   it('keeps fields the schema does not know', () => {
     const ind = parse(s.Individual, { IndividualId: 1, ServiceId: 2, BadgeColor: 'green', Nested: { a: 1 } });
     expect(ind).toMatchObject({ BadgeColor: 'green', Nested: { a: 1 } });
-    const shift = parse(s.ShiftAssignment, { ShiftAssignmentId: 1, StartDateTime: '2024-01-01T07:00:00-05:00', Unit: 'M12' });
+    const shift = parse(s.ShiftAssignment, {
+      ShiftAssignmentId: 1,
+      StartDateTime: '2024-01-01T07:00:00-05:00',
+      Unit: 'M12',
+    });
     expect(shift).toMatchObject({ Unit: 'M12' });
   });
 
@@ -109,11 +140,23 @@ describe('absent and unknown fields', () => {
   it('still requires the fields that identify a record', () => {
     expect(s.Individual.safeParse({ ServiceId: 2 }).success).toBe(false);
     expect(s.TimeOffRequest.safeParse({ StartDateTime: '2024-01-01' }).success).toBe(false);
-    expect(s.AssignmentChange.safeParse({ EventType: 'Moved', EventTimeStamp: '2024-01-01', ShiftAssignmentId: 1, StartDateTime: '2024-01-01' }).success).toBe(false);
+    expect(
+      s.AssignmentChange.safeParse({
+        EventType: 'Moved',
+        EventTimeStamp: '2024-01-01',
+        ShiftAssignmentId: 1,
+        StartDateTime: '2024-01-01',
+      }).success,
+    ).toBe(false);
   });
 });
 
-const answer = (QuestionType: string, AnswerValue: unknown) => ({ QuestionId: 1, QuestionType, QuestionText: 'Q', AnswerValue });
+const answer = (QuestionType: string, AnswerValue: unknown) => ({
+  QuestionId: 1,
+  QuestionType,
+  QuestionText: 'Q',
+  AnswerValue,
+});
 
 /** A value of the right shape for each of the 22 question types, and one of a wrong shape. */
 const SAMPLES: Record<string, [right: unknown, wrong: unknown]> = {
@@ -126,16 +169,31 @@ const SAMPLES: Record<string, [right: unknown, wrong: unknown]> = {
   Number: [12.5, '12.5'],
   'Yes/No': [true, 'Yes'],
   'True/False': [false, 0],
-  'Ranking Sum': [[{ Row: 'A', SelectedValue: '60' }, { Row: 'B', SelectedValue: '40' }], { Row: 'A' }],
+  'Ranking Sum': [
+    [
+      { Row: 'A', SelectedValue: '60' },
+      { Row: 'B', SelectedValue: '40' },
+    ],
+    { Row: 'A' },
+  ],
   Ranking: [[{ Row: 'First', SelectedValue: '1' }], [1, 2]],
   'Radio Button Matrix': [[{ Row: 'Airway', SelectedValue: 'Good' }], 'Good'],
-  'Checkbox Matrix': [[{ Row: 'Bag', SelectedValues: ['Checked', 'Restocked'] }], [{ Row: 'Bag', SelectedValues: 'Checked' }]],
+  'Checkbox Matrix': [
+    [{ Row: 'Bag', SelectedValues: ['Checked', 'Restocked'] }],
+    [{ Row: 'Bag', SelectedValues: 'Checked' }],
+  ],
   'Textbox Matrix': [[{ Row: 'Gauze', Column: 'Count', AnswerText: '4' }], [{ Row: 'Gauze', AnswerText: 4 }]],
   'One or More Lines': [[{ Row: 'Line 1', SelectedValue: 'Text' }], 'Text'],
   'Rating Scale': [[{ Row: 'Overall', SelectedValue: 'Excellent' }], 5],
   'Service Dropdown List': ['Lee, Ann', { ServiceId: 1 }],
-  'Attach Document': [[{ FileUri: 'https://svc.example/FormResponseDocument/GetFile?id=1&fileNumber=1&api-version=2.0' }], 'file.pdf'],
-  Address: [{ StreetAddress1: '1 Main St', StreetAddress2: null, City: 'Springfield', State: 'IL', ZipCode: '62701' }, '1 Main St'],
+  'Attach Document': [
+    [{ FileUri: 'https://svc.example/FormResponseDocument/GetFile?id=1&fileNumber=1&api-version=2.0' }],
+    'file.pdf',
+  ],
+  Address: [
+    { StreetAddress1: '1 Main St', StreetAddress2: null, City: 'Springfield', State: 'IL', ZipCode: '62701' },
+    '1 Main St',
+  ],
   Name: ['Ann Lee', ['Ann', 'Lee']],
   'Custom Dropdown': ['Medic 12', true],
   Signature: [{ HasSignature: true }, true],
@@ -168,7 +226,11 @@ describe('form answers', () => {
 
   it('keeps an answer of an unknown question type raw, flagged as unchecked', () => {
     const a = parse(s.FormResponseAnswer, answer('Barcode Scan', { code: 'X1' }));
-    expect(a).toMatchObject({ QuestionType: 'Barcode Scan', AnswerValue: { code: 'X1' }, AnswerValueMatchesType: false });
+    expect(a).toMatchObject({
+      QuestionType: 'Barcode Scan',
+      AnswerValue: { code: 'X1' },
+      AnswerValueMatchesType: false,
+    });
   });
 
   it('parses a whole form response with a mismatched answer without rejecting it', () => {
@@ -220,11 +282,22 @@ describe('required credential status', () => {
             {
               Requirement: "Driver's License",
               RequirementStatus: 'Current',
-              FulfillingCertification: { CertificationName: 'DL', CertificationNumber: 'D1', ActivationDate: '2020-01-01', ExpirationDate: '2028-01-01', IsNonDriver: false },
+              FulfillingCertification: {
+                CertificationName: 'DL',
+                CertificationNumber: 'D1',
+                ActivationDate: '2020-01-01',
+                ExpirationDate: '2028-01-01',
+                IsNonDriver: false,
+              },
             },
           ],
         },
-        { JobTitle: { JobTitleId: 3 }, Locale: { LocaleId: 2, LocaleName: 'North', BusinessUnitId: 'BU-2' }, RequirementsMet: true, Requirements: [] },
+        {
+          JobTitle: { JobTitleId: 3 },
+          Locale: { LocaleId: 2, LocaleName: 'North', BusinessUnitId: 'BU-2' },
+          RequirementsMet: true,
+          Requirements: [],
+        },
       ],
     });
     expect(status.CredentialRequirements?.[0]?.Requirements?.[0]?.FulfillingCertification).toBeNull();
@@ -237,7 +310,13 @@ describe('write bodies', () => {
 
   it('accepts a minimal insert and checks the spec rules', () => {
     expect(s.IndividualInsert.safeParse(person).success).toBe(true);
-    const bad = s.IndividualInsert.safeParse({ ...person, SSN: '123-45-6789', LogonId: 'a'.repeat(31), Gender: 'X', Status: 'Retired' });
+    const bad = s.IndividualInsert.safeParse({
+      ...person,
+      SSN: '123-45-6789',
+      LogonId: 'a'.repeat(31),
+      Gender: 'X',
+      Status: 'Retired',
+    });
     expect(bad.error?.issues.map((i) => i.path[0]).sort()).toEqual(['Gender', 'LogonId', 'SSN', 'Status']);
   });
 

@@ -1,5 +1,5 @@
 import type { SandboxData } from '../../src/sandbox/service.ts';
-import { endpoints, streams, targets, type EndpointName } from '../../src/resources/index.ts';
+import { endpoints, streams, type EndpointName } from '../../src/resources/index.ts';
 import { partitionsOf } from '../../src/sync/partitions.ts';
 import type { StreamDef } from '../../src/resources/stream.ts';
 import type { StreamOutcome } from '../../src/sync/runner.ts';
@@ -34,7 +34,12 @@ function inSpan(row: Record<string, unknown>, span: Span | undefined): boolean {
  * exactly the records the service holds, each with the content the service holds now (children included).
  * A stream given a span is compared on the rows (truth's and warehouse's) in that span only.
  */
-export async function divergence(wh: Warehouse, data: SandboxData, companyKey: string, spans: Record<string, Span> = {}): Promise<Record<string, Divergence>> {
+export async function divergence(
+  wh: Warehouse,
+  data: SandboxData,
+  companyKey: string,
+  spans: Record<string, Span> = {},
+): Promise<Record<string, Divergence>> {
   const out: Record<string, Divergence> = {};
   for (const stream of streams) {
     const span = spans[stream.name];
@@ -66,7 +71,11 @@ export async function divergence(wh: Warehouse, data: SandboxData, companyKey: s
 }
 
 /** The envelope fields a partitioned list adds to its items (FormId; RunLogTypeId and RunLogFormType). */
-function envelopeOf(endpoint: string, query: Record<string, unknown>, data: SandboxData): Record<string, unknown> | undefined {
+function envelopeOf(
+  endpoint: string,
+  query: Record<string, unknown>,
+  data: SandboxData,
+): Record<string, unknown> | undefined {
   if (endpoint !== 'formResponses' && endpoint !== 'runLogFormResponses') return undefined;
   const range = { StartDate: new Date('2000-01-01T00:00:00Z'), EndDate: new Date('2100-01-01T00:00:00Z') };
   const page = data.read(endpoint, { ...query, ...range } as never, { offset: 0, limit: 1 });
@@ -109,22 +118,31 @@ export function dueForComparison(stepHours: number, outcomes: readonly StreamOut
   return out;
 }
 
-
 /**
  * Streams not yet due whose shorter re-read, with a span, ran within the step: their rows in that span (around
  * the service's `now`) are within their bound.
  */
-export function spansWithinBound(stepHours: number, outcomes: readonly StreamOutcome[], now: Date): Record<string, Span> {
+export function spansWithinBound(
+  stepHours: number,
+  outcomes: readonly StreamOutcome[],
+  now: Date,
+): Record<string, Span> {
   const due = dueForComparison(stepHours, outcomes);
   const out: Record<string, Span> = {};
   for (const s of streams) {
     if (due.has(s.name)) continue;
     const st = s.strategy;
     const rereads = 'rereads' in st ? (st.rereads ?? []) : [];
-    const r = rereads.filter((x) => x.span && x.everyHours <= stepHours).sort((a, b) => b.span!.backDays - a.span!.backDays)[0];
+    const r = rereads
+      .filter((x) => x.span && x.everyHours <= stepHours)
+      .sort((a, b) => b.span!.backDays - a.span!.backDays)[0];
     if (!r?.span) continue;
     const columns =
-      st.kind === 'change-driven' ? { startColumn: st.startColumn } : 'deleteMissing' in st && st.deleteMissing ? st.deleteMissing : undefined;
+      st.kind === 'change-driven'
+        ? { startColumn: st.startColumn }
+        : 'deleteMissing' in st && st.deleteMissing
+          ? st.deleteMissing
+          : undefined;
     if (!columns) continue;
     // The sync's span starts at its own reading of the service's clock, a little after `now`: rows within an hour
     // of its start are left to the weekly re-read.
@@ -135,7 +153,12 @@ export function spansWithinBound(stepHours: number, outcomes: readonly StreamOut
 }
 
 /** The divergence of the streams whose bound is met after a sync that followed `hours` of changes (in `spans`, their span). */
-export function withinBounds(d: Record<string, Divergence>, hours: number, outcomes: readonly StreamOutcome[], spans: Record<string, Span> = {}): Record<string, Divergence> {
+export function withinBounds(
+  d: Record<string, Divergence>,
+  hours: number,
+  outcomes: readonly StreamOutcome[],
+  spans: Record<string, Span> = {},
+): Record<string, Divergence> {
   const due = dueForComparison(hours, outcomes);
   return Object.fromEntries(Object.entries(d).filter(([name]) => due.has(name) || name in spans));
 }

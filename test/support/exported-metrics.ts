@@ -6,15 +6,48 @@ import { Metrics, PREFIX, type QueueCounts } from '../../src/ops/metrics.ts';
  * count, so that every family the server can export has samples.
  */
 export async function renderedMetrics(): Promise<string> {
-  const queue: QueueCounts = { name: 'sync', getJobCounts: async () => ({ waiting: 2, active: 1, delayed: 0, failed: 1, completed: 9 }) };
+  const queue: QueueCounts = {
+    name: 'sync',
+    getJobCounts: async () => ({ waiting: 2, active: 1, delayed: 0, failed: 1, completed: 9 }),
+  };
   const metrics = new Metrics({ queues: () => [queue], outbox: async () => ({ queued: 3, applied: 10, in_doubt: 1 }) });
   const o = metrics.observer;
-  o.request!({ company: 'acme', key: 'k1', endpoint: 'individuals', method: 'GET', lane: 'backfill', status: 200, outcome: 'ok', durationMs: 120, attempt: 0 });
-  o.request!({ company: 'acme', key: 'k1', endpoint: 'individuals', method: 'GET', lane: 'backfill', status: 429, outcome: 'rate_limited', durationMs: 30, attempt: 1 });
+  o.request!({
+    company: 'acme',
+    key: 'k1',
+    endpoint: 'individuals',
+    method: 'GET',
+    lane: 'backfill',
+    status: 200,
+    outcome: 'ok',
+    durationMs: 120,
+    attempt: 0,
+  });
+  o.request!({
+    company: 'acme',
+    key: 'k1',
+    endpoint: 'individuals',
+    method: 'GET',
+    lane: 'backfill',
+    status: 429,
+    outcome: 'rate_limited',
+    durationMs: 30,
+    attempt: 1,
+  });
   o.limiterWait!({ company: 'acme', key: 'k1', lane: 'backfill', waitMs: 250 });
   o.budget!({ company: 'acme', key: 'k1', limit: 100, remaining: 40 });
   o.page!({ company: 'acme', stream: 'individuals', partition: 'all', rows: 200, rejects: 1, deleted: 2 });
-  o.stream!({ company: 'acme', stream: 'individuals', outcome: 'ok', durationMs: 5000, rows: 200, rejects: 1, deleted: 2, requests: 2, at: Date.now() });
+  o.stream!({
+    company: 'acme',
+    stream: 'individuals',
+    outcome: 'ok',
+    durationMs: 5000,
+    rows: 200,
+    rejects: 1,
+    deleted: 2,
+    requests: 2,
+    at: Date.now(),
+  });
   o.push!({ company: 'acme', kind: 'individual', outcome: 'applied', latencyMs: 900 });
   o.schemaChange!({ company: 'acme', stream: 'individuals', kind: 'appeared', path: 'BadgeNumber' });
   return metrics.render();

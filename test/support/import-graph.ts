@@ -86,7 +86,9 @@ export const NO_BARREL: readonly string[] = ['warehouse'];
 /** Each module re-exporting from another module of its folder (`export … from './x.ts'`) in a NO_BARREL folder. */
 export function barrels(graph: ImportGraph): string[] {
   return graph.files.filter(
-    (file) => NO_BARREL.includes(folderOf(file)) && /^export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+'\.\//m.test(readFileSync(join(ROOT, file), 'utf8')),
+    (file) =>
+      NO_BARREL.includes(folderOf(file)) &&
+      /^export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+'\.\//m.test(readFileSync(join(ROOT, file), 'utf8')),
   );
 }
 

@@ -30,7 +30,13 @@ async function main(ref: string): Promise<void> {
   const tree = mkdtempSync(join(tmpdir(), 'wfsync-release-'));
   execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', tree, ref], { stdio: 'inherit' });
   const pg = await startPostgres();
-  const sandbox = await startSandbox({ port: 0, seed: FIXTURE_SANDBOX.seed, size: FIXTURE_SANDBOX.size, now: new Date(FIXTURE_SANDBOX.now), rateLimit: null });
+  const sandbox = await startSandbox({
+    port: 0,
+    seed: FIXTURE_SANDBOX.seed,
+    size: FIXTURE_SANDBOX.size,
+    now: new Date(FIXTURE_SANDBOX.now),
+    rateLimit: null,
+  });
   try {
     symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
     const databaseUrl = pg.url.replace(/\/[^/]*$/, '/release');
@@ -38,21 +44,27 @@ async function main(ref: string): Promise<void> {
     await admin.unsafe('create database release');
     await admin.end();
     // Run asynchronously: the sandbox answering it lives in this process.
-    const synced = await promisify(execFile)(process.execPath, [join(tree, 'bin/wfsync.js'), 'sync', '--once', '--json'], {
-      cwd: tree,
-      maxBuffer: 16 * 1024 * 1024,
-      env: {
-        ...process.env,
-        ...sandboxSettings(sandbox),
-        WFS_RATE_LIMIT: '1000/1s',
-        DATABASE_URL: databaseUrl,
-        WFS_DATA_DIR: join(tree, '.wfsync'),
-        LOG_LEVEL: 'warn',
+    const synced = await promisify(execFile)(
+      process.execPath,
+      [join(tree, 'bin/wfsync.js'), 'sync', '--once', '--json'],
+      {
+        cwd: tree,
+        maxBuffer: 16 * 1024 * 1024,
+        env: {
+          ...process.env,
+          ...sandboxSettings(sandbox),
+          WFS_RATE_LIMIT: '1000/1s',
+          DATABASE_URL: databaseUrl,
+          WFS_DATA_DIR: join(tree, '.wfsync'),
+          LOG_LEVEL: 'warn',
+        },
       },
-    });
+    );
     const summary = JSON.parse(synced.stdout) as { failed: number; requests: number };
     if (summary.failed > 0) throw new Error(`the release's sync failed: ${synced.stdout}`);
-    const journal = JSON.parse(readFileSync(join(tree, 'drizzle/meta/_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+    const journal = JSON.parse(readFileSync(join(tree, 'drizzle/meta/_journal.json'), 'utf8')) as {
+      entries: { tag: string }[];
+    };
     const version = (JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8')) as { version: string }).version;
     const fixture: WarehouseFixture = {
       release: { ref, version },

@@ -18,7 +18,11 @@ export async function migrateUpTo(url: string, tag: string): Promise<void> {
     const last = journal.entries.findIndex((e) => e.tag === tag);
     if (last < 0) throw new Error(`no migration ${tag}`);
     writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, last + 1) }));
-    await migrate(drizzle(client), { migrationsFolder: dir, migrationsSchema: 'drizzle', migrationsTable: migrationsTable(DEFAULT_SCHEMA) });
+    await migrate(drizzle(client), {
+      migrationsFolder: dir,
+      migrationsSchema: 'drizzle',
+      migrationsTable: migrationsTable(DEFAULT_SCHEMA),
+    });
   } finally {
     await client.end();
     rmSync(dir, { recursive: true, force: true });

@@ -59,12 +59,18 @@ export async function runWfsync(args: string[], env: Record<string, string>, cwd
   return { code, stdout, stderr };
 }
 
-export async function waitFor<T>(what: string | (() => string), probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string | (() => string),
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -39,7 +39,9 @@ export interface RunningProxy {
 /** Hop-by-hop headers and the ones the proxy recomputes. */
 const NOT_COPIED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade']);
 
-function copyHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+function copyHeaders(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined && !NOT_COPIED.has(k.toLowerCase())) out[k] = v;
   return out;
@@ -77,7 +79,10 @@ export async function startProxy(target: string, initial: ProxyHooks = {}): Prom
     if (canned) {
       seen.push({ url, outcome: 'answered', status: canned.status });
       const text = JSON.stringify(canned.body);
-      res.writeHead(canned.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(canned.status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
       return;
     }
@@ -85,7 +90,10 @@ export async function startProxy(target: string, initial: ProxyHooks = {}): Prom
     if (fault === '500') {
       seen.push({ url, outcome: 'answered', status: 500 });
       const text = JSON.stringify({ error: 'internal_server_error', error_message: 'injected by the test proxy' });
-      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(500, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
       return;
     }

@@ -26,9 +26,22 @@ export async function startRestartableRedis(): Promise<RestartableRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'wfsync-redis-'));
   let proc: ChildProcess | undefined;
   const start = async () => {
-    proc = await spawnRedisServer(
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction'],
-    );
+    proc = await spawnRedisServer([
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--maxmemory-policy',
+      'noeviction',
+    ]);
   };
   const stop = async (signal: NodeJS.Signals) => {
     const p = proc;

@@ -3,7 +3,13 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importEmbeddedPostgres, postgresBinaries, stopPostmaster } from '../../src/warehouse/connection.ts';
-import { bestLocale, initRootCluster, needsRootCluster, rootClusterAt, startRootCluster } from '../../src/warehouse/embedded-root.ts';
+import {
+  bestLocale,
+  initRootCluster,
+  needsRootCluster,
+  rootClusterAt,
+  startRootCluster,
+} from '../../src/warehouse/embedded-root.ts';
 import { freePort } from '../../src/warehouse/ports.ts';
 
 export { freePort };
@@ -32,7 +38,18 @@ export async function spawnRedisServer(args: readonly string[]): Promise<ChildPr
 /** A private redis-server on a free port (or the given one), no persistence, gone when stopped. */
 export async function startRedis(port?: number): Promise<Running> {
   port ??= await freePort();
-  const proc = await spawnRedisServer(['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction']);
+  const proc = await spawnRedisServer([
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+  ]);
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: async () => {
@@ -61,7 +78,10 @@ export async function embeddedCluster(databaseDir: string, port: number, flags: 
     const cluster = rootClusterAt(databaseDir, binDir);
     const locale = bestLocale();
     await initRootCluster(cluster, 'wfsync', 'wfsync', locale);
-    return { start: () => startRootCluster(cluster, port, flags, locale, () => {}), stop: () => stopPostmaster(databaseDir) };
+    return {
+      start: () => startRootCluster(cluster, port, flags, locale, () => {}),
+      stop: () => stopPostmaster(databaseDir),
+    };
   }
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
@@ -98,7 +118,11 @@ export async function startPostgres(opts: { durable?: boolean } = {}): Promise<R
   // Postgres refuses to run as root, so it runs as another user who must reach the data directory.
   chmodSync(dir, 0o755);
   const dataDir = join(dir, 'data');
-  const cluster = await embeddedCluster(dataDir, port, [...(opts.durable ? [] : FAST_FLAGS), '-c', 'max_connections=200']);
+  const cluster = await embeddedCluster(dataDir, port, [
+    ...(opts.durable ? [] : FAST_FLAGS),
+    '-c',
+    'max_connections=200',
+  ]);
   await cluster.start();
   return {
     url: `postgres://wfsync:wfsync@127.0.0.1:${port}/postgres`,

@@ -33,7 +33,10 @@ export interface TestSyncOptions {
 
 /** A fresh warehouse database and a client of the sandbox (or of a proxy in front of it), ready for runStreams. */
 export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOptions = {}): Promise<TestSync> {
-  const warehouse = await openWarehouse({ databaseUrl: opts.databaseUrl ?? (await freshDatabase()), personalDataKey: opts.personalDataKey });
+  const warehouse = await openWarehouse({
+    databaseUrl: opts.databaseUrl ?? (await freshDatabase()),
+    personalDataKey: opts.personalDataKey,
+  });
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, windowMs: 1000 } });
   const log = opts.log ?? pino({ level: 'silent' });

@@ -13,11 +13,16 @@ export interface SyncedWarehouse {
  * The sandbox at `size` synced whole (every stream, budget out of the way) into a fresh warehouse, then ANALYZEd,
  * as an analyst would find it after a first sync.
  */
-export async function syncedWarehouse(o: { size: SandboxSize; seed?: number; quirks?: readonly Quirk[] }): Promise<SyncedWarehouse> {
+export async function syncedWarehouse(o: {
+  size: SandboxSize;
+  seed?: number;
+  quirks?: readonly Quirk[];
+}): Promise<SyncedWarehouse> {
   const sandbox = await startSandbox({ port: 0, seed: o.seed ?? 3, size: o.size, rateLimit: null, quirks: o.quirks });
   const sync = await openTestSync(sandbox, { rateLimit: { limit: 100_000, windowMs: 1000 } });
   const summary = await runStreams(sync.ctx, selectStreams());
-  if (summary.failed > 0) throw new Error(`the first sync failed: ${JSON.stringify(summary.streams.filter((s) => s.outcome !== 'ok'))}`);
+  if (summary.failed > 0)
+    throw new Error(`the first sync failed: ${JSON.stringify(summary.streams.filter((s) => s.outcome !== 'ok'))}`);
   await sync.warehouse.sql.unsafe('analyze');
   return {
     sandbox,

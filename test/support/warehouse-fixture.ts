@@ -39,7 +39,9 @@ export async function dumpWarehouse(url: string): Promise<Pick<WarehouseFixture,
         select coalesce(jsonb_agg(to_jsonb(t) order by to_jsonb(t)::text), '[]'::jsonb) as rows from ${sql(DEFAULT_SCHEMA)}.${sql(name)} t`;
       tables[name] = r!.rows;
     }
-    const hashes = await sql<{ hash: string }[]>`select hash from drizzle.${sql(migrationsTable(DEFAULT_SCHEMA))} order by id`;
+    const hashes = await sql<
+      { hash: string }[]
+    >`select hash from drizzle.${sql(migrationsTable(DEFAULT_SCHEMA))} order by id`;
     return { migrationHashes: hashes.map((h) => h.hash), tables };
   } finally {
     await sql.end();
@@ -54,7 +56,9 @@ export async function restoreWarehouse(url: string, fixture: WarehouseFixture): 
   await migrateUpTo(url, fixture.lastMigration);
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const hashes = await sql<{ hash: string }[]>`select hash from drizzle.${sql(migrationsTable(DEFAULT_SCHEMA))} order by id`;
+    const hashes = await sql<
+      { hash: string }[]
+    >`select hash from drizzle.${sql(migrationsTable(DEFAULT_SCHEMA))} order by id`;
     if (JSON.stringify(hashes.map((h) => h.hash)) !== JSON.stringify(fixture.migrationHashes)) {
       throw new Error(`the migrations up to ${fixture.lastMigration} are not those ${fixture.release.ref} applied`);
     }

@@ -59,7 +59,9 @@ describe('wfsync sync --once', () => {
     const individuals = sandbox.data.truth('individuals').length;
     const departments = sandbox.data.truth('departments').length;
     expect(summary.failed).toBe(0);
-    expect(summary.streams.map((s) => ({ stream: s.stream, outcome: s.outcome, rows: s.rows, rejects: s.rejects }))).toEqual([
+    expect(
+      summary.streams.map((s) => ({ stream: s.stream, outcome: s.outcome, rows: s.rows, rejects: s.rejects })),
+    ).toEqual([
       { stream: 'departments', outcome: 'ok', rows: departments, rejects: 0 },
       { stream: 'individuals', outcome: 'ok', rows: individuals, rejects: 0 },
     ]);
@@ -69,15 +71,26 @@ describe('wfsync sync --once', () => {
 
     // The summary table for a person, on stderr.
     const table = lines(ran.stderr);
-    expect(table).toContainEqual(expect.stringMatching(new RegExp(`^company ${summary.companyKey}: ${summary.rows} rows, 2 requests, 0 rejects`)));
+    expect(table).toContainEqual(
+      expect.stringMatching(new RegExp(`^company ${summary.companyKey}: ${summary.rows} rows, 2 requests, 0 rejects`)),
+    );
     expect(table).toContainEqual(expect.stringMatching(/^\s+stream\s+rows\s+requests\s+rejects\s+deleted\s+outcome$/));
-    expect(table).toContainEqual(expect.stringMatching(new RegExp(`^\\s+individuals\\s+${individuals}\\s+1\\s+0\\s+0\\s+ok$`)));
-    expect(table).toContainEqual(expect.stringMatching(new RegExp(`^\\s+departments\\s+${departments}\\s+1\\s+0\\s+0\\s+ok$`)));
+    expect(table).toContainEqual(
+      expect.stringMatching(new RegExp(`^\\s+individuals\\s+${individuals}\\s+1\\s+0\\s+0\\s+ok$`)),
+    );
+    expect(table).toContainEqual(
+      expect.stringMatching(new RegExp(`^\\s+departments\\s+${departments}\\s+1\\s+0\\s+0\\s+ok$`)),
+    );
 
     const wh = await openWarehouse({ databaseUrl });
     opened.push(wh);
     const count = async (table: string) =>
-      (await wh.sql.unsafe(`select count(*)::int as n from "${wh.schema}"."${table}" where company_key = $1 and _deleted_at is null`, [summary.companyKey]))[0]!.n;
+      (
+        await wh.sql.unsafe(
+          `select count(*)::int as n from "${wh.schema}"."${table}" where company_key = $1 and _deleted_at is null`,
+          [summary.companyKey],
+        )
+      )[0]!.n;
     expect(await count('individuals')).toBe(individuals);
     expect(await count('departments')).toBe(departments);
     const runs = await wh.sql`select stream, outcome, rows from ${wh.sql(wh.schema)}.sync_runs order by stream`;

@@ -26,10 +26,23 @@ const limiters: RateLimiter[] = [];
 
 beforeAll(async () => {
   // Slow answers, so a run is surely under way when the pause comes.
-  sandbox = await startSandbox({ port: 0, seed: 2, size: 'small', rateLimit: null, latencyMs: 40, keys: ['key-a', 'key-b'].map(parseKeySpec) });
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 2,
+    size: 'small',
+    rateLimit: null,
+    latencyMs: 40,
+    keys: ['key-a', 'key-b'].map(parseKeySpec),
+  });
   wh = await openWarehouse({ databaseUrl: await freshDatabase() });
   await wh.migrate();
-  await addCompany(wh, sealer, { key: 'slow', baseUrl: sandbox.url, apiKey: 'key-a', formIds: sandbox.data.formIds(), runTypeIds: sandbox.data.runTypeIds() });
+  await addCompany(wh, sealer, {
+    key: 'slow',
+    baseUrl: sandbox.url,
+    apiKey: 'key-a',
+    formIds: sandbox.data.formIds(),
+    runTypeIds: sandbox.data.runTypeIds(),
+  });
   registry = new CompanyRegistry({
     warehouse: wh,
     sealer,
@@ -60,7 +73,10 @@ describe('the company registry', () => {
     expect(company.paused).toBe(false);
     let pages = 0;
     let pagesAtPause = -1;
-    const run = runStreams({ ...company.ctx, signal: company.stopped, onProgress: () => void pages++ }, selectStreams(['shift-assignments', 'assignment-changes', 'individuals']));
+    const run = runStreams(
+      { ...company.ctx, signal: company.stopped, onProgress: () => void pages++ },
+      selectStreams(['shift-assignments', 'assignment-changes', 'individuals']),
+    );
     const started = Date.now();
     while (pages < 3 && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 20));
     expect(pages).toBeGreaterThanOrEqual(3);

@@ -29,7 +29,12 @@ const SIZE = (process.env.CONVERGENCE_SIZE ?? 'small') as SandboxSize;
 const unlimited = SIZE !== 'small';
 
 async function converge(size: SandboxSize, steps: number, stepHours: number): Promise<void> {
-  const sandbox = await startSandbox({ port: 0, seed: 13, size, rateLimit: unlimited ? null : { limit: 100, windowMs: 1000 } });
+  const sandbox = await startSandbox({
+    port: 0,
+    seed: 13,
+    size,
+    rateLimit: unlimited ? null : { limit: 100, windowMs: 1000 },
+  });
   const sync = await openTestSync(sandbox, unlimited ? { rateLimit: { limit: 100_000, windowMs: 1000 } } : {});
   runs.push({ sandbox, sync });
   const started = Date.now();
@@ -48,7 +53,9 @@ async function converge(size: SandboxSize, steps: number, stepHours: number): Pr
     const due = dueForComparison(stepHours, cycle.streams);
     const spans = spansWithinBound(stepHours, cycle.streams, sandbox.data.now());
     const d = await divergence(sync.warehouse, sandbox.data, 'acme', spans);
-    const bad = summarizeDivergence(Object.fromEntries(Object.entries(d).filter(([name]) => due.has(name) || name in spans)));
+    const bad = summarizeDivergence(
+      Object.fromEntries(Object.entries(d).filter(([name]) => due.has(name) || name in spans)),
+    );
     expect({ step, bad }).toEqual({ step, bad: {} });
     for (const [kind, n] of Object.entries(changes.counts)) happened[kind] = (happened[kind] ?? 0) + n;
     timings[`step${step}Ms`] = Date.now() - stepStarted;
@@ -56,7 +63,11 @@ async function converge(size: SandboxSize, steps: number, stepHours: number): Pr
   }
   console.info(JSON.stringify({ size, steps, stepHours, ...timings, totalMs: Date.now() - started, happened }));
   // Every kind of change the sandbox makes happened in the thirty days.
-  expect(Object.entries(happened).filter(([, n]) => n === 0).map(([kind]) => kind)).toEqual([]);
+  expect(
+    Object.entries(happened)
+      .filter(([, n]) => n === 0)
+      .map(([kind]) => kind),
+  ).toEqual([]);
   // Every stream was compared at least once after its bound.
   expect(compared).toBeGreaterThanOrEqual(streams.length);
 }

@@ -63,14 +63,18 @@ afterAll(async () => {
 });
 
 describe('sync converges on the service', () => {
-  it('a full sync of a small company makes every table equal to the service, row for row', { timeout: 180_000 }, async () => {
+  it('a full sync of a small company makes every table equal to the service, row for row', {
+    timeout: 180_000,
+  }, async () => {
     first = await runStreams(ctx, selectStreams());
     expect(first.streams.filter((s) => s.outcome !== 'ok')).toEqual([]);
     expect(first.rejects).toBe(0);
     expect(summarizeDivergence(await divergence(wh, sandbox.data, 'acme'))).toEqual({});
   });
 
-  it('after a day of changes, an incremental sync converges again with far fewer requests', { timeout: 180_000 }, async () => {
+  it('after a day of changes, an incremental sync converges again with far fewer requests', {
+    timeout: 180_000,
+  }, async () => {
     const changes = sandbox.data.advance(24);
     expect(Object.values(changes.counts).reduce((a, b) => a + b, 0)).toBeGreaterThan(50);
     const before = summarizeDivergence(await divergence(wh, sandbox.data, 'acme'));
@@ -89,7 +93,14 @@ describe('sync converges on the service', () => {
     expect(summarizeDivergence(d)).toEqual({});
 
     const perStream = Object.fromEntries(incremental.streams.map((s) => [s.stream, s.requests]));
-    console.info(JSON.stringify({ incrementalRequests: incremental.requests, fullRequests: first.requests, perStream, changes: changes.counts }));
+    console.info(
+      JSON.stringify({
+        incrementalRequests: incremental.requests,
+        fullRequests: first.requests,
+        perStream,
+        changes: changes.counts,
+      }),
+    );
     const full = Object.fromEntries(first.streams.map((s) => [s.stream, s.requests]));
     // A day later the daily complete re-read of 14 days back to 90 ahead is due: about a fifth of the backfill's span.
     // The first run after a backfill also reads the days named by the changes of the hour before the backfill
@@ -110,7 +121,8 @@ describe('sync converges on the service', () => {
   });
 
   it('records every stream run with its requests, rows and outcome', async () => {
-    const runs = await wh.sql`select stream, outcome, requests, rows from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme'`;
+    const runs =
+      await wh.sql`select stream, outcome, requests, rows from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme'`;
     expect(runs.length).toBe(3 * selectStreams().length + 2);
     expect(runs.every((r) => r.outcome === 'ok')).toBe(true);
     // The overlap of append streams reads the last hour again: what it absorbed is counted, to check its length.
@@ -118,7 +130,16 @@ describe('sync converges on the service', () => {
       select sum((details->>'duplicates')::int)::int as duplicates from ${wh.sql(wh.schema)}.sync_runs
       where company_key = 'acme' and stream in ('assignment-changes', 'form-audit')`;
     expect(overlap!.duplicates).toBeGreaterThan(0);
-    const checkpoints = await wh.sql`select stream, partition from ${wh.sql(wh.schema)}.sync_state where company_key = 'acme'`;
-    expect(checkpoints.map((c) => c.stream)).toEqual(expect.arrayContaining(['individual-certifications', 'shift-assignments', 'assignment-changes', 'form-responses', 'form-audit']));
+    const checkpoints =
+      await wh.sql`select stream, partition from ${wh.sql(wh.schema)}.sync_state where company_key = 'acme'`;
+    expect(checkpoints.map((c) => c.stream)).toEqual(
+      expect.arrayContaining([
+        'individual-certifications',
+        'shift-assignments',
+        'assignment-changes',
+        'form-responses',
+        'form-audit',
+      ]),
+    );
   });
 });

@@ -31,13 +31,22 @@ describe('a cursor of version 2 (release 0.1.0)', () => {
     expect(r).toEqual({
       ok: true,
       migratedFrom: 2,
-      cursor: { ...stored, version: CURSOR_VERSION, pass: pass({ [t(8)]: { offset: 300 }, [t(15)]: { offset: 100, next: 200, lastKey: '["7"]' } }) },
+      cursor: {
+        ...stored,
+        version: CURSOR_VERSION,
+        pass: pass({ [t(8)]: { offset: 300 }, [t(15)]: { offset: 100, next: 200, lastKey: '["7"]' } }),
+      },
     });
   });
 
   it('of a first read cut short keeps where that read stands', () => {
     const r = readStoredCursor(SinceCursor, { version: 2, since: t(3), rereads: {}, firstReadAt: 500 });
-    expect(r.ok && r.cursor).toEqual({ version: CURSOR_VERSION, since: t(3), rereads: {}, firstReadAt: { offset: 500 } });
+    expect(r.ok && r.cursor).toEqual({
+      version: CURSOR_VERSION,
+      since: t(3),
+      rereads: {},
+      firstReadAt: { offset: 500 },
+    });
   });
 
   it.each([
@@ -58,17 +67,27 @@ describe('a stored cursor', () => {
   });
 
   it('of every version since the oldest migrated reaches the current one, one step at a time', () => {
-    const versions = Object.keys(MIGRATIONS).map(Number).sort((a, b) => a - b);
+    const versions = Object.keys(MIGRATIONS)
+      .map(Number)
+      .sort((a, b) => a - b);
     expect(versions).toEqual(Array.from({ length: CURSOR_VERSION - versions[0]! }, (_, i) => versions[0]! + i));
     for (const v of versions) expect(MIGRATIONS[v]!({ version: v, rereads: {} }).version).toBe(v + 1);
   });
 
   it.each([
     ['with no version (the format before versions)', { until: t(30), backfilledFrom: t(1) }, /names no version/],
-    ['of a newer version', { version: CURSOR_VERSION + 1, until: t(30), rereads: {} }, /version 4, newer than this one \(3\)/],
+    [
+      'of a newer version',
+      { version: CURSOR_VERSION + 1, until: t(30), rereads: {} },
+      /version 4, newer than this one \(3\)/,
+    ],
     ['of a version older than any release', { version: 1, until: t(30), rereads: {} }, /older than any release stored/],
     ['that is not an object', 'garbage', /names no version/],
-    ['of this version with fields of another shape', { version: CURSOR_VERSION, until: 'yesterday', rereads: {} }, /until: /],
+    [
+      'of this version with fields of another shape',
+      { version: CURSOR_VERSION, until: 'yesterday', rereads: {} },
+      /until: /,
+    ],
   ])('%s cannot be used, and says why', (_name, stored, reason) => {
     const r = readStoredCursor(WindowCursor, stored);
     expect(r.ok).toBe(false);
@@ -108,24 +127,33 @@ describe('a stream whose stored cursor cannot be used', () => {
   it.each([
     ['written before cursors named a version', { until: '2026-01-01T00:00:00Z' }, 'it names no version'],
     ['written by a newer version', { version: 99, until: '2026-01-01T00:00:00Z', rereads: {} }, 'it is of version 99'],
-  ])('%s is backfilled again with one warning and a note in its run record, and runs incrementally after', async (_name, stored, reason) => {
-    await saveCheckpoint(sync.warehouse, 'acme', 'assignment-changes', '-', stored);
-    captured.lines.length = 0;
+  ])(
+    '%s is backfilled again with one warning and a note in its run record, and runs incrementally after',
+    async (_name, stored, reason) => {
+      await saveCheckpoint(sync.warehouse, 'acme', 'assignment-changes', '-', stored);
+      captured.lines.length = 0;
 
-    const summary = await runStreams(sync.ctx, selected);
-    expect(summary.failed).toBe(0);
-    const warnings = captured.lines.filter((l) => JSON.parse(l).level === 40);
-    expect(warnings).toHaveLength(1);
-    expect(JSON.parse(warnings[0]!)).toMatchObject({ stream: 'assignment-changes', partition: '-', msg: expect.stringMatching(/cursor cannot be used/) });
-    const run = await lastRun();
-    expect(run.outcome).toBe('ok');
-    expect(run.details.cursorsRestarted).toEqual([expect.stringContaining(reason)]);
-    expect(run.requests).toBe(backfillRequests);
-    expect(WindowCursor.parse(await readCheckpoint(sync.warehouse, 'acme', 'assignment-changes')).version).toBe(CURSOR_VERSION);
+      const summary = await runStreams(sync.ctx, selected);
+      expect(summary.failed).toBe(0);
+      const warnings = captured.lines.filter((l) => JSON.parse(l).level === 40);
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0]!)).toMatchObject({
+        stream: 'assignment-changes',
+        partition: '-',
+        msg: expect.stringMatching(/cursor cannot be used/),
+      });
+      const run = await lastRun();
+      expect(run.outcome).toBe('ok');
+      expect(run.details.cursorsRestarted).toEqual([expect.stringContaining(reason)]);
+      expect(run.requests).toBe(backfillRequests);
+      expect(WindowCursor.parse(await readCheckpoint(sync.warehouse, 'acme', 'assignment-changes')).version).toBe(
+        CURSOR_VERSION,
+      );
 
-    const next = await runStreams(sync.ctx, selected);
-    expect(next.failed).toBe(0);
-    expect(next.streams[0]!.requests).toBeLessThan(backfillRequests);
-    expect((await lastRun()).details.cursorsRestarted).toEqual([]);
-  });
+      const next = await runStreams(sync.ctx, selected);
+      expect(next.failed).toBe(0);
+      expect(next.streams[0]!.requests).toBeLessThan(backfillRequests);
+      expect((await lastRun()).details.cursorsRestarted).toEqual([]);
+    },
+  );
 });

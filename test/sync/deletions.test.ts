@@ -44,9 +44,18 @@ function corruptible(data: SandboxData): SandboxData {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: null, data: corruptible(createSandboxData({ seed: 9, size: 'tiny' })) });
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 9,
+    size: 'tiny',
+    rateLimit: null,
+    data: corruptible(createSandboxData({ seed: 9, size: 'tiny' })),
+  });
   sync = await openTestSync(sandbox);
-  const first = await runStreams(sync.ctx, selectStreams(['individuals', 'time-off-requests', 'individual-courses', 'pending-certifications']));
+  const first = await runStreams(
+    sync.ctx,
+    selectStreams(['individuals', 'time-off-requests', 'individual-courses', 'pending-certifications']),
+  );
   expect(first.failed).toBe(0);
 });
 
@@ -69,7 +78,8 @@ describe('a refused record is not a deletion', () => {
   it('an individual whose DateOfBirth breaks the schema keeps its row, children and history', async () => {
     const before = await live('individuals');
     const victim = before[3]!.service_id as number;
-    corrupt = (endpoint, item) => (endpoint === 'individuals' && item.ServiceId === victim ? { ...item, DateOfBirth: '01/02/1980' } : item);
+    corrupt = (endpoint, item) =>
+      endpoint === 'individuals' && item.ServiceId === victim ? { ...item, DateOfBirth: '01/02/1980' } : item;
     const r = await runStreams(sync.ctx, selectStreams(['individuals']));
     corrupt = undefined;
     expect(r.rejects).toBe(1);
@@ -82,7 +92,8 @@ describe('a refused record is not a deletion', () => {
   it('a refused record without a readable key turns deletion inference off, and sync_runs says why', async () => {
     const before = await live('individuals');
     const victim = before[5]!.service_id as number;
-    corrupt = (endpoint, item) => (endpoint === 'individuals' && item.ServiceId === victim ? { ...item, ServiceId: null } : item);
+    corrupt = (endpoint, item) =>
+      endpoint === 'individuals' && item.ServiceId === victim ? { ...item, ServiceId: null } : item;
     await runStreams(sync.ctx, selectStreams(['individuals']));
     corrupt = undefined;
     const run = await lastRun('individuals');
@@ -127,7 +138,9 @@ describe('snapshots', () => {
     const before = await live('pending-certifications');
     expect(before.length).toBeGreaterThan(1);
     const [moved, gone] = [before[0]!.individual_certification_id, before[1]!.individual_certification_id];
-    drop = (endpoint, item) => endpoint === 'pendingCertifications' && (item.IndividualCertificationId === moved || item.IndividualCertificationId === gone);
+    drop = (endpoint, item) =>
+      endpoint === 'pendingCertifications' &&
+      (item.IndividualCertificationId === moved || item.IndividualCertificationId === gone);
     await runStreams(sync.ctx, selectStreams(['pending-certifications']));
     expect((await live('pending-certifications')).length).toBe(before.length);
     drop = (endpoint, item) => endpoint === 'pendingCertifications' && item.IndividualCertificationId === gone;
@@ -155,7 +168,8 @@ describe('time off decisions', () => {
     const wholeOpenList = (q: Record<string, unknown>) =>
       String(q.RequestStatus) === 'Pending' &&
       (q.EndDateTime as Date).getTime() - (q.StartDateTime as Date).getTime() > 1000 * 86_400_000;
-    drop = (endpoint, item, q) => endpoint === 'timeOffRequests' && (is(gone, item) || (is(skipped, item) && wholeOpenList(q)));
+    drop = (endpoint, item, q) =>
+      endpoint === 'timeOffRequests' && (is(gone, item) || (is(skipped, item) && wholeOpenList(q)));
     const r = await runStreams(sync.ctx, selectStreams(['time-off-requests']));
     drop = undefined;
     expect(r.failed).toBe(0);

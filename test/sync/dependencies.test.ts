@@ -33,7 +33,9 @@ async function lastRuns(): Promise<Record<string, { started: Date; finished: Dat
   const rows = await sync.warehouse.sql<{ stream: string; started_at: Date; finished_at: Date }[]>`
     select distinct on (stream) stream, started_at, finished_at from ${sync.warehouse.sql(sync.warehouse.schema)}.sync_runs
     where company_key = 'acme' order by stream, started_at desc`;
-  return Object.fromEntries(rows.map((r) => [r.stream, { started: new Date(r.started_at), finished: new Date(r.finished_at) }]));
+  return Object.fromEntries(
+    rows.map((r) => [r.stream, { started: new Date(r.started_at), finished: new Date(r.finished_at) }]),
+  );
 }
 
 describe('a change-driven stream and the changes it reads', () => {
@@ -58,7 +60,9 @@ describe('a change-driven stream and the changes it reads', () => {
     const summary = await runStreams(sync.ctx, selectStreams(['shift-assignments']));
     expect(summary.streams.every((s) => s.outcome === 'ok')).toBe(true);
     const runs = await lastRuns();
-    expect(runs['shift-assignments']!.started.getTime()).toBeGreaterThanOrEqual(runs['assignment-changes']!.finished.getTime());
+    expect(runs['shift-assignments']!.started.getTime()).toBeGreaterThanOrEqual(
+      runs['assignment-changes']!.finished.getTime(),
+    );
     const schema = sync.warehouse.sql(sync.warehouse.schema);
     const { changesFrom } = ChangeCursor.parse(await readCheckpoint(sync.warehouse, 'acme', 'shift-assignments', '-'));
     const [starts] = await sync.warehouse.sql<{ all: number; recent: number }[]>`
@@ -68,7 +72,9 @@ describe('a change-driven stream and the changes it reads', () => {
     // The clocked-in list, the horizon, and the starts the changes of the last hour name: not one read per changed start.
     expect(starts!.all).toBeGreaterThan(50);
     expect(starts!.recent).toBeLessThan(starts!.all / 4);
-    expect(summary.streams.find((s) => s.stream === 'shift-assignments')!.requests).toBeLessThanOrEqual(starts!.recent + 2);
+    expect(summary.streams.find((s) => s.stream === 'shift-assignments')!.requests).toBeLessThanOrEqual(
+      starts!.recent + 2,
+    );
   });
 });
 
@@ -88,14 +94,18 @@ describe('a stream two jobs read', () => {
   it('a dependency read within its own job’s interval is not read again; past it, it is', async () => {
     await runStreams(sync.ctx, individualsJob());
     const before = individualsRequests();
-    const fresh = await runStreams(sync.ctx, credentialsJob(), { freshness: { firedAt: new Date(), dependencyBoundsMs: { individuals: 60_000 } } });
+    const fresh = await runStreams(sync.ctx, credentialsJob(), {
+      freshness: { firedAt: new Date(), dependencyBoundsMs: { individuals: 60_000 } },
+    });
     expect(outcomeOf(fresh, 'individuals')).toMatchObject({ outcome: 'ok', requests: 0 });
     expect(outcomeOf(fresh, 'individuals').freshFrom).toBeDefined();
     expect(outcomeOf(fresh, 'individual-certifications').outcome).toBe('ok');
     expect(individualsRequests()).toBe(before);
 
     await new Promise((r) => setTimeout(r, 50));
-    const stale = await runStreams(sync.ctx, credentialsJob(), { freshness: { firedAt: new Date(), dependencyBoundsMs: { individuals: 20 } } });
+    const stale = await runStreams(sync.ctx, credentialsJob(), {
+      freshness: { firedAt: new Date(), dependencyBoundsMs: { individuals: 20 } },
+    });
     expect(outcomeOf(stale, 'individuals').freshFrom).toBeUndefined();
     expect(individualsRequests()).toBe(before + 1);
   });
@@ -104,7 +114,10 @@ describe('a stream two jobs read', () => {
     const firedAt = new Date();
     const before = individualsRequests();
     const freshness = { firedAt, dependencyBoundsMs: { individuals: 0 } };
-    const [a, b] = await Promise.all([runStreams(sync.ctx, credentialsJob(), { freshness }), runStreams(sync.ctx, individualsJob(), { freshness: { firedAt } })]);
+    const [a, b] = await Promise.all([
+      runStreams(sync.ctx, credentialsJob(), { freshness }),
+      runStreams(sync.ctx, individualsJob(), { freshness: { firedAt } }),
+    ]);
     expect(individualsRequests()).toBe(before + 1);
     expect([outcomeOf(a, 'individuals'), outcomeOf(b, 'individuals')].filter((o) => o.freshFrom)).toHaveLength(1);
     expect((await individualsRuns(firedAt)).map((r) => r.outcome)).toEqual(['ok']);

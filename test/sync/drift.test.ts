@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { endpoints, streamByName, targets, type EndpointName } from '../../src/resources/index.ts';
+import { endpoints, streamByName, type EndpointName } from '../../src/resources/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { mapItem } from '../../src/warehouse/fingerprint.ts';
-import { type Warehouse } from '../../src/warehouse/connection.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { keyText } from '../../src/warehouse/record-keys.ts';
 import { divergence } from '../support/convergence.ts';
 import { startProxy, type RunningProxy } from '../support/proxy.ts';
@@ -85,7 +85,9 @@ function expectedRows(stream: string, rewrite: (r: Rec) => Rec): Map<string, str
 
 async function actualRows(wh: Warehouse, stream: string): Promise<Map<string, string>> {
   const target = streamByName(stream)!.target;
-  const rows = await wh.sql.unsafe(`select * from "${wh.schema}"."${target.table}" where company_key = 'acme' and _deleted_at is null`);
+  const rows = await wh.sql.unsafe(
+    `select * from "${wh.schema}"."${target.table}" where company_key = 'acme' and _deleted_at is null`,
+  );
   return new Map(rows.map((r) => [keyText(r, target.key), String(r._hash)]));
 }
 
@@ -94,7 +96,8 @@ describe('fields the service adds tomorrow', () => {
 
   beforeAll(async () => {
     proxy.setHooks({
-      rewrite: (url, body) => (Object.values(PATHS).includes(url.pathname) ? rewriteItems(body, (r) => addFields(url.pathname, r)) : undefined),
+      rewrite: (url, body) =>
+        Object.values(PATHS).includes(url.pathname) ? rewriteItems(body, (r) => addFields(url.pathname, r)) : undefined,
     });
     t = await open();
   });
@@ -111,19 +114,24 @@ describe('fields the service adds tomorrow', () => {
     expect(individuals.length).toBe(sandbox.data.truth('individuals').length);
     for (const r of individuals) expect(r._extra).toMatchObject({ NewField: 'tomorrow' });
 
-    const assignments = await sql`select shift_assignment_id, assignee_service_id, _extra from ${schema}.shift_assignments where company_key = 'acme'`;
+    const assignments =
+      await sql`select shift_assignment_id, assignee_service_id, _extra from ${schema}.shift_assignments where company_key = 'acme'`;
     expect(assignments.length).toBe(sandbox.data.truth('shiftAssignments').length);
     const assigned = new Set(
-      (sandbox.data.truth('shiftAssignments') as Rec[]).filter((a) => a.Assignee).map((a) => String(a.ShiftAssignmentId)),
+      (sandbox.data.truth('shiftAssignments') as Rec[])
+        .filter((a) => a.Assignee)
+        .map((a) => String(a.ShiftAssignmentId)),
     );
     expect(assigned.size).toBeGreaterThan(0);
     for (const r of assignments) {
       const expected: Rec = { NewField: { Source: 'v3', Level: 2 } };
-      if (assigned.has(String(r.shift_assignment_id))) expected.Assignee = { Nickname: `nick-${r.shift_assignment_id}` };
+      if (assigned.has(String(r.shift_assignment_id)))
+        expected.Assignee = { Nickname: `nick-${r.shift_assignment_id}` };
       expect(r._extra).toEqual(expected);
     }
 
-    const answers = await sql`select response_id, question_id, _extra from ${schema}.form_response_answers where company_key = 'acme'`;
+    const answers =
+      await sql`select response_id, question_id, _extra from ${schema}.form_response_answers where company_key = 'acme'`;
     expect(answers.length).toBeGreaterThan(10);
     for (const r of answers) expect(r._extra).toMatchObject({ Confidence: 0.75 });
   });
@@ -161,7 +169,8 @@ describe('records that break their schema', () => {
     const breakRecord = (path: string, r: Rec): Rec => {
       let out = r;
       if (path === PATHS.shiftAssignments && r.ShiftAssignmentId === badId) out = { ...r, ShiftAssignmentId: 'abc' };
-      else if (path === PATHS.shiftAssignments && r.ShiftAssignmentId === badDate) out = { ...r, StartDateTime: 'not a date' };
+      else if (path === PATHS.shiftAssignments && r.ShiftAssignmentId === badDate)
+        out = { ...r, StartDateTime: 'not a date' };
       else if (path === PATHS.certifications && r.IndividualCertificationId === noId) {
         const { IndividualCertificationId: _, ...rest } = r;
         out = rest;
@@ -195,7 +204,9 @@ describe('records that break their schema', () => {
     const byStream = (s: string) => rejects.filter((r) => r.stream === s);
 
     const assignmentRejects = byStream('shift-assignments');
-    expect(assignmentRejects.map((r) => r.raw)).toEqual(expect.arrayContaining([sent.get('badId'), sent.get('badDate')]));
+    expect(assignmentRejects.map((r) => r.raw)).toEqual(
+      expect.arrayContaining([sent.get('badId'), sent.get('badDate')]),
+    );
     expect(assignmentRejects).toHaveLength(2);
     expect(assignmentRejects.find((r) => r.raw.ShiftAssignmentId === 'abc')!.reason).toMatch(/^ShiftAssignmentId: /);
     expect(assignmentRejects.find((r) => r.raw.StartDateTime === 'not a date')!.reason).toMatch(/^StartDateTime: /);
@@ -211,9 +222,15 @@ describe('records that break their schema', () => {
   it('every other record of the pages is written, and sync_runs counts the rejects of each run', async () => {
     const d = await divergence(t.warehouse, sandbox.data, 'acme');
     expect(d['shift-assignments']).toMatchObject({ extra: [], stale: [] });
-    expect([...d['shift-assignments']!.missing].sort()).toEqual([JSON.stringify([String(badId)]), JSON.stringify([String(badDate)])].sort());
+    expect([...d['shift-assignments']!.missing].sort()).toEqual(
+      [JSON.stringify([String(badId)]), JSON.stringify([String(badDate)])].sort(),
+    );
     expect(d['shift-assignments']!.expected).toBeGreaterThan(500);
-    expect(d['individual-certifications']).toMatchObject({ missing: [JSON.stringify([String(noId)])], extra: [], stale: [] });
+    expect(d['individual-certifications']).toMatchObject({
+      missing: [JSON.stringify([String(noId)])],
+      extra: [],
+      stale: [],
+    });
     expect(d['individual-certifications']!.expected).toBeGreaterThan(100);
 
     const sql = t.warehouse.sql;

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { StreamProgress, sharedEtas } from '../../src/sync/estimate.ts';
 
 /** Reads `pages` pages of `records` records each into one slice of a partition's pass, and settles it. */
-function readSlice(p: StreamProgress, partition: string, start: string, pages: number, records: number, settle = true): void {
+function readSlice(
+  p: StreamProgress,
+  partition: string,
+  start: string,
+  pages: number,
+  records: number,
+  settle = true,
+): void {
   const slice = p.counter(partition).slice(start);
   for (let i = 0; i < pages; i++) slice.page(records);
   if (settle) slice.settle();

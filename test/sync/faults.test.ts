@@ -32,7 +32,13 @@ let reference: SyncSummary;
 
 beforeAll(async () => {
   [faulty, clean] = await Promise.all([
-    startSandbox({ port: 0, seed: SEED, size: 'tiny', rateLimit, faults: { error500: 0.1, reset: 0.1, truncate: 0.1 } }),
+    startSandbox({
+      port: 0,
+      seed: SEED,
+      size: 'tiny',
+      rateLimit,
+      faults: { error500: 0.1, reset: 0.1, truncate: 0.1 },
+    }),
     startSandbox({ port: 0, seed: SEED, size: 'tiny', rateLimit }),
   ]);
   const lines = new Writable({
@@ -74,11 +80,13 @@ describe('a full sync through 500s, resets and truncated bodies', () => {
   it('counts what a clean run of the same service counts: rows per stream; every attempt, retries included', async () => {
     reference = await runStreams(cleanSync.ctx, selectStreams());
     expect(reference.failed).toBe(0);
-    const counts = (s: SyncSummary) => Object.fromEntries(s.streams.map((o) => [o.stream, { rows: o.rows, rejects: o.rejects }]));
+    const counts = (s: SyncSummary) =>
+      Object.fromEntries(s.streams.map((o) => [o.stream, { rows: o.rows, rejects: o.rejects }]));
     expect(counts(withFaults)).toEqual(counts(reference));
     expect(withFaults.rows).toBeGreaterThan(1000);
     // A stream that met faults sent at least what the clean run sent: its pages, and its retries besides.
-    for (const o of withFaults.streams) expect(o.requests).toBeGreaterThanOrEqual(reference.streams.find((r) => r.stream === o.stream)!.requests);
+    for (const o of withFaults.streams)
+      expect(o.requests).toBeGreaterThanOrEqual(reference.streams.find((r) => r.stream === o.stream)!.requests);
 
     // Every HTTP request the client sent is counted by the stream that sent it, retries included, but for the run's
     // clock read (one request, and its retries when it met a fault); and every one reached the service.
@@ -106,7 +114,9 @@ describe('a full sync through 500s, resets and truncated bodies', () => {
 
   it('a day of changes later, an incremental sync through the same faults converges again', async () => {
     faulty.data.advance(24);
-    expect(Object.keys(summarizeDivergence(await divergence(faultySync.warehouse, faulty.data, 'acme'))).length).toBeGreaterThan(3);
+    expect(
+      Object.keys(summarizeDivergence(await divergence(faultySync.warehouse, faulty.data, 'acme'))).length,
+    ).toBeGreaterThan(3);
     const before = faultySync.client.stats().retries;
     const incremental = await runStreams(faultySync.ctx, selectStreams());
     expect(incremental.streams.filter((s) => s.outcome !== 'ok').map((s) => `${s.stream}: ${s.error}`)).toEqual([]);

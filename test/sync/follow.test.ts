@@ -29,7 +29,13 @@ const renaming = (data: SandboxData) =>
   );
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: null, data: renaming(createSandboxData({ seed: 8, size: 'tiny' })) });
+  sandbox = await startSandbox({
+    port: 0,
+    seed: 8,
+    size: 'tiny',
+    rateLimit: null,
+    data: renaming(createSandboxData({ seed: 8, size: 'tiny' })),
+  });
   sync = await openTestSync(sandbox);
   expect((await runStreams(sync.ctx, selectStreams(['individual-certifications']))).failed).toBe(0);
 });
@@ -47,7 +53,9 @@ describe('credentials follow their individual', () => {
     renamed.add(holder);
     const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
     expect(r.failed).toBe(0);
-    const after = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter((c) => c.service_id === holder);
+    const after = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter(
+      (c) => c.service_id === holder,
+    );
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((c) => c.last_name === 'Renamed 1')).toBe(true);
     // The updatedSince read and the one read for the renamed individual.
@@ -55,18 +63,24 @@ describe('credentials follow their individual', () => {
   });
 
   it('a change to nothing the credentials show costs no request for that individual', async () => {
-    const creds = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter((c) => c._deleted_at === null);
+    const creds = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter(
+      (c) => c._deleted_at === null,
+    );
     const holders = [...new Set(creds.map((c) => c.service_id as number))].filter((h) => !renamed.has(h)).slice(0, 3);
     for (const h of holders) rephoned.add(h);
     const r = await runStreams(sync.ctx, selectStreams(['individual-certifications']));
     expect(r.failed).toBe(0);
     const people = await readRows(sync.warehouse, targets.individuals, 'acme');
-    expect(people.filter((p) => rephoned.has(p.service_id as number)).every((p) => p.mobile_phone_number === '555-3')).toBe(true);
+    expect(
+      people.filter((p) => rephoned.has(p.service_id as number)).every((p) => p.mobile_phone_number === '555-3'),
+    ).toBe(true);
     expect(r.streams.find((s) => s.stream === 'individual-certifications')!.requests).toBe(1);
   });
 
   it('when more individuals changed than the list has pages, the whole list is read instead, and nothing is lost', async () => {
-    const before = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter((c) => c._deleted_at === null);
+    const before = (await readRows(sync.warehouse, targets['individual-certifications'], 'acme')).filter(
+      (c) => c._deleted_at === null,
+    );
     const pages = Math.ceil(before.length / 200);
     const holders = [...new Set(before.map((c) => c.service_id as number))].slice(0, pages + 1);
     for (const h of holders) renamed.add(h);
@@ -75,7 +89,9 @@ describe('credentials follow their individual', () => {
     const after = await readRows(sync.warehouse, targets['individual-certifications'], 'acme');
     const live = after.filter((c) => c._deleted_at === null);
     expect(live.length).toBe(before.length);
-    expect(live.filter((c) => renamed.has(c.service_id as number)).every((c) => c.last_name === `Renamed ${renamed.size}`)).toBe(true);
+    expect(
+      live.filter((c) => renamed.has(c.service_id as number)).every((c) => c.last_name === `Renamed ${renamed.size}`),
+    ).toBe(true);
     expect(r.streams.find((s) => s.stream === 'individual-certifications')!.requests).toBe(pages);
   });
 });

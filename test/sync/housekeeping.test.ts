@@ -40,7 +40,11 @@ async function insertChange(company: string, changeId: string, status: string, a
 }
 
 const ids = async (table: string, company: string, column = 'id::int') =>
-  (await wh.sql.unsafe(`select ${column} as v from "${wh.schema}".${table} where company_key = $1 order by 1`, [company])).map((r) => r.v);
+  (
+    await wh.sql.unsafe(`select ${column} as v from "${wh.schema}".${table} where company_key = $1 order by 1`, [
+      company,
+    ])
+  ).map((r) => r.v);
 
 beforeAll(async () => {
   wh = await openWarehouse({ databaseUrl: await freshDatabase() });
@@ -73,7 +77,10 @@ describe('the housekeeping job', () => {
     await insertChange('acme', 'refused-long-ago', 'refused', 40);
     await insertChange('acme', 'applied-lately', 'applied', 5);
     await insertChange('acme', 'queued-long-ago', 'queued', 40);
-    for (const [event, ago] of [['company_added', 40], ['company_paused', 5]] as const) {
+    for (const [event, ago] of [
+      ['company_added', 40],
+      ['company_paused', 5],
+    ] as const) {
       await wh.sql`insert into ${wh.sql(wh.schema)}.events (company_key, event, happened_at) values ('acme', ${event}, ${daysAgo(ago)})`;
     }
   });
@@ -104,20 +111,31 @@ describe('the housekeeping job', () => {
       { change_id: 'refused-long-ago', status: 'refused', payload: {}, sealed: null },
     ]);
     // Nothing is left to send: a retry leaves the change refused.
-    const [refused] = await wh.sql<{ id: number }[]>`select id::int as id from ${wh.sql(wh.schema)}.push_outbox where change_id = 'refused-long-ago'`;
+    const [refused] = await wh.sql<
+      { id: number }[]
+    >`select id::int as id from ${wh.sql(wh.schema)}.push_outbox where change_id = 'refused-long-ago'`;
     expect((await retryChange(wh.sql, wh, refused!.id))?.status).toBe('refused');
 
     const [record] = await wh.sql<{ outcome: string; details: { pruned: Record<string, number> } }[]>`
       select outcome, details from ${wh.sql(wh.schema)}.sync_runs
       where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
-    expect(record).toMatchObject({ outcome: 'ok', details: { pruned: { runs: 2, resolvedRejects: 1, pushPayloads: 2, events: 1 } } });
+    expect(record).toMatchObject({
+      outcome: 'ok',
+      details: { pruned: { runs: 2, resolvedRejects: 1, pushPayloads: 2, events: 1 } },
+    });
   });
 
   it('finds nothing more to prune when run again', async () => {
     await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 });
     const [record] = await wh.sql<{ details: { pruned: Record<string, number> } }[]>`
       select details from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
-    expect(record!.details.pruned).toEqual({ runs: 0, resolvedRejects: 0, pushPayloads: 0, events: 0, formerErased: 0 });
+    expect(record!.details.pruned).toEqual({
+      runs: 0,
+      resolvedRejects: 0,
+      pushPayloads: 0,
+      events: 0,
+      formerErased: 0,
+    });
   });
 });
 

@@ -28,7 +28,9 @@ beforeAll(async () => {
   htmlProxy = createServer((_req, res) => {
     htmlPagesServed++;
     res.writeHead(502, { 'content-type': 'text/html' });
-    res.end('<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n<body><h1>Bad Gateway</h1></body></html>\n');
+    res.end(
+      '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n<body><h1>Bad Gateway</h1></body></html>\n',
+    );
   });
   await new Promise<void>((resolve) => htmlProxy.listen(0, '127.0.0.1', resolve));
   htmlProxyUrl = `http://127.0.0.1:${(htmlProxy.address() as AddressInfo).port}`;
@@ -57,7 +59,10 @@ afterAll(async () => {
   if (cwd) rmSync(cwd, { recursive: true, force: true });
 });
 
-async function stderrOf(args: string[], overrides: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+async function stderrOf(
+  args: string[],
+  overrides: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
   const run = spawnWfsync(args, { ...env, ...overrides }, cwd);
   let stderr = '';
   run.proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -67,7 +72,10 @@ async function stderrOf(args: string[], overrides: Record<string, string>): Prom
 
 const STACK_FRAME = /^\s+at /m;
 
-async function oneLine(overrides: Record<string, string>, args = ['sync', '--once', '--streams', 'departments']): Promise<string> {
+async function oneLine(
+  overrides: Record<string, string>,
+  args = ['sync', '--once', '--streams', 'departments'],
+): Promise<string> {
   const ran = await stderrOf(args, overrides);
   expect(ran.code, ran.stderr).toBe(1);
   expect(ran.stderr).not.toMatch(STACK_FRAME);
@@ -118,7 +126,10 @@ describe('one clear line for bad input', () => {
   });
 
   it('the stack with LOG_LEVEL=debug', async () => {
-    const ran = await stderrOf(['sync', '--once', '--streams', 'departments'], { WFS_API_KEY: 'not-the-key-5e1d', LOG_LEVEL: 'debug' });
+    const ran = await stderrOf(['sync', '--once', '--streams', 'departments'], {
+      WFS_API_KEY: 'not-the-key-5e1d',
+      LOG_LEVEL: 'debug',
+    });
     expect(ran.code).toBe(1);
     expect(ran.stderr).toMatch(STACK_FRAME);
   });

@@ -40,7 +40,11 @@ describe('progress of a backfill', () => {
       while (running) {
         const status = await readStatus(sync.warehouse, { companies: ['acme'], schedule: defaultSchedule });
         const stream = status.streams.find((s) => s.stream === 'assignment-changes' && s.running);
-        samples.push({ at: Date.now(), progress: stream?.progress, company: status.progress.find((c) => c.company === 'acme') });
+        samples.push({
+          at: Date.now(),
+          progress: stream?.progress,
+          company: status.progress.find((c) => c.company === 'acme'),
+        });
         await new Promise((r) => setTimeout(r, 500));
       }
     })();

@@ -95,14 +95,27 @@ describe('a slice interrupted part way', () => {
         const r = data.read(endpoint, query, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
         if (!r.ok) return r;
         const left = r.value.items.filter((it) => !drop!(it as Record<string, unknown>));
-        return { ok: true, value: { ...r.value, items: left.slice(page.offset, page.offset + page.limit), hasMore: page.offset + page.limit < left.length } };
+        return {
+          ok: true,
+          value: {
+            ...r.value,
+            items: left.slice(page.offset, page.offset + page.limit),
+            hasMore: page.offset + page.limit < left.length,
+          },
+        };
       },
     };
   }
 
   beforeAll(async () => {
     // 'small' holds about 1,100 assignments a week: every 7-day slice of the backfill is several pages.
-    small = await startSandbox({ port: 0, seed: 5, size: 'small', rateLimit: null, data: droppable(createSandboxData({ seed: 5, size: 'small' })) });
+    small = await startSandbox({
+      port: 0,
+      seed: 5,
+      size: 'small',
+      rateLimit: null,
+      data: droppable(createSandboxData({ seed: 5, size: 'small' })),
+    });
     proxy = await startProxy(small.url);
   });
 
@@ -154,7 +167,10 @@ describe('a slice interrupted part way', () => {
     proxy.seen
       .slice(from)
       .filter((r) => r.url.pathname === path && r.outcome === 'forwarded')
-      .map((r) => ({ slice: sliceOf(r.url.searchParams.get('StartDate')), offset: Number(r.url.searchParams.get('Offset') ?? 0) }));
+      .map((r) => ({
+        slice: sliceOf(r.url.searchParams.get('StartDate')),
+        offset: Number(r.url.searchParams.get('Offset') ?? 0),
+      }));
 
   /** A stored position of a slice read in part, as this version writes it. */
   const pointOf = (p: ReadPoint | undefined): Extract<ReadPoint, { lastKey: string }> => {
@@ -164,7 +180,9 @@ describe('a slice interrupted part way', () => {
 
   /** The shift assignments of a slice's list from `offset`, as the service lists them (the first run's query). */
   async function listed(sliceId: string, offset: number, limit: number): Promise<number[]> {
-    const first = proxy.seen.find((r) => r.url.pathname === path && sliceOf(r.url.searchParams.get('StartDate')) === sliceId)!;
+    const first = proxy.seen.find(
+      (r) => r.url.pathname === path && sliceOf(r.url.searchParams.get('StartDate')) === sliceId,
+    )!;
     const url = new URL(first.url.pathname + first.url.search, small.url);
     url.searchParams.set('Offset', String(offset));
     url.searchParams.set('Limit', String(limit));
@@ -190,14 +208,20 @@ describe('a slice interrupted part way', () => {
     const second = asked(mark);
     expect(second.filter((r) => written.get(r.slice)?.includes(r.offset))).toEqual([]);
     for (const [id, p] of Object.entries(at)) {
-      expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(pointOf(p).next - RESUME_OVERLAP);
+      expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(
+        pointOf(p).next - RESUME_OVERLAP,
+      );
     }
     expect(second.some((r) => pass.done.includes(r.slice))).toBe(false);
 
     // The sandbox holds assignments from before the backfill's span too: the span is what a backfill promises.
     const span = { startColumn: 'start_date_time', from: new Date(pass.from), to: new Date(pass.to) };
     const d = (await divergence(s.warehouse, small.data, 'acme', { [assignments.name]: span }))[assignments.name]!;
-    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({ missing: 0, extra: 0, stale: 0 });
+    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({
+      missing: 0,
+      extra: 0,
+      stale: 0,
+    });
     expect(d.expected).toBeGreaterThan(1000);
     const finished = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name));
     expect(finished.pass).toBeUndefined();
@@ -216,24 +240,35 @@ describe('a slice interrupted part way', () => {
     } finally {
       drop = undefined;
     }
-    const offsets = asked(mark).filter((r) => r.slice === id).map((r) => r.offset);
+    const offsets = asked(mark)
+      .filter((r) => r.slice === id)
+      .map((r) => r.offset);
     // The record it wrote last was not among the first ones returned: the read began again at its last page.
     expect(offsets[0]).toBe(point.next - RESUME_OVERLAP);
     expect(offsets).toContain(point.offset);
     const span = { startColumn: 'start_date_time', from: new Date(pass.from), to: new Date(pass.to) };
     const d = (await divergence(s.warehouse, small.data, 'acme', { [assignments.name]: span }))[assignments.name]!;
-    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({ missing: 0, extra: 0, stale: 0 });
+    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({
+      missing: 0,
+      extra: 0,
+      stale: 0,
+    });
   });
 
   it('goes on from the last written page a cursor of version 2 (release 0.1.0) names by its offset alone', async () => {
     const { s, pass } = await interrupted(14);
     const offsets = Object.fromEntries(Object.entries(pass.at ?? {}).map(([id, p]) => [id, pointOf(p).offset]));
     const cursor = ChangeCursor.parse(await readCheckpoint(s.warehouse, 'acme', assignments.name));
-    await saveCheckpoint(s.warehouse, 'acme', assignments.name, '-', { ...cursor, version: 2, pass: { ...pass, at: offsets } });
+    await saveCheckpoint(s.warehouse, 'acme', assignments.name, '-', {
+      ...cursor,
+      version: 2,
+      pass: { ...pass, at: offsets },
+    });
     const mark = proxy.seen.length;
     await runStream(s.ctx, assignments);
     const second = asked(mark);
-    for (const [id, offset] of Object.entries(offsets)) expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(offset);
+    for (const [id, offset] of Object.entries(offsets))
+      expect(Math.min(...second.filter((r) => r.slice === id).map((r) => r.offset))).toBe(offset);
   });
 
   it('starts a slice of a re-read over, so what is gone from it is marked gone', async () => {
@@ -259,8 +294,14 @@ describe('a slice interrupted part way', () => {
     } finally {
       drop = undefined;
     }
-    expect(asked(mark).filter((r) => r.slice === id).map((r) => r.offset)).toContain(0);
-    const gone = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
+    expect(
+      asked(mark)
+        .filter((r) => r.slice === id)
+        .map((r) => r.offset),
+    ).toContain(0);
+    const gone = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find(
+      (r) => r.shift_assignment_id === victim.shift_assignment_id,
+    );
     expect(gone?._deleted_at).not.toBeNull();
   });
 
@@ -289,11 +330,17 @@ describe('a slice interrupted part way', () => {
     const [run] = await s.warehouse.sql<{ details: { inferenceSkipped?: string[] } }[]>`
       select details from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs
       where company_key = 'acme' and stream = ${credentials.name} order by id desc limit 1`;
-    expect(run!.details.inferenceSkipped).toEqual([`complete read: resumed at offset ${point.next - RESUME_OVERLAP}; nothing marked gone`]);
+    expect(run!.details.inferenceSkipped).toEqual([
+      `complete read: resumed at offset ${point.next - RESUME_OVERLAP}; nothing marked gone`,
+    ]);
     const done = SinceCursor.parse(await readCheckpoint(s.warehouse, 'acme', credentials.name));
     expect({ since: done.since, firstReadAt: done.firstReadAt }).toEqual({ since: cut.since, firstReadAt: undefined });
     const d = (await divergence(s.warehouse, small.data, 'acme'))[credentials.name]!;
-    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({ missing: 0, extra: 0, stale: 0 });
+    expect({ missing: d.missing.length, extra: d.extra.length, stale: d.stale.length }).toEqual({
+      missing: 0,
+      extra: 0,
+      stale: 0,
+    });
   });
 
   it('marks nothing gone from a slice resumed part way, and its run says so', async () => {
@@ -314,11 +361,17 @@ describe('a slice interrupted part way', () => {
     } finally {
       drop = undefined;
     }
-    const after = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find((r) => r.shift_assignment_id === victim.shift_assignment_id);
+    const after = (await readRows(s.warehouse, targets['shift-assignments'], 'acme')).find(
+      (r) => r.shift_assignment_id === victim.shift_assignment_id,
+    );
     expect(after?._deleted_at).toBeNull();
     const [run] = await s.warehouse.sql<{ details: { inferenceSkipped?: string[] } }[]>`
       select details from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs
       where company_key = 'acme' and stream = ${assignments.name} order by id desc limit 1`;
-    expect(run!.details.inferenceSkipped).toContainEqual(expect.stringMatching(new RegExp(`^window ${id}.*resumed at offset ${pointOf(p).next - RESUME_OVERLAP}; nothing marked gone$`)));
+    expect(run!.details.inferenceSkipped).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^window ${id}.*resumed at offset ${pointOf(p).next - RESUME_OVERLAP}; nothing marked gone$`),
+      ),
+    );
   });
 });

@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Observers } from '../../src/observers.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { finishRun, markInterruptedRuns, openRun, runEndsRecorded, runOpening, STALE_AFTER_MS } from '../../src/warehouse/runs.ts';
+import {
+  finishRun,
+  markInterruptedRuns,
+  openRun,
+  runEndsRecorded,
+  runOpening,
+  STALE_AFTER_MS,
+} from '../../src/warehouse/runs.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 let sandbox: RunningSandbox;
@@ -19,7 +26,9 @@ afterAll(async () => {
 });
 
 const runs = (where = sync.warehouse.sql`true`) =>
-  sync.warehouse.sql<{ id: string; stream: string; outcome: string | null; requests: number; details: Record<string, unknown> }[]>`
+  sync.warehouse.sql<
+    { id: string; stream: string; outcome: string | null; requests: number; details: Record<string, unknown> }[]
+  >`
     select id, stream, outcome, requests, details from ${sync.warehouse.sql(sync.warehouse.schema)}.sync_runs where ${where} order by id`;
 
 /** The pid of a process that has ended. */
@@ -33,7 +42,8 @@ describe('stream runs left open by a process that ended', () => {
     const t = wh.sql`${wh.sql(wh.schema)}.sync_runs`;
     const insert = async (owner: { host: string; pid: number; since: number }, heartbeatAgoMs: number) => {
       const details = { owner, heartbeat: new Date(Date.now() - heartbeatAgoMs).toISOString() };
-      const [r] = await wh.sql`insert into ${t} (company_key, stream, details) values ('z', 'x', ${wh.sql.json(details)}) returning id`;
+      const [r] =
+        await wh.sql`insert into ${t} (company_key, stream, details) values ('z', 'x', ${wh.sql.json(details)}) returning id`;
       return String(r!.id);
     };
     const deadHere = await insert({ host: hostname(), pid: deadPid(), since: 1 }, 0);
@@ -52,7 +62,10 @@ describe('stream runs left open by a process that ended', () => {
 describe('shutdown', () => {
   it('starts no stream once it began', async () => {
     const before = (await runs()).length;
-    const summary = await runStreams({ ...sync.ctx, signal: AbortSignal.abort() }, selectStreams(['departments', 'individuals']));
+    const summary = await runStreams(
+      { ...sync.ctx, signal: AbortSignal.abort() },
+      selectStreams(['departments', 'individuals']),
+    );
     expect(summary.streams).toEqual([]);
     expect((await runs()).length).toBe(before);
   });
@@ -63,7 +76,10 @@ describe('shutdown', () => {
     try {
       const shutdown = new AbortController();
       setTimeout(() => shutdown.abort(), 600);
-      const summary = await runStreams({ ...s.ctx, signal: shutdown.signal }, selectStreams(['individual-certifications']));
+      const summary = await runStreams(
+        { ...s.ctx, signal: shutdown.signal },
+        selectStreams(['individual-certifications']),
+      );
       expect(summary.failed).toBe(0);
       expect(summary.interrupted).toBe(1);
       const [run] = await s.warehouse.sql`select outcome from ${s.warehouse.sql(s.warehouse.schema)}.sync_runs`;
@@ -135,7 +151,10 @@ describe('requests of a run', () => {
     const observers = new Observers();
     const s = await openTestSync(faulty, { client: { observers, backoff: { baseMs: 1, capMs: 5 }, maxRetries: 10 } });
     try {
-      const summary = await runStreams({ ...s.ctx, observers }, selectStreams(['individual-certifications', 'individuals', 'time-off-requests']));
+      const summary = await runStreams(
+        { ...s.ctx, observers },
+        selectStreams(['individual-certifications', 'individuals', 'time-off-requests']),
+      );
       expect(summary.failed).toBe(0);
       const served = faulty.stats().requests;
       const [row] = await s.warehouse.sql<{ requests: number; by: Record<string, Record<string, number>> }[]>`

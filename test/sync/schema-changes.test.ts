@@ -43,7 +43,9 @@ afterAll(async () => {
 
 const announced = (msg: RegExp) => captured.lines.filter((l) => msg.test(JSON.parse(l).msg as string));
 const series = async (kind: string) => {
-  const line = (await metrics.render()).split('\n').find((l) => l.startsWith(`wfsync_schema_changes_total{stream="individuals",kind="${kind}"}`));
+  const line = (await metrics.render())
+    .split('\n')
+    .find((l) => l.startsWith(`wfsync_schema_changes_total{stream="individuals",kind="${kind}"}`));
   return line ? Number(line.split(' ').at(-1)) : 0;
 };
 
@@ -54,13 +56,24 @@ describe('a field the service adds', () => {
     const people = quirky.sandbox!.data.truth('individuals').length;
     const [row, ...others] = await listSchemaChanges(quirky.sync!.warehouse, { companyKey: 'acme' });
     expect(others).toEqual([]);
-    expect(row).toMatchObject({ stream: 'individuals', field_path: 'BadgeNumber', json_type: 'string', gone_at: null, records_seen: 2 * people });
+    expect(row).toMatchObject({
+      stream: 'individuals',
+      field_path: 'BadgeNumber',
+      json_type: 'string',
+      gone_at: null,
+      records_seen: 2 * people,
+    });
     expect(row!.example).toMatch(/^x-9{8}$/);
     expect(announced(/sends a field no column maps/)).toHaveLength(1);
-    expect(JSON.parse(announced(/sends a field no column maps/)[0]!)).toMatchObject({ stream: 'individuals', path: 'BadgeNumber' });
+    expect(JSON.parse(announced(/sends a field no column maps/)[0]!)).toMatchObject({
+      stream: 'individuals',
+      path: 'BadgeNumber',
+    });
     expect(await series('appeared')).toBe(1);
     const events = await listEvents(quirky.sync!.warehouse, { companyKey: 'acme' });
-    expect(events.filter((e) => e.event === 'field_appeared').map((e) => [e.stream, e.detail])).toEqual([['individuals', { path: 'BadgeNumber', jsonType: 'string' }]]);
+    expect(events.filter((e) => e.event === 'field_appeared').map((e) => [e.stream, e.detail])).toEqual([
+      ['individuals', { path: 'BadgeNumber', jsonType: 'string' }],
+    ]);
   });
 
   it('is kept in _extra, where SQL reads it', async () => {
@@ -72,10 +85,17 @@ describe('a field the service adds', () => {
   });
 
   it('is listed on the status page and in /status', async () => {
-    const status = await readStatus(quirky.sync!.warehouse, { companies: ['acme'], schedule: { jobs, cronOverrides: {}, timezone: 'UTC' } });
-    expect(status.schemaChanges.map((c) => [c.company_key, c.stream, c.field_path])).toEqual([['acme', 'individuals', 'BadgeNumber']]);
+    const status = await readStatus(quirky.sync!.warehouse, {
+      companies: ['acme'],
+      schedule: { jobs, cronOverrides: {}, timezone: 'UTC' },
+    });
+    expect(status.schemaChanges.map((c) => [c.company_key, c.stream, c.field_path])).toEqual([
+      ['acme', 'individuals', 'BadgeNumber'],
+    ]);
     const html = schemaChangesTable(status.schemaChanges);
-    expect(html).toMatch(/<tr data-field="BadgeNumber"><td>acme<\/td><td>individuals<\/td><td><code>BadgeNumber<\/code><\/td><td>string<\/td>/);
+    expect(html).toMatch(
+      /<tr data-field="BadgeNumber"><td>acme<\/td><td>individuals<\/td><td><code>BadgeNumber<\/code><\/td><td>string<\/td>/,
+    );
   });
 
   it('is gone after three complete reads without it, announced once', async () => {
@@ -96,6 +116,11 @@ describe('a field the service adds', () => {
   });
 
   it('masks every string of an example, keeping its shape', () => {
-    expect(masked({ name: 'Ana Ruiz', badge: 'B-0042', n: 7, tags: ['RN', 'ß'] })).toEqual({ name: 'xxx xxxx', badge: 'x-9999', n: 7, tags: ['xx', 'x'] });
+    expect(masked({ name: 'Ana Ruiz', badge: 'B-0042', n: 7, tags: ['RN', 'ß'] })).toEqual({
+      name: 'xxx xxxx',
+      badge: 'x-9999',
+      n: 7,
+      tags: ['xx', 'x'],
+    });
   });
 });

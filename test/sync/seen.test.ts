@@ -7,7 +7,7 @@ import { streamRun } from '../../src/sync/engine.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { markGone, seenIn } from '../../src/sync/seen.ts';
 import { readRows } from '../support/rows.ts';
-import { type Warehouse } from '../../src/warehouse/connection.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { keyText } from '../../src/warehouse/record-keys.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
@@ -43,14 +43,23 @@ function watched(sent: string[]): Warehouse {
       };
     },
   }) as Sql;
-  return new Proxy(sync.warehouse, { get: (target, prop) => (prop === 'sql' ? sql : Reflect.get(target, prop, target)) });
+  return new Proxy(sync.warehouse, {
+    get: (target, prop) => (prop === 'sql' ? sql : Reflect.get(target, prop, target)),
+  });
 }
 
 function runOf(company: string, sent: string[] = []): StreamRun {
-  return streamRun({ ...sync.ctx, companyKey: company, warehouse: watched(sent) }, individuals, { key: '-', query: {} }, emptyCounters(), {});
+  return streamRun(
+    { ...sync.ctx, companyKey: company, warehouse: watched(sent) },
+    individuals,
+    { key: '-', query: {} },
+    emptyCounters(),
+    {},
+  );
 }
 
-const live = async (company: string) => (await readRows(sync.warehouse, 'individuals', company)).filter((r) => r._deleted_at === null);
+const live = async (company: string) =>
+  (await readRows(sync.warehouse, 'individuals', company)).filter((r) => r._deleted_at === null);
 
 /** Writes one of `from`'s individuals as `to`'s, as a read running beside another would. */
 async function copyIndividual(from: string, to: string): Promise<void> {

@@ -23,18 +23,27 @@ const renaming = (data: SandboxData) =>
     if (renamed === undefined) return x;
     if (endpoint === 'individuals' && x.ServiceId === renamed) return { ...x, LastName: 'Renamed' };
     const who = x.Employment as Record<string, unknown> | undefined;
-    if (endpoint === 'requiredCertificationStatus' && who?.ServiceId === renamed) return { ...x, Employment: { ...who, LastName: 'Renamed' } };
+    if (endpoint === 'requiredCertificationStatus' && who?.ServiceId === renamed)
+      return { ...x, Employment: { ...who, LastName: 'Renamed' } };
     return x;
   });
 
 const statusStream = () => selectStreams(['required-certification-status']);
-const statusOf = (r: Awaited<ReturnType<typeof runStreams>>) => r.streams.find((s) => s.stream === 'required-certification-status')!;
+const statusOf = (r: Awaited<ReturnType<typeof runStreams>>) =>
+  r.streams.find((s) => s.stream === 'required-certification-status')!;
 
 beforeAll(async () => {
   const data = renaming(createSandboxData({ seed: 8, size: 'small' }));
   sandbox = await startSandbox({ port: 0, seed: 8, size: 'small', rateLimit: null, data });
   sync = await openTestSync(sandbox);
-  expect((await runStreams(sync.ctx, selectStreams(['individuals', 'individual-certifications', 'required-certification-status']))).failed).toBe(0);
+  expect(
+    (
+      await runStreams(
+        sync.ctx,
+        selectStreams(['individuals', 'individual-certifications', 'required-certification-status']),
+      )
+    ).failed,
+  ).toBe(0);
   // Rows the backfill wrote while the list was being read are signals for one more run.
   expect((await runStreams(sync.ctx, statusStream())).failed).toBe(0);
 });

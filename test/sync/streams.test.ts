@@ -14,7 +14,12 @@ import { accessTables } from '../../src/warehouse/tables/access.ts';
 import type { Target } from '../../src/warehouse/targets.ts';
 
 /** Lookups by key, existence checks and writes are not streams; every other read endpoint is. */
-const NOT_STREAMS = new Set(['individualByServiceId', 'individualByUniqueIdentifier', 'individualByEmployeeNumber', 'individualExists']);
+const NOT_STREAMS = new Set([
+  'individualByServiceId',
+  'individualByUniqueIdentifier',
+  'individualByEmployeeNumber',
+  'individualExists',
+]);
 
 describe('stream catalog', () => {
   it('covers every read endpoint of the spec', () => {
@@ -26,7 +31,9 @@ describe('stream catalog', () => {
   it('slices courses to at most the 31 days the service accepts, with statusOption 0', () => {
     const courses = streams.find((s) => s.name === 'individual-courses')!;
     expect(courses.strategy.kind).toBe('windowed');
-    expect(courses.strategy.kind === 'windowed' && courses.strategy.sliceDays).toBeLessThanOrEqual(endpoints.individualCourses.maxRange!.days);
+    expect(courses.strategy.kind === 'windowed' && courses.strategy.sliceDays).toBeLessThanOrEqual(
+      endpoints.individualCourses.maxRange!.days,
+    );
     expect(courses.fixed).toEqual({ statusOption: 0 });
   });
 
@@ -62,7 +69,8 @@ describe('stream catalog', () => {
     for (const s of streams) {
       const st = s.strategy;
       if (st.kind === 'windowed' && st.mode === 'append') expect(st.overlap?.reason, s.name).toBeTruthy();
-      for (const r of 'rereads' in st ? (st.rereads ?? []) : []) expect(r.reason.length, `${s.name} ${r.name}`).toBeGreaterThan(20);
+      for (const r of 'rereads' in st ? (st.rereads ?? []) : [])
+        expect(r.reason.length, `${s.name} ${r.name}`).toBeGreaterThan(20);
     }
   });
 
@@ -80,7 +88,10 @@ describe('stream catalog', () => {
   });
 
   it('selects named streams with what they depend on, and names an unknown one', () => {
-    expect(selectStreams(['shift-assignments']).map((s) => s.name)).toEqual(['assignment-changes', 'shift-assignments']);
+    expect(selectStreams(['shift-assignments']).map((s) => s.name)).toEqual([
+      'assignment-changes',
+      'shift-assignments',
+    ]);
     expect(() => selectStreams(['shifts'])).toThrow(UnknownStreamError);
     expect(() => selectStreams(['shifts'])).toThrow(/unknown stream "shifts"/);
   });
@@ -107,19 +118,32 @@ function writtenTables(target: Target): [string, readonly string[]][] {
   return [
     [target.table, ['company_key', ...target.key]],
     ...(target.history ? [[target.history, ['company_key', ...target.key]] as [string, string[]]] : []),
-    ...(target.children ?? []).map((c): [string, readonly string[]] => [c.table, ['company_key', ...(c.parentColumns ?? target.key), ...c.key]]),
+    ...(target.children ?? []).map((c): [string, readonly string[]] => [
+      c.table,
+      ['company_key', ...(c.parentColumns ?? target.key), ...c.key],
+    ]),
   ];
 }
 
 describe('the catalog and the warehouse', () => {
   const tables = declaredTables(warehouseTables(DEFAULT_SCHEMA));
   const s = pgSchema(DEFAULT_SCHEMA);
-  const ownTables = new Set([...declaredTables(bookkeepingTables(s)).keys(), ...declaredTables(pushTables(s)).keys(), ...declaredTables(fencingTables(s)).keys(), ...declaredTables(companyTables(s)).keys(), ...declaredTables(personalDataTables(s)).keys(), ...declaredTables(accessTables(s)).keys(), ...declaredTables(pushModelTables(s)).keys()]);
+  const ownTables = new Set([
+    ...declaredTables(bookkeepingTables(s)).keys(),
+    ...declaredTables(pushTables(s)).keys(),
+    ...declaredTables(fencingTables(s)).keys(),
+    ...declaredTables(companyTables(s)).keys(),
+    ...declaredTables(personalDataTables(s)).keys(),
+    ...declaredTables(accessTables(s)).keys(),
+    ...declaredTables(pushModelTables(s)).keys(),
+  ]);
   const written = [...streams.map((st) => st.target), ...envelopeTargets].flatMap(writtenTables);
 
   it('writes only tables the drizzle schema declares, through columns they have', () => {
     const missing = written.flatMap(([table, key]) =>
-      !tables.has(table) ? [`${table}: no such table`] : key.filter((c) => !tables.get(table)!.has(c)).map((c) => `${table}.${c}: no such column`),
+      !tables.has(table)
+        ? [`${table}: no such table`]
+        : key.filter((c) => !tables.get(table)!.has(c)).map((c) => `${table}.${c}: no such column`),
     );
     expect(missing).toEqual([]);
   });

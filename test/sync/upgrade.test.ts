@@ -3,7 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { ChangeCursor, CURSOR_VERSION, readStoredCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor } from '../../src/sync/cursors.ts';
+import {
+  ChangeCursor,
+  CURSOR_VERSION,
+  readStoredCursor,
+  SinceCursor,
+  SnapshotCursor,
+  StatusCursor,
+  WindowCursor,
+} from '../../src/sync/cursors.ts';
 import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runner.ts';
 import { streamByName } from '../../src/resources/index.ts';
 import { listCheckpoints } from '../../src/warehouse/state.ts';
@@ -27,8 +35,15 @@ const HOURS = 6;
 const backfillRequests = fixture.tables.sync_runs!.reduce((n, r) => n + Number(r.requests), 0);
 
 /** The cursor format of each kind of stream. */
-const cursorSchemas = { 'updated-since': SinceCursor, windowed: WindowCursor, 'change-driven': ChangeCursor, 'status-driven': StatusCursor, snapshot: SnapshotCursor };
-const schemaOf = (stream: unknown): ZodType<unknown> => cursorSchemas[streamByName(String(stream))!.strategy.kind as keyof typeof cursorSchemas];
+const cursorSchemas = {
+  'updated-since': SinceCursor,
+  windowed: WindowCursor,
+  'change-driven': ChangeCursor,
+  'status-driven': StatusCursor,
+  snapshot: SnapshotCursor,
+};
+const schemaOf = (stream: unknown): ZodType<unknown> =>
+  cursorSchemas[streamByName(String(stream))!.strategy.kind as keyof typeof cursorSchemas];
 
 let sandbox: RunningSandbox;
 let databaseUrl: string;
@@ -52,7 +67,11 @@ describe('a warehouse written by release 0.1.0', () => {
     expect(stored.length).toBeGreaterThan(10);
     for (const { stream, cursor } of stored) {
       expect((cursor as { version: number }).version).toBe(2);
-      expect(readStoredCursor(schemaOf(stream), cursor), String(stream)).toMatchObject({ ok: true, migratedFrom: 2, cursor: { version: CURSOR_VERSION } });
+      expect(readStoredCursor(schemaOf(stream), cursor), String(stream)).toMatchObject({
+        ok: true,
+        migratedFrom: 2,
+        cursor: { version: CURSOR_VERSION },
+      });
     }
   });
 
@@ -69,8 +88,12 @@ describe('a warehouse written by release 0.1.0', () => {
 
     it('has every migration of this release applied', async () => {
       const { sql } = sync!.warehouse;
-      const journal = JSON.parse(readFileSync(`${MIGRATIONS_DIR}/meta/_journal.json`, 'utf8')) as { entries: unknown[] };
-      const [applied] = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.${sql(migrationsTable(DEFAULT_SCHEMA))}`;
+      const journal = JSON.parse(readFileSync(`${MIGRATIONS_DIR}/meta/_journal.json`, 'utf8')) as {
+        entries: unknown[];
+      };
+      const [applied] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from drizzle.${sql(migrationsTable(DEFAULT_SCHEMA))}`;
       expect(applied!.n).toBe(journal.entries.length);
       expect(applied!.n).toBeGreaterThan(fixture.migrationHashes.length);
     });
@@ -85,7 +108,11 @@ describe('a warehouse written by release 0.1.0', () => {
     it('stores every cursor in the current format', async () => {
       const checkpoints = await listCheckpoints(sync!.warehouse, company);
       expect(checkpoints.length).toBe(fixture.tables.sync_state!.length);
-      expect(checkpoints.filter((c) => (c.cursor as { version: number } | null)?.version !== CURSOR_VERSION).map((c) => c.stream)).toEqual([]);
+      expect(
+        checkpoints
+          .filter((c) => (c.cursor as { version: number } | null)?.version !== CURSOR_VERSION)
+          .map((c) => c.stream),
+      ).toEqual([]);
     });
 
     it('converges with the service within each stream’s bound', async () => {

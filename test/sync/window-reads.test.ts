@@ -31,7 +31,8 @@ describe('windows side by side', () => {
     const names = ['shift-assignments', 'assignment-changes', 'form-audit'];
     const summary = await runStreams(sync.ctx, selectStreams(names));
     const { sql, schema } = sync.warehouse;
-    const stored = async (table: string) => (await sql<{ n: number }[]>`select count(*)::int as n from ${sql(schema)}.${sql(table)}`)[0]!.n;
+    const stored = async (table: string) =>
+      (await sql<{ n: number }[]>`select count(*)::int as n from ${sql(schema)}.${sql(table)}`)[0]!.n;
     const read = Object.fromEntries(summary.streams.map((s) => [s.stream, s.rows]));
     expect(read).toEqual({
       'shift-assignments': await stored('shift_assignments'),

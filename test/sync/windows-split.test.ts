@@ -93,11 +93,16 @@ describe('a window the service will not answer is split until it does', () => {
     const { t, summary, seen } = await syncThroughProxy(
       {
         answer: (url) =>
-          tooLong(url) ? { status: 400, body: { error: 'invalid_parameters', error_message: 'The date span is too long.' } } : undefined,
+          tooLong(url)
+            ? { status: 400, body: { error: 'invalid_parameters', error_message: 'The date span is too long.' } }
+            : undefined,
       },
       ['shift-assignments', 'individual-courses'],
     );
-    expect(summary.streams.every((s) => s.outcome === 'ok'), JSON.stringify(okOutcomes(summary))).toBe(true);
+    expect(
+      summary.streams.every((s) => s.outcome === 'ok'),
+      JSON.stringify(okOutcomes(summary)),
+    ).toBe(true);
     for (const path of [endpoints.shiftAssignments.path, endpoints.individualCourses.path]) {
       const x = traffic(seen, path);
       expect(x.refused, path).toBeGreaterThan(0);
@@ -111,12 +116,17 @@ describe('a window the service will not answer is split until it does', () => {
     const { t, summary, seen } = await syncThroughProxy(
       {
         answer: (url) =>
-          tooLong(url) ? { status: 500, body: { error: 'internal_server_error', error_message: 'query timed out' } } : undefined,
+          tooLong(url)
+            ? { status: 500, body: { error: 'internal_server_error', error_message: 'query timed out' } }
+            : undefined,
       },
       ['shift-assignments', 'individual-courses'],
       { maxRetries: 1, backoff: { baseMs: 1, capMs: 5 } },
     );
-    expect(summary.streams.every((s) => s.outcome === 'ok'), JSON.stringify(okOutcomes(summary))).toBe(true);
+    expect(
+      summary.streams.every((s) => s.outcome === 'ok'),
+      JSON.stringify(okOutcomes(summary)),
+    ).toBe(true);
     for (const path of [endpoints.shiftAssignments.path, endpoints.individualCourses.path]) {
       const x = traffic(seen, path);
       expect(x.refused, path).toBeGreaterThan(0);
@@ -158,7 +168,9 @@ describe('a window the service will not answer is split until it does', () => {
     // It was split down to the smallest span before giving up.
     const spans = seen.filter((s) => s.url.pathname === endpoints.shiftAssignments.path).map((s) => spanOf(s.url)!);
     expect(Math.min(...spans)).toBeLessThanOrEqual(HOUR_MS);
-    expect(seen.some((s) => s.url.pathname === endpoints.shiftAssignments.path && s.outcome === 'forwarded')).toBe(false);
+    expect(seen.some((s) => s.url.pathname === endpoints.shiftAssignments.path && s.outcome === 'forwarded')).toBe(
+      false,
+    );
 
     const sql = t.warehouse.sql;
     const [run] = await sql<{ outcome: string; error: string | null }[]>`

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { coalesce, countIn, daysOf, forEachLimited, halve, mergeByCost, slice, DAY_MS, HOUR_MS } from '../../src/sync/windows.ts';
+import {
+  coalesce,
+  countIn,
+  daysOf,
+  forEachLimited,
+  halve,
+  mergeByCost,
+  slice,
+  DAY_MS,
+  HOUR_MS,
+} from '../../src/sync/windows.ts';
 
 const d = (s: string) => new Date(s);
 
@@ -20,7 +30,12 @@ describe('windows', () => {
   });
 
   it('turns change instants into whole UTC days and merges days that touch', () => {
-    const days = daysOf([d('2026-01-05T10:00:00Z'), d('2026-01-05T23:00:00Z'), d('2026-01-06T01:00:00+00:00'), d('2026-01-09T12:00:00Z')]);
+    const days = daysOf([
+      d('2026-01-05T10:00:00Z'),
+      d('2026-01-05T23:00:00Z'),
+      d('2026-01-06T01:00:00+00:00'),
+      d('2026-01-09T12:00:00Z'),
+    ]);
     expect(days).toHaveLength(3);
     const merged = coalesce(days);
     expect(merged.map((w) => [w.start.toISOString(), w.end.toISOString()])).toEqual([
@@ -39,7 +54,10 @@ describe('windows', () => {
 
   it('merges windows into one paged read only where the records between them fill no more pages than the reads it saves', () => {
     // 10 records an hour from hour 0 to hour 99, and 500 more in hour 50.
-    const at = [...Array.from({ length: 1000 }, (_, i) => i * 0.1 * HOUR_MS), ...Array.from({ length: 500 }, () => 50.5 * HOUR_MS)].sort((a, b) => a - b);
+    const at = [
+      ...Array.from({ length: 1000 }, (_, i) => i * 0.1 * HOUR_MS),
+      ...Array.from({ length: 500 }, () => 50.5 * HOUR_MS),
+    ].sort((a, b) => a - b);
     const minute = (h: number) => ({ start: new Date(h * HOUR_MS), end: new Date(h * HOUR_MS + 60_000) });
     const count = (w: { start: Date; end: Date }) => countIn(at, w);
     // Hours 1, 3 and 10 hold 101 records between them (one page): one read. Hour 90 is 800 records further: its own read.
@@ -51,8 +69,15 @@ describe('windows', () => {
     // Across hour 50 (500 records more) two reads cost less than one.
     expect(mergeByCost([minute(49), minute(51)], count, 200)).toHaveLength(2);
     // Overlapping windows are always one.
-    expect(mergeByCost([minute(49), { start: new Date(49 * HOUR_MS + 30_000), end: new Date(49 * HOUR_MS + 90_000) }], count, 200)).toHaveLength(1);
-    for (const w of mergeByCost([minute(3), minute(1), minute(10), minute(90)], count, 200)) expect(w.end > w.start).toBe(true);
+    expect(
+      mergeByCost(
+        [minute(49), { start: new Date(49 * HOUR_MS + 30_000), end: new Date(49 * HOUR_MS + 90_000) }],
+        count,
+        200,
+      ),
+    ).toHaveLength(1);
+    for (const w of mergeByCost([minute(3), minute(1), minute(10), minute(90)], count, 200))
+      expect(w.end > w.start).toBe(true);
   });
 
   it('runs at most the given number at once and reports the first failure', async () => {

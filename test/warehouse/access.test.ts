@@ -102,9 +102,15 @@ describe('row-level security', () => {
     expect(counts!.b).toBe(counts!.a);
   });
 
-  it('leaves the sync\'s own queries without a policy: its plans never read the grants', async () => {
+  it("leaves the sync's own queries without a policy: its plans never read the grants", async () => {
     const plan = async (sql: postgres.Sql) =>
-      (await sql.unsafe<{ 'QUERY PLAN': string }[]>(`explain select * from workforce.shift_assignments where company_key = 'a'`)).map((r) => r['QUERY PLAN']).join('\n');
+      (
+        await sql.unsafe<{ 'QUERY PLAN': string }[]>(
+          `explain select * from workforce.shift_assignments where company_key = 'a'`,
+        )
+      )
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
     expect(await plan(wh.sql)).not.toMatch(/access_grants|InitPlan/);
     await grantAccess(wh, { role: `${ANALYST}_plan`, companies: ['a'], personal: true, createWithPassword: PASSWORD });
     expect(await plan(login(`${ANALYST}_plan`))).toMatch(/InitPlan/);
@@ -132,18 +138,26 @@ describe('a role granted company a without personal columns', () => {
       seen[table] = rows[0]!;
     }
     expect(Object.entries(seen).filter(([, c]) => c.other > 0)).toEqual([]);
-    const [truth] = await wh.sql<{ n: number }[]>`select count(*)::int as n from workforce.shift_assignments where company_key = 'a'`;
+    const [truth] = await wh.sql<
+      { n: number }[]
+    >`select count(*)::int as n from workforce.shift_assignments where company_key = 'a'`;
     expect(seen.shift_assignments!.a).toBe(truth!.n);
     expect(seen.individuals!.a).toBeGreaterThan(0);
     // Company b has rows the owner sees in most tables, so the zeroes above are rows withheld, not rows missing.
-    const [withB] = await wh.sql<{ n: number }[]>`select count(*)::int as n from workforce.individual_certifications where company_key = 'b'`;
+    const [withB] = await wh.sql<
+      { n: number }[]
+    >`select count(*)::int as n from workforce.individual_certifications where company_key = 'b'`;
     expect(withB!.n).toBeGreaterThan(0);
   });
 
   it('reads no personal column; select * is refused; views over personal columns are refused, the others show company a only', async () => {
     for (const table of await relations('r')) {
       for (const column of personalColumnsOf(table)) {
-        expect([table, column, await attempt(analyst.unsafe(`select "${column}" from workforce."${table}" limit 1`))]).toEqual([table, column, DENIED]);
+        expect([
+          table,
+          column,
+          await attempt(analyst.unsafe(`select "${column}" from workforce."${table}" limit 1`)),
+        ]).toEqual([table, column, DENIED]);
       }
     }
     expect(await attempt(analyst`select * from workforce.individuals limit 1`)).toBe(DENIED);
@@ -152,8 +166,13 @@ describe('a role granted company a without personal columns', () => {
 
     const outcome: Record<string, string> = {};
     for (const view of await relations('v')) {
-      const rows = await attempt(analyst.unsafe<{ other: number; n: number }[]>(`select count(*)::int as n, count(*) filter (where company_key <> 'a')::int as other from workforce."${view}"`));
-      outcome[view] = typeof rows === 'string' ? rows : rows[0]!.other === 0 ? 'only a' : `${rows[0]!.other} rows of others`;
+      const rows = await attempt(
+        analyst.unsafe<{ other: number; n: number }[]>(
+          `select count(*)::int as n, count(*) filter (where company_key <> 'a')::int as other from workforce."${view}"`,
+        ),
+      );
+      outcome[view] =
+        typeof rows === 'string' ? rows : rows[0]!.other === 0 ? 'only a' : `${rows[0]!.other} rows of others`;
     }
     // A view reading a personal column anywhere (v_open_shifts tests the assignee's names for null) is refused.
     // The HR views count people without naming them, so they are readable; v_hours_weekly names each person.
@@ -174,7 +193,9 @@ describe('a role granted company a without personal columns', () => {
   });
 
   it('reads nothing of the grants of other roles, nor any secret', async () => {
-    expect(await analyst`select role, company_key from workforce.access_grants`).toEqual([{ role: ANALYST, company_key: 'a' }]);
+    expect(await analyst`select role, company_key from workforce.access_grants`).toEqual([
+      { role: ANALYST, company_key: 'a' },
+    ]);
     expect(await attempt(analyst`select api_key_sealed from workforce.companies`)).toBe(DENIED);
     expect(await analyst`select company_key from workforce.companies`).toEqual([{ company_key: 'a' }]);
   });
@@ -186,7 +207,9 @@ describe('a role granted company a without personal columns', () => {
 
   it('reads nothing once revoked, and a later sync still writes', async () => {
     await grantAccess(wh, { role: ANALYST, companies: ['b'], personal: false });
-    const [both] = await analyst<{ n: number }[]>`select count(distinct company_key)::int as n from workforce.individuals`;
+    const [both] = await analyst<
+      { n: number }[]
+    >`select count(distinct company_key)::int as n from workforce.individuals`;
     expect(both!.n).toBe(2);
     expect(await revokeAccess(wh, ANALYST, ['b'])).toEqual({ left: ['a'] });
     expect(await analyst`select distinct company_key from workforce.individuals`).toEqual([{ company_key: 'a' }]);
@@ -207,7 +230,9 @@ describe('a role granted company a with --personal', () => {
     const rows = await hr<{ company_key: string; primary_email_address: string | null; first_name: string }[]>`
       select company_key, primary_email_address, first_name from workforce.individuals`;
     expect(new Set(rows.map((r) => r.company_key))).toEqual(new Set(['a']));
-    expect(rows.some((r) => typeof r.primary_email_address === 'string' && r.primary_email_address.includes('@'))).toBe(true);
+    expect(rows.some((r) => typeof r.primary_email_address === 'string' && r.primary_email_address.includes('@'))).toBe(
+      true,
+    );
     const [answers] = await hr<{ n: number; other: number }[]>`
       select count(*)::int as n, count(*) filter (where company_key <> 'a')::int as other from workforce.v_shifts_without_current_credential`;
     expect(answers!.other).toBe(0);
@@ -222,7 +247,9 @@ describe('a table a later migration adds with a company_key', () => {
     await wh.sql`create table workforce.later_facts (company_key text not null, amount int not null)`;
     await wh.sql`insert into workforce.later_facts values ('a', 1), ('b', 2), ('b', 3)`;
     await wh.migrate();
-    expect(await login(later)`select company_key, amount from workforce.later_facts`).toEqual([{ company_key: 'a', amount: 1 }]);
+    expect(await login(later)`select company_key, amount from workforce.later_facts`).toEqual([
+      { company_key: 'a', amount: 1 },
+    ]);
     const [owner] = await wh.sql<{ n: number }[]>`select count(*)::int as n from workforce.later_facts`;
     expect(owner!.n).toBe(3);
   });
@@ -233,13 +260,18 @@ describe('a view a later migration replaces', () => {
     const role = `${ANALYST}_views`;
     await grantAccess(wh, { role, companies: ['a'], personal: false, createWithPassword: PASSWORD });
     const analyst = login(role);
-    const companies = async (sql: postgres.Sql) => (await sql<{ c: string }[]>`select distinct company_key as c from workforce.v_approved_leave_hours order by 1`).map((r) => r.c);
+    const companies = async (sql: postgres.Sql) =>
+      (
+        await sql<{ c: string }[]>`select distinct company_key as c from workforce.v_approved_leave_hours order by 1`
+      ).map((r) => r.c);
     expect(await companies(wh.sql)).toEqual(['a', 'b']);
     expect(await companies(analyst)).toEqual(['a']);
 
     // What migrate does before pending migrations, then a migration replacing the view as it is.
     await wh.sql.begin((tx) => withdrawViews(tx, 'workforce'));
-    const [view] = await wh.sql<{ def: string }[]>`select pg_get_viewdef('workforce.v_approved_leave_hours'::regclass) as def`;
+    const [view] = await wh.sql<
+      { def: string }[]
+    >`select pg_get_viewdef('workforce.v_approved_leave_hours'::regclass) as def`;
     await wh.sql.unsafe(`create or replace view workforce.v_approved_leave_hours as ${view!.def}`);
     expect(await attempt(analyst`select company_key from workforce.v_approved_leave_hours`)).toBe(DENIED);
 
@@ -251,23 +283,40 @@ describe('a view a later migration replaces', () => {
 describe('a grant the warehouse refuses', () => {
   const grants = () => wh.sql`select role, company_key, personal from workforce.access_grants order by 1, 2`;
   const roleExists = async (role: string) => (await admin`select 1 from pg_roles where rolname = ${role}`).length > 0;
-  const refusal = (p: Promise<unknown>) => p.then(
-    () => 'granted',
-    (e: unknown) => (e instanceof AccessError ? `${e.kind}: ${e.message}` : String(e)),
-  );
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => 'granted',
+      (e: unknown) => (e instanceof AccessError ? `${e.kind}: ${e.message}` : String(e)),
+    );
 
   it('names the company, role or rule in one line and changes nothing', async () => {
     const before = await grants();
     const ghost = `${ANALYST}_ghost`;
-    expect(await refusal(grantAccess(wh, { role: ghost, companies: ['a', 'nope'], personal: false, createWithPassword: PASSWORD }))).toMatch(/^unknown_company: company "nope"/);
+    expect(
+      await refusal(
+        grantAccess(wh, { role: ghost, companies: ['a', 'nope'], personal: false, createWithPassword: PASSWORD }),
+      ),
+    ).toMatch(/^unknown_company: company "nope"/);
     expect(await roleExists(ghost)).toBe(false);
-    expect(await refusal(grantAccess(wh, { role: ghost, companies: ['a'], personal: false }))).toMatch(/^unknown_role: role ".*_ghost" does not exist/);
-    expect(await refusal(grantAccess(wh, { role: PERSONAL, companies: ['b'], personal: false, createWithPassword: 'x' }))).toMatch(/^role_exists:/);
-    expect(await refusal(grantAccess(wh, { role: OWNER, companies: ['a'], personal: false }))).toMatch(/^protected_role: .*sync's own role/);
-    expect(await refusal(grantAccess(wh, { role: new URL(adminUrl).username, companies: ['a'], personal: false }))).toMatch(/^protected_role: .*superuser/);
-    expect(await refusal(grantAccess(wh, { role: PERSONAL, companies: ['b'], personal: false }))).toMatch(/^mixed_personal: role ".*" reads company "a" with personal columns/);
+    expect(await refusal(grantAccess(wh, { role: ghost, companies: ['a'], personal: false }))).toMatch(
+      /^unknown_role: role ".*_ghost" does not exist/,
+    );
+    expect(
+      await refusal(grantAccess(wh, { role: PERSONAL, companies: ['b'], personal: false, createWithPassword: 'x' })),
+    ).toMatch(/^role_exists:/);
+    expect(await refusal(grantAccess(wh, { role: OWNER, companies: ['a'], personal: false }))).toMatch(
+      /^protected_role: .*sync's own role/,
+    );
+    expect(
+      await refusal(grantAccess(wh, { role: new URL(adminUrl).username, companies: ['a'], personal: false })),
+    ).toMatch(/^protected_role: .*superuser/);
+    expect(await refusal(grantAccess(wh, { role: PERSONAL, companies: ['b'], personal: false }))).toMatch(
+      /^mixed_personal: role ".*" reads company "a" with personal columns/,
+    );
     expect(await refusal(revokeAccess(wh, PERSONAL, ['b']))).toMatch(/^not_granted: .*company "b"/);
-    expect(await refusal(grantAccess(wh, { role: 'x'.repeat(64), companies: ['a'], personal: false }))).toMatch(/^invalid:/);
+    expect(await refusal(grantAccess(wh, { role: 'x'.repeat(64), companies: ['a'], personal: false }))).toMatch(
+      /^invalid:/,
+    );
     expect(await grants()).toEqual(before);
   });
 
@@ -284,7 +333,9 @@ describe('a grant the warehouse refuses', () => {
   it('lets a role be named anything Postgres allows, quoted', async () => {
     const odd = `Odd "name"; drop table x ${suffix}`;
     await grantAccess(wh, { role: odd, companies: ['a'], personal: false, createWithPassword: PASSWORD });
-    const [row] = await login(odd)<{ n: number }[]>`select count(distinct company_key)::int as n from workforce.individuals`;
+    const [row] = await login(odd)<
+      { n: number }[]
+    >`select count(distinct company_key)::int as n from workforce.individuals`;
     expect(row!.n).toBe(1);
     await revokeAccess(wh, odd);
   });

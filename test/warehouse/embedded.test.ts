@@ -34,7 +34,12 @@ describe('the embedded Postgres', () => {
     chmodSync(dir, 0o755);
     const env = { WFS_DATA_DIR: join(dir, '.wfsync'), WFS_HTTP_PORT: '0', LOG_LEVEL: 'info' };
     const first = spawnWfsync(['start'], env, dir);
-    await waitFor(() => `the embedded Postgres: ${first.output().slice(-2000)}`, async () => first.output().includes('embedded Postgres started'), 120_000, 200);
+    await waitFor(
+      () => `the embedded Postgres: ${first.output().slice(-2000)}`,
+      async () => first.output().includes('embedded Postgres started'),
+      120_000,
+      200,
+    );
     const pidFile = join(dir, '.wfsync', 'pg', 'postmaster.pid');
     const orphan = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
     leftRunning.push(orphan);
@@ -49,19 +54,23 @@ describe('the embedded Postgres', () => {
     expect(alive(orphan)).toBe(false);
   }, 180_000);
 
-  it.runIf(process.getuid?.() === 0)('as root, under a private (0700) directory, runs its cluster where the postgres user can reach it, and finds it again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wfsync-private-'));
-    dirs.push(dir);
-    const dataDir = join(dir, '.wfsync');
-    dirs.push(dirname(rootClusterDir(dataDir)));
-    const first = spawnWfsync(['sync', '--once', '--streams', 'departments', '--json'], { LOG_LEVEL: 'error' }, dir);
-    const { code } = await first.exited();
-    expect(code, first.output()).toBe(0);
-    expect(readFileSync(join(dataDir, 'pg-location'), 'utf8')).toContain(rootClusterDir(dataDir));
-    expect(existsSync(join(rootClusterDir(dataDir), 'PG_VERSION'))).toBe(true);
-    // The same cluster serves the next run: the departments synced before are there.
-    const status = spawnWfsync(['status', '--json'], { LOG_LEVEL: 'error' }, dir);
-    expect((await status.exited()).code, status.output()).toBe(0);
-    expect(status.output()).toMatch(/"stream": ?"departments"/);
-  }, 240_000);
+  it.runIf(process.getuid?.() === 0)(
+    'as root, under a private (0700) directory, runs its cluster where the postgres user can reach it, and finds it again',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'wfsync-private-'));
+      dirs.push(dir);
+      const dataDir = join(dir, '.wfsync');
+      dirs.push(dirname(rootClusterDir(dataDir)));
+      const first = spawnWfsync(['sync', '--once', '--streams', 'departments', '--json'], { LOG_LEVEL: 'error' }, dir);
+      const { code } = await first.exited();
+      expect(code, first.output()).toBe(0);
+      expect(readFileSync(join(dataDir, 'pg-location'), 'utf8')).toContain(rootClusterDir(dataDir));
+      expect(existsSync(join(rootClusterDir(dataDir), 'PG_VERSION'))).toBe(true);
+      // The same cluster serves the next run: the departments synced before are there.
+      const status = spawnWfsync(['status', '--json'], { LOG_LEVEL: 'error' }, dir);
+      expect((await status.exited()).code, status.output()).toBe(0);
+      expect(status.output()).toMatch(/"stream": ?"departments"/);
+    },
+    240_000,
+  );
 });

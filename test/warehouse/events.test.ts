@@ -22,7 +22,8 @@ const run = async (company: string, stream: string, outcome: string, error?: str
   const id = await openRun(wh, { companyKey: company, stream });
   await finishRun(wh, id, { outcome, ...(error ? { error } : {}) });
 };
-const timeline = async (company: string) => (await listEvents(wh, { companyKey: company })).reverse().map((e) => [e.event, e.stream, e.detail]);
+const timeline = async (company: string) =>
+  (await listEvents(wh, { companyKey: company })).reverse().map((e) => [e.event, e.stream, e.detail]);
 
 describe('a stream starting to fail and recovering', () => {
   it('is recorded once each way, not for every run; an interrupted run says neither', async () => {
@@ -47,10 +48,19 @@ describe('a stream starting to fail and recovering', () => {
 describe('at start', () => {
   it('records migrations and a version change on each company once, not at every start', async () => {
     const first = await recordStart(wh, ['north', 'south'], '0.4.0');
-    expect(first.map((e) => [e.companyKey, e.event])).toEqual([['north', 'migrated'], ['south', 'migrated']]);
+    expect(first.map((e) => [e.companyKey, e.event])).toEqual([
+      ['north', 'migrated'],
+      ['south', 'migrated'],
+    ]);
     expect(await recordStart(wh, ['north', 'south'], '0.4.0')).toEqual([]);
     const upgraded = await recordStart(wh, ['north'], '0.5.0');
-    expect(upgraded).toEqual([{ companyKey: 'north', event: 'version_changed', detail: expect.objectContaining({ version: '0.5.0', before: '0.4.0' }) }]);
+    expect(upgraded).toEqual([
+      {
+        companyKey: 'north',
+        event: 'version_changed',
+        detail: expect.objectContaining({ version: '0.5.0', before: '0.4.0' }),
+      },
+    ]);
     expect((await timeline('north')).map(([e]) => e)).toEqual(['migrated', 'version_changed']);
   });
 });

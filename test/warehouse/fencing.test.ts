@@ -16,7 +16,13 @@ afterAll(async () => {
 });
 
 const page = (w: Warehouse, id: number) =>
-  writePage(w, { target: targets.departments, companyKey: 'acme', stream: 'departments', items: [{ DepartmentId: id, DepartmentName: `d${id}` }], syncedAt: new Date() });
+  writePage(w, {
+    target: targets.departments,
+    companyKey: 'acme',
+    stream: 'departments',
+    items: [{ DepartmentId: id, DepartmentName: `d${id}` }],
+    syncedAt: new Date(),
+  });
 
 describe('run fences', () => {
   it('refuse, in Postgres, the pages of a run once a later run of its job took the lock', async () => {
@@ -28,7 +34,11 @@ describe('run fences', () => {
     const refused = await page(first, 2).catch((e: unknown) => e);
     expect(isFencedOff(refused), String(refused)).toBe(true);
     expect(String(refused)).toMatch(/fenced off/);
-    const deletion = await markMissingDeleted(first, { target: targets.departments, companyKey: 'acme', seen: new Set<string>() }).catch((e: unknown) => e);
+    const deletion = await markMissingDeleted(first, {
+      target: targets.departments,
+      companyKey: 'acme',
+      seen: new Set<string>(),
+    }).catch((e: unknown) => e);
     expect(isFencedOff(deletion)).toBe(true);
 
     await page(second, 3);
@@ -46,7 +56,10 @@ describe('run fences', () => {
       await conn`begin`;
       await conn`select ${wh.sql(wh.schema)}.check_run_fence(${old.companyKey}, ${old.job}, ${old.token})`;
       let taken = false;
-      const next = takeFence(wh, 'acme', 'individuals', 'job-b').then((f) => ((taken = true), f));
+      const next = takeFence(wh, 'acme', 'individuals', 'job-b').then((f) => {
+        taken = true;
+        return f;
+      });
       await new Promise((r) => setTimeout(r, 300));
       expect(taken).toBe(false);
       await conn`commit`;

@@ -13,7 +13,10 @@ import { parsed, raw, targetOf, type ResourceName } from './fixtures.ts';
 describe('content fingerprints', () => {
   it('stay those earlier versions stored, for a record of every resource', () => {
     const hashes = Object.fromEntries(
-      (Object.keys(raw) as ResourceName[]).map((name) => [name, mapItem(targetOf(name), 'acme', parsed(name)).row._hash]),
+      (Object.keys(raw) as ResourceName[]).map((name) => [
+        name,
+        mapItem(targetOf(name), 'acme', parsed(name)).row._hash,
+      ]),
     );
     expect(hashes).toMatchInlineSnapshot(`
       {
@@ -42,13 +45,21 @@ describe('content fingerprints', () => {
   });
 
   it('of a record used as parsed are those of the copy zod makes, whatever order its fields came in', () => {
-    const employee = { ServiceId: 9001, FirstName: 'Dana', LastName: 'Reyes', UniqueIdentifier: 'U-100', EmployeeNumber: 'E-100', Badge: 'blue' };
+    const employee = {
+      ServiceId: 9001,
+      FirstName: 'Dana',
+      LastName: 'Reyes',
+      UniqueIdentifier: 'U-100',
+      EmployeeNumber: 'E-100',
+      Badge: 'blue',
+    };
     const reviewer = { ServiceId: 8000, FirstName: 'Lee', LastName: 'Kim', Desk: 4 };
     const { Employee: _e, ReviewedBy: _r, ...rest } = raw.timeOffRequests;
     const inOrder = { Employee: employee, ...rest, ReviewedBy: reviewer, Note: 'n' };
     const reordered = { ReviewedBy: reviewer, ...rest, Employee: employee, Note: 'n' };
     const schema = endpoints.timeOffRequests.item;
-    const hash = (item: object) => mapItem(targetOf('timeOffRequests'), 'acme', item as Record<string, unknown>).row._hash;
+    const hash = (item: object) =>
+      mapItem(targetOf('timeOffRequests'), 'acme', item as Record<string, unknown>).row._hash;
     for (const record of [inOrder, reordered]) {
       const { items } = parseItems(schema, [JSON.parse(JSON.stringify(record))]);
       expect(hash(items[0]!)).toBe(hash(schema.parse(record)));

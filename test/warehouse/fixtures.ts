@@ -52,7 +52,15 @@ export const raw = {
     ExcludeFromVerificationMonitoring: false,
     BadgeColor: 'blue',
   },
-  supervisors: { IndividualId: 400, ServiceId: 8000, FirstName: 'Lee', LastName: 'Kim', IsEmployee: 1, IsSupervisor: 1, Status: 'Active' },
+  supervisors: {
+    IndividualId: 400,
+    ServiceId: 8000,
+    FirstName: 'Lee',
+    LastName: 'Kim',
+    IsEmployee: 1,
+    IsSupervisor: 1,
+    Status: 'Active',
+  },
   individualCertifications: {
     IndividualCertificationId: 7001,
     ServiceId: 9001,
@@ -85,7 +93,13 @@ export const raw = {
     IssuingBodyFailureReason: ['number not found', 'name mismatch'],
   },
   requiredCertificationStatus: {
-    Employment: { ServiceId: 9001, UniqueIdentifier: 'U-100', EmployeeNumber: 'E-100', FirstName: 'Dana', LastName: 'Reyes' },
+    Employment: {
+      ServiceId: 9001,
+      UniqueIdentifier: 'U-100',
+      EmployeeNumber: 'E-100',
+      FirstName: 'Dana',
+      LastName: 'Reyes',
+    },
     CredentialRequirements: [
       {
         JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' },
@@ -95,7 +109,12 @@ export const raw = {
           {
             Requirement: 'Paramedic License',
             RequirementStatus: 'Current',
-            FulfillingCertification: { CertificationName: 'Paramedic License', CertificationNumber: 'PM-1', ActivationDate: '2023-01-01', ExpirationDate: '2025-01-01' },
+            FulfillingCertification: {
+              CertificationName: 'Paramedic License',
+              CertificationNumber: 'PM-1',
+              ActivationDate: '2023-01-01',
+              ExpirationDate: '2025-01-01',
+            },
           },
           { Requirement: 'CPR', RequirementStatus: 'Missing', FulfillingCertification: null },
         ],
@@ -128,9 +147,22 @@ export const raw = {
     StartDateTime: '2024-06-01T07:00:00-05:00',
     Assignee: { ServiceId: 9001, EmployeeNumber: 'E-100', FirstName: 'Dana', LastName: 'Reyes' },
   },
-  schedules: { ScheduleId: 20, ScheduleName: 'North Station', Shifts: [{ ShiftId: 21, ShiftName: 'Day A' }, { ShiftId: 22, ShiftName: 'Night A' }] },
+  schedules: {
+    ScheduleId: 20,
+    ScheduleName: 'North Station',
+    Shifts: [
+      { ShiftId: 21, ShiftName: 'Day A' },
+      { ShiftId: 22, ShiftName: 'Night A' },
+    ],
+  },
   timeOffRequests: {
-    Employee: { ServiceId: 9001, FirstName: 'Dana', LastName: 'Reyes', UniqueIdentifer: 'U-100', EmployeeNumber: 'E-100' },
+    Employee: {
+      ServiceId: 9001,
+      FirstName: 'Dana',
+      LastName: 'Reyes',
+      UniqueIdentifer: 'U-100',
+      EmployeeNumber: 'E-100',
+    },
     StartDateTime: '2024-07-01T00:00:00+00:00',
     EndDateTime: '2024-07-03T00:00:00+00:00',
     RequestedLeavePolicy: 'PTO',
@@ -159,7 +191,13 @@ export const raw = {
     Status: 'Passed',
     CourseId: 40,
   },
-  runLogForms: { FormId: 60, FormType: 'Debrief', Archived: false, InsertDate: '2023-01-01T00:00:00+00:00', UpdateDate: '2024-01-01T00:00:00+00:00' },
+  runLogForms: {
+    FormId: 60,
+    FormType: 'Debrief',
+    Archived: false,
+    InsertDate: '2023-01-01T00:00:00+00:00',
+    UpdateDate: '2024-01-01T00:00:00+00:00',
+  },
   formAudit: {
     ResponseId: 801,
     RunId: 'R-1',
@@ -188,12 +226,24 @@ export const raw = {
     },
     RelatedShift: { 'Shift Name': 'Day A', 'Shift Date': '2024-06-01T07:00:00-05:00' },
     Answers: [
-      { QuestionId: 1, QuestionType: 'Textbox', QuestionText: 'Notes', PageNumber: 1, SectionName: 'Main', AnswerValue: 'all good' },
+      {
+        QuestionId: 1,
+        QuestionType: 'Textbox',
+        QuestionText: 'Notes',
+        PageNumber: 1,
+        SectionName: 'Main',
+        AnswerValue: 'all good',
+      },
       { QuestionId: 2, QuestionType: 'Number', QuestionText: 'Count', AnswerValue: 3 },
       { QuestionId: 3, QuestionType: 'Yes/No', QuestionText: 'OK?', AnswerValue: true },
       { QuestionId: 4, QuestionType: 'Date/Time', QuestionText: 'When', AnswerValue: '2024-06-01T18:30:00+00:00' },
       { QuestionId: 5, QuestionType: 'Checkboxes', QuestionText: 'Which', AnswerValue: ['a', 'b'] },
-      { QuestionId: 6, QuestionType: 'Radio Buttons', QuestionText: 'Pick', AnswerValue: { SelectedValue: 'x', OtherAnswerValue: null } },
+      {
+        QuestionId: 6,
+        QuestionType: 'Radio Buttons',
+        QuestionText: 'Pick',
+        AnswerValue: { SelectedValue: 'x', OtherAnswerValue: null },
+      },
       { QuestionId: 7, QuestionType: 'Number', QuestionText: 'Broken', AnswerValue: 'three' },
     ],
   },
@@ -212,7 +262,13 @@ export const raw = {
       PatientContact: true,
       PatientAge: 'Adult',
       DestinationGPSLocation: '41.0,-89.0',
-      IncidentAddress: { StreetAddress1: '2 Oak St', City: 'Springfield', State: 'IL', ZipCode: '62701', Country: 'US' },
+      IncidentAddress: {
+        StreetAddress1: '2 Oak St',
+        City: 'Springfield',
+        State: 'IL',
+        ZipCode: '62701',
+        Country: 'US',
+      },
       Crew: [
         { CrewRole: 'Lead', ServiceId: 9001, EmployeeNumber: 'E-100', FirstName: 'Dana', LastName: 'Reyes' },
         { CrewRole: 'Driver', ServiceId: null, FirstName: 'Sam', LastName: 'Ng' },

@@ -12,7 +12,8 @@ type Item = Record<string, any>;
 
 let w: SyncedWarehouse;
 const truth = (endpoint: string) => w.sandbox.data.truth(endpoint as never) as Item[];
-const view = (name: string) => w.sync.warehouse.sql.unsafe(`select * from workforce.${name} where company_key = 'acme'`);
+const view = (name: string) =>
+  w.sync.warehouse.sql.unsafe(`select * from workforce.${name} where company_key = 'acme'`);
 
 /** Sums of `fields` per key, as sorted [key, ...sums] rows. */
 function tally(items: Item[], key: (x: Item) => unknown[] | undefined, fields: (x: Item) => number[]): unknown[][] {
@@ -23,17 +24,25 @@ function tally(items: Item[], key: (x: Item) => unknown[] | undefined, fields: (
     const id = JSON.stringify(k);
     const add = fields(x);
     const s = sums.get(id) ?? add.map(() => 0);
-    sums.set(id, s.map((v, i) => v + add[i]!));
+    sums.set(
+      id,
+      s.map((v, i) => v + add[i]!),
+    );
   }
-  return [...sums].map(([k, s]) => [...(JSON.parse(k) as unknown[]), ...s.map((v) => Math.round(v * 100) / 100)]).sort(byJson);
+  return [...sums]
+    .map(([k, s]) => [...(JSON.parse(k) as unknown[]), ...s.map((v) => Math.round(v * 100) / 100)])
+    .sort(byJson);
 }
 
 const byJson = (a: unknown, b: unknown) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1);
 const rowsOf = (rows: Item[], cols: string[]) =>
-  rows.map((r) => cols.map((c) => (typeof r[c] === 'string' && /^-?\d+(\.\d+)?$/.test(r[c]) ? Number(r[c]) : r[c]))).sort(byJson);
+  rows
+    .map((r) => cols.map((c) => (typeof r[c] === 'string' && /^-?\d+(\.\d+)?$/.test(r[c]) ? Number(r[c]) : r[c])))
+    .sort(byJson);
 const localDate = (text: string | null | undefined) => (text ? text.slice(0, 10) : null);
 const monthOf = (date: string | null) => (date ? `${date.slice(0, 7)}-01` : null);
-const hours = (from?: string | null, to?: string | null) => (from && to ? (Date.parse(to) - Date.parse(from)) / 3_600_000 : 0);
+const hours = (from?: string | null, to?: string | null) =>
+  from && to ? (Date.parse(to) - Date.parse(from)) / 3_600_000 : 0;
 
 function mondayOf(date: string): string {
   const d = new Date(`${date}T00:00:00Z`);
@@ -51,9 +60,15 @@ afterAll(async () => {
 
 describe('HR views equal the sandbox’s own figures', () => {
   it('v_headcount_daily counts today’s people by department, job title, status and employee or not', async () => {
-    const [{ today }] = (await w.sync.warehouse.sql`select current_date::text as today`) as unknown as [{ today: string }];
+    const [{ today }] = (await w.sync.warehouse.sql`select current_date::text as today`) as unknown as [
+      { today: string },
+    ];
     const rows = (await view('v_headcount_daily')).filter((r) => r.day === today);
-    const expected = tally(truth('individuals'), (i) => [i.Department, i.JobTitle, i.Status, i.IsEmployee === 1], () => [1]);
+    const expected = tally(
+      truth('individuals'),
+      (i) => [i.Department, i.JobTitle, i.Status, i.IsEmployee === 1],
+      () => [1],
+    );
     expect(expected.length).toBeGreaterThan(3);
     expect(rowsOf(rows, ['department', 'job_title', 'status', 'is_employee', 'headcount'])).toEqual(expected);
   });
@@ -64,25 +79,67 @@ describe('HR views equal the sandbox’s own figures', () => {
       assigned,
       (a) => [a.Assignee.ServiceId, mondayOf(localDate(a.StartDateTime)!)],
       (a) => [1, hours(a.StartDateTime, a.EndDateTime), hours(a.ClockInDateTime, a.ClockOutDateTime)],
-    ).map(([id, week, shifts, scheduled, worked]) => [id, week, shifts, scheduled, worked, Math.round(Math.max((worked as number) - 40, 0) * 100) / 100]);
+    ).map(([id, week, shifts, scheduled, worked]) => [
+      id,
+      week,
+      shifts,
+      scheduled,
+      worked,
+      Math.round(Math.max((worked as number) - 40, 0) * 100) / 100,
+    ]);
     expect(expected.some((r) => (r[5] as number) > 0)).toBe(true);
-    expect(rowsOf(await view('v_hours_weekly'), ['service_id', 'week', 'shifts', 'scheduled_hours', 'worked_hours', 'overtime_hours'])).toEqual(expected);
+    expect(
+      rowsOf(await view('v_hours_weekly'), [
+        'service_id',
+        'week',
+        'shifts',
+        'scheduled_hours',
+        'worked_hours',
+        'overtime_hours',
+      ]),
+    ).toEqual(expected);
   });
 
   it('v_time_off_monthly sums hours requested and approved per leave type and month', async () => {
     const requests = truth('timeOffRequests');
-    const requested = tally(requests, (r) => [monthOf(localDate(r.StartDateTime)), r.RequestedLeaveType], (r) => [1, Number(r.RequestedHours ?? 0), 0, 0]);
+    const requested = tally(
+      requests,
+      (r) => [monthOf(localDate(r.StartDateTime)), r.RequestedLeaveType],
+      (r) => [1, Number(r.RequestedHours ?? 0), 0, 0],
+    );
     const approvedParts = requests
       .filter((r) => r.Status === 'Approved')
-      .flatMap((r) => [...new Set((r.ApprovedHours ?? []).map((h: Item) => h.ApprovedLeaveType))].map((type) => ({ r, type })));
+      .flatMap((r) =>
+        [...new Set((r.ApprovedHours ?? []).map((h: Item) => h.ApprovedLeaveType))].map((type) => ({ r, type })),
+      );
     const approved = tally(
       approvedParts,
       ({ r, type }) => [monthOf(localDate(r.StartDateTime)), type],
-      ({ r, type }) => [0, 0, 1, (r.ApprovedHours as Item[]).filter((h) => h.ApprovedLeaveType === type).reduce((s, h) => s + Number(h.ApprovedHours ?? 0), 0)],
+      ({ r, type }) => [
+        0,
+        0,
+        1,
+        (r.ApprovedHours as Item[])
+          .filter((h) => h.ApprovedLeaveType === type)
+          .reduce((s, h) => s + Number(h.ApprovedHours ?? 0), 0),
+      ],
     );
-    const expected = tally([...requested, ...approved], (r) => [r[0], r[1]], (r) => [r[2], r[3], r[4], r[5]] as number[]);
+    const expected = tally(
+      [...requested, ...approved],
+      (r) => [r[0], r[1]],
+      (r) => [r[2], r[3], r[4], r[5]] as number[],
+    );
     expect(approved.length).toBeGreaterThan(0);
-    expect(rowsOf(await view('v_time_off_monthly'), ['month', 'leave_type', 'requests', 'requested_hours', 'approved_requests', 'approved_hours'])).toEqual(expected);
+    expect(
+      rowsOf(await view('v_time_off_monthly'), [
+        'month',
+        'leave_type',
+        'requests',
+        'requested_hours',
+        'approved_requests',
+        'approved_hours',
+      ]),
+    ).toEqual(expected);
   });
 
   it('v_course_completion counts attempts and completions per course and month', async () => {
@@ -107,8 +164,16 @@ describe('HR views equal the sandbox’s own figures', () => {
       for (const cr of s.CredentialRequirements ?? []) {
         for (const q of cr.Requirements ?? []) {
           if (q.Requirement == null) continue;
-          const names = [q.Requirement.toLowerCase(), (q.FulfillingCertification?.CertificationName ?? q.Requirement).toLowerCase()];
-          const r = { serviceId: s.Employment.ServiceId, jobTitleId: cr.JobTitle?.JobTitleId ?? null, jobTitleName: cr.JobTitle?.JobTitleName ?? null, names };
+          const names = [
+            q.Requirement.toLowerCase(),
+            (q.FulfillingCertification?.CertificationName ?? q.Requirement).toLowerCase(),
+          ];
+          const r = {
+            serviceId: s.Employment.ServiceId,
+            jobTitleId: cr.JobTitle?.JobTitleId ?? null,
+            jobTitleName: cr.JobTitle?.JobTitleName ?? null,
+            names,
+          };
           required.set(JSON.stringify([r.serviceId, r.jobTitleId, r.jobTitleName, q.Requirement, names[1]]), r);
         }
       }
@@ -134,20 +199,39 @@ describe('HR views equal the sandbox’s own figures', () => {
       (j) => [1, j.current ? 1 : 0],
     );
     expect(expected.some((e) => (e[6] as number) > 0)).toBe(true);
-    expect(rowsOf(rows, ['period', 'as_of', 'department', 'job_title_id', 'job_title_name', 'required', 'current'])).toEqual(expected);
+    expect(
+      rowsOf(rows, ['period', 'as_of', 'department', 'job_title_id', 'job_title_name', 'required', 'current']),
+    ).toEqual(expected);
   });
 
   it('v_hires_and_exits_monthly counts hires by hire date and exits as they are synced', async () => {
     const before = new Map(truth('individuals').map((i) => [i.ServiceId, i.Status]));
     w.sandbox.data.advance(24 * 60);
     expect((await runStreams(w.sync.ctx, selectStreams(['individuals']))).failed).toBe(0);
-    const [{ month }] = (await w.sync.warehouse.sql`select date_trunc('month', now())::date::text as month`) as unknown as [{ month: string }];
+    const [{ month }] = (await w.sync.warehouse
+      .sql`select date_trunc('month', now())::date::text as month`) as unknown as [{ month: string }];
     const people = truth('individuals');
-    const hires = tally(people, (i) => (i.HireDate ? [monthOf(i.HireDate), i.Department] : undefined), () => [1, 0]);
-    const left = people.filter((i) => i.Status === 'Former' && before.has(i.ServiceId) && before.get(i.ServiceId) !== 'Former');
-    const exits = tally(left, (i) => [month, i.Department], () => [0, 1]);
+    const hires = tally(
+      people,
+      (i) => (i.HireDate ? [monthOf(i.HireDate), i.Department] : undefined),
+      () => [1, 0],
+    );
+    const left = people.filter(
+      (i) => i.Status === 'Former' && before.has(i.ServiceId) && before.get(i.ServiceId) !== 'Former',
+    );
+    const exits = tally(
+      left,
+      (i) => [month, i.Department],
+      () => [0, 1],
+    );
     expect(exits.length).toBeGreaterThan(0);
-    const expected = tally([...hires, ...exits], (r) => [r[0], r[1]], (r) => [r[2], r[3]] as number[]);
-    expect(rowsOf(await view('v_hires_and_exits_monthly'), ['month', 'department', 'hires', 'exits'])).toEqual(expected);
+    const expected = tally(
+      [...hires, ...exits],
+      (r) => [r[0], r[1]],
+      (r) => [r[2], r[3]] as number[],
+    );
+    expect(rowsOf(await view('v_hires_and_exits_monthly'), ['month', 'department', 'hires', 'exits'])).toEqual(
+      expected,
+    );
   });
 });

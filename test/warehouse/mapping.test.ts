@@ -20,7 +20,14 @@ afterAll(async () => {
 });
 
 async function write(name: ResourceName, extras?: Record<string, unknown>) {
-  return writePage(wh, { target: targetOf(name), companyKey: company, items: [parsed(name)], syncedAt, stream: name, extras });
+  return writePage(wh, {
+    target: targetOf(name),
+    companyKey: company,
+    items: [parsed(name)],
+    syncedAt,
+    stream: name,
+    extras,
+  });
 }
 
 async function one(table: string) {
@@ -71,7 +78,10 @@ describe('every resource maps to its table', () => {
   });
 
   it('SSN is dropped even when nested in unmapped fields', () => {
-    const m = mapItem(targetOf('individuals'), company, { ...parsed('individuals'), Other: { ssn: '987654321', keep: 1 } });
+    const m = mapItem(targetOf('individuals'), company, {
+      ...parsed('individuals'),
+      Other: { ssn: '987654321', keep: 1 },
+    });
     expect(JSON.stringify(m.row)).not.toContain('987654321');
     expect(m.row._extra).toEqual({ BadgeColor: 'blue', Other: { keep: 1 } });
   });
@@ -103,10 +113,20 @@ describe('every resource maps to its table', () => {
 
   it('required certification status: one row per employee, one per requirement', async () => {
     await write('requiredCertificationStatus');
-    expect(await one('required_certification_status')).toMatchObject({ employment_service_id: 9001, employment_employee_number: 'E-100' });
+    expect(await one('required_certification_status')).toMatchObject({
+      employment_service_id: 9001,
+      employment_employee_number: 'E-100',
+    });
     const reqs = await readRows(wh, 'required_certification_requirements', company);
     const summary = reqs
-      .map((r) => [r.job_title_job_title_id, r.locale_locale_id, r.requirement, r.requirement_status, r.requirements_met, r.fulfilling_certification_certification_number])
+      .map((r) => [
+        r.job_title_job_title_id,
+        r.locale_locale_id,
+        r.requirement,
+        r.requirement_status,
+        r.requirements_met,
+        r.fulfilling_certification_certification_number,
+      ])
       .sort((a, b) => String(a).localeCompare(String(b)));
     expect(summary).toEqual([
       [3, 2, 'CPR', 'Missing', false, null],
@@ -118,7 +138,12 @@ describe('every resource maps to its table', () => {
   it('shift assignments: Assignee flattened, instants kept, unknown nested field in _extra', async () => {
     await write('shiftAssignments');
     const row = await one('shift_assignments');
-    expect(row).toMatchObject({ assignee_service_id: 9001, assignee_first_name: 'Dana', vehicle_name: 'Medic 1', _extra: { Assignee: { Pager: '77' } } });
+    expect(row).toMatchObject({
+      assignee_service_id: 9001,
+      assignee_first_name: 'Dana',
+      vehicle_name: 'Medic 1',
+      _extra: { Assignee: { Pager: '77' } },
+    });
     expect(row.start_date_time).toEqual(new Date('2024-06-01T12:00:00Z'));
     expect(row.clock_in_date_time).toEqual(new Date('2024-06-01T11:55:00Z'));
   });
@@ -139,7 +164,12 @@ describe('every resource maps to its table', () => {
   it('time off requests: Employee alias, approved hours as child rows', async () => {
     await write('timeOffRequests');
     const row = await one('time_off_requests');
-    expect(row).toMatchObject({ employee_service_id: 9001, employee_unique_identifier: 'U-100', reviewed_by_service_id: 8000, requested_hours: '20.5' });
+    expect(row).toMatchObject({
+      employee_service_id: 9001,
+      employee_unique_identifier: 'U-100',
+      reviewed_by_service_id: 8000,
+      requested_hours: '20.5',
+    });
     const hours = await readRows(wh, 'time_off_approved_hours', company);
     expect(hours.map((h) => [h.time_off_request_key, h._ord, h.approved_leave_policy, h.approved_hours])).toEqual([
       [row._key, 0, 'PTO', '16'],
@@ -149,7 +179,11 @@ describe('every resource maps to its table', () => {
 
   it('individual courses', async () => {
     await write('individualCourses');
-    expect(await one('individual_courses')).toMatchObject({ individual_course_id: 'C-77', credit: '1.5', start_date: '2024-03-01' });
+    expect(await one('individual_courses')).toMatchObject({
+      individual_course_id: 'C-77',
+      credit: '1.5',
+      start_date: '2024-03-01',
+    });
   });
 
   it('run-log forms', async () => {
@@ -159,7 +193,11 @@ describe('every resource maps to its table', () => {
 
   it('form audit: InsertBy read as AuditIndividual', async () => {
     await write('formAudit');
-    expect(await one('form_audit')).toMatchObject({ response_id: 801, audit_individual_unique_identifier: 'U-100', run_id: 'R-1' });
+    expect(await one('form_audit')).toMatchObject({
+      response_id: 801,
+      audit_individual_unique_identifier: 'U-100',
+      run_id: 'R-1',
+    });
   });
 
   it('form responses: envelope fills form_id and the forms table; answers one row each', async () => {
@@ -203,20 +241,27 @@ describe('every resource maps to its table', () => {
       [0, 'Lead', 9001],
       [1, 'Driver', null],
     ]);
-    expect(await one('run_log_form_response_answers')).toMatchObject({ question_type: 'Run Log Crew', answer_value: { anything: 1 } });
+    expect(await one('run_log_form_response_answers')).toMatchObject({
+      question_type: 'Run Log Crew',
+      answer_value: { anything: 1 },
+    });
   });
 
-  it.each(['certifications', 'workStatuses', 'departments', 'workShifts', 'jobTitles', 'locales'] satisfies ResourceName[])(
-    'reference list %s',
-    async (name) => {
-      await write(name);
-      const table = targetOf(name).table;
-      const row = await one(table);
-      const values = Object.values(raw[name]);
-      expect(row[targetOf(name).key[0]!]).toBe(values[0]);
-      expect(Object.values(row)).toContain(values[1]);
-    },
-  );
+  it.each([
+    'certifications',
+    'workStatuses',
+    'departments',
+    'workShifts',
+    'jobTitles',
+    'locales',
+  ] satisfies ResourceName[])('reference list %s', async (name) => {
+    await write(name);
+    const table = targetOf(name).table;
+    const row = await one(table);
+    const values = Object.values(raw[name]);
+    expect(row[targetOf(name).key[0]!]).toBe(values[0]);
+    expect(Object.values(row)).toContain(values[1]);
+  });
 });
 
 describe('values as the service wrote them', () => {
@@ -226,7 +271,11 @@ describe('values as the service wrote them', () => {
 
   it('a night shift keeps the day and offset it was written with, beside the instant', async () => {
     await writeLocal('shiftAssignments', [
-      parsed('shiftAssignments', { StartDateTime: '2024-06-01T19:00:00-05:00', EndDateTime: '2024-06-02T06:00:00.1234567-0500', ClockInDateTime: null }),
+      parsed('shiftAssignments', {
+        StartDateTime: '2024-06-01T19:00:00-05:00',
+        EndDateTime: '2024-06-02T06:00:00.1234567-0500',
+        ClockInDateTime: null,
+      }),
     ]);
     const [row] = await readRows(wh, 'shift_assignments', local);
     expect(row).toMatchObject({
@@ -268,7 +317,10 @@ describe('values as the service wrote them', () => {
   });
 
   it('a field of the item named like a derived column does not fill it', () => {
-    const m = mapItem(targetOf('shiftAssignments'), local, { ...parsed('shiftAssignments'), StartDateTimeLocalDate: '1999-01-01' });
+    const m = mapItem(targetOf('shiftAssignments'), local, {
+      ...parsed('shiftAssignments'),
+      StartDateTimeLocalDate: '1999-01-01',
+    });
     expect(m.row.start_date_time_local_date).toBe('2024-06-01');
     expect(m.row._extra).toMatchObject({ StartDateTimeLocalDate: '1999-01-01' });
   });
@@ -276,13 +328,17 @@ describe('values as the service wrote them', () => {
   it('a child element without its key goes to sync_rejects; the item and its other children are written', async () => {
     const item = parsed('individuals', {
       ServiceId: 9100,
-      AdditionalJobTitles: [{ JobTitleId: null, JobTitleName: 'Nameless' }, { JobTitleId: 5, JobTitleName: 'Dispatcher' }],
+      AdditionalJobTitles: [
+        { JobTitleId: null, JobTitleName: 'Nameless' },
+        { JobTitleId: 5, JobTitleName: 'Dispatcher' },
+      ],
     });
     await writeLocal('individuals', [item]);
     const titles = await readRows(wh, 'individual_job_titles', local);
     expect(titles.map((t) => [t.service_id, t.job_title_id])).toEqual([[9100, 5]]);
     expect((await readRows(wh, 'individuals', local)).map((r) => r.service_id)).toEqual([9100]);
-    const rejects = await wh.sql`select stream, raw, reason from ${wh.sql(wh.schema)}.sync_rejects where company_key = ${local}`;
+    const rejects =
+      await wh.sql`select stream, raw, reason from ${wh.sql(wh.schema)}.sync_rejects where company_key = ${local}`;
     expect(rejects).toHaveLength(1);
     expect(rejects[0]).toMatchObject({
       stream: 'individuals',
@@ -295,7 +351,11 @@ describe('values as the service wrote them', () => {
     const cpr = { Requirement: 'CPR', RequirementStatus: 'Missing', FulfillingCertification: null };
     const item = parsed('requiredCertificationStatus', {
       CredentialRequirements: [
-        { JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr, { ...cpr, RequirementStatus: 'Expired' }] },
+        {
+          JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' },
+          RequirementsMet: false,
+          Requirements: [cpr, { ...cpr, RequirementStatus: 'Expired' }],
+        },
       ],
     });
     const m = mapItem(targetOf('requiredCertificationStatus'), local, item);
@@ -303,9 +363,15 @@ describe('values as the service wrote them', () => {
     expect(rows.map((r) => r.requirement_status)).toEqual(['Missing', 'Expired']);
     expect(new Set(rows.map((r) => r._key)).size).toBe(2);
     // The first keeps the key it always had, so rows already in the warehouse keep theirs.
-    const single = mapItem(targetOf('requiredCertificationStatus'), local, parsed('requiredCertificationStatus', {
-      CredentialRequirements: [{ JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr] }],
-    }));
+    const single = mapItem(
+      targetOf('requiredCertificationStatus'),
+      local,
+      parsed('requiredCertificationStatus', {
+        CredentialRequirements: [
+          { JobTitle: { JobTitleId: 3, JobTitleName: 'Paramedic' }, RequirementsMet: false, Requirements: [cpr] },
+        ],
+      }),
+    );
     expect(single.children[0]![0]!._key).toBe(rows[0]!._key);
   });
 });
@@ -322,9 +388,13 @@ describe('record keys', () => {
 
   it('hash one instant written with two offsets alike, and text that only looks like a date as written', () => {
     const fields = ['Id', 'At'] as const;
-    expect(hashKey({ Id: 1, At: '2024-06-01T06:00:00-06:00' }, fields)).toBe(hashKey({ Id: 1, At: '2024-06-01T12:00:00Z' }, fields));
+    expect(hashKey({ Id: 1, At: '2024-06-01T06:00:00-06:00' }, fields)).toBe(
+      hashKey({ Id: 1, At: '2024-06-01T12:00:00Z' }, fields),
+    );
     expect(hashKey({ Id: 1, At: '2024-06-01T12:00:00Z' }, fields)).toBe('75996ecb4e73dd1227799b3f1b291c42');
-    expect(hashKey({ Id: 1, At: '2024-06-01 a note' }, fields)).not.toBe(hashKey({ Id: 1, At: '2024-06-01 another' }, fields));
+    expect(hashKey({ Id: 1, At: '2024-06-01 a note' }, fields)).not.toBe(
+      hashKey({ Id: 1, At: '2024-06-01 another' }, fields),
+    );
   });
 
   it('take the first identifying field of alternatives that is present, at any depth', () => {

@@ -32,8 +32,15 @@ describe('migrations', () => {
       const first = await relations(url, 'workforce');
       await a.migrate();
       expect(await relations(url, 'workforce')).toEqual(first);
-      expect(first.filter((r) => r.kind === 'v').map((r) => r.name).sort()).toEqual([...VIEW_NAMES].sort());
-      const tables = Object.values(warehouseTables('workforce')).map((t) => getTableName(t)).sort();
+      expect(
+        first
+          .filter((r) => r.kind === 'v')
+          .map((r) => r.name)
+          .sort(),
+      ).toEqual([...VIEW_NAMES].sort());
+      const tables = Object.values(warehouseTables('workforce'))
+        .map((t) => getTableName(t))
+        .sort();
       expect(first.filter((r) => r.kind === 'r').map((r) => r.name)).toEqual(tables);
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -49,7 +56,13 @@ describe('migrations', () => {
       await main.migrate();
       await other.migrate();
       expect(await relations(url, 'wf_other')).toEqual(await relations(url, 'workforce'));
-      await writePage(other, { target: targets.individuals, companyKey: 'c', items: [parsed('individuals')], syncedAt: new Date(), stream: 'i' });
+      await writePage(other, {
+        target: targets.individuals,
+        companyKey: 'c',
+        items: [parsed('individuals')],
+        syncedAt: new Date(),
+        stream: 'i',
+      });
       expect(await readRows(other, targets.individuals, 'c')).toHaveLength(1);
       expect(await readRows(main, targets.individuals, 'c')).toHaveLength(0);
       const [view] = await other.sql`select count(*)::int as n from wf_other.v_form_answers`;
@@ -85,7 +98,9 @@ describe('migrations', () => {
         wh.sql`insert into workforce.push_outbox (company_key, kind, change_id, entity_key, seq, payload)
                values ('c', 'individual', ${changeId}, 'en:1', 1, ${wh.sql.json(payload as never)})`;
       await insert('a', { FirstName: 'A' });
-      await expect(insert('b', { Individual: { ssn: '123456789' } })).rejects.toThrow(/push_outbox_payload_without_ssn/);
+      await expect(insert('b', { Individual: { ssn: '123456789' } })).rejects.toThrow(
+        /push_outbox_payload_without_ssn/,
+      );
     } finally {
       await wh.close();
     }
@@ -100,11 +115,19 @@ describe('embedded Postgres', () => {
     try {
       const first = await openWarehouse({ dataDir });
       await first.migrate();
-      await writePage(first, { target: targets.locales, companyKey: 'c', items: [parsed('locales')], syncedAt: new Date(), stream: 'l' });
+      await writePage(first, {
+        target: targets.locales,
+        companyKey: 'c',
+        items: [parsed('locales')],
+        syncedAt: new Date(),
+        stream: 'l',
+      });
       expect(first.url).toMatch(/^postgres:\/\/.+\/wfsync$/);
       await first.close();
       expect(existsSync(join(dataDir, 'pg', 'PG_VERSION'))).toBe(true);
-      const stopped = await import('postgres').then((m) => m.default(first.url, { max: 1, connect_timeout: 2, onnotice: () => {} }));
+      const stopped = await import('postgres').then((m) =>
+        m.default(first.url, { max: 1, connect_timeout: 2, onnotice: () => {} }),
+      );
       await expect(stopped`select 1`).rejects.toThrow();
       await stopped.end();
 
@@ -130,7 +153,10 @@ describe('embedded Postgres', () => {
       const pid = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
       process.kill(pid, 'SIGINT');
       await new Promise((r) => setTimeout(r, 1500));
-      const closed = await Promise.race([wh.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('hung'), 15_000))]);
+      const closed = await Promise.race([
+        wh.close().then(() => 'closed'),
+        new Promise((r) => setTimeout(() => r('hung'), 15_000)),
+      ]);
       expect(closed).toBe('closed');
       expect(() => process.kill(pid, 0)).toThrow();
     } finally {

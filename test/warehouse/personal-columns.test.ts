@@ -8,7 +8,10 @@ const asStored = (name: string) => Buffer.from(name).subarray(0, 63).toString('u
 describe('the columns withheld from a role without --personal', () => {
   it('include every column the personal-data catalog says a personal field lands in', () => {
     const missed = Object.entries(personalColumns()).flatMap(([table, columns]) =>
-      columns.map(asStored).filter((c) => !personalColumnsOf(table).includes(c)).map((c) => `${table}.${c}`),
+      columns
+        .map(asStored)
+        .filter((c) => !personalColumnsOf(table).includes(c))
+        .map((c) => `${table}.${c}`),
     );
     expect(missed).toEqual([]);
   });

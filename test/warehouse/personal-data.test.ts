@@ -7,7 +7,12 @@ import { writePage } from '../../src/warehouse/upsert.ts';
 import { personalHmac } from '../../src/warehouse/personal-data/hmac.ts';
 import { applyPendingRewrites, erase, setPersonalDataPolicy } from '../../src/warehouse/personal-data/admin.ts';
 import { POLICY_CHANGED } from '../../src/warehouse/personal-data/apply.ts';
-import { listPolicies, PersonalDataError, policyVersion, storePolicy } from '../../src/warehouse/personal-data/policy.ts';
+import {
+  listPolicies,
+  PersonalDataError,
+  policyVersion,
+  storePolicy,
+} from '../../src/warehouse/personal-data/policy.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
@@ -22,7 +27,13 @@ let a: TestSync;
 let b: TestSync;
 let wh: Warehouse;
 
-type Individual = { ServiceId: number; EmployeeNumber?: string | null; PrimaryEmailAddress?: string | null; HomeAddressLine1?: string | null; MobilePhoneNumber?: string | null };
+type Individual = {
+  ServiceId: number;
+  EmployeeNumber?: string | null;
+  PrimaryEmailAddress?: string | null;
+  HomeAddressLine1?: string | null;
+  MobilePhoneNumber?: string | null;
+};
 const individualsOf = (s: RunningSandbox) => s.data.truth('individuals') as Individual[];
 
 /**
@@ -45,8 +56,8 @@ async function dump(company?: string): Promise<string> {
 
 /** The values of `values` found in the dump as whole values (not inside a longer one). */
 function found(text: string, values: Iterable<string>): string[] {
-  const escape = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return [...new Set(values)].filter((v) => new RegExp(`(^|[^A-Za-z0-9@.])${escape(v)}($|[^A-Za-z0-9@.])`).test(text));
+  const escaped = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return [...new Set(values)].filter((v) => new RegExp(`(^|[^A-Za-z0-9@.])${escaped(v)}($|[^A-Za-z0-9@.])`).test(text));
 }
 
 const syncBoth = async () => {
@@ -78,18 +89,26 @@ afterAll(async () => {
 describe('a personal-data policy set after the first sync', () => {
   const clearOfA = new Set<string>();
   const noteClearValues = () => {
-    const ofB = new Set(individualsOf(sandboxB).flatMap((i) => [i.PrimaryEmailAddress, i.HomeAddressLine1, i.MobilePhoneNumber]));
+    const ofB = new Set(
+      individualsOf(sandboxB).flatMap((i) => [i.PrimaryEmailAddress, i.HomeAddressLine1, i.MobilePhoneNumber]),
+    );
     for (const i of individualsOf(sandboxA)) {
-      for (const v of [i.PrimaryEmailAddress, i.HomeAddressLine1, i.MobilePhoneNumber]) if (v && !ofB.has(v)) clearOfA.add(v);
+      for (const v of [i.PrimaryEmailAddress, i.HomeAddressLine1, i.MobilePhoneNumber])
+        if (v && !ofB.has(v)) clearOfA.add(v);
     }
   };
 
-  it('rewrites what is stored without a request to the service, and makes no new version', { timeout: 240_000 }, async () => {
+  it('rewrites what is stored without a request to the service, and makes no new version', {
+    timeout: 240_000,
+  }, async () => {
     await syncBoth();
     noteClearValues();
     expect(clearOfA.size).toBeGreaterThan(20);
     expect(found(await dump(), clearOfA).length).toBeGreaterThan(0);
-    const versions = async () => (await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.individuals_history where company_key = 'a'`)[0]!.n as number;
+    const versions = async () =>
+      (
+        await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.individuals_history where company_key = 'a'`
+      )[0]!.n as number;
     const before = { requests: sandboxA.stats().requests + sandboxB.stats().requests, versions: await versions() };
 
     const set = await setPersonalDataPolicy(wh, personalData, 'a', {
@@ -104,14 +123,20 @@ describe('a personal-data policy set after the first sync', () => {
     expect(set.rewritten.a!.individuals_history).toBeGreaterThan(0);
     expect(await versions()).toBe(before.versions);
     expect(found(await dump(), clearOfA)).toEqual([]);
-    expect((await listPolicies(wh, 'a'))[1]).toMatchObject({ company: 'a', fields: { PrimaryEmailAddress: 'hash' }, rewritePending: false });
+    expect((await listPolicies(wh, 'a'))[1]).toMatchObject({
+      company: 'a',
+      fields: { PrimaryEmailAddress: 'hash' },
+      rewritePending: false,
+    });
 
     // Nothing changed at the service: the next sync finds every row as it was, and writes no new version.
     await syncBoth();
     expect(await versions()).toBe(before.versions);
   });
 
-  it('keeps a day of changes synced after it under the policy; the other company keeps its values', { timeout: 240_000 }, async () => {
+  it('keeps a day of changes synced after it under the policy; the other company keeps its values', {
+    timeout: 240_000,
+  }, async () => {
     sandboxA.data.advance(24);
     sandboxB.data.advance(24);
     await syncBoth();
@@ -136,8 +161,14 @@ describe('a personal-data policy set after the first sync', () => {
     expect(emails!.differ).toBe(0);
 
     const ofB = individualsOf(sandboxB).filter((i) => i.PrimaryEmailAddress && i.MobilePhoneNumber);
-    expect(found(text, ofB.flatMap((i) => [i.PrimaryEmailAddress!, i.MobilePhoneNumber!])).length).toBe(ofB.length * 2);
-    const [bBirth] = await wh.sql`select count(date_of_birth)::int as n from ${wh.sql(wh.schema)}.individuals where company_key = 'b'`;
+    expect(
+      found(
+        text,
+        ofB.flatMap((i) => [i.PrimaryEmailAddress!, i.MobilePhoneNumber!]),
+      ).length,
+    ).toBe(ofB.length * 2);
+    const [bBirth] =
+      await wh.sql`select count(date_of_birth)::int as n from ${wh.sql(wh.schema)}.individuals where company_key = 'b'`;
     expect(bBirth!.n).toBeGreaterThan(0);
 
     const events = await listEvents(wh, { companyKey: 'a' });
@@ -146,13 +177,18 @@ describe('a personal-data policy set after the first sync', () => {
 });
 
 describe('retention of people who left', () => {
-  it('blocks the personal fields of an individual Former for longer than WFS_KEEP_FORMER_PERSONAL_DAYS, not of one who left lately', { timeout: 60_000 }, async () => {
+  it('blocks the personal fields of an individual Former for longer than WFS_KEEP_FORMER_PERSONAL_DAYS, not of one who left lately', {
+    timeout: 60_000,
+  }, async () => {
     const s = wh.sql(wh.schema);
     const people = await wh.sql<{ service_id: number; primary_email_address: string }[]>`
       select service_id, primary_email_address from ${s}.individuals
       where company_key = 'b' and primary_email_address is not null and status <> 'Former' order by service_id limit 2`;
     const [long, lately] = people;
-    for (const [p, days] of [[long!, 40], [lately!, 10]] as const) {
+    for (const [p, days] of [
+      [long!, 40],
+      [lately!, 10],
+    ] as const) {
       await wh.sql`update ${s}.individuals set status = 'Former' where company_key = 'b' and service_id = ${p.service_id}`;
       await wh.sql`update ${s}.individuals_history set status = 'Former', valid_from = now() - make_interval(days => ${days})
         where company_key = 'b' and service_id = ${p.service_id} and valid_to is null`;
@@ -162,19 +198,24 @@ describe('retention of people who left', () => {
     const text = await dump('b');
     expect(found(text, [long!.primary_email_address])).toEqual([]);
     expect(found(text, [lately!.primary_email_address])).toEqual([lately!.primary_email_address]);
-    const [erasure] = await wh.sql`select requested_by, cause from ${s}.erasures where company_key = 'b' order by id desc limit 1`;
+    const [erasure] =
+      await wh.sql`select requested_by, cause from ${s}.erasures where company_key = 'b' order by id desc limit 1`;
     expect(erasure).toMatchObject({ requested_by: 'retention', cause: 'retention' });
   });
 });
 
 describe('erasing one person', () => {
-  it('leaves none of their e-mail, mobile number or employee number, also after two more syncs; their shifts stay', { timeout: 300_000 }, async () => {
+  it('leaves none of their e-mail, mobile number or employee number, also after two more syncs; their shifts stay', {
+    timeout: 300_000,
+  }, async () => {
     const s = wh.sql(wh.schema);
     const [who] = await wh.sql<{ service_id: number; shifts: number }[]>`
       select assignee_service_id as service_id, count(*)::int as shifts from ${s}.shift_assignments
       where company_key = 'b' and assignee_service_id is not null group by 1 order by 2 desc limit 1`;
     const person = individualsOf(sandboxB).find((i) => i.ServiceId === who!.service_id)!;
-    const theirs = [person.PrimaryEmailAddress, person.MobilePhoneNumber, person.EmployeeNumber].filter((v): v is string => !!v);
+    const theirs = [person.PrimaryEmailAddress, person.MobilePhoneNumber, person.EmployeeNumber].filter(
+      (v): v is string => !!v,
+    );
     expect(theirs.length).toBe(3);
     expect(found(await dump('b'), theirs).length).toBeGreaterThan(0);
 
@@ -192,18 +233,24 @@ describe('erasing one person', () => {
       await syncBoth();
       expect(found(await dump('b'), theirs)).toEqual([]);
     }
-    const [after] = await wh.sql`select count(*)::int as n from ${s}.shift_assignments where company_key = 'b' and assignee_service_id = ${who!.service_id}`;
+    const [after] =
+      await wh.sql`select count(*)::int as n from ${s}.shift_assignments where company_key = 'b' and assignee_service_id = ${who!.service_id}`;
     expect(after!.n).toBeGreaterThan(0);
-    const [individual] = await wh.sql`select service_id, first_name, status from ${s}.individuals where company_key = 'b' and service_id = ${who!.service_id}`;
+    const [individual] =
+      await wh.sql`select service_id, first_name, status from ${s}.individuals where company_key = 'b' and service_id = ${who!.service_id}`;
     expect(individual).toMatchObject({ service_id: who!.service_id, first_name: null });
     expect((await listEvents(wh, { companyKey: 'b' })).map((e) => e.event)).toContain('individual_erased');
   });
 
   it('refuses an unknown person, field, action or company in one line and changes nothing', async () => {
-    const versions = async () => wh.sql`select company_key, version from ${wh.sql(wh.schema)}.personal_data_versions order by 1`;
+    const versions = async () =>
+      wh.sql`select company_key, version from ${wh.sql(wh.schema)}.personal_data_versions order by 1`;
     const before = await versions();
     const refused = async (p: Promise<unknown>) => {
-      const e = await p.then(() => undefined, (err: unknown) => err);
+      const e = await p.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(e).toBeInstanceOf(PersonalDataError);
       expect((e as Error).message).not.toContain('\n');
       return (e as PersonalDataError).kind;
@@ -213,7 +260,9 @@ describe('erasing one person', () => {
     expect(await refused(setPersonalDataPolicy(wh, personalData, 'a', { ShoeSize: 'hash' }))).toBe('unknown_field');
     expect(await refused(setPersonalDataPolicy(wh, personalData, 'a', { FirstName: 'shred' }))).toBe('unknown_action');
     expect(await refused(setPersonalDataPolicy(wh, personalData, 'a', { DateOfBirth: 'hash' }))).toBe('not_hashable');
-    expect(await refused(setPersonalDataPolicy(wh, personalData, 'nobody', { FirstName: 'hash' }))).toBe('unknown_company');
+    expect(await refused(setPersonalDataPolicy(wh, personalData, 'nobody', { FirstName: 'hash' }))).toBe(
+      'unknown_company',
+    );
     expect(await versions()).toEqual(before);
   });
 });
@@ -223,20 +272,25 @@ describe('a rewrite interrupted', () => {
     // The policy stored, and the process gone before its rewrite.
     await storePolicy(wh, 'b', new Map([['HomeCity', 'block']]));
     expect((await listPolicies(wh, 'b'))[1]).toMatchObject({ fields: { HomeCity: 'block' }, rewritePending: true });
-    const [before] = await wh.sql`select count(home_city)::int as n from ${wh.sql(wh.schema)}.individuals where company_key = 'b'`;
+    const [before] =
+      await wh.sql`select count(home_city)::int as n from ${wh.sql(wh.schema)}.individuals where company_key = 'b'`;
     expect(before!.n).toBeGreaterThan(0);
 
     const done = await applyPendingRewrites(wh, personalData);
     expect(done.b!.individuals).toBe(before!.n);
     expect((await listPolicies(wh, 'b'))[1]).toMatchObject({ rewritePending: false });
-    const [after] = await wh.sql`select count(home_city)::int as n from ${wh.sql(wh.schema)}.individuals_history where company_key = 'b'`;
+    const [after] =
+      await wh.sql`select count(home_city)::int as n from ${wh.sql(wh.schema)}.individuals_history where company_key = 'b'`;
     expect(after!.n).toBe(0);
   });
 
   it('refuses a page mapped under the policy version before it', async () => {
     const version = await policyVersion(wh, 'b');
     await wh.sql`select ${wh.sql(wh.schema)}.check_personal_data_version('b', ${version})`;
-    const stale = await wh.sql`select ${wh.sql(wh.schema)}.check_personal_data_version('b', '0:0')`.then(() => undefined, (e: { code?: string }) => e.code);
+    const stale = await wh.sql`select ${wh.sql(wh.schema)}.check_personal_data_version('b', '0:0')`.then(
+      () => undefined,
+      (e: { code?: string }) => e.code,
+    );
     expect(stale).toBe(POLICY_CHANGED);
   });
 });
@@ -250,7 +304,13 @@ describe('a policy changed by another process while a sync runs', () => {
     /** A page of one individual of b written by b's own warehouse client, as its sync writes one. */
     const writeEmail = async (email: string) => {
       const { items } = parseItems(endpoints.individuals.item, [{ ...person, PrimaryEmailAddress: email }]);
-      await writePage(b.warehouse, { target: targets.individuals, companyKey: 'b', stream: 'individuals', items, syncedAt: new Date() });
+      await writePage(b.warehouse, {
+        target: targets.individuals,
+        companyKey: 'b',
+        stream: 'individuals',
+        items,
+        syncedAt: new Date(),
+      });
       const [row] = await wh.sql<{ email: string }[]>`
         select primary_email_address as email from ${wh.sql(wh.schema)}.individuals where company_key = 'b' and service_id = ${person.ServiceId}`;
       return row!.email;
@@ -261,6 +321,8 @@ describe('a policy changed by another process while a sync runs', () => {
     // Set through another client: b's writer still holds the policy it read for the page before.
     await setPersonalDataPolicy(wh, personalData, 'b', { PrimaryEmailAddress: 'hash' });
 
-    expect(await writeEmail('after-the-change@example.test')).toBe(personalHmac(wh.personalDataKey()).of('after-the-change@example.test'));
+    expect(await writeEmail('after-the-change@example.test')).toBe(
+      personalHmac(wh.personalDataKey()).of('after-the-change@example.test'),
+    );
   });
 });

@@ -53,7 +53,9 @@ beforeAll(async () => {
     rewrite: (url, body) => {
       if (!broken || url.pathname !== endpoints.individuals.path) return undefined;
       const fix = (r: Rec) => (r.ServiceId === badId ? { ...r, HireDate: 'not a date' } : r);
-      return Array.isArray(body) ? body.map((r) => fix(r as Rec)) : { ...(body as Rec), Data: ((body as Rec).Data as Rec[]).map(fix) };
+      return Array.isArray(body)
+        ? body.map((r) => fix(r as Rec))
+        : { ...(body as Rec), Data: ((body as Rec).Data as Rec[]).map(fix) };
     },
   });
   t = await openTestSync(sandbox, { baseUrl: proxy.url });
@@ -115,9 +117,19 @@ describe('rejects kept before they were kept once each', () => {
         ('acme', 'individuals', ${sql.json(odd)}, 'ServiceId: required', ${at(4)}),
         ('beta', 'individuals', ${sql.json(bad)}, 'HireDate: invalid', ${at(5)})`;
       await migrateWarehouse(url, 'workforce');
-      const rows = await sql<{ company_key: string; record_key: string; times_seen: number; first_seen_at: Date; seen_at: Date }[]>`
+      const rows = await sql<
+        { company_key: string; record_key: string; times_seen: number; first_seen_at: Date; seen_at: Date }[]
+      >`
         select company_key, record_key, times_seen, first_seen_at, seen_at from workforce.sync_rejects order by company_key, record_key`;
-      expect(rows.map((r) => [r.company_key, r.record_key, r.times_seen, r.first_seen_at.getUTCHours(), r.seen_at.getUTCHours()])).toEqual([
+      expect(
+        rows.map((r) => [
+          r.company_key,
+          r.record_key,
+          r.times_seen,
+          r.first_seen_at.getUTCHours(),
+          r.seen_at.getUTCHours(),
+        ]),
+      ).toEqual([
         ['acme', '["7"]', 3, 1, 3],
         ['acme', expect.stringMatching(/^payload:[0-9a-f]{32}$/), 2, 1, 4],
         ['beta', '["7"]', 1, 5, 5],

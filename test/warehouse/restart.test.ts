@@ -45,25 +45,36 @@ function settings(extra: Record<string, string> = {}): Record<string, string> {
 
 /** Runs still going that began after `since` (a run an earlier test left unfinished does not count). */
 async function runningStreams(wh: Warehouse, since = new Date(0)): Promise<number> {
-  const [r] = await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where finished_at is null and started_at >= ${since}`;
+  const [r] =
+    await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where finished_at is null and started_at >= ${since}`;
   return r!.n as number;
 }
 
 describe('a Postgres restart during sync --once', () => {
   it('is ridden out: pages in flight are written again, the run succeeds, the warehouse equals the sandbox', async () => {
     const sync = spawnWfsync(['sync', '--once'], settings());
-    let wh = await waitFor('the warehouse migrated', async () => {
-      const w = await openWarehouse({ databaseUrl: pg.url, max: 2 });
-      try {
-        await runningStreams(w);
-        return w;
-      } catch {
-        await w.close();
-        return undefined;
-      }
-    }, 60_000, 300);
+    let wh = await waitFor(
+      'the warehouse migrated',
+      async () => {
+        const w = await openWarehouse({ databaseUrl: pg.url, max: 2 });
+        try {
+          await runningStreams(w);
+          return w;
+        } catch {
+          await w.close();
+          return undefined;
+        }
+      },
+      60_000,
+      300,
+    );
     try {
-      await waitFor(() => `streams running: ${sync.output().slice(-2000)}`, async () => (await runningStreams(wh)) >= 3, 60_000, 100);
+      await waitFor(
+        () => `streams running: ${sync.output().slice(-2000)}`,
+        async () => (await runningStreams(wh)) >= 3,
+        60_000,
+        100,
+      );
       await new Promise((r) => setTimeout(r, 500));
       // The test's own connections are closed across the restart: only the sync under test has to ride it out.
       await wh.close();
@@ -77,7 +88,8 @@ describe('a Postgres restart during sync --once', () => {
       expect(code, out.slice(-3000)).toBe(0);
       expect(out).toContain('warehouse unavailable');
       expect(summarizeDivergence(await divergence(wh, sandbox.data, 'default'))).toEqual({});
-      const [open] = await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where outcome is distinct from 'ok'`;
+      const [open] =
+        await wh.sql`select count(*)::int as n from ${wh.sql(wh.schema)}.sync_runs where outcome is distinct from 'ok'`;
       expect(open!.n).toBe(0);
     } finally {
       if (sync.proc.exitCode === null) sync.proc.kill('SIGKILL');
@@ -90,7 +102,12 @@ describe('a Postgres restart during sync --once', () => {
     const sync = spawnWfsync(['sync', '--once', '--full-refresh'], settings({ WFS_DB_OUTAGE_MS: '3000' }));
     const wh = await openWarehouse({ databaseUrl: pg.url, max: 2 });
     try {
-      await waitFor(() => `streams running: ${sync.output().slice(-2000)}`, async () => (await runningStreams(wh, since)) >= 2, 60_000, 100);
+      await waitFor(
+        () => `streams running: ${sync.output().slice(-2000)}`,
+        async () => (await runningStreams(wh, since)) >= 2,
+        60_000,
+        100,
+      );
     } finally {
       await wh.close();
     }
@@ -119,10 +136,18 @@ describe('a page written through COPY whose connection closes after the COPY end
     const cutter = await startPostgresCutter(direct);
     const wh = await openWarehouse({ databaseUrl: cutter.url, max: 2, outageMs: 20_000 });
     try {
-      const items = Array.from({ length: COPY_MIN_ROWS + 10 }, (_, i) => parsed('shiftAssignments', { ShiftAssignmentId: i + 1 }));
+      const items = Array.from({ length: COPY_MIN_ROWS + 10 }, (_, i) =>
+        parsed('shiftAssignments', { ShiftAssignmentId: i + 1 }),
+      );
       // A Postgres restart between CopyDone and its CommandComplete: postgres.js never settles the COPY's writable.
       cutter.cutAfterCopyEnd();
-      const written = writePage(wh, { target: targets['shift-assignments'], companyKey: 'cut', items, syncedAt: new Date(), stream: 'shift-assignments' });
+      const written = writePage(wh, {
+        target: targets['shift-assignments'],
+        companyKey: 'cut',
+        items,
+        syncedAt: new Date(),
+        stream: 'shift-assignments',
+      });
       const result = await Promise.race([written, sleep(15_000).then(() => 'still waiting after 15 s')]);
       expect(cutter.cuts()).toBe(1);
       expect(result).toMatchObject({ inserted: items.length });

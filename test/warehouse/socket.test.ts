@@ -37,7 +37,8 @@ describe('warehouse connections', () => {
     await migrateWarehouse(url.toString(), 'socket_test');
     const sql = connect(url.toString(), 1);
     try {
-      const [row] = await sql`select inet_server_addr() is null as unix, to_regclass('socket_test.individuals') is not null as migrated`;
+      const [row] =
+        await sql`select inet_server_addr() is null as unix, to_regclass('socket_test.individuals') is not null as migrated`;
       expect(row).toEqual({ unix: true, migrated: true });
     } finally {
       await sql.end();

@@ -28,7 +28,8 @@ beforeEach(() => {
 const MANY = COPY_MIN_ROWS + 200;
 const FEW = Math.floor(COPY_MIN_ROWS / 4);
 
-const assignment = (id: number, o: Record<string, unknown> = {}) => parsed('shiftAssignments', { ShiftAssignmentId: id, ...o });
+const assignment = (id: number, o: Record<string, unknown> = {}) =>
+  parsed('shiftAssignments', { ShiftAssignmentId: id, ...o });
 
 /** Values COPY's text format must escape, in columns and in `_extra` (jsonb). */
 const awkward = (id: number) => ({ VehicleName: `Medic\t${id}\n\\N\r\\`, Radio: { Channel: 'a\\b\t"c"' } });
@@ -43,12 +44,19 @@ function secondPage(first: number): Record<string, unknown>[] {
   ];
 }
 
-const firstPage = (count: number) => Array.from({ length: count }, (_, i) => assignment(i + 1, i % 2 ? awkward(i + 1) : {}));
+const firstPage = (count: number) =>
+  Array.from({ length: count }, (_, i) => assignment(i + 1, i % 2 ? awkward(i + 1) : {}));
 
 async function writeInPages(companyKey: string, items: Record<string, unknown>[], size: number, syncedAt: Date) {
   const total = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   for (let i = 0; i < items.length; i += size) {
-    const r = await writePage(wh, { target: targets['shift-assignments'], companyKey, items: items.slice(i, i + size), syncedAt, stream: 's' });
+    const r = await writePage(wh, {
+      target: targets['shift-assignments'],
+      companyKey,
+      items: items.slice(i, i + size),
+      syncedAt,
+      stream: 's',
+    });
     for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r[k];
   }
   return total;
@@ -61,8 +69,18 @@ describe('pages written through COPY staging', () => {
   it('write new, changed and unchanged rows exactly as unnested pages do', async () => {
     const copied = `${company}-copy`;
     const unnested = `${company}-unnest`;
-    expect(await writeInPages(copied, firstPage(MANY), MANY, t0)).toEqual({ inserted: MANY, updated: 0, unchanged: 0, deleted: 0 });
-    expect(await writeInPages(unnested, firstPage(MANY), FEW, t0)).toEqual({ inserted: MANY, updated: 0, unchanged: 0, deleted: 0 });
+    expect(await writeInPages(copied, firstPage(MANY), MANY, t0)).toEqual({
+      inserted: MANY,
+      updated: 0,
+      unchanged: 0,
+      deleted: 0,
+    });
+    expect(await writeInPages(unnested, firstPage(MANY), FEW, t0)).toEqual({
+      inserted: MANY,
+      updated: 0,
+      unchanged: 0,
+      deleted: 0,
+    });
     const second = secondPage(MANY);
     const third = Math.floor(MANY / 3);
     const expected = { inserted: third, updated: third, unchanged: third, deleted: 0 };
@@ -74,20 +92,27 @@ describe('pages written through COPY staging', () => {
     expect(rows).toHaveLength(MANY + third);
     // Rows the second page left out or repeated unchanged keep the first page's _synced_at.
     const leftOut = (id: number) => id <= MANY && !(id > third && id <= 2 * third);
-    expect(rows.filter((r) => (r._synced_at as Date).getTime() === t0.getTime()).map((r) => r.shift_assignment_id)).toEqual(
-      rows.map((r) => r.shift_assignment_id as number).filter(leftOut),
-    );
+    expect(
+      rows.filter((r) => (r._synced_at as Date).getTime() === t0.getTime()).map((r) => r.shift_assignment_id),
+    ).toEqual(rows.map((r) => r.shift_assignment_id as number).filter(leftOut));
     const byId = new Map(rows.map((r) => [r.shift_assignment_id as number, r]));
-    expect(byId.get(2)).toMatchObject({ vehicle_name: 'Medic\t2\n\\N\r\\', _extra: { Radio: { Channel: 'a\\b\t"c"' } }, _synced_at: t0 });
+    expect(byId.get(2)).toMatchObject({
+      vehicle_name: 'Medic\t2\n\\N\r\\',
+      _extra: { Radio: { Channel: 'a\\b\t"c"' } },
+      _synced_at: t0,
+    });
     expect(byId.get(third + 1)).toMatchObject({ vehicle_name: 'Changed 0', _synced_at: t1 });
     expect(byId.get(MANY + 1)).toMatchObject({ _synced_at: t1, _deleted_at: null });
   });
 
   it('replace the child rows of changed parents and keep history', async () => {
-    const shifts = (name: string) => Array.from({ length: MANY }, (_, i) => ({ ShiftId: i + 1, ShiftName: `${name} ${i}` }));
+    const shifts = (name: string) =>
+      Array.from({ length: MANY }, (_, i) => ({ ShiftId: i + 1, ShiftName: `${name} ${i}` }));
     const page = { target: targets.schedules, companyKey: company, stream: 'schedules' };
     await writePage(wh, { ...page, items: [parsed('schedules', { Shifts: shifts('Day') })], syncedAt: t0 });
-    expect(await writePage(wh, { ...page, items: [parsed('schedules', { Shifts: shifts('Night') })], syncedAt: t1 })).toEqual({
+    expect(
+      await writePage(wh, { ...page, items: [parsed('schedules', { Shifts: shifts('Night') })], syncedAt: t1 }),
+    ).toEqual({
       inserted: 0,
       updated: 1,
       unchanged: 0,
@@ -96,9 +121,15 @@ describe('pages written through COPY staging', () => {
     });
     const children = await readRows(wh, 'schedule_shifts', company);
     expect(children).toHaveLength(MANY);
-    expect(children.every((c) => (c.shift_name as string).startsWith('Night ') && (c._synced_at as Date).getTime() === t1.getTime())).toBe(true);
+    expect(
+      children.every(
+        (c) => (c.shift_name as string).startsWith('Night ') && (c._synced_at as Date).getTime() === t1.getTime(),
+      ),
+    ).toBe(true);
 
-    const credentials = Array.from({ length: MANY }, (_, i) => parsed('individualCertifications', { IndividualCertificationId: i + 1 }));
+    const credentials = Array.from({ length: MANY }, (_, i) =>
+      parsed('individualCertifications', { IndividualCertificationId: i + 1 }),
+    );
     const creds = { target: targets['individual-certifications'], companyKey: company, stream: 'certs' };
     await writePage(wh, { ...creds, items: credentials, syncedAt: t0 });
     const changed = credentials.map((c, i) => (i < 10 ? { ...c, ExpirationDate: '2027-01-01' } : c));
@@ -117,7 +148,9 @@ describe('pages written through COPY staging', () => {
   it('fail as a whole, with Postgres’s reason, when one value is not of its column’s type', async () => {
     const items = [...firstPage(MANY - 1), assignment(MANY, { StartDateTime: '2024-02-30T00:00:00Z' })];
     const page = { target: targets['shift-assignments'], companyKey: company, syncedAt: t0, stream: 's' };
-    await expect(writePage(wh, { ...page, items, checkpoint: { partition: '-', cursor: { until: 'b' } } })).rejects.toThrow(/2024-02-30/);
+    await expect(
+      writePage(wh, { ...page, items, checkpoint: { partition: '-', cursor: { until: 'b' } } }),
+    ).rejects.toThrow(/2024-02-30/);
     expect(await readRows(wh, targets['shift-assignments'], company)).toEqual([]);
     expect(await readCheckpoint(wh, company, 's', '-')).toBeUndefined();
     // The connection that held the failed transaction stages the next page as usual.

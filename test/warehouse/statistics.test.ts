@@ -18,12 +18,15 @@ const target = targets['individual-certifications'];
 const PAGE = 200;
 
 async function writeCertifications(from: number): Promise<void> {
-  const items = Array.from({ length: PAGE }, (_, i) => parsed('individualCertifications', { IndividualCertificationId: from + i }));
+  const items = Array.from({ length: PAGE }, (_, i) =>
+    parsed('individualCertifications', { IndividualCertificationId: from + i }),
+  );
   await writePage(wh, { target, companyKey: 'acme', items, syncedAt: new Date(), stream: 'individual-certifications' });
 }
 
 async function analyzed(table: string): Promise<boolean> {
-  const [row] = await wh.sql`select last_analyze is not null as done from pg_stat_user_tables where schemaname = ${wh.schema} and relname = ${table}`;
+  const [row] =
+    await wh.sql`select last_analyze is not null as done from pg_stat_user_tables where schemaname = ${wh.schema} and relname = ${table}`;
   return row!.done as boolean;
 }
 
@@ -37,7 +40,9 @@ describe('a table a first sync fills from empty', () => {
     expect(await analyzed(target.history!)).toBe(true);
 
     const lookup = lockAndReadStatement(wh.schema, tableInfo(target.table));
-    const plan = (await wh.sql.unsafe(`explain (generic_plan) ${lookup}`)).map((r) => Object.values(r)[0] as string).join('\n');
+    const plan = (await wh.sql.unsafe(`explain (generic_plan) ${lookup}`))
+      .map((r) => Object.values(r)[0] as string)
+      .join('\n');
     expect(plan).toMatch(/Index Cond: .*individual_certification_id = ANY/);
   });
 });

@@ -40,7 +40,13 @@ describe('usage_daily', () => {
     await run('acme', 'individuals', 3);
     expect(await pruneRuns(wh, 'acme', 30)).toBe(2);
     const after = await readUsage(wh, { company: 'acme', since: today });
-    expect(after.find((u) => u.stream === 'individuals')).toEqual({ company: 'acme', stream: 'individuals', day: today, requests: 45, runs: 3 });
+    expect(after.find((u) => u.stream === 'individuals')).toEqual({
+      company: 'acme',
+      stream: 'individuals',
+      day: today,
+      requests: 45,
+      runs: 3,
+    });
     expect((await readUsage(wh, { since: today })).map((u) => u.company)).toEqual(['acme', 'acme', 'beta']);
   });
 });

@@ -19,7 +19,10 @@ let w: SyncedWarehouse;
 beforeAll(async () => {
   w = await syncedWarehouse({ size: 'small' });
   w.sandbox.data.advance(24 * 14);
-  const again = await runStreams(w.sync.ctx, selectStreams(['individuals', 'individual-certifications', 'shift-assignments']));
+  const again = await runStreams(
+    w.sync.ctx,
+    selectStreams(['individuals', 'individual-certifications', 'shift-assignments']),
+  );
   expect(again.failed).toBe(0);
   await w.sync.warehouse.sql.unsafe('analyze');
 }, 180_000);
@@ -28,13 +31,18 @@ afterAll(async () => {
   await w?.close();
 });
 
-const relationsUnder = (n: PlanNode): string[] => [...(n['Relation Name'] ? [n['Relation Name']] : []), ...(n.Plans ?? []).flatMap(relationsUnder)];
+const relationsUnder = (n: PlanNode): string[] => [
+  ...(n['Relation Name'] ? [n['Relation Name']] : []),
+  ...(n.Plans ?? []).flatMap(relationsUnder),
+];
 
 /** Each nested loop whose inner side scans a history table, as "outer → history table". */
 function loopsOverHistory(n: PlanNode): string[] {
   const own =
     n['Node Type'] === 'Nested Loop' && n.Plans?.[1]
-      ? relationsUnder(n.Plans[1]).filter((r) => r.endsWith('_history')).map((r) => `${relationsUnder(n.Plans![0]!).join('+')} → ${r}`)
+      ? relationsUnder(n.Plans[1])
+          .filter((r) => r.endsWith('_history'))
+          .map((r) => `${relationsUnder(n.Plans![0]!).join('+')} → ${r}`)
       : [];
   return [...own, ...(n.Plans ?? []).flatMap(loopsOverHistory)];
 }

@@ -8,7 +8,12 @@ let wh: Warehouse;
 const company = 'views';
 const t0 = new Date('2024-05-01T00:00:00Z');
 
-async function write(target: ResourceName, items: Record<string, unknown>[], syncedAt = t0, extras?: Record<string, unknown>) {
+async function write(
+  target: ResourceName,
+  items: Record<string, unknown>[],
+  syncedAt = t0,
+  extras?: Record<string, unknown>,
+) {
   await writePage(wh, { target: targetOf(target), companyKey: company, items, syncedAt, stream: target, extras });
 }
 
@@ -18,7 +23,13 @@ function inDays(days: number): string {
 
 const noon = (date: string) => `${date}T12:00:00+00:00`;
 const shift = (id: number, date: string, o: Record<string, unknown> = {}) =>
-  parsed('shiftAssignments', { ShiftAssignmentId: id, StartDateTime: noon(date), EndDateTime: null, ClockInDateTime: null, ...o });
+  parsed('shiftAssignments', {
+    ShiftAssignmentId: id,
+    StartDateTime: noon(date),
+    EndDateTime: null,
+    ClockInDateTime: null,
+    ...o,
+  });
 
 beforeAll(async () => {
   wh = await migratedWarehouse();
@@ -34,7 +45,11 @@ beforeAll(async () => {
     cred(7, 'BLS', { ExpirationDate: inDays(-1) }),
   ]);
   // The paramedic license was renewed, as seen by the sync of 1 March 2025.
-  await write('individualCertifications', [cred(1, 'Paramedic License', { ActivationDate: '2025-01-01', ExpirationDate: '2099-01-01' })], new Date('2025-03-01T00:00:00Z'));
+  await write(
+    'individualCertifications',
+    [cred(1, 'Paramedic License', { ActivationDate: '2025-01-01', ExpirationDate: '2099-01-01' })],
+    new Date('2025-03-01T00:00:00Z'),
+  );
   await write('requiredCertificationStatus', [parsed('requiredCertificationStatus')]);
 
   const assignee = { ServiceId: 9001, EmployeeNumber: 'E-100', FirstName: 'Dana', LastName: 'Reyes' };
@@ -44,28 +59,56 @@ beforeAll(async () => {
     shift(12, '2024-06-02', { Assignee: null, ShiftName: 'Day A' }),
     shift(13, '2024-06-02', { Assignee: null, ShiftName: 'Gone' }),
     // A night shift starting 19:00 at UTC-05:00 is on 2 June where it is worked, though 3 June in UTC.
-    shift(14, '2024-06-02', { Assignee: null, ShiftName: 'Night B', StartDateTime: '2024-06-02T19:00:00-05:00', EndDateTime: '2024-06-03T06:00:00-05:00' }),
+    shift(14, '2024-06-02', {
+      Assignee: null,
+      ShiftName: 'Night B',
+      StartDateTime: '2024-06-02T19:00:00-05:00',
+      EndDateTime: '2024-06-03T06:00:00-05:00',
+    }),
     shift(20, '2024-06-01', { Assignee: assignee, ClockInDateTime: noon('2024-06-01') }),
     shift(21, '2025-02-01', { Assignee: assignee, ClockInDateTime: noon('2025-02-01') }),
     shift(22, '2025-04-01', { Assignee: assignee, ClockInDateTime: noon('2025-04-01') }),
     shift(23, '2025-04-02', { Assignee: assignee }),
   ]);
-  await markDeletedByKey(wh, { target: targetOf('shiftAssignments'), companyKey: company, keys: [{ shift_assignment_id: 13 }] });
+  await markDeletedByKey(wh, {
+    target: targetOf('shiftAssignments'),
+    companyKey: company,
+    keys: [{ shift_assignment_id: 13 }],
+  });
 
   const leave = (o: Record<string, unknown>) => parsed('timeOffRequests', o);
   await write('timeOffRequests', [
     leave({}),
-    leave({ StartDateTime: '2024-07-20T00:00:00+00:00', ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedLeaveType: 'Vacation', ApprovedHours: 8 }] }),
-    leave({ StartDateTime: '2024-08-02T00:00:00+00:00', ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedHours: 2 }] }),
+    leave({
+      StartDateTime: '2024-07-20T00:00:00+00:00',
+      ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedLeaveType: 'Vacation', ApprovedHours: 8 }],
+    }),
+    leave({
+      StartDateTime: '2024-08-02T00:00:00+00:00',
+      ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedHours: 2 }],
+    }),
     // Starts on 31 July where it is taken, 1 August in UTC.
-    leave({ StartDateTime: '2024-07-31T20:00:00-06:00', ApprovedHours: [{ ApprovedLeavePolicy: 'Comp', ApprovedHours: 3 }] }),
-    leave({ StartDateTime: '2024-07-25T00:00:00+00:00', Status: 'Denied', ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedHours: 100 }] }),
+    leave({
+      StartDateTime: '2024-07-31T20:00:00-06:00',
+      ApprovedHours: [{ ApprovedLeavePolicy: 'Comp', ApprovedHours: 3 }],
+    }),
+    leave({
+      StartDateTime: '2024-07-25T00:00:00+00:00',
+      Status: 'Denied',
+      ApprovedHours: [{ ApprovedLeavePolicy: 'PTO', ApprovedHours: 100 }],
+    }),
   ]);
 
   await write('formResponses', [parsed('formResponses')], t0, { FormId: 44, FormTitle: 'Exposure' });
-  await write('formResponses', [parsed('formResponses', { ResponseId: 802 })], t0, { FormId: 44, FormTitle: 'Exposure' });
+  await write('formResponses', [parsed('formResponses', { ResponseId: 802 })], t0, {
+    FormId: 44,
+    FormTitle: 'Exposure',
+  });
   await markDeletedByKey(wh, { target: targetOf('formResponses'), companyKey: company, keys: [{ response_id: 802 }] });
-  await write('runLogFormResponses', [parsed('runLogFormResponses')], t0, { RunLogTypeId: 2, RunLogFormType: 'Debrief' });
+  await write('runLogFormResponses', [parsed('runLogFormResponses')], t0, {
+    RunLogTypeId: 2,
+    RunLogFormType: 'Debrief',
+  });
 });
 afterAll(async () => {
   await wh?.close();
@@ -87,9 +130,9 @@ describe('analyst views', () => {
 
   it('v_requirements_not_met names the requirement and its status', async () => {
     const rows = await view('v_requirements_not_met', 'requirement');
-    expect(rows.map((r) => [r.service_id, r.job_title_name, r.locale_name, r.requirement, r.requirement_status])).toEqual([
-      [9001, 'Paramedic', 'North', 'CPR', 'Missing'],
-    ]);
+    expect(
+      rows.map((r) => [r.service_id, r.job_title_name, r.locale_name, r.requirement, r.requirement_status]),
+    ).toEqual([[9001, 'Paramedic', 'North', 'CPR', 'Missing']]);
   });
 
   it('v_open_shifts counts open shifts by schedule and the local day they start, without deleted ones', async () => {
@@ -123,7 +166,17 @@ describe('analyst views', () => {
 
   it('v_form_answers types each answer by its question type', async () => {
     const rows = await view('v_form_answers', 'form_kind, response_id, question_id');
-    expect(rows.map((r) => [r.form_kind, r.response_id, r.question_id, r.answer_text, r.answer_number, r.answer_boolean, r.answer_json])).toEqual([
+    expect(
+      rows.map((r) => [
+        r.form_kind,
+        r.response_id,
+        r.question_id,
+        r.answer_text,
+        r.answer_number,
+        r.answer_boolean,
+        r.answer_json,
+      ]),
+    ).toEqual([
       ['form', 801, 1, 'all good', null, null, null],
       ['form', 801, 2, null, '3', null, null],
       ['form', 801, 3, null, null, true, null],

@@ -52,15 +52,18 @@ export function answerMatchesType(questionType: string | null | undefined, value
   return schema ? quickParse(schema)(value) !== REFUSED || schema.safeParse(value).success : false;
 }
 
-export const FormResponseAnswer = pureTransform(record({
-  QuestionId: int,
-  QuestionType: opt(str),
-  QuestionText: opt(str),
-  QuestionAlias: opt(str),
-  PageNumber: opt(int),
-  SectionName: opt(str),
-  AnswerValue: z.unknown(),
-}), (a) => ({ ...a, AnswerValueMatchesType: answerMatchesType(a.QuestionType, a.AnswerValue) }));
+export const FormResponseAnswer = pureTransform(
+  record({
+    QuestionId: int,
+    QuestionType: opt(str),
+    QuestionText: opt(str),
+    QuestionAlias: opt(str),
+    PageNumber: opt(int),
+    SectionName: opt(str),
+    AnswerValue: z.unknown(),
+  }),
+  (a) => ({ ...a, AnswerValueMatchesType: answerMatchesType(a.QuestionType, a.AnswerValue) }),
+);
 export type FormResponseAnswer = z.output<typeof FormResponseAnswer>;
 
 /** FormResponseEmployee and RelatedIndividual; names are text although the table lists int. */
@@ -187,9 +190,7 @@ export const FormAudit = record(
     PageNumber: opt(int),
     SectionNumber: opt(int),
     OrderNumber: opt(int),
-    AuditIndividual: opt(
-      record({ UniqueIdentifier: opt(str), FirstName: opt(nameText), LastName: opt(nameText) }),
-    ),
+    AuditIndividual: opt(record({ UniqueIdentifier: opt(str), FirstName: opt(nameText), LastName: opt(nameText) })),
     InsertDate: opt(isoDate),
   },
   formAuditAliases,

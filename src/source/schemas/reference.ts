@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { int, opt, record, str } from './common.ts';
 
 export const Certification = record({ CertificationId: int, CertificationName: opt(str) });

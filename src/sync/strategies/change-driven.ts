@@ -18,7 +18,11 @@ import { type WindowSpec, readWindows, readOwedPass } from '../window-reads.ts';
 /** Assignments starting within a minute of a named start are read again: a start instant names few of them. */
 const INSTANT_MS = 60_000;
 
-export async function runChangeDriven(run: StreamRun, s: ChangeDriven, previous: ChangeCursor | undefined): Promise<ChangeCursor> {
+export async function runChangeDriven(
+  run: StreamRun,
+  s: ChangeDriven,
+  previous: ChangeCursor | undefined,
+): Promise<ChangeCursor> {
   const { ctx, stream } = run;
   const signpost = ctx.now();
   // The horizon moves a whole day at a time: one read a day brings the next day in, not a sliver each run.
@@ -28,7 +32,8 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven, previous:
   const sliceMs = s.sliceDays * DAY_MS;
   const changesAfter = (await settledBefore(ctx.warehouse, ctx.companyKey, s.changes.stream)).toISOString();
   // A backfill reads every day after the changes stamped before it began (give or take how late a stamp can be).
-  const changesFrom = previous?.changesFrom ?? (!previous?.horizon ? addMs(signpost, -changeLateMs(s)).toISOString() : undefined);
+  const changesFrom =
+    previous?.changesFrom ?? (!previous?.horizon ? addMs(signpost, -changeLateMs(s)).toISOString() : undefined);
   const base = {
     version: CURSOR_VERSION,
     changesAfter: previous?.changesAfter,
@@ -51,7 +56,13 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven, previous:
   if (previous?.horizon && !owed.backfillOrResumed) {
     const target = stream.target;
     const changes = previous.changesAfter
-      ? await changesArrivedSince(ctx.warehouse, s.changes, ctx.companyKey, new Date(previous.changesAfter), previous.changesFrom ? new Date(previous.changesFrom) : undefined)
+      ? await changesArrivedSince(
+          ctx.warehouse,
+          s.changes,
+          ctx.companyKey,
+          new Date(previous.changesAfter),
+          previous.changesFrom ? new Date(previous.changesFrom) : undefined,
+        )
       : { starts: [], deletedKeys: [] };
     run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
       target,
@@ -62,7 +73,12 @@ export async function runChangeDriven(run: StreamRun, s: ChangeDriven, previous:
     const instants = [...changes.starts, ...left].map((t) => ({ start: t, end: addMs(t, INSTANT_MS) }));
     const ahead = { start: new Date(previous.horizon), end: horizon };
     const windows = await mergedReads(run, s, [...instants, ...(ahead.end > ahead.start ? [ahead] : [])]);
-    await readWindows(run, windows.flatMap((w) => slice(w, sliceMs)), 'incremental', spec);
+    await readWindows(
+      run,
+      windows.flatMap((w) => slice(w, sliceMs)),
+      'incremental',
+      spec,
+    );
   }
   const cursor: ChangeCursor = {
     ...base,
@@ -84,7 +100,11 @@ function changeLateMs(s: ChangeDriven): number {
  * change-driven backfill does not: it reads every day itself, and the change records that arrive while it runs
  * are applied by its next run, from those stamped after it began (`changesFrom`).
  */
-export async function changeDrivenReadsDependencies(ctx: SyncContext, stream: StreamDef, opts: RunOptions = {}): Promise<boolean> {
+export async function changeDrivenReadsDependencies(
+  ctx: SyncContext,
+  stream: StreamDef,
+  opts: RunOptions = {},
+): Promise<boolean> {
   if (opts.fullRefresh) return false;
   for (const partition of partitionsOf(stream, ctx)) {
     const stored = await readCheckpoint(ctx.warehouse, ctx.companyKey, stream.name, partition.key);
@@ -118,10 +138,18 @@ async function openRowsLeft(run: StreamRun, s: ChangeDriven, signpost: Date): Pr
   const target = stream.target;
   const from = addDays(signpost, -s.openWhile.maxDays);
   const seen = newSeen();
-  await readAll(run, { [s.start]: from, [s.end]: addDays(signpost, 1), [s.openWhile.param]: true }, 'incremental', { seen });
+  await readAll(run, { [s.start]: from, [s.end]: addDays(signpost, 1), [s.openWhile.param]: true }, 'incremental', {
+    seen,
+  });
   const open = await liveRows(
     ctx.warehouse,
-    { target, companyKey: ctx.companyKey, notNull: [s.openWhile.set], where: { [s.openWhile.unset]: null }, since: { column: s.startColumn, from } },
+    {
+      target,
+      companyKey: ctx.companyKey,
+      notNull: [s.openWhile.set],
+      where: { [s.openWhile.unset]: null },
+      since: { column: s.startColumn, from },
+    },
     [...target.key, s.startColumn],
   );
   return open.filter((r) => !seen.keys.has(keyText(r, target.key))).map((r) => new Date(String(r[s.startColumn])));

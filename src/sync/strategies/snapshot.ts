@@ -1,10 +1,15 @@
 /** A list of current state with no change stamps: read whole, or by the employees whose state may have moved. */
 import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
-import { credentialHoldersChangedSince, credentialHoldersExpiring, individualsChangedSince, settledBefore } from '../../warehouse/signals.ts';
+import {
+  credentialHoldersChangedSince,
+  credentialHoldersExpiring,
+  individualsChangedSince,
+  settledBefore,
+} from '../../warehouse/signals.ts';
 import { liveKeys, markDeletedByKey } from '../../warehouse/deletions.ts';
 import { keyText } from '../../warehouse/record-keys.ts';
-import { CURSOR_VERSION, SnapshotCursor } from '../cursors.ts';
+import { CURSOR_VERSION, type SnapshotCursor } from '../cursors.ts';
 import { addDays, forEachLimited } from '../windows.ts';
 import type { Snapshot } from '../../resources/stream.ts';
 import { windowsAtOnce, type StreamRun } from '../context.ts';
@@ -17,15 +22,20 @@ import { rereadingValue, dueReread, rereadsAfter } from '../rereads.ts';
  * skip a record once, and the next read finds it. A snapshot that follows employees reads it whole only when its
  * re-read is due or more employees changed than its pages; otherwise only the employees a signal names.
  */
-export async function runSnapshot(run: StreamRun, s: Snapshot, previous: SnapshotCursor | undefined): Promise<SnapshotCursor> {
+export async function runSnapshot(
+  run: StreamRun,
+  s: Snapshot,
+  previous: SnapshotCursor | undefined,
+): Promise<SnapshotCursor> {
   const { ctx } = run;
   const signpost = ctx.now();
   const f = s.followEmployees;
   // Signals written after this instant are read next time: a run of their streams still going may write more.
   const signalsAfter = f ? await signalsSettled(run) : undefined;
-  const followed = f && previous?.signalsAfter && !dueReread(s.rereads, previous.rereads, signpost)
-    ? await employeesToRead(run, previous, signpost)
-    : undefined;
+  const followed =
+    f && previous?.signalsAfter && !dueReread(s.rereads, previous.rereads, signpost)
+      ? await employeesToRead(run, previous, signpost)
+      : undefined;
   let suspects: string[];
   if (f && followed) {
     await readEmployees(run, f, followed);
@@ -37,7 +47,13 @@ export async function runSnapshot(run: StreamRun, s: Snapshot, previous: Snapsho
   const cursor: SnapshotCursor = {
     version: CURSOR_VERSION,
     suspects,
-    ...(f ? { signalsAfter: signalsAfter!.toISOString(), signpost: signpost.toISOString(), rereads: rereadsAfter(s.rereads, previous?.rereads, followed ? undefined : 'all', signpost) } : {}),
+    ...(f
+      ? {
+          signalsAfter: signalsAfter!.toISOString(),
+          signpost: signpost.toISOString(),
+          rereads: rereadsAfter(s.rereads, previous?.rereads, followed ? undefined : 'all', signpost),
+        }
+      : {}),
   };
   return cursor;
 }
@@ -70,6 +86,7 @@ async function signalsSettled(run: StreamRun): Promise<Date> {
     settledBefore(ctx.warehouse, ctx.companyKey, 'individuals'),
     settledBefore(ctx.warehouse, ctx.companyKey, 'individual-certifications'),
   ]);
+  // biome-ignore lint/complexity/useMathMinMax: Dates, which Math.min would turn into numbers
   return a < b ? a : b;
 }
 
@@ -78,7 +95,11 @@ async function signalsSettled(run: StreamRun): Promise<Date> {
  * credential of theirs expired as the service's day turned, or the last complete read missed them. Undefined when
  * reading them one by one would cost more than a complete read.
  */
-async function employeesToRead(run: StreamRun, previous: SnapshotCursor, signpost: Date): Promise<number[] | undefined> {
+async function employeesToRead(
+  run: StreamRun,
+  previous: SnapshotCursor,
+  signpost: Date,
+): Promise<number[] | undefined> {
   const { ctx, stream } = run;
   const after = new Date(previous.signalsAfter!);
   const lastDay = (previous.signpost ? new Date(previous.signpost) : signpost).toISOString().slice(0, 10);
@@ -89,14 +110,24 @@ async function employeesToRead(run: StreamRun, previous: SnapshotCursor, signpos
   const [changed, holders, expiring] = await Promise.all([
     individualsChangedSince(ctx.warehouse, ctx.companyKey, after),
     credentialHoldersChangedSince(ctx.warehouse, ctx.companyKey, after),
-    today > lastDay ? credentialHoldersExpiring(ctx.warehouse, ctx.companyKey, addDaysText(lastDay, -1), addDaysText(today, -1)) : [],
+    today > lastDay
+      ? credentialHoldersExpiring(ctx.warehouse, ctx.companyKey, addDaysText(lastDay, -1), addDaysText(today, -1))
+      : [],
   ]);
-  const ids = new Set<number>([...changed, ...holders, ...expiring, ...previous.suspects.map((k) => Number((JSON.parse(k) as string[])[0]))]);
+  const ids = new Set<number>([
+    ...changed,
+    ...holders,
+    ...expiring,
+    ...previous.suspects.map((k) => Number((JSON.parse(k) as string[])[0])),
+  ]);
   const live = await liveKeys(ctx.warehouse, { target: stream.target, companyKey: ctx.companyKey });
   return ids.size <= Math.ceil(live.length / PAGE_LIMIT_MAX) ? [...ids] : undefined;
 }
 
-const addDaysText = (day: string, days: number) => addDays(new Date(`${day}T00:00:00Z`), days).toISOString().slice(0, 10);
+const addDaysText = (day: string, days: number) =>
+  addDays(new Date(`${day}T00:00:00Z`), days)
+    .toISOString()
+    .slice(0, 10);
 
 /** Each employee's rows read by the employee filter: a complete read of theirs, so what it misses is gone. */
 async function readEmployees(run: StreamRun, f: FollowEmployees, ids: readonly number[]): Promise<void> {

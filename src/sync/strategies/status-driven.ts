@@ -3,7 +3,7 @@ import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { liveRows, markDeletedByKey } from '../../warehouse/deletions.ts';
 import { startsBetween } from '../../warehouse/signals.ts';
 import { keyText } from '../../warehouse/record-keys.ts';
-import { CURSOR_VERSION, StatusCursor } from '../cursors.ts';
+import { CURSOR_VERSION, type StatusCursor } from '../cursors.ts';
 import { addDays, addMs, countIn, forEachLimited, mergeByCost, DAY_MS, type Window } from '../windows.ts';
 import type { StatusDriven } from '../../resources/stream.ts';
 import { windowsAtOnce, type StreamRun } from '../context.ts';
@@ -12,7 +12,11 @@ import { type Seen, newSeen } from '../seen.ts';
 import { rereadsAfter, rereadSpan } from '../rereads.ts';
 import { type WindowSpec, readWindow, readOwedPass } from '../window-reads.ts';
 
-export async function runStatusDriven(run: StreamRun, s: StatusDriven, previous: StatusCursor | undefined): Promise<StatusCursor> {
+export async function runStatusDriven(
+  run: StreamRun,
+  s: StatusDriven,
+  previous: StatusCursor | undefined,
+): Promise<StatusCursor> {
   const { ctx } = run;
   const signpost = ctx.now();
   const horizon = addDays(signpost, s.forwardDays);
@@ -35,7 +39,8 @@ export async function runStatusDriven(run: StreamRun, s: StatusDriven, previous:
   });
   // A re-read just read its span whole: only open records outside it that the open list misses are looked for.
   const covered = owed.reread ? rereadSpan(owed.reread, signpost, from, horizon) : undefined;
-  if (previous?.from && !owed.backfillOrResumed) await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
+  if (previous?.from && !owed.backfillOrResumed)
+    await readDecisions(run, s, { start: from, end: horizon }, covered && { start: covered.from, end: covered.to });
   const cursor: StatusCursor = { ...base, rereads: rereadsAfter(s.rereads, previous?.rereads, owed.done, signpost) };
   return cursor;
 }
@@ -58,7 +63,11 @@ async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, cove
   );
   const decided = held
     .filter((r) => !seen.keys.has(keyText(r, target.key)))
-    .map((r) => ({ key: r, start: new Date(String(r[s.deleteMissing.startColumn])), end: new Date(String(r[endColumn])) }))
+    .map((r) => ({
+      key: r,
+      start: new Date(String(r[s.deleteMissing.startColumn])),
+      end: new Date(String(r[endColumn])),
+    }))
     .filter((r) => !(covered && r.start >= covered.start && r.end <= covered.end));
   if (decided.length === 0) return;
   // The service's end filter takes requests ending at or before it: a second past the end holds the request.
@@ -96,11 +105,19 @@ async function readDecisions(run: StreamRun, s: StatusDriven, span: Window, cove
     ctx.log.warn({ stream: stream.name }, why);
     return;
   }
-  run.counters.deleted += await markDeletedByKey(ctx.warehouse, { target, companyKey: ctx.companyKey, keys: gone.map((r) => r.key) });
+  run.counters.deleted += await markDeletedByKey(ctx.warehouse, {
+    target,
+    companyKey: ctx.companyKey,
+    keys: gone.map((r) => r.key),
+  });
 }
 
 /** Reads the open records over the periods of `records`, merged as decisions are; returns the keys it found. */
-async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { start: Date; end: Date }[]): Promise<Seen> {
+async function readOpen(
+  run: StreamRun,
+  s: StatusDriven,
+  records: readonly { start: Date; end: Date }[],
+): Promise<Seen> {
   const { ctx } = run;
   const own = records.map((r) => ({ start: r.start, end: addMs(r.end, 1000) }));
   const starts = await startsBetween(ctx.warehouse, {
@@ -112,8 +129,17 @@ async function readOpen(run: StreamRun, s: StatusDriven, records: readonly { sta
     whereIn: { column: s.statusColumn, values: [s.open] },
   });
   const found = newSeen();
-  await forEachLimited(mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX), windowsAtOnce(ctx), async (w) => {
-    await readWindow(run, w, 'incremental', { start: s.start, end: s.end, query: { [s.statusParam]: [s.open] }, collect: found });
-  });
+  await forEachLimited(
+    mergeByCost(own, (w) => countIn(starts, w), PAGE_LIMIT_MAX),
+    windowsAtOnce(ctx),
+    async (w) => {
+      await readWindow(run, w, 'incremental', {
+        start: s.start,
+        end: s.end,
+        query: { [s.statusParam]: [s.open] },
+        collect: found,
+      });
+    },
+  );
   return found;
 }

@@ -3,7 +3,7 @@ import { isSourceError } from '../../source/errors.ts';
 import { PAGE_LIMIT_MAX } from '../../source/endpoints.ts';
 import { holdersOutOfStep, individualsOutside, settledBefore } from '../../warehouse/signals.ts';
 import { liveKeys } from '../../warehouse/deletions.ts';
-import { CURSOR_VERSION, SinceCursor } from '../cursors.ts';
+import { CURSOR_VERSION, type SinceCursor } from '../cursors.ts';
 import { addDays, addMs, startOfDayUtc } from '../windows.ts';
 import type { UpdatedSince } from '../../resources/stream.ts';
 import type { StreamRun } from '../context.ts';
@@ -11,21 +11,31 @@ import { resumeFrom, readAll } from '../read.ts';
 import { type Seen, newSeen, seenIn, markGone, skipInference } from '../seen.ts';
 import { rereading, dueReread, rereadsAfter } from '../rereads.ts';
 
-export async function runUpdatedSince(run: StreamRun, s: UpdatedSince, stored: SinceCursor | undefined): Promise<SinceCursor> {
+export async function runUpdatedSince(
+  run: StreamRun,
+  s: UpdatedSince,
+  stored: SinceCursor | undefined,
+): Promise<SinceCursor> {
   const { ctx } = run;
   // A first read cut short goes on from its last written page, as of when it began.
   const partial = stored?.firstReadAt !== undefined ? stored : undefined;
   const previous = partial ? undefined : stored;
   const signpost = partial ? new Date(partial.since) : ctx.now();
   const individualsAfter =
-    partial?.individualsAfter ?? (s.followIndividuals ? (await settledBefore(ctx.warehouse, ctx.companyKey, 'individuals')).toISOString() : undefined);
+    partial?.individualsAfter ??
+    (s.followIndividuals
+      ? (await settledBefore(ctx.warehouse, ctx.companyKey, 'individuals')).toISOString()
+      : undefined);
   const range: Record<string, unknown> = {};
   if (s.range) {
     range[s.range.start] = addDays(signpost, -s.range.backDays);
     range[s.range.end] = addDays(signpost, s.range.forwardDays);
   }
   const reread = previous ? dueReread(s.rereads, previous.rereads, signpost) : undefined;
-  const followed = previous && !reread && s.followIndividuals ? await individualsToFollow(run, s.followIndividuals, previous.individualsAfter) : [];
+  const followed =
+    previous && !reread && s.followIndividuals
+      ? await individualsToFollow(run, s.followIndividuals, previous.individualsAfter)
+      : [];
   // One request per changed individual, or the whole list when that takes fewer pages: both are sound.
   const wholeIsCheaper = followed.length > 0 && followed.length >= (await pagesHeld(run));
   const complete = !previous || reread !== undefined || wholeIsCheaper;
@@ -33,14 +43,24 @@ export async function runUpdatedSince(run: StreamRun, s: UpdatedSince, stored: S
   const resume = partial?.firstReadAt;
   // A complete read resumed part way infers nothing (below): it need not ask what its scope held.
   const seen = complete && resumeFrom(resume) === 0 ? await seenIn(run) : newSeen();
-  const firstRead: SinceCursor = { version: CURSOR_VERSION, since: signpost.toISOString(), rereads: {}, ...(individualsAfter ? { individualsAfter } : {}) };
-  const progress = previous ? undefined : run.cursor.whole((page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor);
+  const firstRead: SinceCursor = {
+    version: CURSOR_VERSION,
+    since: signpost.toISOString(),
+    rereads: {},
+    ...(individualsAfter ? { individualsAfter } : {}),
+  };
+  const progress = previous
+    ? undefined
+    : run.cursor.whole(
+        (page) => ({ ...firstRead, firstReadAt: page.point ?? { offset: page.offset } }) satisfies SinceCursor,
+      );
   const read = () => readAll(run, query, previous ? 'incremental' : 'backfill', { seen, progress, resume });
   await (reread ? rereading(run, reread.name, read) : read());
   const label = reread ? `re-read ${reread.name}` : 'complete read';
   // A read with no `since` is complete: what it did not return is gone (e.g. credentials of former employees).
   // One resumed part way did not see the records before its offset.
-  if (complete && resumeFrom(resume) > 0) skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
+  if (complete && resumeFrom(resume) > 0)
+    skipInference(run, `${label}: resumed at offset ${resumeFrom(resume)}; nothing marked gone`);
   else if (complete) await markGone(run, seen, { label });
   else if (s.followIndividuals) await followIndividuals(run, s.followIndividuals, range, seen, followed);
   const cursor: SinceCursor = {
@@ -78,12 +98,20 @@ async function followIndividuals(
     await markGone(run, own, { where: { [f.column]: id }, label: `${f.param} ${id}` });
   }
   const outside = await individualsOutside(ctx.warehouse, ctx.companyKey, f.statuses);
-  if (outside.length > 0) await markGone(run, seen, { where: { [f.column]: outside }, label: `individuals not ${f.statuses.join('/')}` });
+  if (outside.length > 0)
+    await markGone(run, seen, { where: { [f.column]: outside }, label: `individuals not ${f.statuses.join('/')}` });
 }
 
-async function individualsToFollow(run: StreamRun, f: NonNullable<UpdatedSince['followIndividuals']>, after: string | undefined): Promise<number[]> {
+async function individualsToFollow(
+  run: StreamRun,
+  f: NonNullable<UpdatedSince['followIndividuals']>,
+  after: string | undefined,
+): Promise<number[]> {
   if (!after) return [];
-  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), { ...f, table: run.stream.target.table });
+  return holdersOutOfStep(run.ctx.warehouse, run.ctx.companyKey, new Date(after), {
+    ...f,
+    table: run.stream.target.table,
+  });
 }
 
 /** The pages a complete read of the stream takes, judged by the rows the warehouse holds for it. */

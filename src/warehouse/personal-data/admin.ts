@@ -35,17 +35,28 @@ export function hashable(pd: PersonalData, field: string): boolean {
 }
 
 /** `FIELD=ACTION` pairs checked against the catalog; the first bad one is refused in one line. */
-export function parsePolicyChanges(pd: PersonalData, pairs: Readonly<Record<string, unknown>>): Map<string, PersonalDataAction> {
+export function parsePolicyChanges(
+  pd: PersonalData,
+  pairs: Readonly<Record<string, unknown>>,
+): Map<string, PersonalDataAction> {
   const known = fieldsOf(pd);
   const out = new Map<string, PersonalDataAction>();
   const entries = Object.entries(pairs);
   if (entries.length === 0) throw new PersonalDataError('invalid', 'no FIELD=keep|hash|block given');
   for (const [field, action] of entries) {
-    if (!known.has(field)) throw new PersonalDataError('unknown_field', `unknown personal field "${field}" (known: ${[...known].sort().join(', ')})`);
+    if (!known.has(field))
+      throw new PersonalDataError(
+        'unknown_field',
+        `unknown personal field "${field}" (known: ${[...known].sort().join(', ')})`,
+      );
     if (typeof action !== 'string' || !(PERSONAL_DATA_ACTIONS as readonly string[]).includes(action)) {
-      throw new PersonalDataError('unknown_action', `${field}: unknown action "${String(action)}" (keep, hash or block)`);
+      throw new PersonalDataError(
+        'unknown_action',
+        `${field}: unknown action "${String(action)}" (keep, hash or block)`,
+      );
     }
-    if (action === 'hash' && !hashable(pd, field)) throw new PersonalDataError('not_hashable', `${field}: cannot be hashed (it is not stored as text); use block`);
+    if (action === 'hash' && !hashable(pd, field))
+      throw new PersonalDataError('not_hashable', `${field}: cannot be hashed (it is not stored as text); use block`);
     out.set(field, action as PersonalDataAction);
   }
   return out;
@@ -70,18 +81,27 @@ export async function setPersonalDataPolicy(
   const version = await storePolicy(wh, companyKey, changes);
   const companies = companyKey === DEFAULT_POLICY_KEY ? await companyKeys(wh) : [companyKey];
   const rewritten: Record<string, RewriteCounts> = {};
-  const detail = { scope: companyKey === DEFAULT_POLICY_KEY ? 'default' : 'company', fields: Object.fromEntries(changes) };
+  const detail = {
+    scope: companyKey === DEFAULT_POLICY_KEY ? 'default' : 'company',
+    fields: Object.fromEntries(changes),
+  };
   for (const c of companies) {
     rewritten[c] = await rewriteCompany(wh, pd, c);
     onCounts?.(c, rewritten[c]);
-    await recordEvent(wh, { companyKey: c, event: 'personal_data_policy_changed', detail: { ...detail, rewritten: rewritten[c] } });
+    await recordEvent(wh, {
+      companyKey: c,
+      event: 'personal_data_policy_changed',
+      detail: { ...detail, rewritten: rewritten[c] },
+    });
   }
   await markApplied(wh, companyKey, version);
   return { company: companyKey, rewritten };
 }
 
 async function companyKeys(wh: Warehouse): Promise<string[]> {
-  const rows = await wh.sql<{ company_key: string }[]>`select company_key from ${wh.sql(wh.schema)}.companies order by company_key`;
+  const rows = await wh.sql<
+    { company_key: string }[]
+  >`select company_key from ${wh.sql(wh.schema)}.companies order by company_key`;
   return rows.map((r) => r.company_key);
 }
 
@@ -121,7 +141,14 @@ export interface Erasure {
  * Erases a person: every personal field blocked everywhere, the person on the suppression list (so later syncs
  * keep them blocked), an `erasures` row and an `individual_erased` event, neither holding personal data.
  */
-export async function erase(wh: Warehouse, pd: PersonalData, companyKey: string, ref: PersonRef, requestedBy: string, cause: 'request' | 'retention' = 'request'): Promise<Erasure> {
+export async function erase(
+  wh: Warehouse,
+  pd: PersonalData,
+  companyKey: string,
+  ref: PersonRef,
+  requestedBy: string,
+  cause: 'request' | 'retention' = 'request',
+): Promise<Erasure> {
   await knownCompany(wh, companyKey);
   if (companyKey === DEFAULT_POLICY_KEY) throw new PersonalDataError('unknown_company', 'erase needs a company');
   const person = await findPerson(wh, companyKey, ref, personalHmac(wh.personalDataKey()).of);
@@ -129,7 +156,10 @@ export async function erase(wh: Warehouse, pd: PersonalData, companyKey: string,
     const which = 'serviceId' in ref ? `service id ${ref.serviceId}` : 'that employee number';
     throw new PersonalDataError('unknown_person', `company "${companyKey}" has no individual with ${which}`);
   }
-  const clearNumbers = [...('employeeNumber' in ref ? [ref.employeeNumber] : []), ...person.employeeNumbers.filter((n) => !HASHED.test(n))];
+  const clearNumbers = [
+    ...('employeeNumber' in ref ? [ref.employeeNumber] : []),
+    ...person.employeeNumbers.filter((n) => !HASHED.test(n)),
+  ];
   return erasePeople(wh, pd, companyKey, person, clearNumbers, requestedBy, cause);
 }
 
@@ -155,7 +185,11 @@ async function erasePeople(
   const counts = await erasePerson(wh, pd.catalog, pd.names, companyKey, ids);
   await markApplied(wh, companyKey, version);
   await wh.sql`update ${wh.sql(wh.schema)}.erasures set counts = ${wh.sql.json(counts)} where id = ${erasureId}`;
-  await recordEvent(wh, { companyKey, event: 'individual_erased', detail: { erasure: erasureId, cause, people: ids.serviceIds.length, rewritten: counts } });
+  await recordEvent(wh, {
+    companyKey,
+    event: 'individual_erased',
+    detail: { erasure: erasureId, cause, people: ids.serviceIds.length, rewritten: counts },
+  });
   return { id: erasureId, company: companyKey, counts };
 }
 
@@ -163,7 +197,12 @@ async function erasePeople(
  * Retention: erases every individual of the company deleted at the service, or `Former`, for longer than `days`
  * (since the first version that was Former, after the last that was not), who is not erased yet.
  */
-export async function eraseFormerIndividuals(wh: Warehouse, pd: PersonalData, companyKey: string, days: number): Promise<{ people: number; erasure?: Erasure }> {
+export async function eraseFormerIndividuals(
+  wh: Warehouse,
+  pd: PersonalData,
+  companyKey: string,
+  days: number,
+): Promise<{ people: number; erasure?: Erasure }> {
   const s = wh.sql(wh.schema);
   const rows = await wh.sql<{ service_id: number; employee_number: string | null }[]>`
     select i.service_id, i.employee_number from ${s}.individuals i
@@ -176,18 +215,35 @@ export async function eraseFormerIndividuals(wh: Warehouse, pd: PersonalData, co
   if (rows.length === 0) return { people: 0 };
   const hmac = personalHmac(wh.personalDataKey());
   const suppressed = new Set(
-    (await wh.sql<{ person_hash: string }[]>`select person_hash from ${s}.personal_data_suppressions where company_key = ${companyKey}`).map((r) => r.person_hash),
+    (
+      await wh.sql<
+        { person_hash: string }[]
+      >`select person_hash from ${s}.personal_data_suppressions where company_key = ${companyKey}`
+    ).map((r) => r.person_hash),
   );
   const due = rows.filter((r) => !suppressed.has(personHash(hmac, 'service_id', Number(r.service_id))));
   if (due.length === 0) return { people: 0 };
   const numbers = due.flatMap((r) => (r.employee_number ? [r.employee_number] : []));
   const ids: PersonIds = { serviceIds: due.map((r) => Number(r.service_id)), employeeNumbers: numbers };
-  const erasure = await erasePeople(wh, pd, companyKey, ids, numbers.filter((n) => !HASHED.test(n)), 'retention', 'retention');
+  const erasure = await erasePeople(
+    wh,
+    pd,
+    companyKey,
+    ids,
+    numbers.filter((n) => !HASHED.test(n)),
+    'retention',
+    'retention',
+  );
   return { people: due.length, erasure };
 }
 
 /** Puts hashes on the suppression list and raises the version, under the policy lock (as a policy change). */
-async function suppress(wh: Warehouse, companyKey: string, hashes: readonly string[], erasureId: number): Promise<number> {
+async function suppress(
+  wh: Warehouse,
+  companyKey: string,
+  hashes: readonly string[],
+  erasureId: number,
+): Promise<number> {
   const [key, company] = lockKey(wh, companyKey);
   return wh.sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext(${key}), hashtext(${company}))`;
@@ -201,7 +257,12 @@ async function suppress(wh: Warehouse, companyKey: string, hashes: readonly stri
  * Every id the warehouse holds for the person: the service id and each employee number they had, as stored
  * (clear, or hashed when EmployeeNumber is hashed), from their rows and every version. Undefined: unknown.
  */
-async function findPerson(wh: Warehouse, companyKey: string, ref: PersonRef, hash: (v: string) => string): Promise<PersonIds | undefined> {
+async function findPerson(
+  wh: Warehouse,
+  companyKey: string,
+  ref: PersonRef,
+  hash: (v: string) => string,
+): Promise<PersonIds | undefined> {
   const s = wh.sql(wh.schema);
   const rows =
     'serviceId' in ref

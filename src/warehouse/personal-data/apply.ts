@@ -53,7 +53,10 @@ export async function applyPersonalData<R extends Refusal>(
   // The check below refuses a page mapped under a policy no longer stored, so the one last read serves unread.
   const policy = await currentPolicy(wh, page.companyKey, { cached: true });
   const check = (pipe: Pipeline) =>
-    pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [page.companyKey, policy.version]);
+    pipe.send(`select "${wh.schema}".check_personal_data_version($1::text, $2::text)`, [
+      page.companyKey,
+      policy.version,
+    ]);
   return { ...applyPolicy(page, rejects, policy), check };
 }
 
@@ -123,14 +126,18 @@ function planUnder(plan: Plan, policy: CompanyPolicy): Plan {
   let active = byPlan.get(plan);
   if (!active) {
     const acted = (cols: readonly PersonalColumn[]) => cols.filter((c) => policy.actions.has(c.field));
-    byPlan.set(plan, (active = { main: acted(plan.main), children: plan.children.map(acted), personal: plan.personal }));
+    byPlan.set(
+      plan,
+      (active = { main: acted(plan.main), children: plan.children.map(acted), personal: plan.personal }),
+    );
   }
   return active;
 }
 
 /** Keys a record's content hash when the policy acts on it (a field hashed or blocked, or its person erased). */
 function keyContentHash(m: PageItem, plan: Plan, policy: CompanyPolicy): void {
-  if (policy.actions.size > 0 || namesErased(m, plan, policy)) m.row._hash = wrappedContentHash(policy.hmac!, m.row._hash as string);
+  if (policy.actions.size > 0 || namesErased(m, plan, policy))
+    m.row._hash = wrappedContentHash(policy.hmac!, m.row._hash as string);
 }
 
 /** Whether a record names an erased person in any of its personal columns. */
@@ -139,18 +146,26 @@ function namesErased(m: PageItem, plan: Plan, policy: CompanyPolicy): boolean {
   for (const c of plan.main) if (personOf(m.row, c.person, policy)) return true;
   for (let i = 0; i < m.children.length; i++) {
     for (const child of m.children[i]!) {
-      for (const c of plan.children[i] ?? []) if (personOf(c.parent ? m.row : child, c.parent?.person ?? c.person, policy)) return true;
+      for (const c of plan.children[i] ?? [])
+        if (personOf(c.parent ? m.row : child, c.parent?.person ?? c.person, policy)) return true;
     }
   }
   return false;
 }
 
-function applyItem(row: Row, children: readonly Row[][], plan: Plan, policy: CompanyPolicy, names: Readonly<Record<string, string>>): void {
+function applyItem(
+  row: Row,
+  children: readonly Row[][],
+  plan: Plan,
+  policy: CompanyPolicy,
+  names: Readonly<Record<string, string>>,
+): void {
   for (const c of plan.main) applyColumn(row, c, personOf(row, c.person, policy), policy);
   for (let i = 0; i < children.length; i++) {
     const cols = plan.children[i] ?? [];
     for (const child of children[i]!) {
-      for (const c of cols) applyColumn(child, c, personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy), policy);
+      for (const c of cols)
+        applyColumn(child, c, personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy), policy);
       if (child._extra) child._extra = scrubJson(child._extra, policy, names, false);
     }
   }
@@ -172,7 +187,10 @@ function applyColumn(row: Row, c: PersonalColumn, erased: boolean, policy: Compa
 /** Whether the person named by these columns of the row was erased. */
 function personOf(row: Row, person: PersonColumns, policy: CompanyPolicy): boolean {
   if (policy.suppressed.size === 0) return false;
-  return erased(policy, 'service_id', row[person.serviceId ?? '']) || erased(policy, 'employee_number', row[person.employeeNumber ?? '']);
+  return (
+    erased(policy, 'service_id', row[person.serviceId ?? '']) ||
+    erased(policy, 'employee_number', row[person.employeeNumber ?? ''])
+  );
 }
 
 const erasedMemo = new WeakMap<CompanyPolicy, Map<string, boolean>>();
@@ -192,7 +210,12 @@ function erased(policy: CompanyPolicy, kind: 'service_id' | 'employee_number', v
  * depth are hashed or dropped, and every personal field of an object naming an erased person is dropped.
  * Returns `value` itself when nothing changes.
  */
-export function scrubJson(value: unknown, policy: CompanyPolicy, names: Readonly<Record<string, string>>, blockAll: boolean): unknown {
+export function scrubJson(
+  value: unknown,
+  policy: CompanyPolicy,
+  names: Readonly<Record<string, string>>,
+  blockAll: boolean,
+): unknown {
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     value.forEach((v, i) => {
@@ -203,7 +226,8 @@ export function scrubJson(value: unknown, policy: CompanyPolicy, names: Readonly
   }
   if (typeof value !== 'object' || value === null) return value;
   const obj = value as Record<string, unknown>;
-  const block = blockAll || erased(policy, 'service_id', obj.ServiceId) || erased(policy, 'employee_number', obj.EmployeeNumber);
+  const block =
+    blockAll || erased(policy, 'service_id', obj.ServiceId) || erased(policy, 'employee_number', obj.EmployeeNumber);
   let out: Record<string, unknown> | undefined;
   for (const k in obj) {
     const v = obj[k];

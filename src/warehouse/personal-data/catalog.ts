@@ -21,7 +21,11 @@ export interface PersonalColumn {
   /** Whose it is, by columns of the same row. */
   readonly person: PersonColumns;
   /** Whose it is, by columns of the parent row (a form's answers are the submitter's). */
-  readonly parent?: { readonly table: string; readonly on: readonly (readonly [string, string])[]; readonly person: PersonColumns };
+  readonly parent?: {
+    readonly table: string;
+    readonly on: readonly (readonly [string, string])[];
+    readonly person: PersonColumns;
+  };
 }
 
 export type PersonalCatalog = readonly PersonalColumn[];

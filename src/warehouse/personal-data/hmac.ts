@@ -119,7 +119,9 @@ function contentHashWrap(inner: Buffer): (hash: string) => string {
   const scratch = Buffer.alloc(prefix.length + CONTENT_HASH_CHARS);
   prefix.copy(scratch);
   return (hash) => {
-    const input = asciiInto(scratch, prefix.length, hash) ? scratch : Buffer.concat([prefix, Buffer.from(hash, 'utf8')]);
+    const input = asciiInto(scratch, prefix.length, hash)
+      ? scratch
+      : Buffer.concat([prefix, Buffer.from(hash, 'utf8')]);
     return `p${sha256Hex(input).slice(0, 31)}`;
   };
 }

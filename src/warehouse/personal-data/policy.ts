@@ -5,7 +5,13 @@ import { personalHmac, type PersonalHmac } from './hmac.ts';
 
 export { DEFAULT_POLICY_KEY, PERSONAL_DATA_ACTIONS, type PersonalDataAction };
 
-export type PersonalDataErrorKind = 'unknown_company' | 'unknown_field' | 'unknown_action' | 'not_hashable' | 'unknown_person' | 'invalid';
+export type PersonalDataErrorKind =
+  | 'unknown_company'
+  | 'unknown_field'
+  | 'unknown_action'
+  | 'not_hashable'
+  | 'unknown_person'
+  | 'invalid';
 
 /** A personal-data request refused, in one line naming the field, action, company or person. */
 export class PersonalDataError extends Error {
@@ -46,7 +52,11 @@ const cache = new WeakMap<object, Map<string, CompanyPolicy>>();
  * The policy a page of `companyKey` is written under now. `cached`: the one last read, without reading its version,
  * for a caller whose transaction checks the version itself (a page write), and forgets it when refused.
  */
-export async function currentPolicy(wh: Warehouse, companyKey: string, o: { cached?: boolean } = {}): Promise<CompanyPolicy> {
+export async function currentPolicy(
+  wh: Warehouse,
+  companyKey: string,
+  o: { cached?: boolean } = {},
+): Promise<CompanyPolicy> {
   const hit = o.cached ? cache.get(wh.sql)?.get(companyKey) : undefined;
   if (hit) return hit;
   const version = await policyVersion(wh, companyKey);
@@ -67,7 +77,9 @@ export function forgetPolicy(wh: Warehouse, companyKey: string): void {
 async function readPolicy(wh: Warehouse, companyKey: string, version: string): Promise<CompanyPolicy> {
   const [fields, suppressed] = await Promise.all([
     effectiveActions(wh, companyKey),
-    wh.sql<{ person_hash: string }[]>`select person_hash from ${t(wh, 'personal_data_suppressions')} where company_key = ${companyKey}`,
+    wh.sql<
+      { person_hash: string }[]
+    >`select person_hash from ${t(wh, 'personal_data_suppressions')} where company_key = ${companyKey}`,
   ]);
   const actions = new Map<string, 'hash' | 'block'>();
   for (const [field, action] of fields) if (action !== 'keep') actions.set(field, action);
@@ -101,9 +113,15 @@ export async function listPolicies(wh: Warehouse, companyKey?: string): Promise<
     select company_key, field, action from ${t(wh, 'personal_data_policies')} order by company_key, field`;
   const versions = await wh.sql<{ company_key: string; pending: boolean }[]>`
     select company_key, applied_version < version as pending from ${t(wh, 'personal_data_versions')}`;
-  const companies = await wh.sql<{ company_key: string }[]>`select company_key from ${t(wh, 'companies')} order by company_key`;
-  const keys = companyKey !== undefined ? [DEFAULT_POLICY_KEY, companyKey] : [DEFAULT_POLICY_KEY, ...companies.map((c) => c.company_key)];
-  const fieldsOf = (k: string) => Object.fromEntries(rows.filter((r) => r.company_key === k).map((r) => [r.field, r.action]));
+  const companies = await wh.sql<
+    { company_key: string }[]
+  >`select company_key from ${t(wh, 'companies')} order by company_key`;
+  const keys =
+    companyKey !== undefined
+      ? [DEFAULT_POLICY_KEY, companyKey]
+      : [DEFAULT_POLICY_KEY, ...companies.map((c) => c.company_key)];
+  const fieldsOf = (k: string) =>
+    Object.fromEntries(rows.filter((r) => r.company_key === k).map((r) => [r.field, r.action]));
   return keys.map((k) => ({
     company: k,
     fields: fieldsOf(k),
@@ -114,7 +132,8 @@ export async function listPolicies(wh: Warehouse, companyKey?: string): Promise<
 
 export async function knownCompany(wh: Warehouse, companyKey: string): Promise<void> {
   if (companyKey === DEFAULT_POLICY_KEY) return;
-  if (!(await findCompany(wh, companyKey))) throw new PersonalDataError('unknown_company', `unknown company "${companyKey}"`);
+  if (!(await findCompany(wh, companyKey)))
+    throw new PersonalDataError('unknown_company', `unknown company "${companyKey}"`);
 }
 
 /** Advisory-lock key of a company's (or the default's) policy: pages hold it shared while they commit. */
@@ -124,7 +143,11 @@ export const lockKey = (wh: Warehouse, companyKey: string) => [`"${wh.schema}".p
  * Stores a policy change and raises the version, holding the policy lock exclusively: a page being written now
  * commits first (and its rows are then rewritten), and any page after it is checked against the new version.
  */
-export async function storePolicy(wh: Warehouse, companyKey: string, changes: ReadonlyMap<string, PersonalDataAction>): Promise<number> {
+export async function storePolicy(
+  wh: Warehouse,
+  companyKey: string,
+  changes: ReadonlyMap<string, PersonalDataAction>,
+): Promise<number> {
   const [key, company] = lockKey(wh, companyKey);
   return wh.sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext(${key}), hashtext(${company}))`;

@@ -78,7 +78,9 @@ function blockColumn(c: PersonalColumn, sets: string[], pending: string[]): void
 }
 
 function hashColumn(c: PersonalColumn, sets: string[], pending: string[], schema: string): void {
-  sets.push(`${q(c.column)} = case when x.${q(c.column)} ~ ${HEX} then x.${q(c.column)} else "${schema}".personal_hmac(x.${q(c.column)}, $2, $3) end`);
+  sets.push(
+    `${q(c.column)} = case when x.${q(c.column)} ~ ${HEX} then x.${q(c.column)} else "${schema}".personal_hmac(x.${q(c.column)}, $2, $3) end`,
+  );
   pending.push(`${q(c.column)} !~ ${HEX}`);
 }
 
@@ -132,7 +134,12 @@ export async function rewriteUnderPolicy(
 
 function rawUpdate(schema: string, table: string, column: string, scope?: string): Update {
   const json = (alias: string) => `"${schema}".personal_json(${alias}${q(column)}, $4, $5, $2, $3)`;
-  return { table, sets: [`${q(column)} = ${json('x.')}`], pending: [`${q(column)} is distinct from ${json('')}`], ...(scope ? { scope } : {}) };
+  return {
+    table,
+    sets: [`${q(column)} = ${json('x.')}`],
+    pending: [`${q(column)} is distinct from ${json('')}`],
+    ...(scope ? { scope } : {}),
+  };
 }
 
 /** One person by every id the warehouse holds for them: service ids, and employee numbers as stored. */
@@ -195,7 +202,12 @@ export async function erasePerson(
   counts.sync_rejects = await runBatches(wh, rawUpdate(wh.schema, 'sync_rejects', 'raw', rejected), params, batch);
   counts.push_outbox = await runBatches(
     wh,
-    rawUpdate(wh.schema, 'push_outbox', 'payload', `service_id = any($6::int[]) or entity_key = any(${idText}) or holder_key = any(${idText}) or payload->>'EmployeeNumber' = any($7::text[])`),
+    rawUpdate(
+      wh.schema,
+      'push_outbox',
+      'payload',
+      `service_id = any($6::int[]) or entity_key = any(${idText}) or holder_key = any(${idText}) or payload->>'EmployeeNumber' = any($7::text[])`,
+    ),
     params,
     batch,
   );

@@ -51,7 +51,10 @@ export const bookkeepingTables = (s: PgSchema) => ({
       run_id: bigint({ mode: 'number' }),
     },
     // One row per record and reason, however often it is read.
-    (t) => [uniqueIndex().on(t.company_key, t.stream, t.record_key, t.reason), index().on(t.company_key, t.stream, t.seen_at)],
+    (t) => [
+      uniqueIndex().on(t.company_key, t.stream, t.record_key, t.reason),
+      index().on(t.company_key, t.stream, t.seen_at),
+    ],
   ),
   /** A company's timeline: what happened to it and its streams, as ../events.ts records it. */
   events: s.table(

@@ -42,8 +42,7 @@ export const personNames = <P extends string>(p: P) =>
  * A service date-time: the instant (`x`), and the calendar day and UTC offset the service wrote it with
  * (`x_local_date`, `x_utc_offset`), which the instant alone loses. Days are counted by `x_local_date`.
  */
-export const localTime = <N extends string>(n: N) =>
-  prefixed(n, { '': tz(), _local_date: day(), _utc_offset: text() });
+export const localTime = <N extends string>(n: N) => prefixed(n, { '': tz(), _local_date: day(), _utc_offset: text() });
 
 /**
  * A field the service types as a date that may arrive as a date-time: the day it wrote (`x`), and when it

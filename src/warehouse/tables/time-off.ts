@@ -1,7 +1,10 @@
 import { index, integer, numeric, primaryKey, text, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, localTime, personNames, prefixed, synced, syncedParent, tz } from './columns.ts';
 
-const timeOffPerson = <P extends string>(p: P) => ({ ...personNames(p), ...prefixed(p, { unique_identifier: text() }) });
+const timeOffPerson = <P extends string>(p: P) => ({
+  ...personNames(p),
+  ...prefixed(p, { unique_identifier: text() }),
+});
 
 /** Time-off requests and the hours approved for each. */
 export const timeOffTables = (s: PgSchema) => ({

@@ -19,7 +19,10 @@ const policy: CompanyPolicy = {
 };
 
 function mappedPage() {
-  const items = [parsed('individuals'), parsed('individuals', { IndividualId: 502, ServiceId: 9002, PrimaryEmailAddress: 'eli@example.com' })];
+  const items = [
+    parsed('individuals'),
+    parsed('individuals', { IndividualId: 502, ServiceId: 9002, PrimaryEmailAddress: 'eli@example.com' }),
+  ];
   const page = mapPage(targetOf('individuals'), items, { companyKey: 'a' });
   fingerprintPage(page);
   return page;
