@@ -7,6 +7,7 @@ import { rateLimiterMaker } from '../ratelimit/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
+import { personalCatalog } from '../resources/index.ts';
 import { runEndsRecorded } from '../warehouse/runs.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import type { CompanyContexts, SyncContext } from '../sync/context.ts';
@@ -39,7 +40,7 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
   const sandbox = config.sandbox ? await startBuiltInSandbox(log) : undefined;
   let warehouse: Warehouse;
   try {
-    warehouse = await openMigratedWarehouse(config, log);
+    warehouse = await openMigratedWarehouse(config, log, personalCatalog);
   } catch (e) {
     await sandbox?.close();
     throw e;

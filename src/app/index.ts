@@ -22,6 +22,7 @@ import { ProgressBoard } from '../ops/progress-board.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { BUILT_IN_SANDBOX, openEnvironment, type Environment } from './environment.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
+import { personalCatalog } from '../resources/index.ts';
 import { listCompanies } from '../warehouse/company-records.ts';
 import { markInterruptedRuns, runEndsRecorded } from '../warehouse/runs.ts';
 import type { ResyncVia } from '../warehouse/resyncs.ts';
@@ -134,7 +135,7 @@ export class App {
   /** The warehouse alone, migrated (serve, status, migrate). */
   async warehouse(): Promise<Warehouse> {
     if (this.#warehouse) return this.#warehouse;
-    const wh = await openMigratedWarehouse(this.config, this.log);
+    const wh = await openMigratedWarehouse(this.config, this.log, personalCatalog);
     this.#warehouse = wh;
     this.onStop('warehouse', () => wh.close());
     await this.#opened(wh);

@@ -9,8 +9,9 @@ const USAGE = `usage:
   wfsync access revoke ROLE [--company KEY ...]
   wfsync access list [--json]
 
-ROLE is a Postgres role of yours: it reads only the rows of the companies granted to it, in every table and
-view, and without --personal none of their personal columns (names, e-mail, phones, address, birth date, ...).
+ROLE is a Postgres role of yours: it reads the schema <schema>_analyst (every table and view of the warehouse),
+only the rows of the companies granted to it; without --personal, a company's personal columns (names, e-mail,
+phones, address, birth date, patients' data, ...) read null. Each company is granted with or without --personal.
 --create makes the role, able to log in, with the password read from standard input.
 `;
 
@@ -28,7 +29,8 @@ async function readPassword(): Promise<string> {
 }
 
 function row(g: AccessGrant): string {
-  return [g.role.padEnd(20), (g.personal ? 'personal' : 'no personal').padEnd(12), g.companies.join(',')].join(' ');
+  const companies = g.companies.map((c) => (g.personal.includes(c) ? `${c} (personal)` : `${c} (masked)`));
+  return [g.role.padEnd(20), companies.join(', ')].join(' ');
 }
 
 export async function runAccessCommand(args: string[]): Promise<number> {
@@ -81,7 +83,7 @@ export async function runAccessCommand(args: string[]): Promise<number> {
       );
     } else if (verb === 'grant') {
       await grantAccess(wh, { role: role!, companies, personal: !!values.personal, createWithPassword: password });
-      const what = values.personal ? 'with their personal columns' : 'without their personal columns';
+      const what = values.personal ? 'with their personal data' : 'with their personal data masked';
       process.stdout.write(
         `role ${role}${values.create ? ' created and' : ''} granted ${companies.join(', ')} ${what}\n`,
       );

@@ -3,6 +3,7 @@ import type { Logger } from '../log.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { listCompanies } from '../warehouse/company-records.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
+import { personalCatalog } from '../resources/index.ts';
 import type { IntakeContext } from './intake.ts';
 import { createSealer, secretKeyOf } from '../warehouse/secret.ts';
 import { ModelScheduler, type ModelSchedulerOptions } from './model-schedule.ts';
@@ -59,6 +60,6 @@ export async function openPushIntake(
   config: Config,
   logger: Logger,
 ): Promise<IntakeContext & { close(): Promise<void> }> {
-  const wh = await openMigratedWarehouse(config, logger);
+  const wh = await openMigratedWarehouse(config, logger, personalCatalog);
   return { ...intakeContext(config, wh), close: () => wh.close() };
 }

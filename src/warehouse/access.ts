@@ -1,13 +1,14 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Warehouse } from './connection.ts';
-import { grantRolePrivileges, ident, revokeRolePrivileges } from './access-policies.ts';
+import { ident } from './access-policies.ts';
+import { analystSchemaOf, grantAnalystViews, hasMaskedViews, revokeAnalystViews } from './masked-views.ts';
 
 /**
- * Which of the operator's Postgres roles read which companies (`wfsync access`). A grant is a row of
- * `access_grants`, which the row-level security policies read, plus SELECT on the columns the role may read.
- * Column privileges belong to a role, not to a row: one role reads the personal columns of all its companies or
- * of none, and a grant that would mix the two is refused.
+ * Which of the operator's Postgres roles read which companies (`wfsync access`), each with or without its
+ * personal data. A grant is a row of `access_grants`, which the tables' policies and the analyst schema's masks
+ * read, plus SELECT on the analyst schema's views (masked-views.ts); a role reads nothing of the tables
+ * themselves.
  */
 
 export type AccessErrorKind =
@@ -16,7 +17,7 @@ export type AccessErrorKind =
   | 'unknown_role'
   | 'role_exists'
   | 'protected_role'
-  | 'mixed_personal'
+  | 'not_migrated'
   | 'not_granted'
   | 'not_permitted';
 
@@ -34,7 +35,8 @@ export class AccessError extends Error {
 export interface AccessGrant {
   role: string;
   companies: string[];
-  personal: boolean;
+  /** The companies of `companies` whose personal data the role reads. */
+  personal: string[];
   grantedAt: Date;
 }
 
@@ -118,16 +120,12 @@ async function refuseUnknownCompanies(
     throw new AccessError('unknown_company', `company "${unknown}" is not in the warehouse (wfsync companies list)`);
 }
 
-/** A role's companies must all be read with personal columns or all without them. */
-async function refuseMixedPersonal(sql: postgres.TransactionSql, schema: string, req: GrantRequest): Promise<void> {
-  const [other] = await sql<{ company: string; personal: boolean }[]>`
-    select company_key as company, personal from ${sql(schema)}.access_grants
-    where role = ${req.role} and personal <> ${req.personal} and not (company_key = any (${req.companies}::text[])) limit 1`;
-  if (!other) return;
-  const has = other.personal ? 'with' : 'without';
+/** The analyst schema is made by migrate with the catalog: without it there is nothing to grant. */
+async function refuseUnmigrated(sql: postgres.TransactionSql, schema: string): Promise<void> {
+  if (await hasMaskedViews(sql, schema)) return;
   throw new AccessError(
-    'mixed_personal',
-    `role "${req.role}" reads company "${other.company}" ${has} personal columns, and column privileges apply to all of a role's companies: name it too, or use another role`,
+    'not_migrated',
+    `the warehouse has no schema ${analystSchemaOf(schema)} for analysts yet: run wfsync migrate first`,
   );
 }
 
@@ -155,7 +153,7 @@ export async function grantAccess(wh: Warehouse, req: GrantRequest): Promise<voi
         `role "${req.role}" does not exist: add --create to make it (password on standard input)`,
       );
     refuseProtected(req.role, facts);
-    await refuseMixedPersonal(sql, wh.schema, { ...req, companies });
+    await refuseUnmigrated(sql, wh.schema);
     if (req.createWithPassword !== undefined) {
       const verifier = scramVerifier(req.createWithPassword).replace(/'/g, "''");
       await sql
@@ -166,10 +164,7 @@ export async function grantAccess(wh: Warehouse, req: GrantRequest): Promise<voi
       insert into ${sql(wh.schema)}.access_grants (role, company_key, personal)
       select ${req.role}, unnest(${companies}::text[]), ${req.personal}
       on conflict (role, company_key) do update set personal = excluded.personal`;
-    await revokeRolePrivileges(sql, wh.schema, req.role).catch((e: unknown) =>
-      permissionRefused(e, `revoke from "${req.role}"`),
-    );
-    await grantRolePrivileges(sql, wh.schema, req.role, req.personal).catch((e: unknown) =>
+    await grantAnalystViews(sql, wh.schema, req.role).catch((e: unknown) =>
       permissionRefused(e, `grant to "${req.role}"`),
     );
   });
@@ -192,19 +187,20 @@ export async function revokeAccess(wh: Warehouse, role: string, companies: strin
     const left = held.filter((h) => !revoked.has(h.company));
     const { exists } = await roleFacts(sql, wh.schema, role);
     if (exists) {
-      await revokeRolePrivileges(sql, wh.schema, role).catch((e: unknown) =>
-        permissionRefused(e, `revoke from "${role}"`),
-      );
-      if (left.length > 0) await grantRolePrivileges(sql, wh.schema, role, left[0]!.personal);
+      if (left.length === 0)
+        await revokeAnalystViews(sql, wh.schema, role).catch((e: unknown) =>
+          permissionRefused(e, `revoke from "${role}"`),
+        );
     }
     return { left: left.map((h) => h.company) };
   });
 }
 
-/** Every role granted access, with its companies. */
+/** Every role granted access, with its companies and those it reads with personal data. */
 export async function listAccess(wh: Warehouse): Promise<AccessGrant[]> {
-  const rows = await wh.sql<{ role: string; companies: string[]; personal: boolean; grantedAt: Date }[]>`
-    select role, array_agg(company_key order by company_key) as companies, bool_or(personal) as personal, min(granted_at) as "grantedAt"
+  return wh.sql<AccessGrant[]>`
+    select role, array_agg(company_key order by company_key) as companies,
+           coalesce(array_agg(company_key order by company_key) filter (where personal), '{}') as personal,
+           min(granted_at) as "grantedAt"
     from ${wh.sql(wh.schema)}.access_grants group by role order by role`;
-  return rows.map((r) => ({ role: r.role, companies: r.companies, personal: r.personal, grantedAt: r.grantedAt }));
 }

@@ -1,9 +1,10 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openWarehouse, type Warehouse } from './connection.ts';
+import type { PersonalCatalog } from './personal-data/catalog.ts';
 
 /** The configured warehouse, migrated; one line naming it when it cannot be reached or migrated. */
-export async function openMigratedWarehouse(config: Config, log: Logger): Promise<Warehouse> {
+export async function openMigratedWarehouse(config: Config, log: Logger, catalog: PersonalCatalog): Promise<Warehouse> {
   let warehouse: Warehouse | undefined;
   try {
     warehouse = await openWarehouse({
@@ -13,6 +14,7 @@ export async function openMigratedWarehouse(config: Config, log: Logger): Promis
       logger: log,
       outageMs: config.dbOutageMs,
       personalDataKey: config.personalDataKey,
+      catalog,
     });
     await warehouse.migrate();
     return warehouse;

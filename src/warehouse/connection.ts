@@ -20,6 +20,7 @@ import type { Fence } from './tables/fencing.ts';
 import type { OutageOptions } from './outage.ts';
 import { DEFAULTS } from '../config.ts';
 import { migrateWarehouse } from './migrate.ts';
+import type { PersonalCatalog } from './personal-data/catalog.ts';
 import { DEFAULT_SCHEMA, warehouseTables, type WarehouseTables } from './schema.ts';
 import { personalDataKeyOf } from './secret.ts';
 
@@ -55,6 +56,8 @@ export interface OpenOptions {
   outageMs?: number;
   /** WFS_PERSONAL_DATA_KEY; without it, `<dataDir>/personal-data.key`. */
   personalDataKey?: string;
+  /** What is personal, for the analyst schema's masked views (migrate.ts). */
+  catalog?: PersonalCatalog;
 }
 
 const EMBEDDED_DB = 'wfsync';
@@ -109,7 +112,7 @@ export async function openWarehouse(opts: OpenOptions = {}): Promise<Warehouse> 
     personalDataKey: once(() =>
       personalDataKeyOf({ personalDataKey: opts.personalDataKey, dataDir: opts.dataDir ?? DEFAULTS.dataDir }),
     ),
-    migrate: () => migrateWarehouse(url, schema, opts.logger),
+    migrate: () => migrateWarehouse(url, schema, { logger: opts.logger, catalog: opts.catalog }),
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), dbClient.end({ timeout: 5 }), sessions.end()]);
       await embedded?.stop();

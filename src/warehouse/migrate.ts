@@ -8,7 +8,9 @@ import type postgres from 'postgres';
 import { postgresAt } from './socket.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
-import { ensureAccessPolicies, withdrawViews } from './access-policies.ts';
+import { ensureAccessPolicies } from './access-policies.ts';
+import { dropMaskedViews, ensureMaskedViews } from './masked-views.ts';
+import type { PersonalCatalog } from './personal-data/catalog.ts';
 
 /** drizzle/ beside src/: generated migrations plus the hand-written views and comments. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -33,24 +35,34 @@ function migrationsFor(schema: string): { dir: string; cleanup: () => void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+export interface MigrateOptions {
+  logger?: Logger;
+  /** What is personal: the analyst schema's views mask it. Without it they are left as they are. */
+  catalog?: PersonalCatalog;
+}
+
 /**
  * Applies pending migrations. drizzle's migrator needs a one-connection client; an advisory lock on that
  * connection makes processes that migrate at once take turns, and the later ones find nothing to do.
  */
-export async function migrateWarehouse(url: string, schema: string, logger?: Logger): Promise<void> {
+export async function migrateWarehouse(url: string, schema: string, o: MigrateOptions = {}): Promise<void> {
+  const { logger, catalog } = o;
   const client = postgresAt(url, { max: 1, onnotice: () => {} });
   const { dir, cleanup } = migrationsFor(schema);
   try {
     await client`select pg_advisory_lock(hashtext(${`wfsync-migrate:${schema}`}))`;
     const before = await appliedCount(client, schema);
-    if (before < journalLength(dir)) await client.begin((tx) => withdrawViews(tx, schema));
+    if (before < journalLength(dir)) await client.begin((tx) => dropMaskedViews(tx, schema));
     await migrate(drizzle(client), {
       migrationsFolder: dir,
       migrationsSchema: 'drizzle',
       migrationsTable: migrationsTable(schema),
     });
     // Data, not a migration: a table a later migration adds with a company_key is covered as it appears.
-    await client.begin((tx) => ensureAccessPolicies(tx, schema));
+    await client.begin(async (tx) => {
+      await ensureAccessPolicies(tx, schema);
+      if (catalog) await ensureMaskedViews(tx, schema, catalog);
+    });
     await client`select pg_advisory_unlock(hashtext(${`wfsync-migrate:${schema}`}))`;
     const applied = (await appliedCount(client, schema)) - before;
     // Every command migrates on its way in: only a change to the warehouse is news.

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { personalCatalog } from '../../src/resources/index.ts';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { WFSYNC } from '../support/processes.ts';
@@ -25,7 +26,7 @@ const logins: postgres.Sql[] = [];
 
 beforeAll(async () => {
   databaseUrl = await freshDatabase();
-  const wh = await openWarehouse({ databaseUrl });
+  const wh = await openWarehouse({ databaseUrl, catalog: personalCatalog });
   await wh.migrate();
   await wh.close();
   sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -97,7 +98,7 @@ describe('wfsync access', () => {
     const granted = await access(['grant', ROLE, '--company', 'a', '--create'], `${PASSWORD}\n`);
     expect(granted, granted.err).toMatchObject({
       code: 0,
-      out: `role ${ROLE} created and granted a without their personal columns\n`,
+      out: `role ${ROLE} created and granted a with their personal data masked\n`,
     });
 
     const u = new URL(databaseUrl);
@@ -105,20 +106,22 @@ describe('wfsync access', () => {
     u.password = PASSWORD;
     const analyst = postgres(u.toString(), { max: 1, onnotice: () => {} });
     logins.push(analyst);
-    expect(await analyst`select company_key, event from workforce.events`).toEqual([
+    expect(await analyst`select company_key, event from workforce_analyst.events`).toEqual([
       { company_key: 'a', event: 'company_added' },
     ]);
 
     const listed = await access(['list', '--json']);
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.out)).toEqual([
-      { role: ROLE, companies: ['a'], personal: false, grantedAt: expect.any(String) },
+      { role: ROLE, companies: ['a'], personal: [], grantedAt: expect.any(String) },
     ]);
-    expect((await access(['list'])).out).toMatch(new RegExp(`^${ROLE} +no personal +a\\n$`));
+    const both = await access(['grant', ROLE, '--company', 'b', '--personal']);
+    expect(both.code, both.err).toBe(0);
+    expect((await access(['list'])).out).toMatch(new RegExp(`^${ROLE} +a \\(masked\\), b \\(personal\\)\\n$`));
 
     const revoked = await access(['revoke', ROLE]);
     expect(revoked).toMatchObject({ code: 0, out: `role ${ROLE} reads nothing of the warehouse now\n` });
-    await expect(analyst`select company_key from workforce.events`).rejects.toMatchObject({ code: '42501' });
+    await expect(analyst`select company_key from workforce_analyst.events`).rejects.toMatchObject({ code: '42501' });
     expect((await access(['list'])).out).toBe('no role has access\n');
   });
 });

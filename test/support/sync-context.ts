@@ -7,7 +7,7 @@ import type { RateLimit } from '../../src/config.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import type { SyncContext } from '../../src/sync/context.ts';
 import { freshDatabase } from './db.ts';
-import { clockProbe } from '../../src/resources/index.ts';
+import { clockProbe, personalCatalog } from '../../src/resources/index.ts';
 
 export interface TestSync {
   ctx: SyncContext;
@@ -36,6 +36,7 @@ export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOption
   const warehouse = await openWarehouse({
     databaseUrl: opts.databaseUrl ?? (await freshDatabase()),
     personalDataKey: opts.personalDataKey,
+    catalog: personalCatalog,
   });
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, windowMs: 1000 } });

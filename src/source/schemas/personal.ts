@@ -37,6 +37,10 @@ export const PERSONAL_FIELDS = {
   BusinessPhoneNumber: {},
   MobilePhoneNumber: {},
   SupervisorName: { of: 'SupervisorId' },
+  /** A credential's licence number: it identifies its holder. */
+  CertificationNumber: {},
+  /** Who last updated a credential, by name; the service gives no id of theirs, so it goes with the holder. */
+  UpdateBy: {},
   /** What someone answered on a form: names, addresses and free text about people. */
   AnswerValue: { of: '../SubmittedBy' },
 } as const satisfies Record<string, PersonalFieldSpec>;
