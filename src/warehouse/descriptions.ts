@@ -404,7 +404,7 @@ const VIEW_DOCS: Record<string, { doc: string; columns: Record<string, string> }
     columns: {},
   },
   v_open_shifts: {
-    doc: 'Open shifts (no assignee) by schedule and day; the day is the local date the service gave for the shift start.',
+    doc: "Open shifts (no employee assigned) by schedule and day, told by the assignee's ServiceId alone so that every role counts the same; a ride-along seat is not a shift to fill. The day is the local date the service gave for the shift start.",
     columns: {
       day: 'Day of the shift start, as the service wrote it (start_date_time_local_date).',
       open_shifts: 'Number of open shift assignments.',
