@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
-import { targets } from '../src/resources/index.ts';
+import { personalCatalog, targets } from '../src/resources/index.ts';
 import { grantAccess } from '../src/warehouse/access.ts';
 import { openWarehouse, type Warehouse } from '../src/warehouse/connection.ts';
 import { writePage } from '../src/warehouse/upsert.ts';
@@ -89,6 +89,7 @@ await root.unsafe(`create database bench_access owner bench_owner`);
 await root.end();
 const wh = await openWarehouse({
   databaseUrl: pg.url.replace('wfsync:wfsync', 'bench_owner:bench').replace(/\/postgres$/, '/bench_access'),
+  catalog: personalCatalog,
 });
 try {
   await wh.migrate();
