@@ -23,11 +23,11 @@ export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * The defaults every company falls back to (`*`: policies, field classes) are readable to every granted role.
  */
 function companyPolicy(schema: string): string {
-  return `company_key = any (array(select g.company_key from ${ident(schema)}.${GRANTS_TABLE} g where g.role = current_user::text) || ${DEFAULTS})`;
+  return `company_key = any (array(select g.company_key from ${ident(schema)}.${GRANTS_TABLE} g where g.role = current_user::text union all select ${DEFAULTS}))`;
 }
 
 /** The defaults' company key in a policy; a policy without it is from before defaults were readable. */
-const DEFAULTS = "'{*}'::text[]";
+const DEFAULTS = "'*'::text";
 
 interface TableRow {
   name: string;
@@ -40,7 +40,7 @@ async function companyTables(sql: postgres.TransactionSql, schema: string): Prom
   return sql<TableRow[]>`
     select c.relname as name, c.relrowsecurity as rls,
            exists (select 1 from pg_policy p where p.polrelid = c.oid and p.polname = ${POLICY}
-                   and (c.relname = ${GRANTS_TABLE} or pg_get_expr(p.polqual, p.polrelid) like ${'%{*}%'})) as policy
+                   and (c.relname = ${GRANTS_TABLE} or pg_get_expr(p.polqual, p.polrelid) like ${`%${DEFAULTS}%`})) as policy
     from pg_class c
     join pg_namespace n on n.oid = c.relnamespace
     join pg_attribute a on a.attrelid = c.oid and a.attname = 'company_key' and not a.attisdropped
