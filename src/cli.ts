@@ -1,5 +1,6 @@
 import { ConfigError, loadDotEnv } from './config.ts';
 import { SourceError, type SourceErrorKind } from './source/errors.ts';
+import { causesOf, describeRefusal, isPostgresRefusal } from './warehouse/postgres-error.ts';
 
 /** The commands live in commands/, over the App that wires them; the CLI only dispatches. */
 const commands: Record<
@@ -147,35 +148,51 @@ const SOURCE_FAILURES: Partial<Record<SourceErrorKind, string>> = {
   rate_limit: 'the service kept refusing for its rate limit',
 };
 
-/** SQLSTATE classes of a database that cannot be reached, refuses the login, or does not exist. */
-const DATABASE_UNREACHABLE = /^(08|28|3D)[0-9A-Z]{3}$/;
+/** Errors whose message is written for the person running the command: a setting, an argument, a refusal. */
+const WORDED = new Set([
+  'UnknownStreamError',
+  'CompanyError',
+  'AccessError',
+  'PersonalDataError',
+  'WarehouseError',
+  'RedisUnreachableError',
+]);
 
 /**
- * What went wrong, in one line, for what a user can fix (a setting, an argument, a key, a server that does not
- * answer or refuses); the stack only for what is a bug, or when LOG_LEVEL=debug asks for it.
+ * What went wrong, in one line naming the cause: what the user can fix (a setting, an argument, a key, a server that
+ * does not answer or refuses) as its error says it, what Postgres, Redis or the service answered, and anything else
+ * by its messages. The stack only when LOG_LEVEL=debug asks for it.
  */
 function describeFailure(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
   if (debug) return err.stack ?? err.message;
-  const line = userFacing(err);
-  return line === undefined ? (err.stack ?? err.message) : line.replace(/\s*\n\s*/g, ' ');
+  const chain = causesOf(err);
+  const line =
+    chain.map(userFacing).find((l) => l !== undefined) ?? `${unforeseen(chain)} (LOG_LEVEL=debug shows where)`;
+  return line.replace(/\s*\n\s*/g, ' ');
 }
 
+/** The line of an error of a kind the user can act on, wrapped or not (drizzle wraps what Postgres said). */
 function userFacing(err: Error): string | undefined {
-  if (
-    err instanceof ConfigError ||
-    err.name === 'UnknownStreamError' ||
-    err.name === 'CompanyError' ||
-    err.name === 'AccessError' ||
-    err.name === 'PersonalDataError'
-  )
-    return err.message;
+  if (err instanceof ConfigError || WORDED.has(err.name)) return err.message;
   if (err instanceof SourceError)
     return `${SOURCE_FAILURES[err.kind] ?? 'the service refused the request'}: ${err.message}`;
+  if (isPostgresRefusal(err)) return `the warehouse refused: ${describeRefusal(err)}`;
+  // ioredis's error for a command Redis answered with an error (NOAUTH, READONLY, OOM, …).
+  if (err.name === 'ReplyError') return `Redis (REDIS_URL) refused: ${err.message}`;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;
-  return code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code) || DATABASE_UNREACHABLE.test(code)
-    ? err.message
-    : undefined;
+  return code.startsWith('ERR_PARSE_ARGS') || /^E[A-Z]+$/.test(code) ? err.message : undefined;
+}
+
+/** An error no kind covers: its messages and its causes', each once, without drizzle's "Failed query" wrapper. */
+function unforeseen(chain: Error[]): string {
+  const said: string[] = [];
+  for (const e of chain) {
+    const message = e.message || e.name;
+    if (message.startsWith('Failed query:') || said.some((s) => s.includes(message))) continue;
+    said.push(message);
+  }
+  return said.join(': ') || chain[0]!.name;
 }

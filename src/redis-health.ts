@@ -82,24 +82,28 @@ export class RedisUnreachableError extends Error {
   readonly code = 'EREDIS';
 }
 
-/** Waits up to `timeoutMs` for the connection to answer a PING. */
+/** Waits up to `timeoutMs` for the connection to answer a PING; one that does not says why, as its last error did. */
 export async function waitForRedis(connection: Redis, url: string, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  let last: string | undefined;
+  const noted = (err: Error) => {
+    last = err.message;
+  };
+  connection.on('error', noted);
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new RedisUnreachableError(
-            `setting REDIS_URL: Redis at ${withoutPassword(url)} did not answer within ${Math.round(timeoutMs / 1000)} s`,
-          ),
-        ),
-      timeoutMs,
-    );
+    timer = setTimeout(() => {
+      const why = last ? ` (${last})` : '';
+      const within = `within ${Math.round(timeoutMs / 1000)} s`;
+      reject(
+        new RedisUnreachableError(`setting REDIS_URL: Redis at ${withoutPassword(url)} did not answer ${within}${why}`),
+      );
+    }, timeoutMs);
   });
   try {
     await Promise.race([connection.ping(), deadline]);
   } finally {
     clearTimeout(timer);
+    connection.off('error', noted);
   }
 }
 

@@ -83,6 +83,7 @@ export class App {
   #queue?: Queue<SyncJobData>;
   #queueMade?: Promise<Queue<SyncJobData>>;
   #runner?: InProcessRunner;
+  #enqueue?: Promise<Dispatch>;
 
   constructor(
     readonly config: Config,
@@ -188,8 +189,19 @@ export class App {
     return queue;
   }
 
-  /** Enqueues one run on the sync queue. */
-  async #enqueuer(): Promise<Dispatch> {
+  /**
+   * Enqueues one run on the sync queue. Made once: its fairness reads which companies backfill on a timer, and
+   * every re-sync or "run now" asks for the enqueuer again. One that could not be made is tried again next time.
+   */
+  #enqueuer(): Promise<Dispatch> {
+    this.#enqueue ??= this.#makeEnqueuer().catch((err: unknown) => {
+      this.#enqueue = undefined;
+      throw err;
+    });
+    return this.#enqueue;
+  }
+
+  async #makeEnqueuer(): Promise<Dispatch> {
     const queue = await this.syncQueue();
     const { enqueueRun } = await queueModule();
     const { fleetFairness } = await import('../queue/fairness.ts');

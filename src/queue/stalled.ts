@@ -1,8 +1,8 @@
-import { Queue, QueueEvents } from 'bullmq';
+import { QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { REDIS_GOODBYE_MS, settlesWithin } from '../redis-health.ts';
-import { SYNC_QUEUE, type SyncJobData } from './sync-queue.ts';
+import { createSyncQueue, requeueRun, SYNC_QUEUE } from './sync-queue.ts';
 
 /** What BullMQ gives as the reason of a job it failed for stalling more than `maxStalledCount` times. */
 export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
@@ -26,14 +26,15 @@ export interface StalledRetries {
 /**
  * BullMQ fails a job that stalled too often (its workers died or lost Redis each time), and it would wait for its
  * next cron, hours away for some jobs. This puts it back on the queue a few seconds later, from its checkpoints,
- * and tells the operator with one error line.
+ * in the turn it had and coalescing with its job's firings as any run does (`requeueRun`), and tells the operator
+ * with one error line.
  */
 export async function retryStalledJobs(connection: Redis, log: Logger): Promise<StalledRetries> {
   const own = connection.duplicate();
   // Its outages are the same Redis's as the worker's, which logs them once.
   own.on('error', () => {});
   const events = new QueueEvents(SYNC_QUEUE, { connection: own });
-  const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
+  const queue = createSyncQueue(connection);
   events.on('error', () => {});
   queue.on('error', () => {});
   events.on('failed', ({ jobId, failedReason }) => {
@@ -49,10 +50,17 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
         );
         return;
       }
-      await queue.add(job.name, job.data, { jobId: retryId, delay: STALLED_RETRY_DELAY_MS });
+      const context = { jobId, job: job.data.job, company: job.data.company };
+      if (await requeueRun(queue, connection, job, { jobId: retryId, delay: STALLED_RETRY_DELAY_MS })) {
+        log.error(
+          { ...context, retryJobId: retryId, delayMs: STALLED_RETRY_DELAY_MS },
+          'sync job stalled too often (its workers died or lost Redis); it runs again soon from its checkpoints',
+        );
+        return;
+      }
       log.error(
-        { jobId, retryJobId: retryId, job: job.data.job, company: job.data.company, delayMs: STALLED_RETRY_DELAY_MS },
-        'sync job stalled too often (its workers died or lost Redis); it runs again soon from its checkpoints',
+        context,
+        'sync job stalled too often (its workers died or lost Redis); its next run, already queued, goes on from its checkpoints',
       );
     })().catch((err: unknown) => log.warn({ err, jobId }, 'could not put a stalled sync job back on the queue'));
   });

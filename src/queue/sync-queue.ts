@@ -8,6 +8,7 @@ import {
   reprioritize,
   takeTurn,
   TURN_SPAN,
+  turnPriority,
   type IncrementalTurn,
   type Turn,
 } from './turns.ts';
@@ -65,7 +66,7 @@ export function syncJobId(run: Pick<ScheduledRun, 'company' | 'firedAt'> & { job
 }
 
 /** BullMQ's deduplication id of a company's runs of a job: at most one of them queued, and one kept behind a running one. */
-function dedupIdOf(run: Pick<ScheduledRun, 'company'> & { job: { name: string } }): string {
+export function dedupIdOf(run: Pick<ScheduledRun, 'company'> & { job: { name: string } }): string {
   return `${run.company}.${run.job.name}`;
 }
 
@@ -141,19 +142,52 @@ export async function enqueueRun(
   // A run kept behind a running one is queued when that one ends, by which time its spread share is long past; on a
   // box behind its schedule, the share would only make it miss its turn.
   const delay = run.startAfterMs && !running && !order?.behind ? run.startAfterMs : 0;
-  const added = await queue.add(run.job.name, data, {
-    jobId,
-    deduplication: { id: dedupId, keepLastIfActive: true },
-    ...(order ? { priority: order.priority } : {}),
-    ...(delay > 0 ? { delay } : {}),
-  });
-  // A run waits from when it is due, not from its firing.
-  if (fleet && added.id === jobId) await fleet.connection.zadd(QUEUED_KEY, added.timestamp + delay, jobId);
+  await addRun(queue, data, { jobId, dedupId, priority: order?.priority, delay }, fleet?.connection);
   if (fleet && order?.turn && held && !held.active)
     await followTakenRun(queue, fleet.connection, run, data, String(held.job.id));
   if (fleet && order?.epochMs !== undefined && Number(await fleet.connection.get(EPOCH_KEY)) !== order.epochMs) {
     await reprioritize(queue, fleet.connection, dedupId, [jobId, ...(held ? [String(held.job.id)] : [])]);
   }
+}
+
+/**
+ * Adds a run under its company's job's deduplication id. With `connection`, one that was queued (not coalesced with
+ * a run queued or running) counts its wait from when it is due, not from its queueing. Answers whether it was queued.
+ */
+async function addRun(
+  queue: Queue<SyncJobData>,
+  data: SyncJobData,
+  o: { jobId: string; dedupId: string; priority?: number; delay: number },
+  connection?: Redis,
+): Promise<boolean> {
+  const added = await queue.add(data.job, data, {
+    jobId: o.jobId,
+    deduplication: { id: o.dedupId, keepLastIfActive: true },
+    ...(o.priority ? { priority: o.priority } : {}),
+    ...(o.delay > 0 ? { delay: o.delay } : {}),
+  });
+  const queued = added.id === o.jobId;
+  if (connection && queued) await connection.zadd(QUEUED_KEY, added.timestamp + o.delay, o.jobId);
+  return queued;
+}
+
+/**
+ * Queues a run taken before again, as `jobId` (a stalled run's retry: stalled.ts), as a firing queues one: in the
+ * turn it had, its priority counted from the epoch as it is now (the epoch may have moved while it ran), or the
+ * backfill's priority it had, and under its company's job's deduplication id, so that a firing meanwhile coalesces
+ * with it. A run of the job queued since (kept behind it while it ran) stands for it: answers false.
+ */
+export async function requeueRun(
+  queue: Queue<SyncJobData>,
+  connection: Redis,
+  run: Job<SyncJobData>,
+  o: { jobId: string; delay: number },
+): Promise<boolean> {
+  const { data } = run;
+  const epoch = data.turnEndMs === undefined ? null : await connection.get(EPOCH_KEY);
+  const priority = epoch === null ? run.priority : turnPriority(data.turnEndMs!, Number(epoch));
+  const dedupId = dedupIdOf({ company: data.company, job: { name: data.job } });
+  return addRun(queue, data, { ...o, dedupId, priority }, connection);
 }
 
 /** Sets the data of the run BullMQ keeps behind a running one (`keepLastIfActive`), if it is `jobId`. */

@@ -1,12 +1,19 @@
-import { Queue, Worker } from 'bullmq';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { retryStalledJobs, STALLED_TOO_OFTEN, stalledRetryId } from '../../src/queue/stalled.ts';
-import { SYNC_QUEUE, type SyncJobData } from '../../src/queue/sync-queue.ts';
+import type { JobDef } from '../../src/queue/job.ts';
+import {
+  createSyncQueue,
+  enqueueRun,
+  SYNC_QUEUE,
+  type Fairness,
+  type SyncJobData,
+} from '../../src/queue/sync-queue.ts';
 import { waitFor } from '../support/processes.ts';
 
-const REDIS_DB = 5;
+const REDIS_DB = 12;
 let redis: Redis;
 beforeAll(async () => {
   redis = new Redis(`${inject('redisUrl')}/${REDIS_DB}`, { maxRetriesPerRequest: null });
@@ -48,6 +55,65 @@ describe('a sync job that stalled too often', () => {
       expect(stalledRetryId('a.stalled.stalled.stalled')).toBeUndefined();
     } finally {
       await worker.close();
+      await queue.close();
+      await retries.close();
+    }
+  });
+});
+
+describe('a stalled run put back on a saturated queue', () => {
+  const job: JobDef = {
+    name: 'credentials',
+    cron: '',
+    streams: ['individual-certifications'],
+    description: 'certifications',
+  };
+  const fairness: Fairness = { backfilling: () => false, slotOf: () => 0 };
+  /** A firing of the job for `company` at `atMs`: its turn is the minute after. */
+  const fire = (company: string, atMs: number) =>
+    enqueueRun(
+      queue,
+      { company, job, firedAt: new Date(atMs), intervalMs: 60_000, share: 0 },
+      { fairness, connection: redis },
+    );
+  let queue: ReturnType<typeof createSyncQueue>;
+
+  it('waits for its turn among the prioritized runs, and a firing of its job meanwhile coalesces with it', async () => {
+    await redis.flushdb();
+    const retries = await retryStalledJobs(redis, pino({ level: 'silent' }));
+    queue = createSyncQueue(redis);
+    const worker = new Worker<SyncJobData>(SYNC_QUEUE, null, { connection: redis.duplicate() });
+    try {
+      const now = Date.now();
+      await fire('acme', now);
+      const stalled = (await worker.getNextJob('t0'))!;
+      // While acme's run runs, beta's and gamma's turns (ending before acme's) and delta's (after) are queued.
+      await fire('beta', now - 30_000);
+      await fire('gamma', now - 20_000);
+      await fire('delta', now + 30_000);
+      // What BullMQ's worker does to a job its stalled-job check marked failed: no attempt left, whatever its options.
+      await stalled.moveToFailed(new UnrecoverableError(STALLED_TOO_OFTEN), 't0', false);
+      const again = await waitFor(
+        'the run back on the queue',
+        async () => queue.getJob(`${stalled.id}.stalled`),
+        10_000,
+        100,
+      );
+      await fire('acme', now + 60_000);
+      const acmeRuns = (await queue.getJobs(['prioritized', 'waiting', 'delayed'])).filter(
+        (j) => j.data.company === 'acme',
+      );
+      expect(acmeRuns.map((j) => j.id)).toEqual([again.id]);
+      await again.promote();
+      const takes: string[] = [];
+      for (let i = 1; i <= 5; i++) {
+        const next = await worker.getNextJob(`t${i}`, { block: false });
+        if (next) takes.push(next.data.company);
+      }
+      expect(takes).toEqual(['beta', 'gamma', 'acme', 'delta']);
+    } finally {
+      await worker.close();
+      await queue.obliterate({ force: true });
       await queue.close();
       await retries.close();
     }

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { sha256Hex } from '../digest.ts';
-import { BLOCK_BYTES, PADDING_BYTES, resumedSha256, wordsInto } from './sha256.ts';
 
 /**
  * HMAC-SHA-256 under the personal-data key, in Node for the row path and in SQL (`personal_hmac`, migration 0013)
@@ -23,6 +22,9 @@ const MEMO_ENTRIES = 100_000;
 
 const byKey = new Map<string, PersonalHmac>();
 
+/** SHA-256's block: the key's pads fill one. */
+const BLOCK_BYTES = 64;
+
 export function personalHmac(secret: string): PersonalHmac {
   let made = byKey.get(secret);
   if (made) return made;
@@ -31,71 +33,18 @@ export function personalHmac(secret: string): PersonalHmac {
   key.copy(padded);
   const xor = (byte: number) => Buffer.from(padded.map((b) => b ^ byte));
   const pads = { inner: xor(0x36), outer: xor(0x5c) };
-  const hex = hmacOverPads(pads);
   const memo = new Map<string, string>();
   const of = (value: string) => {
     let h = memo.get(value);
     if (h === undefined) {
       if (memo.size >= MEMO_ENTRIES) memo.clear();
-      memo.set(value, (h = hex(value)));
+      memo.set(value, (h = createHmac('sha256', key).update(value, 'utf8').digest('hex')));
     }
     return h;
   };
   made = { of, pads, wrap: contentHashWrap(pads.inner) };
   byKey.set(secret, made);
   return made;
-}
-
-/** Values up to a third of this many bytes are hashed in a scratch buffer; a longer one gets its own. */
-const SCRATCH_BYTES = 1024;
-
-const encoder = new TextEncoder();
-
-/**
- * SHA-256 of `prefix ‖ value` (UTF-8) into eight words, the prefix's blocks hashed once: the value is written in a
- * scratch buffer, so no buffer is made per value.
- */
-function wordsAfter(prefix: Uint8Array): (value: string, out: Int32Array) => void {
-  const sha = resumedSha256(prefix);
-  const scratch = new Uint8Array(SCRATCH_BYTES + PADDING_BYTES);
-  return (value, out) => {
-    if (value.length * 3 > SCRATCH_BYTES) {
-      const encoded = Buffer.from(value, 'utf8');
-      const own = new Uint8Array(encoded.length + PADDING_BYTES);
-      own.set(encoded);
-      return sha.digest(own, encoded.length, out);
-    }
-    sha.digest(scratch, utf8Into(scratch, 0, value), out);
-  };
-}
-
-/** Writes `value` as UTF-8 at `at` (the caller made room for three bytes a character); answers the bytes written. */
-function utf8Into(bytes: Uint8Array, at: number, value: string): number {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c >= 0x80) return i + encoder.encodeInto(value.slice(i), bytes.subarray(at + i)).written;
-    bytes[at + i] = c;
-  }
-  return value.length;
-}
-
-/**
- * HMAC as its definition spells it, sha256(outer pad ‖ sha256(inner pad ‖ value)), resumed after the pads: a
- * short value costs two compressions.
- */
-function hmacOverPads(pads: { inner: Buffer; outer: Buffer }): (value: string) => string {
-  const inner = wordsAfter(pads.inner);
-  const outer = resumedSha256(pads.outer);
-  const words = new Int32Array(8);
-  const innerDigest = new Uint8Array(32 + PADDING_BYTES);
-  const bytes = Buffer.alloc(32);
-  return (value) => {
-    inner(value, words);
-    wordsInto(words, innerDigest, 0);
-    outer.digest(innerDigest, 32, words);
-    wordsInto(words, bytes, 0);
-    return bytes.toString('hex');
-  };
 }
 
 /** A hashed value as the `hash` policy stores it: 64 hex digits, which no clear value of these fields is. */
