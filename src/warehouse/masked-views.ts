@@ -227,27 +227,27 @@ async function currentFingerprint(sql: postgres.TransactionSql, schema: string):
 
 /**
  * Makes the analyst schema match the warehouse's tables and views and the catalog, and gives every granted role
- * its views. Run after migrations, in the migrating role's transaction that holds the migration lock.
+ * its views. Run after migrations, in the migrating role's transaction that holds the migration lock; when
+ * nothing changed it only reads the catalog of the database.
  */
 export async function ensureMaskedViews(
   sql: postgres.TransactionSql,
   schema: string,
   catalog: PersonalCatalog,
 ): Promise<void> {
-  const reader = ident(await ensureReader(sql, schema));
   const statements = viewStatements(schema, await sources(sql, schema), catalog);
   const fingerprint = fingerprintOf(statements);
-  if ((await currentFingerprint(sql, schema)) !== fingerprint) {
-    const analyst = ident(analystSchemaOf(schema));
-    await sql.unsafe(`drop schema if exists ${analyst} cascade`);
-    await sql.unsafe(`create schema ${analyst} authorization ${reader}`);
-    // Made by the reader role, so the views read the tables under their policies.
-    await sql.unsafe(`set local role ${reader}`);
-    for (const s of statements) await sql.unsafe(s);
-    await sql.unsafe(commentStatement(schema));
-    await sql.unsafe(`comment on schema ${analyst} is ${lit(fingerprint)}`);
-    await sql.unsafe('reset role');
-  }
+  if ((await currentFingerprint(sql, schema)) === fingerprint) return;
+  const reader = ident(await ensureReader(sql, schema));
+  const analyst = ident(analystSchemaOf(schema));
+  await sql.unsafe(`drop schema if exists ${analyst} cascade`);
+  await sql.unsafe(`create schema ${analyst} authorization ${reader}`);
+  // Made by the reader role, so the views read the tables under their policies.
+  await sql.unsafe(`set local role ${reader}`);
+  for (const s of statements) await sql.unsafe(s);
+  await sql.unsafe(commentStatement(schema));
+  await sql.unsafe(`comment on schema ${analyst} is ${lit(fingerprint)}`);
+  await sql.unsafe('reset role');
   for (const role of await grantedRoles(sql, schema)) await grantAnalystViews(sql, schema, role);
 }
 
