@@ -151,8 +151,11 @@ export class App {
     await markInterruptedRuns(wh).catch((err: unknown) =>
       this.log.warn({ err }, 'could not look for runs interrupted by a process that ended'),
     );
+    // A stream turned off has no freshness to watch.
     this.metrics.seedLastSuccess(
-      (await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams,
+      (await readStatus(wh, { companies: this.companies, schedule: this.schedule })).streams.filter(
+        (s) => s.freshness !== 'off',
+      ),
     );
   }
 
@@ -264,13 +267,13 @@ export class App {
     const order = this.config.redisUrl ? await this.#turnOrder() : undefined;
     const scheduler = startScheduler({
       ...this.schedule,
-      companies: () => companies.activeKeys(),
+      companies: (job) => companies.keysToRun(job.streams),
       dispatch,
       order,
       log: this.log,
     });
     const off = companies.onAdded((keys) => {
-      for (const company of keys) void this.#firstRuns(dispatch, company);
+      for (const company of keys) void this.#firstRuns(dispatch, company, (job) => companies.keysToRun(job.streams));
     });
     this.onStop('scheduler', () => {
       off();
@@ -286,13 +289,16 @@ export class App {
     return (job, intervalMs, shares, firedAt) => turnOrder(connection, job, intervalMs, shares, firedAt);
   }
 
-  /** One run of every job for a company new to this process, deduplicated by the minute (as at start-up). */
-  async #firstRuns(dispatch: Dispatch, company: string): Promise<void> {
+  /**
+   * One run of every job for a company new to this process, deduplicated by the minute (as at start-up); not of a
+   * job whose streams the company turned off (`runs`: the companies a job runs for).
+   */
+  async #firstRuns(dispatch: Dispatch, company: string, runs: (job: JobDef) => readonly string[]): Promise<void> {
     this.log.info({ company }, 'first runs of a company added');
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     await Promise.all(
       jobs
-        .filter((j) => !j.fullRefresh)
+        .filter((j) => !j.fullRefresh && runs(j).includes(company))
         .map((job) =>
           dispatch({ company, job, firedAt }).catch((err: unknown) =>
             this.log.error({ err, company, job: job.name }, 'could not dispatch a first run'),
@@ -460,10 +466,13 @@ export class App {
   /** "Run now" for one stream: enqueued with Redis, else run here (when this process runs jobs). */
   /**
    * Asks for a re-sync of one stream: recorded (and on the timeline), then queued for a worker, or left for the
-   * running start to take when there is no Redis. Says what happened.
+   * running start to take when there is no Redis. Says what happened; a stream the company turned off is refused
+   * (CompanyError `stream_off`).
    */
   async resync(company: string, stream: StreamName, via: ResyncVia): Promise<string> {
     const { requestResync } = await import('../warehouse/resyncs.ts');
+    const { refuseIfOff } = await import('../warehouse/company-streams.ts');
+    await refuseIfOff(await this.warehouse(), company, stream);
     const id = await requestResync(await this.warehouse(), { company, stream, via });
     if (this.config.redisUrl) {
       const { resyncJob } = await import('../queue/resync.ts');
@@ -480,9 +489,15 @@ export class App {
       streams: [stream],
       description: `${stream}, run from the dashboard`,
     });
+    const { streamsOffOf } = await import('../warehouse/company-streams.ts');
+    const wh = await this.warehouse();
+    const isOff = async (company: string, stream: string) =>
+      !!(await streamsOffOf(wh, [company])).get(company)?.includes(stream);
+    const off = (company: string, stream: string) => `${stream} of ${company} is off: turn it on first`;
     if (this.config.redisUrl) {
       const enqueue = await this.#enqueuer();
       return async (company, stream) => {
+        if (await isOff(company, stream)) return off(company, stream);
         await enqueue({ company, job: oneStream(stream), firedAt: new Date() });
         return `${stream} of ${company} is queued`;
       };
@@ -490,6 +505,7 @@ export class App {
     if (!this.#runner) return undefined;
     const runner = this.#runner;
     return async (company, stream) => {
+      if (await isOff(company, stream)) return off(company, stream);
       void runner
         .runNow(company, oneStream(stream))
         .catch((err: unknown) => this.log.error({ err, company, stream }, 'run from the dashboard failed'));

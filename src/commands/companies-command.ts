@@ -3,7 +3,14 @@ import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
-import { companyView, parseApiKey, parseNewCompany } from '../ops/company-admin.ts';
+import {
+  companyView,
+  parseApiKey,
+  parseNewCompany,
+  parseStreamsChange,
+  type CompanyAdmin,
+  type StreamsChangeInput,
+} from '../ops/company-admin.ts';
 import type { CompanyRecord } from '../warehouse/company-records.ts';
 
 const USAGE = `usage:
@@ -13,11 +20,15 @@ const USAGE = `usage:
   wfsync companies resume KEY
   wfsync companies rotate-key KEY --api-key-stdin
   wfsync companies remove KEY [--purge] [--yes]
+  wfsync companies streams KEY --off STREAM[,STREAM] [--purge] [--yes] | --on STREAM[,STREAM]
 
 Companies live in the warehouse's companies table; running start, scheduler and worker processes pick a change
 up within WFS_COMPANIES_REFRESH_SECONDS. The API key is read from standard input (never an argument, which
 other users may see) and stored encrypted under WFS_SECRET_KEY. add and rotate-key check it with one request.
-Companies from WFS_COMPANIES or WFS_API_KEY are managed there and cannot be changed here.
+Companies from WFS_COMPANIES or WFS_API_KEY are managed there and cannot be changed here, but for their streams.
+streams --off stops reading streams the company does not want (no request, no run scheduled); their rows stay
+unless --purge deletes them, with their checkpoints, so that --on starts them again with a first sync. A stream
+other streams read goes off only with them.
 `;
 
 class UsageError extends Error {
@@ -35,20 +46,40 @@ async function readStdin(): Promise<string> {
 }
 
 /** Purging deletes rows for good: on a terminal the key is typed again; elsewhere --yes says so. */
-async function confirmPurge(key: string, yes: boolean): Promise<boolean> {
+async function confirmPurge(verb: string, key: string, yes: boolean, rows: string): Promise<boolean> {
   if (yes) return true;
   if (!process.stdin.isTTY)
-    throw new UsageError(`companies remove ${key} --purge: add --yes to confirm (standard input is not a terminal)`);
+    throw new UsageError(`companies ${verb} ${key} --purge: add --yes to confirm (standard input is not a terminal)`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    return (
-      (
-        await rl.question(`This deletes every row of company ${key} from every table. Type its key to go on: `)
-      ).trim() === key
-    );
+    return (await rl.question(`This deletes ${rows}. Type its key to go on: `)).trim() === key;
   } finally {
     rl.close();
   }
+}
+
+/** `streams`' options as a change, or the one line that refuses them. */
+function streamsChange(values: { off?: string; on?: string; purge?: boolean }): StreamsChangeInput {
+  if (values.off !== undefined && values.on !== undefined)
+    throw new UsageError('companies streams: give --off or --on, not both');
+  if (values.off === undefined && values.on === undefined)
+    throw new UsageError('companies streams: give --off STREAM[,STREAM] or --on STREAM[,STREAM]');
+  if (values.on !== undefined && values.purge)
+    throw new UsageError('companies streams: --purge goes with --off (turning a stream on deletes nothing)');
+  const parsed = parseStreamsChange({ off: values.off, on: values.on, purge: values.purge });
+  if (!parsed.ok) throw new UsageError(`companies streams: ${parsed.error.replace(/^(off|on):/, '--$1:')}`);
+  return parsed.value;
+}
+
+/** Turns the streams off or on, and says what running processes will do. */
+async function switchStreams(admin: CompanyAdmin, key: string, change: StreamsChangeInput, refreshMs: number) {
+  const { purged } = await admin.streams(key, change);
+  const within = `running processes ${'off' in change ? 'stop reading' : 'read'} them within ${refreshMs / 1000} s`;
+  if (!('off' in change))
+    return `company ${key}: ${change.on.join(', ')} on again; ${within}, each from its checkpoint (from the start once purged)`;
+  const rows = purged ? Object.values(purged).reduce((a, b) => a + b, 0) : 0;
+  const tables = purged ? Object.values(purged).filter((n) => n > 0).length : 0;
+  return `company ${key}: ${change.off.join(', ')} off; ${within}; ${purged ? `${rows} rows purged from ${tables} tables` : 'their rows stay (--purge deletes them)'}`;
 }
 
 function row(c: CompanyRecord): string {
@@ -59,6 +90,7 @@ function row(c: CompanyRecord): string {
     v.managedBy.padEnd(12),
     v.rateLimit.padEnd(9),
     v.baseUrl,
+    ...(v.streamsOff.length ? [` streams off: ${v.streamsOff.join(',')}`] : []),
   ].join(' ');
 }
 
@@ -75,6 +107,8 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
       'rate-limit': { type: 'string' },
       purge: { type: 'boolean' },
       yes: { type: 'boolean', short: 'y' },
+      off: { type: 'string' },
+      on: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -84,12 +118,15 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return values.help ? 0 : 2;
   }
-  if (!['add', 'list', 'pause', 'resume', 'rotate-key', 'remove'].includes(verb))
+  if (!['add', 'list', 'pause', 'resume', 'rotate-key', 'remove', 'streams'].includes(verb))
     throw new UsageError(`companies: unknown subcommand "${verb}"\n${USAGE}`);
   if (verb !== 'list' && !key) throw new UsageError(`companies ${verb}: name the company KEY`);
   if (extra.length > 0) throw new UsageError(`companies ${verb}: unexpected argument "${extra[0]}"`);
   if ((verb === 'add' || verb === 'rotate-key') && !values['api-key-stdin'])
     throw new UsageError(`companies ${verb}: give the API key on standard input with --api-key-stdin`);
+  if (verb !== 'streams' && (values.off !== undefined || values.on !== undefined))
+    throw new UsageError(`companies ${verb}: --off and --on go with companies streams`);
+  const change = verb === 'streams' ? streamsChange(values) : undefined;
 
   // Everything the command is given is checked before the warehouse is opened.
   let apiKey: string | undefined;
@@ -114,9 +151,16 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
       : undefined;
   if (newCompany && !newCompany.ok) throw new UsageError(`companies add: ${optionName(newCompany.error)}`);
   const toAdd = newCompany?.ok ? newCompany.value : undefined;
-  if (verb === 'remove' && values.purge && !(await confirmPurge(key!, !!values.yes))) {
+  if (verb === 'remove' && values.purge && !(await confirmPurge(verb, key!, !!values.yes, everyRow(key!)))) {
     process.stderr.write(`companies remove ${key}: not confirmed; nothing was removed\n`);
     return 1;
+  }
+  if (change && 'off' in change && change.purge) {
+    const rows = `company ${key}'s rows of ${change.off.join(', ')} for good`;
+    if (!(await confirmPurge(verb, key!, !!values.yes, rows))) {
+      process.stderr.write(`companies streams ${key}: not confirmed; nothing was changed\n`);
+      return 1;
+    }
   }
 
   const app = new App(loadConfig(), log);
@@ -149,6 +193,9 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
         await admin.resume(key!);
         process.stdout.write(`company ${key} resumed\n`);
         return 0;
+      case 'streams':
+        process.stdout.write(`${await switchStreams(admin, key!, change!, app.config.companiesRefreshMs)}\n`);
+        return 0;
       case 'rotate-key':
         await admin.rotateKey(key!, apiKey!);
         process.stdout.write(
@@ -168,6 +215,8 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
     await app.stop();
   }
 }
+
+const everyRow = (key: string) => `every row of company ${key} from every table`;
 
 /** The wire's field names as the CLI's options: `baseUrl: …` → `--base-url: …`. */
 function optionName(error: string): string {

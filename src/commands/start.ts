@@ -12,6 +12,7 @@ import type { OpsServer } from '../ops/server.ts';
 import { formatSummaries } from './sync.ts';
 import { runStreams, selectStreams } from '../sync/runner.ts';
 import type { Dispatch, Scheduler } from '../queue/scheduler.ts';
+import type { JobDef } from '../queue/job.ts';
 
 function noArgs(command: string, args: string[]): boolean {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
@@ -59,7 +60,7 @@ export async function runStartCommand(args: string[]): Promise<number> {
       announce(app, env, ops);
       const dispatch = await app.dispatch();
       const scheduler = await app.scheduler(dispatch);
-      await enqueueFirstRuns(dispatch, env.companies.activeKeys());
+      await enqueueFirstRuns(dispatch, env.companies.activeKeys(), (job) => env.companies.keysToRun(job.streams));
       board.plain = false;
       printUpcoming(app, scheduler);
     } else {
@@ -89,13 +90,18 @@ export async function runStartCommand(args: string[]): Promise<number> {
 }
 
 /**
- * One run of every job now, deduplicated by the minute so replicas starting together enqueue it once; queued with
- * the scheduler's priorities, so companies take turns.
+ * One run of every job now for the companies it runs for (not paused, a stream of it on), deduplicated by the minute
+ * so replicas starting together enqueue it once; queued with the scheduler's priorities, so companies take turns.
  */
-async function enqueueFirstRuns(dispatch: Dispatch, companies: string[]): Promise<void> {
+async function enqueueFirstRuns(
+  dispatch: Dispatch,
+  companies: readonly string[],
+  runsFor: (job: JobDef) => readonly string[],
+): Promise<void> {
   const minute = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+  const first = jobs.filter((j) => !j.fullRefresh).map((job) => ({ job, runs: new Set(runsFor(job)) }));
   for (const company of companies) {
-    for (const job of jobs.filter((j) => !j.fullRefresh)) await dispatch({ company, job, firedAt: minute });
+    for (const { job, runs } of first) if (runs.has(company)) await dispatch({ company, job, firedAt: minute });
   }
 }
 

@@ -55,14 +55,17 @@ export async function runStatusCommand(args: string[]): Promise<number> {
     await app.stop();
   }
   process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
-  return status.streams.some((s) => s.lastOutcome === 'failed') ? 1 : 0;
+  return status.streams.some(failing) ? 1 : 0;
 }
+
+/** A stream whose last run failed, unless the company has turned it off since. */
+const failing = (s: Status['streams'][number]) => s.lastOutcome === 'failed' && s.freshness !== 'off';
 
 export function formatStatus(status: Status): string {
   const head = `${'company'.padEnd(12)} ${'stream'.padEnd(32)} ${'fresh'.padEnd(6)} ${'lag'.padStart(12)} ${'last run'.padEnd(8)} ${'last success'.padEnd(24)} ${'rows'.padStart(8)}  error`;
   const rows = status.streams.map(
     (s) =>
-      `${s.company.padEnd(12)} ${s.stream.padEnd(32)} ${s.freshness.padEnd(6)} ${formatLag(s.lagSeconds === null ? null : s.lagSeconds * 1000).padStart(12)} ${String(s.running ? 'running' : (s.lastOutcome ?? 'never')).padEnd(8)} ${(s.lastOkAt?.toISOString() ?? '-').padEnd(24)} ${String(s.rows).padStart(8)}  ${s.lastOutcome === 'failed' ? (s.error ?? '') : ''}`,
+      `${s.company.padEnd(12)} ${s.stream.padEnd(32)} ${s.freshness.padEnd(6)} ${formatLag(s.lagSeconds === null ? null : s.lagSeconds * 1000).padStart(12)} ${String(s.running ? 'running' : (s.lastOutcome ?? 'never')).padEnd(8)} ${(s.lastOkAt?.toISOString() ?? '-').padEnd(24)} ${String(s.rows).padStart(8)}  ${failing(s) ? (s.error ?? '') : ''}`,
   );
   const push = Object.entries(status.push.counts);
   const pushLine = push.length

@@ -1,10 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
-import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/company-records.ts';
+import type { CompanyRecord } from '../warehouse/company-records.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
+import { acting, FORM_EXPECTED, keyParam, readForm, readJson } from './company-http.ts';
+import { mountStreamRoutes } from './company-streams-routes.ts';
 import { esc, layout, type Viewer } from './page.ts';
 import {
   mountPersonalDataApi,
@@ -19,15 +20,6 @@ import { isStreamName, type StreamName } from '../resources/index.ts';
  * (`/actions/companies/...`, behind the dashboard's sign-in like every action), and the same actions as JSON
  * routes for automation (`/api/companies...`, behind the push token). No answer carries an API key.
  */
-
-const STATUS: Record<CompanyErrorKind, ContentfulStatusCode> = {
-  unknown_company: 404,
-  already_added: 409,
-  managed_by_environment: 409,
-  invalid: 400,
-  key_refused: 422,
-  service_unreachable: 422,
-};
 
 const BODY_MAX_BYTES = 16 * 1024;
 const EVENTS_PAGE = 100;
@@ -67,49 +59,11 @@ function resyncTarget(
   return { ok: true, company: key.key, stream };
 }
 
-function keyParam(c: Context): { ok: true; key: string } | { ok: false; res: Response } {
-  const key = c.req.param('key') ?? '';
-  if (!COMPANY_KEY.test(key))
-    return { ok: false, res: c.json({ error: 'key: expected letters, digits, - or _ (at most 40)' }, 400) };
-  return { ok: true, key };
-}
-
-/** A refusal of the table or the service is the caller's to fix: its one line, with the status it stands for. */
-async function acting(c: Context, act: () => Promise<Response>): Promise<Response> {
-  try {
-    return await act();
-  } catch (e) {
-    if (e instanceof CompanyError) return c.json({ error: e.message, kind: e.kind }, STATUS[e.kind]);
-    throw e;
-  }
-}
-
 function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
 }
-
-async function readForm(c: Context): Promise<Record<string, unknown> | undefined> {
-  try {
-    const form = await c.req.parseBody();
-    // A field sent twice is an array: only single values are taken.
-    return Object.fromEntries(Object.entries(form).map(([k, v]) => [k, typeof v === 'string' ? v : undefined]));
-  } catch {
-    return undefined;
-  }
-}
-
-async function readJson(c: Context): Promise<{ ok: true; body: unknown } | { ok: false }> {
-  try {
-    const text = await c.req.text();
-    return { ok: true, body: text.trim() === '' ? {} : JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
-const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
 
 /** Adds the companies page and form actions to the ops app, and the JSON routes. */
 export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions): void {
@@ -177,13 +131,15 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
 
   const resync = o.resync;
   if (resync) {
-    actions.post('/companies/:key/streams/:stream/resync', async (c) => {
-      const target = resyncTarget(c, o.known);
-      if (!target.ok) return target.res;
-      const said = await resync(target.company, target.stream, 'dashboard');
-      log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
-      return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
-    });
+    actions.post('/companies/:key/streams/:stream/resync', (c) =>
+      acting(c, async () => {
+        const target = resyncTarget(c, o.known);
+        if (!target.ok) return target.res;
+        const said = await resync(target.company, target.stream, 'dashboard');
+        log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
+        return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
+      }),
+    );
   }
 
   const api = new Hono();
@@ -254,6 +210,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
+  mountStreamRoutes(api, actions, { admin, log });
   api.get('/:key/events', async (c) => {
     const key = keyParam(c);
     if (!key.ok) return key.res;
@@ -270,13 +227,15 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     return c.json({ events, next: events.length === size ? events.at(-1)!.id : null });
   });
   if (resync) {
-    api.post('/:key/streams/:stream/resync', async (c) => {
-      const target = resyncTarget(c, o.known);
-      if (!target.ok) return target.res;
-      const said = await resync(target.company, target.stream, 'api');
-      log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
-      return c.json({ company: target.company, stream: target.stream, message: said }, 202);
-    });
+    api.post('/:key/streams/:stream/resync', (c) =>
+      acting(c, async () => {
+        const target = resyncTarget(c, o.known);
+        if (!target.ok) return target.res;
+        const said = await resync(target.company, target.stream, 'api');
+        log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
+        return c.json({ company: target.company, stream: target.stream, message: said }, 202);
+      }),
+    );
   }
   if (o.personalData) {
     mountPersonalDataApi(api, { ...o.personalData, log });
@@ -299,7 +258,7 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
       (
         c,
       ) => `<tr data-company="${esc(c.key)}"><td><a href="/companies/${encodeURIComponent(c.key)}">${esc(c.key)}</a> <a class="muted" href="/companies/${encodeURIComponent(c.key)}/personal-data">personal data</a></td><td>${esc(c.baseUrl)}</td><td>${esc(c.formIds.join(', ') || '-')}</td><td>${esc(c.runTypeIds.join(', ') || '-')}</td>
-<td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
+<td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.streamsOff.join(', ') || '-')}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');
   const add = viewer.signedIn
@@ -315,7 +274,8 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
     'companies',
     viewer,
     `${flash ? `<p class="ok">${esc(flash)}</p>` : ''}<h2>Companies</h2>
-<table><thead><tr><th>key</th><th>base URL</th><th>form ids</th><th>run-log types</th><th>budget</th><th>state</th><th>managed by</th><th></th></tr></thead>
-<tbody>${rows || '<tr><td colspan="8" class="muted">none</td></tr>'}</tbody></table>${add}`,
+<table><thead><tr><th>key</th><th>base URL</th><th>form ids</th><th>run-log types</th><th>budget</th><th>state</th><th>streams off</th><th>managed by</th><th></th></tr></thead>
+<tbody>${rows || '<tr><td colspan="9" class="muted">none</td></tr>'}</tbody></table>
+<p class="muted">Streams are turned off and on from each company's page (signed in), with wfsync companies streams, or POST /api/companies/KEY/streams.</p>${add}`,
   );
 }

@@ -17,6 +17,9 @@ import {
 } from '../warehouse/company-records.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { listEvents, type EventQuery, type EventRow } from '../warehouse/events.ts';
+import { changeStreamsOff, purgeStreamRows } from '../warehouse/company-streams.ts';
+import { isStreamName, STREAM_NAMES, type StreamName } from '../resources/index.ts';
+import { streamRows, streamsOffAfter, type StreamsChange } from '../resources/streams-off.ts';
 
 /**
  * What an operator does to the companies, the same from the CLI, the dashboard and the JSON routes: each change
@@ -32,7 +35,14 @@ export interface CompanyAdmin {
   remove(key: string, o?: { purge?: boolean }): Promise<{ removed: CompanyRecord; purged?: Purged }>;
   /** The company's timeline, newest first (a removed company's too: its removal is on it). */
   timeline(key: string, q?: Omit<EventQuery, 'companyKey'>): Promise<EventRow[]>;
+  /** The company, if it is added. */
+  find(key: string): Promise<CompanyRecord | undefined>;
+  /** Turns streams off or on; `purge` (with `off`) deletes their rows too, once running processes stopped them. */
+  streams(key: string, change: StreamsChangeInput): Promise<{ company: CompanyRecord; purged?: Purged }>;
 }
+
+/** A change to a company's streams: off (and maybe purge) or on. */
+export type StreamsChangeInput = { off: readonly StreamName[]; purge?: boolean } | { on: readonly StreamName[] };
 
 export type KeyChecker = typeof checkApiKey;
 
@@ -53,6 +63,7 @@ export function companyAdmin(o: {
   };
   return {
     list: () => listCompanies(wh),
+    find: (key) => findCompany(wh, key),
     add: async (c) => {
       if (await findCompany(wh, c.key))
         throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
@@ -82,6 +93,15 @@ export function companyAdmin(o: {
       return removeCompany(wh, key, r);
     },
     timeline: (key, q) => listEvents(wh, { ...q, companyKey: key }),
+    streams: async (key, change) => {
+      const rule: StreamsChange = 'off' in change ? { off: change.off } : { on: change.on };
+      const { before, after } = await changeStreamsOff(wh, key, (current) => streamsOffAfter(key, current, rule));
+      if (!('off' in change) || !change.purge) return { company: after };
+      // Runs under way stop after their page once running processes read the table: none may land after the purge.
+      if (change.off.some((s) => !before.streamsOff.includes(s)))
+        await new Promise((resolve) => setTimeout(resolve, o.settleMs ?? 0));
+      return { company: after, purged: await purgeStreamRows(wh, key, change.off.map(streamRows)) };
+    },
   };
 }
 
@@ -159,6 +179,40 @@ export function parseApiKey(fields: unknown): Parsed<string> {
   return parsed.success ? { ok: true, value: parsed.data.apiKey } : { ok: false, error: firstIssue(parsed.error) };
 }
 
+/** Streams as a list or a comma-separated text: each named once, every one of the catalog. */
+const streamList = z.union([z.array(z.string().max(200)).max(100), z.string().max(4000)]).transform((given, ctx) => {
+  const names = (typeof given === 'string' ? given.split(',') : given).map((n) => n.trim()).filter(Boolean);
+  const unknown = names.find((n) => !isStreamName(n));
+  if (names.length === 0 || unknown !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${unknown === undefined ? 'name at least one stream' : `"${unknown.slice(0, 64)}" is not a stream`}; streams: ${STREAM_NAMES.join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(names)] as StreamName[];
+});
+
+const StreamsChangeFields = z
+  .object({ off: streamList.optional(), on: streamList.optional(), purge: z.boolean().optional() })
+  .strict()
+  .superRefine((c, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (c.off && c.on) issue('body', 'give off or on, not both');
+    else if (!c.off && !c.on) issue('body', 'give off or on: the streams to turn off, or on again');
+    else if (c.on && c.purge) issue('purge', 'only with off: turning a stream on deletes nothing');
+  });
+
+/** A change to a company's streams as the CLI, the JSON route and the dashboard's form give it. */
+export function parseStreamsChange(fields: unknown): Parsed<StreamsChangeInput> {
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+    return { ok: false, error: 'body: expected an object with off (and optional purge) or on: lists of streams' };
+  const parsed = StreamsChangeFields.safeParse(present(fields as Record<string, unknown>));
+  if (!parsed.success) return { ok: false, error: firstIssue(parsed.error) };
+  const { off, on, purge } = parsed.data;
+  return { ok: true, value: off ? { off, purge: !!purge } : { on: on! } };
+}
+
 /** A company as answers show it: never its API key. */
 export function companyView(c: CompanyRecord) {
   return {
@@ -168,6 +222,7 @@ export function companyView(c: CompanyRecord) {
     runTypeIds: c.runTypeIds,
     rateLimit: formatRateLimit(c.rateLimit),
     paused: c.paused,
+    streamsOff: c.streamsOff,
     managedBy: c.managedBy,
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),

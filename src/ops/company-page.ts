@@ -15,6 +15,8 @@ export interface CompanyPageInput {
   viewer: Viewer;
   canRun: boolean;
   canResync: boolean;
+  /** Streams may be turned off and on from here (the companies' actions are mounted). */
+  canSwitch: boolean;
   charts?: string;
   /** The usage chart (./usage-chart.ts). */
   usage?: string;
@@ -66,14 +68,37 @@ function resyncTable(resyncs: readonly ResyncRequest[]): string {
 <table id="resyncs"><thead><tr><th>request</th><th>stream</th><th>asked from</th><th>asked</th><th>started</th><th>finished</th><th>state</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+/** A tick beside each stream, for the streams form below the table. */
+function switchBox(s: StreamStatus): string {
+  return `<input type="checkbox" name="streams" value="${esc(s.stream)}" form="streams-form" aria-label="${esc(s.stream)}"> `;
+}
+
+/** Turns the ticked streams off (their rows purged, the key typed again) or on. */
+function streamsForm(company: string, off: readonly string[]): string {
+  const action = `/actions/companies/${encodeURIComponent(company)}/streams`;
+  return `<form id="streams-form" method="post" action="${esc(action)}"><span class="muted">ticked streams:</span>
+<button name="turn" value="off">turn off</button> <label><input type="checkbox" name="purge"> and purge their rows, confirm key</label> <input name="confirm" size="10" autocomplete="off">
+<button name="turn" value="on">turn on</button></form>
+<p class="muted" id="streams-off">${off.length ? `Off: ${esc(off.join(', '))}. ` : ''}A stream that is off is neither read nor scheduled; its rows stay unless purged. A stream others read goes off only with them.</p>`;
+}
+
 export function companyPage(p: CompanyPageInput): string {
   const key = encodeURIComponent(p.company);
+  const switching = p.canSwitch && p.viewer.signedIn;
   const rows = p.status.streams
     .map((s) => {
-      const row = streamRow(s, p.viewer, p.canRun);
-      return p.canResync && p.viewer.signedIn ? row.replace(/<\/td><\/tr>$/, `${resyncButton(s)}</td></tr>`) : row;
+      let row = streamRow(s, p.viewer, p.canRun);
+      if (switching) row = row.replace(/<td>/, `<td>${switchBox(s)}`);
+      const resync = p.canResync && p.viewer.signedIn && s.freshness !== 'off';
+      return resync ? row.replace(/<\/td><\/tr>$/, `${resyncButton(s)}</td></tr>`) : row;
     })
     .join('');
+  const off = p.status.streams.filter((s) => s.freshness === 'off').map((s) => s.stream);
+  const switches = switching
+    ? streamsForm(p.company, off)
+    : off.length
+      ? `<p class="muted" id="streams-off">Off: ${esc(off.join(', '))}: neither read nor scheduled.</p>`
+      : '';
   const older = p.olderThan ? `<p><a href="/companies/${key}?before=${p.olderThan}#timeline">older events</a></p>` : '';
   return layout(
     `company ${p.company}`,
@@ -83,6 +108,7 @@ export function companyPage(p: CompanyPageInput): string {
 ${companyBars(p.status.progress)}
 <table class="streams"><thead><tr><th>stream</th><th>freshness</th><th>lag</th><th>last run</th><th>last success</th><th>rows (last run)</th><th>rejects</th><th>error</th><th>next run</th><th></th></tr></thead>
 <tbody>${rows}</tbody></table>
+${switches}
 ${resyncTable(p.resyncs)}
 <h2>API key (live, this process)</h2>${keyRows(p.keys, p.now)}
 <h2>Usage</h2>${p.usage ?? ''}

@@ -41,6 +41,12 @@ function worst(c: CompanySummary): string {
   return `${esc(c.worstStream)} ${esc(formatLag(c.worstLagSeconds === null ? null : c.worstLagSeconds * 1000))}`;
 }
 
+/** The streams the company turned off, the first two by name. */
+function off(c: CompanySummary): string {
+  const n = c.streamsOff.length;
+  return n ? `${esc(c.streamsOff.slice(0, 2).join(', '))}${n > 2 ? ` +${n - 2}` : ''}` : '';
+}
+
 function backfill(c: CompanySummary): string {
   const p = c.progress;
   if (!p) return '';
@@ -56,7 +62,7 @@ function companyRow(c: CompanySummary): string {
     ? `<a href="/rejects?company=${encodeURIComponent(c.company)}">${c.rejectsOpen}</a>`
     : '0';
   const budget = c.budgetUsed === null ? c.requestsLastHour : pct(c.budgetUsed);
-  return `<tr data-company="${key}" class="${c.state}"><td><a href="${href}">${key}</a></td><td>${c.state}</td><td>${worst(c)}</td><td class="n">${rejects}</td><td class="n">${budget}</td><td>${backfill(c)}</td></tr>\n`;
+  return `<tr data-company="${key}" class="${c.state}"><td><a href="${href}">${key}</a></td><td>${c.state}</td><td>${worst(c)}</td><td class="n">${rejects}</td><td class="n">${budget}</td><td>${backfill(c)}</td><td>${off(c)}</td></tr>\n`;
 }
 
 function filterForm(f: OverviewPageInput['filter']): string {
@@ -118,13 +124,13 @@ export function overviewPage(p: OverviewPageInput): string {
   const summary = `<div class="cards" id="counts"><div class="card"><b>${o.total}</b>companies</div>${COMPANY_STATES.map((s) => card(s, o.counts[s])).join('')}<div class="card"><b><a href="/rejects">${o.rejectsOpen}</a></b>open rejects</div></div>`;
   const rows = p.shown.map(companyRow).join('');
   const table = rows
-    ? `<table id="companies"><thead><tr><th>company</th><th>state</th><th>worst stream</th><th>open rejects</th><th>budget, last hour</th><th>under way</th></tr></thead><tbody>\n${rows}</tbody></table>`
+    ? `<table id="companies"><thead><tr><th>company</th><th>state</th><th>worst stream</th><th>open rejects</th><th>budget, last hour</th><th>under way</th><th>streams off</th></tr></thead><tbody>\n${rows}</tbody></table>`
     : `<p>${o.total ? 'No company matches.' : 'No company is configured.'}</p>`;
   return layout(
     'status',
     p.viewer,
     `${p.flash ? `<p class="flash">${esc(p.flash)}</p>` : ''}${summary}${delayLine(p.scheduleDelaySeconds)}
-<p class="muted">Trouble first: a stream whose last run failed, then stale (no success for two of its job's intervals), then late (past 1.5). Each company's page has its streams, charts and timeline.</p>
+<p class="muted">Trouble first: a stream whose last run failed, then stale (no success for two of its job's intervals), then late (past 1.5); a stream the company turned off counts for none. Each company's page has its streams, charts and timeline.</p>
 ${filterForm(p.filter)}
 ${table}${pager(p)}
 ${pushSection(p)}

@@ -2,6 +2,7 @@ import type { RateLimit } from '../config.ts';
 import { streams as catalog } from '../resources/index.ts';
 import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { streamsOffOf } from '../warehouse/company-streams.ts';
 import type { StoredProgress } from '../warehouse/runs.ts';
 import type { Freshness } from './freshness.ts';
 import { companyProgress, runProgress, type CompanyProgress } from './progress.ts';
@@ -35,6 +36,8 @@ export interface CompanySummary {
   budgetUsed: number | null;
   /** Its runs under way taken together: share done and ETA (absent when none runs). */
   progress: CompanyProgress | null;
+  /** Streams the company turned off: not counted in its state. */
+  streamsOff: string[];
 }
 
 export interface Overview {
@@ -81,6 +84,8 @@ async function streamFigures(
   });
   const { sql } = wh;
   const runs = sql`${sql(wh.schema)}.sync_runs`;
+  // A stream the company turned off is not scheduled: it is neither late nor failing.
+  const switched = sql`${sql(wh.schema)}.companies`;
   return sql<StreamFigures[]>`
     with each as (
       select c.company, st.stream, st.interval_s, last.finished_at is null and last.started_at is not null as running,
@@ -98,6 +103,8 @@ async function streamFigures(
       left join lateral (
         select r.started_at from ${runs} r
         where r.company_key = c.company and r.stream = st.stream and r.outcome = 'ok' order by r.started_at desc limit 1) ok on true
+      left join ${switched} co on co.company_key = c.company
+      where co.streams_off is null or not (st.stream = any(co.streams_off))
     ), ranked as (
       select *, case when lag is null then 2 when interval_s is null then 0
                      when lag > 2 * interval_s then 2 when lag > 1.5 * interval_s then 1 else 0 end as rank
@@ -129,6 +136,16 @@ async function requestsLastHour(wh: Warehouse, companies: readonly string[], now
   return new Map(rows.map((r) => [r.company, r.n]));
 }
 
+const NOTHING_RUN: Omit<StreamFigures, 'company'> = {
+  worst: 0,
+  worstStream: null,
+  worstLag: null,
+  streams: 0,
+  failing: null,
+  running: 0,
+  progress: null,
+};
+
 function stateOf(f: StreamFigures): CompanyState {
   if (f.failing?.length) return 'failing';
   return RANK[f.worst] as CompanyState;
@@ -138,12 +155,18 @@ function stateOf(f: StreamFigures): CompanyState {
 export async function readOverview(wh: Warehouse, opts: OverviewOptions): Promise<Overview> {
   const now = opts.now ?? new Date();
   const companies = [...new Set(opts.companies)];
-  const [figures, rejects, requests] = await Promise.all([
+  const [figures, rejects, requests, off] = await Promise.all([
     streamFigures(wh, companies, opts, now),
     openRejects(wh, companies),
     requestsLastHour(wh, companies, now),
+    streamsOffOf(wh, companies),
   ]);
-  const summaries = figures.map((f): CompanySummary => {
+  // A company with every stream off has no figures: nothing of it is late.
+  const figured = new Set(figures.map((f) => f.company));
+  const allOff = companies
+    .filter((c) => !figured.has(c))
+    .map((company): StreamFigures => ({ ...NOTHING_RUN, company }));
+  const summaries = [...figures, ...allOff].map((f): CompanySummary => {
     const running = (f.progress ?? []).map((p) => ({ company: f.company, ...p }));
     const progress = running.length ? companyProgress(running, runProgress(running, now))[0]! : null;
     const budget = opts.budget?.(f.company);
@@ -161,6 +184,7 @@ export async function readOverview(wh: Warehouse, opts: OverviewOptions): Promis
       requestsLastHour: used,
       budgetUsed: budget ? Math.round((used / (budget.limit * (3_600_000 / budget.windowMs))) * 1000) / 1000 : null,
       progress,
+      streamsOff: off.get(f.company) ?? [],
     };
   });
   summaries.sort(troubleFirst);

@@ -20,7 +20,7 @@ td,th{padding:5px 10px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-
 th{background:#eef0f4;font-weight:600;font-size:12px;text-transform:uppercase;letter-spacing:.03em}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
-.fresh{background:#d9f5e1;color:#106b2f}.late{background:#fff1c2;color:#7a5a00}.stale{background:#fddcdc;color:#9b1c1c}
+.fresh{background:#d9f5e1;color:#106b2f}.late{background:#fff1c2;color:#7a5a00}.stale{background:#fddcdc;color:#9b1c1c}.off{background:#e5e7eb;color:#374151}
 .failed{color:#9b1c1c;font-weight:600}.ok{color:#106b2f}.running{color:#1d4ed8}
 .error{color:#9b1c1c;max-width:32em;word-break:break-word}
 .muted{color:#6b7280}.flash{background:#e0ecff;padding:.6em 1em;border-radius:4px}
@@ -70,7 +70,7 @@ export function streamRow(s: StreamStatus, viewer: Viewer, canRun: boolean): str
     ? `<a href="/rejects?company=${encodeURIComponent(s.company)}&amp;stream=${encodeURIComponent(s.stream)}">${s.rejectsKept}</a>`
     : '0';
   const run =
-    canRun && viewer.signedIn
+    canRun && viewer.signedIn && s.freshness !== 'off'
       ? `<form class="inline" method="post" action="/actions/run"><input type="hidden" name="company" value="${esc(s.company)}"><input type="hidden" name="stream" value="${esc(s.stream)}"><button>run now</button></form>`
       : '';
   return `<tr data-company="${esc(s.company)}" data-stream="${esc(s.stream)}" data-freshness="${s.freshness}">

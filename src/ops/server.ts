@@ -238,6 +238,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         viewer: viewer(c),
         canRun: !!opts.actions?.runStream,
         canResync: !!opts.actions?.resyncStream,
+        canSwitch: !!opts.companyAdmin,
         charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
         usage: await companyUsage(wh, company),
         events,

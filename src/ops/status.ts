@@ -2,6 +2,7 @@ import { streams as catalog } from '../resources/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import type { ModelRunCounts } from '../push/model-run.ts';
 import { listSchemaChanges, type SchemaChangeRow } from '../warehouse/schema-changes.ts';
+import { streamsOffOf } from '../warehouse/company-streams.ts';
 import { freshnessOf, type Freshness } from './freshness.ts';
 import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
 import type { StoredProgress } from '../warehouse/runs.ts';
@@ -25,7 +26,8 @@ export interface StreamStatus {
   /** Records of this stream still refused (open rows of sync_rejects). */
   rejectsKept: number;
   error: string | null;
-  freshness: Freshness;
+  /** `off`: the company turned the stream off; it is not scheduled, so neither late nor failing. */
+  freshness: Freshness | 'off';
   /** Seconds since the last successful run started; null when none succeeded. */
   lagSeconds: number | null;
   /** The job that runs it, its cron and its next run (null for a stream no job runs). */
@@ -116,12 +118,14 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
   const progressOf = runProgress(running, now);
   const configured = opts.only ? (opts.companies ?? []).filter((c) => opts.only!.includes(c)) : (opts.companies ?? []);
   const companies = [...new Set([...configured, ...runs.map((r) => r.company)])].sort();
+  const offOf = await streamsOffOf(wh, companies);
   const streams: StreamStatus[] = [];
   for (const company of companies) {
     const names = [...catalog.map((c) => c.name), ...runs.filter((r) => r.company === company).map((r) => r.stream)];
     for (const stream of [...new Set(names)]) {
       const run = byKey.get(`${company}/${stream}`);
       if (!run && !opts.companies?.includes(company)) continue;
+      const off = offOf.get(company)?.includes(stream) ?? false;
       const sched = schedules.get(stream);
       const { freshness, lagMs } = freshnessOf(
         run?.lastOkStartedAt ?? null,
@@ -142,12 +146,12 @@ export async function readStatus(wh: Warehouse, opts: StatusOptions): Promise<St
         rejects: run?.rejects ?? 0,
         rejectsKept: keptOf.get(`${company}/${stream}`) ?? 0,
         error: run?.error ?? null,
-        freshness,
+        freshness: off ? 'off' : freshness,
         lagSeconds: lagMs === null ? null : Math.round(lagMs / 1000),
         job: sched?.job ?? null,
         cron: sched?.cron ?? null,
         intervalSeconds: sched && Number.isFinite(sched.intervalMs) ? sched.intervalMs / 1000 : null,
-        nextRunAt: sched?.next ?? null,
+        nextRunAt: off ? null : (sched?.next ?? null),
         ...(progressOf.has(`${company}/${stream}`) ? { progress: progressOf.get(`${company}/${stream}`) } : {}),
       });
     }

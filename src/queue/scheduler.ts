@@ -32,8 +32,11 @@ export type FiringOrder = (
 
 export interface SchedulerOptions {
   jobs: readonly JobDef[];
-  /** The companies to run at each firing (those not paused, as the companies table says at the time). */
-  companies: () => readonly string[];
+  /**
+   * The companies to run `job` for at its firing: those not paused with a stream of the job on, as the companies
+   * table says at the time.
+   */
+  companies: (job: JobDef) => readonly string[];
   timezone: string;
   cronOverrides: Record<string, string>;
   dispatch: Dispatch;
@@ -90,7 +93,7 @@ export function startScheduler(opts: SchedulerOptions): Scheduler {
       const firedAt = self.currentRun() ?? new Date();
       const [next, after] = self.nextRuns(2, firedAt);
       const intervalMs = next && after ? after.getTime() - next.getTime() : 0;
-      const companies = opts.companies();
+      const companies = opts.companies(job);
       const shares = sharesOf(companies, job.name);
       await eachAtOnce(
         await firingOrder(opts, job.name, intervalMs, shares, firedAt),

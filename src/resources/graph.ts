@@ -15,6 +15,8 @@ export interface StreamGraph<S extends StreamDef = StreamDef> {
   dependsOn(name: string): readonly string[];
   /** The streams `names` depend on, directly or through others, that `names` do not hold themselves. */
   dependenciesOf(names: readonly string[]): string[];
+  /** The streams that depend on `names`, directly or through others, that `names` do not hold themselves. */
+  dependentsOf(names: readonly string[]): string[];
 }
 
 export function streamGraph<S extends StreamDef>(streams: readonly S[]): StreamGraph<S> {
@@ -40,6 +42,10 @@ export function streamGraph<S extends StreamDef>(streams: readonly S[]): StreamG
       const held = new Set(names);
       const needed = new Set(names.flatMap((n) => [...(closure.get(n) ?? [])]));
       return order.map((s) => s.name).filter((n) => needed.has(n) && !held.has(n));
+    },
+    dependentsOf(names) {
+      const held = new Set(names);
+      return order.map((s) => s.name).filter((n) => !held.has(n) && [...closure.get(n)!].some((d) => held.has(d)));
     },
   };
 }

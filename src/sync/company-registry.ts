@@ -41,6 +41,8 @@ interface Entry {
   apiKey: string;
   ctx: SyncContext;
   stop: AbortController;
+  /** Per stream on: aborted when the company turns it off. */
+  streamStops: Map<string, AbortController>;
 }
 
 export class CompanyRegistry {
@@ -86,6 +88,18 @@ export class CompanyRegistry {
   /** The keys of the companies not paused. */
   activeKeys(): string[] {
     return [...this.#entries.values()].filter((e) => !e.record.paused).map((e) => e.record.key);
+  }
+
+  /**
+   * The keys of the companies not paused that a job of these streams reads something for: each with one of them on
+   * (a job of no stream, housekeeping, runs for each).
+   */
+  keysToRun(streams: readonly string[]): string[] {
+    return [...this.#entries.values()]
+      .filter(
+        (e) => !e.record.paused && (streams.length === 0 || streams.some((s) => !e.record.streamsOff.includes(s))),
+      )
+      .map((e) => e.record.key);
   }
 
   /** Every company's key, paused or not. */
@@ -157,9 +171,11 @@ export class CompanyRegistry {
         appeared.push(row.key);
         this.#o.log.info({ company: row.key }, 'company resumed');
       }
+      this.#switchStreams(known, row);
       known.record = row;
       known.ctx.formIds = row.formIds;
       known.ctx.runTypeIds = row.runTypeIds;
+      known.ctx.streamsOff = row.streamsOff;
     }
     for (const [key, e] of this.#entries) {
       if (seen.has(key)) continue;
@@ -190,9 +206,21 @@ export class CompanyRegistry {
     return [];
   }
 
+  /** Streams the company turned off stop after the page in flight. */
+  #switchStreams(known: Entry, row: Usable): void {
+    const off = row.streamsOff.filter((s) => !known.record.streamsOff.includes(s));
+    const on = known.record.streamsOff.filter((s) => !row.streamsOff.includes(s));
+    for (const stream of off) {
+      known.streamStops.get(stream)?.abort(new CompanyStopped(`stream ${stream} of company ${row.key} turned off`));
+      known.streamStops.delete(stream);
+    }
+    if (off.length) this.#o.log.info({ company: row.key, streams: off }, 'streams turned off: their runs stop');
+    if (on.length) this.#o.log.info({ company: row.key, streams: on }, 'streams turned on');
+  }
+
   #entry(row: Usable): Entry {
     const { observers, warehouse, log, retention } = this.#o;
-    const entry = { record: row, apiKey: row.apiKey, stop: new AbortController() } as Entry;
+    const entry = { record: row, apiKey: row.apiKey, stop: new AbortController(), streamStops: new Map() } as Entry;
     const client = new SourceClient({
       company: row.key,
       observers,
@@ -213,8 +241,19 @@ export class CompanyRegistry {
       runTypeIds: row.runTypeIds,
       retention,
       budget: row.rateLimit,
+      streamsOff: row.streamsOff,
+      streamStopped: (stream) => streamStop(entry, stream),
     };
     if (row.paused) entry.stop.abort(new CompanyStopped(`company ${row.key} paused`));
     return entry;
   }
+}
+
+/** The stream's stop signal: aborted already when the company has it off. */
+function streamStop(entry: Entry, stream: string): AbortSignal {
+  if (entry.record.streamsOff.includes(stream))
+    return AbortSignal.abort(new CompanyStopped(`stream ${stream} of company ${entry.record.key} is off`));
+  let stop = entry.streamStops.get(stream);
+  if (!stop) entry.streamStops.set(stream, (stop = new AbortController()));
+  return stop.signal;
 }

@@ -33,6 +33,10 @@ export interface SyncContext {
   retention?: Retention;
   /** The company key's budget: how long the pages a run has left take (estimate.ts). */
   budget?: RateLimit;
+  /** Streams the company turned off (the companies table, as of this run's start): a run does not read them. */
+  streamsOff?: readonly string[];
+  /** Aborted once the company turns the stream off: its run stops after the page in flight. */
+  streamStopped?: (stream: string) => AbortSignal | undefined;
 }
 
 /** The companies a process runs streams for, one context each. */

@@ -24,8 +24,11 @@ import type { StreamDef } from '../resources/stream.ts';
 
 export interface StreamOutcome extends StreamCounters {
   stream: string;
-  /** `interrupted`: shutdown began (or the process died) before the stream ended; it goes on from its checkpoint. */
-  outcome: 'ok' | 'failed' | 'interrupted';
+  /**
+   * `interrupted`: shutdown began (or the process died) before the stream ended; it goes on from its checkpoint.
+   * `off`: the company turned the stream off; it was not read and no run is recorded.
+   */
+  outcome: 'ok' | 'failed' | 'interrupted' | 'off';
   error?: string;
   durationMs: number;
   /** Its pages were refused: its run lost the job's lock to a later run (fencing.ts). */
@@ -104,13 +107,31 @@ const processLocks = localStreamLocks();
  * catalog order while the reads they keep going stay under `reads` (READS_AT_ONCE), a stream only after the
  * streams it depends on. One failing stream does not stop the others; once the context's signal is aborted
  * (shutdown), no stream starts. A stream is read once this run holds it for the company (`locks`: a run of it by
- * another job is waited for, and its result taken when it is fresh enough, see `FreshEnough`).
+ * another job is waited for, and its result taken when it is fresh enough, see `FreshEnough`). A stream the
+ * company turned off is not read (no request, no run recorded): its outcome is `off`.
  */
 export async function runStreams(
   ctx: SyncContext,
   selected: readonly StreamDef[],
   opts: RunStreamsOptions = {},
 ): Promise<SyncSummary> {
+  const off = new Set(ctx.streamsOff ?? []);
+  const offOutcomes = selected
+    .filter((s) => off.has(s.name))
+    .map((s): StreamOutcome => ({ stream: s.name, outcome: 'off', ...emptyCounters(), durationMs: 0 }));
+  if (offOutcomes.length === selected.length) return summarize(ctx.companyKey, offOutcomes, 0);
+  const summary = await runOn(
+    ctx,
+    selected.filter((s) => !off.has(s.name)),
+    opts,
+  );
+  const byName = new Map([...offOutcomes, ...summary.streams].map((o) => [o.stream, o]));
+  const outcomes = selected.flatMap((s) => byName.get(s.name) ?? []);
+  return summarize(ctx.companyKey, outcomes, summary.durationMs);
+}
+
+/** runStreams over the streams the company has on. */
+async function runOn(ctx: SyncContext, selected: readonly StreamDef[], opts: RunStreamsOptions): Promise<SyncSummary> {
   const started = Date.now();
   await ctx.refreshClock?.();
   await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse)).catch((err: unknown) =>
@@ -172,8 +193,11 @@ async function streamsThatWait(
   return waits;
 }
 
+/** A run recorded in sync_runs ended (a stream not read, `off`, has none). */
+type RunOutcome = StreamOutcome & { outcome: Exclude<StreamOutcome['outcome'], 'off'> };
+
 /** Tells the observers a stream ended. */
-function reportStream(ctx: SyncContext, o: StreamOutcome): void {
+function reportStream(ctx: SyncContext, o: RunOutcome): void {
   const { stream, outcome, durationMs, rows, rejects, deleted, requests } = o;
   ctx.observers?.emit('stream', {
     company: ctx.companyKey,
@@ -293,8 +317,11 @@ async function runOne(
   lost: AbortSignal,
 ): Promise<StreamOutcome> {
   const started = Date.now();
-  const signal = ctx.signal ? AbortSignal.any([ctx.signal, lost]) : lost;
+  const turnedOff = ctx.streamStopped?.(stream.name);
+  const signal = AbortSignal.any([ctx.signal, lost, turnedOff].filter((x): x is AbortSignal => x !== undefined));
   const log = streamLog(ctx, stream);
+  // Turned off after this run began, before the stream's turn came.
+  if (turnedOff?.aborted) return { stream: stream.name, outcome: 'off', ...emptyCounters(), durationMs: 0 };
   const wh = ctx.warehouse;
   const runId = await openStreamRun(ctx, stream, syncStartedAt, signal);
   if (runId === undefined) {
@@ -307,7 +334,7 @@ async function runOne(
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();
   const requests = countRequests(stream.name);
-  const finish = async (outcome: StreamOutcome) => {
+  const finish = async (outcome: RunOutcome) => {
     release();
     Object.assign(outcome, { requests: requests.total(), requestsByOutcome: requests.byOutcome });
     await retryThroughOutage(() => finishRun(wh, runId, outcome), wh.outage).catch((err: unknown) => {
@@ -337,11 +364,11 @@ async function runOne(
     return outcome;
   } catch (e) {
     const fencedOff = isFencedOff(e);
-    const interrupted = !!ctx.signal?.aborted || fencedOff;
+    const interrupted = !!ctx.signal?.aborted || fencedOff || !!turnedOff?.aborted;
     const lockLost = !interrupted && lost.aborted;
-    // A run stopped because its company was paused or removed says so, not what the stop cut short.
-    const stoppedBy =
-      ctx.signal?.aborted && ctx.signal.reason instanceof CompanyStopped ? ctx.signal.reason.message : undefined;
+    // A run stopped because its company was paused or removed, or the stream turned off, says so, not what the stop cut short.
+    const stoppedBy = [ctx.signal, turnedOff].find((x) => x?.aborted && x.reason instanceof CompanyStopped)?.reason
+      .message as string | undefined;
     const error = lockLost
       ? 'its lock on the stream expired while Redis was out of reach'
       : (stoppedBy ?? (e instanceof Error ? e.message : String(e)));

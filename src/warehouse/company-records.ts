@@ -21,6 +21,8 @@ export interface CompanyRecord {
   runTypeIds: number[];
   rateLimit: RateLimit;
   paused: boolean;
+  /** Streams the company does not want in the warehouse: not scheduled, not read. */
+  streamsOff: string[];
   managedBy: ManagedBy;
   createdAt: Date;
   updatedAt: Date;
@@ -40,7 +42,10 @@ export type CompanyErrorKind =
   | 'managed_by_environment'
   | 'invalid'
   | 'key_refused'
-  | 'service_unreachable';
+  | 'service_unreachable'
+  | 'stream_depended_on'
+  | 'dependency_off'
+  | 'stream_off';
 
 /** A change to the companies the table refuses, in one line naming the company and what to do. */
 export class CompanyError extends Error {
@@ -73,6 +78,7 @@ interface CompanyRow {
   run_type_ids: number[];
   rate_limit: string;
   paused: boolean;
+  streams_off: string[];
   managed_by: ManagedBy;
   created_at: Date;
   updated_at: Date;
@@ -88,6 +94,7 @@ function record(row: CompanyRow): CompanyRecord {
     runTypeIds: row.run_type_ids.map(Number),
     rateLimit: parseRateLimit(row.rate_limit),
     paused: row.paused,
+    streamsOff: row.streams_off,
     managedBy: row.managed_by,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -9,12 +9,13 @@ import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { parseKeySpec } from '../../src/sandbox/keys.ts';
 import { freshDatabase } from '../support/db.ts';
-import { spawnWfsync, waitFor, WFSYNC, type Spawned } from '../support/processes.ts';
+import { runWfsync, spawnWfsync, waitFor, WFSYNC, type Spawned } from '../support/processes.ts';
 
 /**
  * `wfsync companies` against a running `wfsync start` (Redis, the sandbox over HTTP, a compressed budget): a
  * company added is synced within a minute, a paused one runs no more, a rotated key is used with no request
- * refused once the old key is revoked, a removed and purged one leaves no row, and no clear key is anywhere.
+ * refused once the old key is revoked, a removed and purged one leaves no row, and no clear key is anywhere. A
+ * stream turned off is not read, its rows purged are only that company's, and one others read goes off with them.
  */
 
 const REDIS_DB = 9;
@@ -304,4 +305,179 @@ describe('wfsync companies while wfsync start runs jobs in its own process (no R
       await db.end();
     }
   }, 120_000);
+});
+
+describe('wfsync companies streams', () => {
+  const OFF = 'run-log-form-responses';
+  const TABLES = ['run_log_form_responses', 'run_log_form_response_answers', 'run_log_crew'];
+  let north: RunningSandbox;
+  let south: RunningSandbox;
+  let db: postgres.Sql;
+  let cwd: string;
+  let settings: Record<string, string>;
+
+  beforeAll(async () => {
+    // A sandbox each: what one receives is what its company's runs asked for.
+    const started = (seed: number) =>
+      startSandbox({ port: 0, seed, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+    [north, south] = await Promise.all([started(21), started(22)]);
+    const databaseUrl = await freshDatabase();
+    db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    cwd = mkdtempSync(join(tmpdir(), 'wfsync-streams-'));
+    const company = (key: string, s: RunningSandbox) => ({
+      key,
+      apiKey: s.apiKey,
+      baseUrl: s.url,
+      formIds: s.data.formIds(),
+      runTypeIds: s.data.runTypeIds(),
+    });
+    settings = {
+      DATABASE_URL: databaseUrl,
+      WFS_COMPANIES: JSON.stringify([company('north', north), company('south', south)]),
+      WFS_RATE_LIMIT: '100/1s',
+      WFS_SECRET_KEY: 'streams-test-secret-key',
+      WFS_COMPANIES_REFRESH_SECONDS: '1',
+      LOG_LEVEL: 'warn',
+    };
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await Promise.all([north?.close(), south?.close()]);
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
+  const wfsync = (args: string[]) => runWfsync(args, settings, cwd);
+  const streams = (args: string[]) => wfsync(['companies', 'streams', ...args]);
+  /** The one line a refused command prints, and that nothing changed. */
+  const refused = async (args: string[], line: string | RegExp) => {
+    const before = await db`select company_key, streams_off from workforce.companies order by 1`;
+    const ran = await streams(args);
+    expect(ran.code, ran.stderr).toBe(1);
+    expect(ran.stdout).toBe('');
+    expect(ran.stderr.trim().split('\n')).toEqual([typeof line === 'string' ? line : expect.stringMatching(line)]);
+    expect(await db`select company_key, streams_off from workforce.companies order by 1`).toEqual(before);
+  };
+  const syncOnce = async () => {
+    const ran = await wfsync(['sync', '--once', '--streams', `run-log-forms,${OFF}`, '--json']);
+    expect(ran.code, ran.stderr).toBe(0);
+    const summaries = JSON.parse(ran.stdout) as {
+      companyKey: string;
+      streams: { stream: string; outcome: string; requests: number; rows: number }[];
+    }[];
+    return (company: string, stream: string) =>
+      summaries.find((s) => s.companyKey === company)!.streams.find((s) => s.stream === stream)!;
+  };
+  const rows = async (company: string) =>
+    Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await count(t, company, db)] as const)));
+  const asked = (s: RunningSandbox) => s.stats().byEndpoint.runLogFormResponses ?? 0;
+
+  it('turns a stream off (no request for it in the next sync), purges only its rows of that company, and on again', async () => {
+    const first = await syncOnce();
+    expect(first('north', OFF).outcome).toBe('ok');
+    const synced = await rows('north');
+    expect(synced.run_log_form_responses).toBeGreaterThan(0);
+    expect(synced.run_log_form_response_answers).toBeGreaterThan(0);
+
+    // Bad input: one line, and nothing changes.
+    await refused(['nowhere', '--off', OFF], /^wfsync: company nowhere is not added/);
+    await refused(
+      ['north', '--off', 'run-logs'],
+      /^wfsync: companies streams: --off: "run-logs" is not a stream; streams: certifications, .*run-log-form-responses/,
+    );
+    await refused(['north', '--off', OFF, '--on', OFF], 'wfsync: companies streams: give --off or --on, not both');
+    await refused(['north'], 'wfsync: companies streams: give --off STREAM[,STREAM] or --on STREAM[,STREAM]');
+    await refused(['north', '--on', OFF, '--purge'], /^wfsync: companies streams: --purge goes with --off/);
+    await refused(
+      ['north', '--off', 'individuals'],
+      'wfsync: company north: individuals is read by individual-certifications: turn it off too, or keep individuals',
+    );
+
+    const off = await streams(['north', '--off', OFF]);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout.trim()).toBe(
+      `company north: ${OFF} off; running processes stop reading them within 1 s; their rows stay (--purge deletes them)`,
+    );
+    const listed = JSON.parse((await wfsync(['companies', 'list', '--json'])).stdout) as {
+      key: string;
+      streamsOff: string[];
+    }[];
+    expect(listed.map((c) => [c.key, c.streamsOff])).toEqual([
+      ['north', [OFF]],
+      ['south', []],
+    ]);
+    expect((await wfsync(['companies', 'list'])).stdout).toMatch(new RegExp(`^north .* streams off: ${OFF}$`, 'm'));
+
+    const [northAsked, southAsked] = [asked(north), asked(south)];
+    const next = await syncOnce();
+    expect(next('north', OFF)).toMatchObject({ outcome: 'off', requests: 0 });
+    expect(next('north', 'run-log-forms').outcome).toBe('ok');
+    expect(next('south', OFF).outcome).toBe('ok');
+    expect(asked(north)).toBe(northAsked);
+    expect(asked(south)).toBeGreaterThan(southAsked);
+    expect(await rows('north')).toEqual(synced);
+
+    const resync = await wfsync(['resync', 'north', OFF]);
+    expect(resync.code).toBe(1);
+    expect(resync.stderr.trim()).toBe(
+      `wfsync: company north: stream ${OFF} is off; turn it on first (wfsync companies streams north --on ${OFF})`,
+    );
+
+    // Purged: north's rows of the stream and its checkpoints go; south's stay, and north's other streams.
+    const unconfirmed = await streams(['north', '--off', OFF, '--purge']);
+    expect(unconfirmed.code).toBe(1);
+    expect(unconfirmed.stderr.trim()).toMatch(/--purge: add --yes to confirm/);
+    expect(await rows('north')).toEqual(synced);
+    const southRows = await rows('south');
+    const purged = await streams(['north', '--off', OFF, '--purge', '--yes']);
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(purged.stdout).toMatch(/; \d+ rows purged from \d+ tables$/m);
+    expect(await rows('north')).toEqual(Object.fromEntries(TABLES.map((t) => [t, 0])));
+    expect(await db`select 1 from workforce.sync_state where company_key = 'north' and stream = ${OFF}`).toEqual([]);
+    expect(await rows('south')).toEqual(southRows);
+    expect(await count('run_log_forms', 'north', db)).toBeGreaterThan(0);
+
+    // wfsync status does not count it failed while it is off.
+    await db`insert into workforce.sync_runs (company_key, stream, finished_at, outcome, error)
+             values ('north', ${OFF}, now(), 'failed', 'a failure from before it was turned off')`;
+    const status = await wfsync(['status', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const line = (
+      JSON.parse(status.stdout) as { streams: { company: string; stream: string; freshness: string }[] }
+    ).streams.find((s) => s.company === 'north' && s.stream === OFF);
+    expect(line?.freshness).toBe('off');
+
+    // On again: its first sync reads it all again.
+    const on = await streams(['north', '--on', OFF]);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toMatch(new RegExp(`^company north: ${OFF} on again; running processes read them within 1 s`));
+    expect((await wfsync(['status'])).code).toBe(1);
+    const again = await syncOnce();
+    expect(again('north', OFF).outcome).toBe('ok');
+    expect(asked(north)).toBeGreaterThan(northAsked);
+    expect(await rows('north')).toEqual(synced);
+    expect((await wfsync(['status'])).code).toBe(0);
+
+    const timeline = await db<{ event: string; stream: string }[]>`
+      select event, stream from workforce.events where company_key = 'north' and event in ('stream_turned_off', 'stream_purged', 'stream_turned_on') order by id`;
+    expect(timeline.map((e) => [e.event, e.stream])).toEqual([
+      ['stream_turned_off', OFF],
+      ['stream_purged', OFF],
+      ['stream_turned_on', OFF],
+    ]);
+  }, 300_000);
+
+  it('turns a stream others read off only with them, and on only with it', async () => {
+    const both = 'individuals,individual-certifications';
+    expect((await streams(['south', '--off', both])).code).toBe(0);
+    await refused(
+      ['south', '--on', 'individual-certifications'],
+      'wfsync: company south: individual-certifications reads individuals, which is off: turn individuals on too',
+    );
+    const on = await streams(['south', '--on', both]);
+    expect(on.code, on.stderr).toBe(0);
+    expect((await db`select streams_off from workforce.companies where company_key = 'south'`)[0]!.streams_off).toEqual(
+      [],
+    );
+  }, 60_000);
 });

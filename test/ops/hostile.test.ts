@@ -10,6 +10,7 @@ import {
   HOSTILE_VALUES,
   LEAKS,
   REFLECTED,
+  XSS,
   fillPath,
   type HostileBody,
 } from '../support/hostile.ts';
@@ -212,6 +213,40 @@ describe('the known faults', () => {
     expect((await t.get('/rejects?before=1')).status).toBe(200);
   });
 
+  it("a company's streams: a 4xx naming the field, and nothing changes", async () => {
+    const post = (key: string, body: string) =>
+      t.get(`/api/companies/${key}/streams`, {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'application/json' },
+        body,
+      });
+    const cases: [string, string, number, RegExp][] = [
+      ['north', JSON.stringify({ off: [XSS] }), 400, /^off: ".*" is not a stream; streams: /],
+      ['north', JSON.stringify({ on: 'individuals,../../etc' }), 400, /^on: /],
+      [
+        'north',
+        JSON.stringify({ off: ['run-log-forms'], on: ['individuals'] }),
+        400,
+        /^body: give off or on, not both/,
+      ],
+      ['north', JSON.stringify({ purge: true }), 400, /^body: give off or on/],
+      ['north', JSON.stringify({ on: ['run-log-forms'], purge: true }), 400, /^purge: /],
+      ['north', JSON.stringify({ off: { $gt: '' } }), 400, /^off: /],
+      ['north', JSON.stringify({ off: Array(101).fill('individuals') }), 400, /^off: /],
+      ['north', '{"off":', 400, /^body: expected JSON/],
+      ['north', JSON.stringify({ off: ['individuals'] }), 409, /individuals is read by individual-certifications/],
+      ['nowhere', JSON.stringify({ off: ['run-log-forms'] }), 404, /company nowhere is not added/],
+      ["north'--", JSON.stringify({ off: ['run-log-forms'] }), 400, /^key: /],
+    ];
+    for (const [key, body, status, error] of cases) {
+      const res = await post(encodeURIComponent(key), body);
+      expect(res.status, body).toBe(status);
+      expect(((await res.json()) as { error: string }).error, body).toMatch(error);
+    }
+    const res = await t.get('/api/companies/north/streams', { headers: bearer });
+    expect(((await res.json()) as { off: string[] }).off).toEqual([]);
+  });
+
   it('a malformed multipart sign-in is a 400 naming the body', async () => {
     const res = await t.get('/signin', {
       method: 'POST',
@@ -325,6 +360,9 @@ describe('every route', () => {
       'POST /push/models/:name/run',
       'DELETE /push/models/:name',
       'POST /actions/push-models/:name/:verb',
+      'GET /api/companies/:key/streams',
+      'POST /api/companies/:key/streams',
+      'POST /actions/companies/:key/streams',
     ]) {
       expect(paths).toContain(known);
     }

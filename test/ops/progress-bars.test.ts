@@ -87,6 +87,7 @@ describe('progress bars', () => {
       viewer: { signedIn: false, canSignIn: false },
       canRun: false,
       canResync: false,
+      canSwitch: false,
       events: [],
       schemaChanges: [],
       resyncs: [],

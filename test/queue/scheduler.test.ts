@@ -12,6 +12,9 @@ import { runOffsetMs, sharesOf, SPREAD_PER_COMPANY_MS } from '../../src/queue/sp
 import { cronOf, defineJob } from '../../src/queue/job.ts';
 import { loadConfig } from '../../src/config.ts';
 import { jobs } from '../../jobs/index.ts';
+import { App } from '../../src/app/index.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { freshDatabase } from '../support/db.ts';
 
 const silent = pino({ level: 'silent' });
 const job = defineJob({ name: 'time-off', cron: '* * * * * *', streams: ['time-off-requests'], description: 'test' });
@@ -229,4 +232,52 @@ describe('scheduler', () => {
     const grown = sharesOf([...many, 'newcomer'], 'shift-assignments');
     for (const c of many) expect(Math.abs(grown.get(c)! - shares.get(c)!)).toBeLessThan(1 / 1000);
   });
+});
+
+describe("a process's scheduler and the streams its companies turned off", () => {
+  it('does not schedule a job for a company whose streams of it are all off, and does again once one is on', async () => {
+    const sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: null });
+    const each = ['run-log-forms', 'forms'];
+    const config = loadConfig({
+      DATABASE_URL: await freshDatabase(),
+      WFS_COMPANIES: JSON.stringify(
+        ['north', 'south'].map((key) => ({ key, apiKey: sandbox.apiKey, baseUrl: sandbox.url })),
+      ),
+      WFS_COMPANIES_REFRESH_SECONDS: '0.2',
+      WFS_SECRET_KEY: 'scheduler-test-secret-key',
+      // Two jobs fire every second; the others not while the test runs.
+      ...Object.fromEntries(
+        jobs.map((j) => [
+          `WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`,
+          each.includes(j.name) ? '* * * * * *' : '0 0 1 1 *',
+        ]),
+      ),
+    });
+    const app = new App(config, silent, { live: false, write: () => {}, setLive: () => {} });
+    try {
+      let runs: ScheduledRun[] = [];
+      await app.scheduler(async (r) => void runs.push(r));
+      const admin = await app.companyAdmin();
+      /** The companies each job was fired for over a little more than two seconds, once the table was read again. */
+      const fired = async () => {
+        await new Promise((r) => setTimeout(r, 500));
+        runs = [];
+        await new Promise((r) => setTimeout(r, 2200));
+        return Object.fromEntries(
+          each.map((j) => [j, [...new Set(runs.filter((r) => r.job.name === j).map((r) => r.company))].sort()]),
+        );
+      };
+      expect(await fired()).toEqual({ 'run-log-forms': ['north', 'south'], forms: ['north', 'south'] });
+
+      await admin.streams('north', { off: ['run-log-forms', 'run-log-form-responses'] });
+      expect(await fired()).toEqual({ 'run-log-forms': ['south'], forms: ['north', 'south'] });
+
+      // One of the job's streams on again: the job runs for it, and its run skips the other.
+      await admin.streams('north', { on: ['run-log-forms'] });
+      expect(await fired()).toEqual({ 'run-log-forms': ['north', 'south'], forms: ['north', 'south'] });
+    } finally {
+      await app.stop();
+      await sandbox.close();
+    }
+  }, 60_000);
 });

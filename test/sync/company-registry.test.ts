@@ -9,13 +9,16 @@ import { parseKeySpec } from '../../src/sandbox/keys.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { CompanyRegistry } from '../../src/sync/company-registry.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
+import { streamByName } from '../../src/resources/index.ts';
 import { addCompany, removeCompany, rotateKey, setPaused } from '../../src/warehouse/company-records.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { changeStreamsOff } from '../../src/warehouse/company-streams.ts';
 import { freshDatabase } from '../support/db.ts';
 
 /**
  * The registry a running process reads the companies table through: a pause stops a run under way after the page
- * in flight, a rotated key is what the next request sends, an added company appears and a removed one goes.
+ * in flight, a rotated key is what the next request sends, an added company appears and a removed one goes, and a
+ * stream turned off stops and is read no more.
  */
 
 const sealer = createSealer('registry-test-secret-key');
@@ -124,5 +127,54 @@ describe('the company registry', () => {
     expect(registry.get('late')).toBeUndefined();
     expect(late.stopped.aborted).toBe(true);
     off();
+  });
+
+  it('stops a run of a stream under way when the company turns it off; the next run sends no request for it', async () => {
+    const company = registry.get('slow')!;
+    const shiftAssignments = streamByName('shift-assignments')!;
+    let shiftPages = 0;
+    const run = runStreams(
+      {
+        ...company.ctx,
+        signal: company.stopped,
+        onProgress: (p) => void (p.stream === 'shift-assignments' && shiftPages++),
+      },
+      // Not the changes it depends on: a complete read of them is long here.
+      [shiftAssignments, streamByName('individuals')!],
+      { fullRefresh: true },
+    );
+    const started = Date.now();
+    while (shiftPages < 2 && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 20));
+    expect(shiftPages).toBeGreaterThanOrEqual(2);
+    await changeStreamsOff(wh, 'slow', () => ['shift-assignments']);
+    await registry.refresh();
+    const summary = await run;
+    const outcome = (stream: string) => summary.streams.find((s) => s.stream === stream)!;
+    expect(outcome('shift-assignments')).toMatchObject({
+      outcome: 'interrupted',
+      error: 'stream shift-assignments of company slow turned off',
+    });
+    expect(outcome('individuals').outcome).toBe('ok');
+
+    // Not scheduled for a job of it alone; a job of another stream of it still runs.
+    expect(registry.keysToRun(['shift-assignments'])).toEqual([]);
+    expect(registry.keysToRun(['assignment-changes', 'shift-assignments'])).toEqual(['slow']);
+    expect(registry.keysToRun([])).toEqual(['slow']);
+
+    const before = sandbox.stats().byEndpoint;
+    const next = await runStreams({ ...company.ctx, signal: company.stopped }, [
+      shiftAssignments,
+      streamByName('locales')!,
+    ]);
+    expect(next.streams.map((s) => [s.stream, s.outcome, s.requests])).toEqual([
+      ['shift-assignments', 'off', 0],
+      ['locales', 'ok', 1],
+    ]);
+    expect(sandbox.stats().byEndpoint.shiftAssignments).toBe(before.shiftAssignments);
+    expect(sandbox.stats().byEndpoint.locales).toBe(before.locales! + 1);
+
+    await changeStreamsOff(wh, 'slow', () => []);
+    await registry.refresh();
+    expect(registry.keysToRun(['shift-assignments'])).toEqual(['slow']);
   });
 });

@@ -18,6 +18,7 @@ export function companyTables(s: PgSchema) {
       run_type_ids: integer().array().notNull().default(sql`'{}'`),
       rate_limit: text().notNull().default('100/60s'),
       paused: boolean().notNull().default(false),
+      streams_off: text().array().notNull().default(sql`'{}'`),
       managed_by: text().notNull().default('operator'),
       created_at: tz().notNull().defaultNow(),
       updated_at: tz().notNull().defaultNow(),
