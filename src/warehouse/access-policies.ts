@@ -18,11 +18,14 @@ const GRANTS_TABLE = 'access_grants';
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
- * The companies of the role running the query, looked up once per query (an InitPlan) through the grants
- * table's key, which leads with the role: the comparison stays an `= any(array)` an index on company_key serves.
+ * The companies of the role running the query, as `granted_companies()` says (the one place that does), looked
+ * up once per query: the scalar subquery makes its call an InitPlan (the cast keeps `any` from reading it as a
+ * subquery of rows), and the comparison stays an `= any(array)` an index on company_key serves. Citus refuses a subquery in the policy of a distributed table
+ * (./distribution.ts), so there the function is called bare, once per row its workers read.
  */
-function companyPolicy(schema: string): string {
-  return `company_key = any (array(select g.company_key from ${ident(schema)}.${GRANTS_TABLE} g where g.role = current_user::text))`;
+export function companyPolicy(schema: string, distributed = false): string {
+  const granted = `${ident(schema)}.granted_companies()`;
+  return distributed ? `company_key = any (${granted})` : `company_key = any ((select ${granted})::text[])`;
 }
 
 interface TableRow {
