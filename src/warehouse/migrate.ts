@@ -9,6 +9,7 @@ import { postgresAt } from './socket.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
 import { ensureAccessPolicies, withdrawViews } from './access-policies.ts';
+import { ensureDistribution } from './distribution.ts';
 
 /** drizzle/ beside src/: generated migrations plus the hand-written views and comments. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -51,6 +52,9 @@ export async function migrateWarehouse(url: string, schema: string, logger?: Log
     });
     // Data, not a migration: a table a later migration adds with a company_key is covered as it appears.
     await client.begin((tx) => ensureAccessPolicies(tx, schema));
+    // On Citus, a table a migration added (with its policy) is distributed as it appears, like the policies.
+    const placed = await ensureDistribution(client, schema);
+    if (placed.length > 0) logger?.info({ schema, tables: placed.length }, 'warehouse tables distributed (Citus)');
     await client`select pg_advisory_unlock(hashtext(${`wfsync-migrate:${schema}`}))`;
     const applied = (await appliedCount(client, schema)) - before;
     // Every command migrates on its way in: only a change to the warehouse is news.
