@@ -27,6 +27,15 @@ export async function onCitus(sql: postgres.Sql | postgres.TransactionSql): Prom
   return row!.citus;
 }
 
+const asked = new WeakMap<postgres.Sql, Promise<boolean>>();
+
+/** Whether the warehouse is on a Citus coordinator, asked once per client. */
+export function isDistributed(wh: { sql: postgres.Sql }): Promise<boolean> {
+  let answer = asked.get(wh.sql);
+  if (!answer) asked.set(wh.sql, (answer = onCitus(wh.sql)));
+  return answer;
+}
+
 interface TableRow {
   table: string;
   /** The table's primary key starts with company_key. */
