@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import { AccessError, grantAccess, listAccess, revokeAccess } from '../../src/warehouse/access.ts';
@@ -111,9 +111,12 @@ describe('row-level security', () => {
       )
         .map((r) => r['QUERY PLAN'])
         .join('\n');
-    expect(await plan(wh.sql)).not.toMatch(/access_grants|InitPlan/);
+    expect(await plan(wh.sql)).not.toMatch(/access_grants|granted_companies|InitPlan/);
     await grantAccess(wh, { role: `${ANALYST}_plan`, companies: ['a'], personal: true, createWithPassword: PASSWORD });
-    expect(await plan(login(`${ANALYST}_plan`))).toMatch(/InitPlan/);
+    // On Citus the policy calls granted_companies() bare (no subquery there), in the shard's index condition.
+    expect(await plan(login(`${ANALYST}_plan`))).toMatch(
+      inject('citus') ? /Index Cond: .*granted_companies/ : /InitPlan/,
+    );
     await revokeAccess(wh, `${ANALYST}_plan`);
   });
 });
