@@ -10,9 +10,9 @@ import { jobs } from '../jobs/index.ts';
 import { enqueueRun, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
 import type { SandboxStats } from '../src/sandbox/http.ts';
 import { clusterNodes, createCitusDatabase, onNode, startCitusCluster, withDatabase } from '../test/support/citus.ts';
-import { spawnWfsync, waitFor } from '../test/support/processes.ts';
+import { type Spawned, spawnWfsync, waitFor } from '../test/support/processes.ts';
 import { freePort, startRedis } from '../test/support/services.ts';
-import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
+import { postgresCpuSeconds, type SandboxProcess, startSandboxProcess } from './sync-process.ts';
 
 /**
  * The warehouse on Citus against one plain Postgres: COMPANIES companies (default 40; one sandbox of SIZE, default
@@ -20,18 +20,20 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  * WORKERS wfsync workers sharing Redis: into a Citus cluster (a coordinator and two workers, ../shared/citus, the
  * default 32 shards a table), then the same into one Postgres 15 server of the same binaries without Citus. All of
  * it on this one machine, so the measure is CPU a page (a request the service answered), not wall time: of each
- * Postgres server (postmaster and backends, from /proc), and of the cluster's, beside rows written per worker. Goals:
- * the workers share the writes within 40/60, the coordinator spends at most a quarter of the cluster's CPU a page,
- * and the cluster at most 1.5 times the plain server's. Prints one JSON object.
+ * Postgres server (postmaster and backends, from /proc), and of the cluster's, beside rows written per worker,
+ * over MINUTES (default 4) once the first WARMUP_SECONDS (default 60) of the backfills are past. Goals: the workers
+ * share the writes within 40/60, the coordinator spends at most a quarter of the cluster's CPU a page, and the
+ * cluster at most 1.5 times the plain server's. Prints one JSON object.
  *
- *   COMPANIES=40 SIZE=small WORKERS=1 node --import tsx bench/citus.ts
+ *   COMPANIES=40 SIZE=small WORKERS=1 MINUTES=4 node --import tsx bench/citus.ts
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 40);
 const SIZE = process.env.SIZE ?? 'small';
 const WORKERS = Number(process.env.WORKERS ?? 1);
 const LIMIT = Number(process.env.LIMIT ?? 100);
-const TIMEOUT_MINUTES = Number(process.env.TIMEOUT_MINUTES ?? 30);
+const MINUTES = Number(process.env.MINUTES ?? 4);
+const WARMUP_SECONDS = Number(process.env.WARMUP_SECONDS ?? 60);
 const SEED = 7;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
@@ -80,33 +82,50 @@ async function busy(queue: Queue<SyncJobData>): Promise<number> {
   return new Set(pending.filter(Boolean).map((j) => j.data.company)).size;
 }
 
-/** The first sync of every company into the warehouse: pages, and each server's CPU a page. */
+/** Each server's CPU seconds and rows written, and the pages the service answered, at one moment. */
+async function reading(wh: Warehouse, sandboxUrl: string) {
+  return {
+    at: Date.now(),
+    cpu: wh.nodes.map((n) => postgresCpuSeconds(n.dataDir) ?? 0),
+    rows: await Promise.all(wh.nodes.map((n) => rowsWritten(n.url))),
+    stats: await stats(sandboxUrl),
+  };
+}
+
+/** The companies' settings: each its own key of one sandbox. */
+function companiesEnv(sandbox: SandboxProcess): string {
+  return JSON.stringify(
+    Array.from({ length: COMPANIES }, (_, i) => ({
+      key: company(i),
+      apiKey: apiKey(i),
+      baseUrl: sandbox.url,
+      formIds: sandbox.info.formIds,
+      runTypeIds: sandbox.info.runTypeIds,
+    })),
+  );
+}
+
+const errorLines = (workers: Spawned[]) =>
+  workers.reduce(
+    (n, w) =>
+      n +
+      w
+        .output()
+        .split('\n')
+        .filter((l) => /"level":50/.test(l)).length,
+    0,
+  );
+
+/** Every company's first sync under way in the warehouse, measured over MINUTES past the warm-up. */
 async function backfill(label: string, wh: Warehouse) {
   const redis = await startRedis();
-  const sandbox = await startSandboxProcess({
-    size: SIZE,
-    rateLimit: `${LIMIT}/60s`,
-    seed: SEED,
-    keys: Array.from({ length: COMPANIES }, (_, i) => apiKey(i)),
-  });
-  const env: Record<string, string> = {
-    DATABASE_URL: wh.url,
-    REDIS_URL: redis.url,
-    WFS_RATE_LIMIT: `${LIMIT}/60s`,
-    LOG_LEVEL: 'info',
-    WFS_COMPANIES: JSON.stringify(
-      Array.from({ length: COMPANIES }, (_, i) => ({
-        key: company(i),
-        apiKey: apiKey(i),
-        baseUrl: sandbox.url,
-        formIds: sandbox.info.formIds,
-        runTypeIds: sandbox.info.runTypeIds,
-      })),
-    ),
-  };
-  const migrate = spawnWfsync(['migrate'], env);
+  const keys = Array.from({ length: COMPANIES }, (_, i) => apiKey(i));
+  const sandbox = await startSandboxProcess({ size: SIZE, rateLimit: `${LIMIT}/60s`, seed: SEED, keys });
+  const env = { DATABASE_URL: wh.url, REDIS_URL: redis.url, WFS_RATE_LIMIT: `${LIMIT}/60s`, LOG_LEVEL: 'info' };
+  const withCompanies = { ...env, WFS_COMPANIES: companiesEnv(sandbox) };
+  const migrate = spawnWfsync(['migrate'], withCompanies);
   if ((await migrate.exited()).code !== 0) throw new Error(`migrate failed: ${migrate.output()}`);
-  const workers = Array.from({ length: WORKERS }, () => spawnWfsync(['worker'], env));
+  const workers = Array.from({ length: WORKERS }, () => spawnWfsync(['worker'], withCompanies));
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   const queue = new Queue<SyncJobData>(SYNC_QUEUE, { connection });
   try {
@@ -116,43 +135,27 @@ async function backfill(label: string, wh: Warehouse) {
         async () => /worker started/.test(w.output()),
         120_000,
       );
-    const cpu0 = wh.nodes.map((n) => postgresCpuSeconds(n.dataDir) ?? 0);
-    const rows0 = await Promise.all(wh.nodes.map((n) => rowsWritten(n.url)));
-    const before = await stats(sandbox.url);
-    const t0 = Date.now();
     const firedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     for (const job of jobs.filter((j) => !j.fullRefresh))
       for (let i = 0; i < COMPANIES; i++) await enqueueRun(queue, { company: company(i), job, firedAt });
-    while ((await busy(queue)) > 0) {
-      if (Date.now() - t0 > TIMEOUT_MINUTES * 60_000)
-        throw new Error(`${label}: backfill not done in ${TIMEOUT_MINUTES} min`);
-      await sleep(2_000);
-    }
-    const seconds = (Date.now() - t0) / 1000;
-    const cpu = wh.nodes.map((n, i) => (postgresCpuSeconds(n.dataDir) ?? 0) - cpu0[i]!);
-    const rows = (await Promise.all(wh.nodes.map((n) => rowsWritten(n.url)))).map((r, i) => r - rows0[i]!);
-    const after = await stats(sandbox.url);
-    const pages = after.requests - before.requests;
-    const failed = workers.reduce(
-      (n, w) =>
-        n +
-        w
-          .output()
-          .split('\n')
-          .filter((l) => /"level":50/.test(l)).length,
-      0,
-    );
+    await sleep(WARMUP_SECONDS * 1000);
+    const before = await reading(wh, sandbox.url);
+    await sleep(MINUTES * 60_000);
+    const after = await reading(wh, sandbox.url);
+    const cpu = after.cpu.map((c, i) => c - before.cpu[i]!);
+    const pages = after.stats.requests - before.stats.requests;
     return {
       label,
-      seconds: Math.round(seconds),
+      seconds: Math.round((after.at - before.at) / 1000),
       pages,
-      rateLimited: after.rateLimited - before.rateLimited,
-      workerErrors: failed,
+      companiesStillBackfilling: await busy(queue),
+      rateLimited: after.stats.rateLimited - before.stats.rateLimited,
+      workerErrors: errorLines(workers),
       nodes: wh.nodes.map((n, i) => ({
         role: n.role,
         cpuSeconds: round(cpu[i]!),
         msPerPage: round((cpu[i]! * 1000) / Math.max(1, pages)),
-        rowsWritten: rows[i]!,
+        rowsWritten: after.rows[i]! - before.rows[i]!,
       })),
       msPerPage: round((cpu.reduce((a, b) => a + b, 0) * 1000) / Math.max(1, pages)),
     };

@@ -63,7 +63,9 @@ function access(args: string[], stdin = ''): Promise<{ code: number | null; out:
 }
 
 const grants = () => sql`select role, company_key, personal from workforce.access_grants order by 1, 2`;
-const roles = async () => (await sql<{ n: number }[]>`select count(*)::int as n from pg_roles`)[0]!.n;
+/** This file's roles: other test files make roles of their own on the same server at the same time. */
+const roles = async () =>
+  (await sql<{ n: number }[]>`select count(*)::int as n from pg_roles where starts_with(rolname, ${ROLE})`)[0]!.n;
 
 describe('wfsync access', () => {
   it('refuses bad input in one line, exits non-zero and changes nothing', async () => {

@@ -31,3 +31,17 @@ export async function waitingOnLocks(sql: postgres.Sql, like: string): Promise<n
   );
   return r!.n;
 }
+
+/** Gives a test's database to `owner`: on Citus, on every node, as an operator gives the warehouse's role its database. */
+export async function giveDatabase(url: string, owner: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  const nodes = inject('citus')?.nodes ?? [url];
+  for (const node of nodes) {
+    const sql = postgres(node, { max: 1, onnotice: () => {} });
+    try {
+      await sql.unsafe(`alter database ${name} owner to ${owner}`);
+    } finally {
+      await sql.end();
+    }
+  }
+}

@@ -7,7 +7,7 @@ import { AccessError, grantAccess, listAccess, revokeAccess } from '../../src/wa
 import { withdrawViews } from '../../src/warehouse/access-policies.ts';
 import { personalColumnsOf } from '../../src/warehouse/personal-columns.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { freshDatabase } from '../support/db.ts';
+import { freshDatabase, giveDatabase } from '../support/db.ts';
 import { HOSTILE_VALUES } from '../support/hostile.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
@@ -64,10 +64,11 @@ const DENIED = '42501';
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 11, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
-  adminUrl = await freshDatabase();
+  // Empty: the owner migrates the warehouse itself, as a superuser's migration would leave objects it cannot use.
+  adminUrl = await freshDatabase({ empty: true });
   admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create role ${OWNER} login createrole password 'owner-pass'`);
-  await admin.unsafe(`alter database ${new URL(adminUrl).pathname.slice(1)} owner to ${OWNER}`);
+  await giveDatabase(adminUrl, OWNER);
   ownerUrl = urlAs(OWNER, 'owner-pass');
   syncA = await openTestSync(sandbox, { databaseUrl: ownerUrl, companyKey: 'a' });
   syncB = await openTestSync(sandbox, { databaseUrl: ownerUrl, companyKey: 'b' });
