@@ -74,6 +74,10 @@ const commands: Record<
     summary: 'what happened to a company: changes, failing and recovered streams, re-syncs, upgrades',
     run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,
   },
+  audit: {
+    summary: 'every change made from the CLI, the dashboard or the API: who, what, when, and its outcome',
+    run: async () => (await import('./commands/audit.ts')).runAuditCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,

@@ -148,9 +148,16 @@ export interface Retention {
   pushPayloadsDays: number;
   /** Personal fields of individuals deleted or Former for longer than this are blocked; unset: kept. */
   formerPersonalDays?: number;
+  /** The audit trail of changes. */
+  auditDays: number;
 }
 
-export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
+export const DEFAULT_RETENTION: Retention = {
+  runsDays: 30,
+  resolvedRejectsDays: 30,
+  pushPayloadsDays: 30,
+  auditDays: 400,
+};
 
 /** A retention horizon in days; a fraction of a day is allowed. */
 const days = z.coerce.number().positive('expected a number of days above 0').max(36_500);
@@ -202,6 +209,7 @@ export const Env = z.object({
   WFS_KEEP_RESOLVED_REJECTS_DAYS: days.default(DEFAULT_RETENTION.resolvedRejectsDays),
   WFS_KEEP_PUSH_PAYLOADS_DAYS: days.default(DEFAULT_RETENTION.pushPayloadsDays),
   WFS_KEEP_FORMER_PERSONAL_DAYS: days.optional(),
+  WFS_KEEP_AUDIT_DAYS: days.default(DEFAULT_RETENTION.auditDays),
   WFS_PERSONAL_DATA_KEY: z.string().min(16, 'at least 16 characters').optional(),
   WFS_DATA_DIR: z.string().default(DEFAULTS.dataDir),
   WFS_TIMEZONE: z.string().default(DEFAULTS.timezone),
@@ -319,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS,
       pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS,
       formerPersonalDays: e.WFS_KEEP_FORMER_PERSONAL_DAYS,
+      auditDays: e.WFS_KEEP_AUDIT_DAYS,
     },
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,

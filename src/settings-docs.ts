@@ -145,6 +145,12 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
     default: 'kept',
   },
   {
+    names: ['WFS_KEEP_AUDIT_DAYS'],
+    meaning:
+      'how long the daily `housekeeping` job keeps the audit trail of changes (`wfsync audit`); days, fractions allowed',
+    default: code(DEFAULT_RETENTION.auditDays),
+  },
+  {
     names: ['WFS_PERSONAL_DATA_KEY'],
     meaning:
       'key of the `hash` policy (HMAC-SHA-256) and of the erased people list (at least 16 characters); every process of one warehouse needs the same, and changing it changes every hash',

@@ -13,6 +13,10 @@ import {
 } from './personal-data-routes.ts';
 import { idParam } from './input.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
+import { tokenActor, type Actor } from '../warehouse/audit.ts';
+
+/** Who an API request acts as: the push token is the token named `env`. */
+const apiActor = (_c: Context): Actor => tokenActor('env');
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -39,10 +43,12 @@ export interface CompanyRoutesOptions {
   token?: string;
   log: Logger;
   viewer: (c: Context) => Viewer;
+  /** Who a signed-in page's request acts as. */
+  actor: (c: Context) => Actor;
   /** Personal-data policies and erasures, on the same API. */
-  personalData?: Omit<PersonalDataRoutesOptions, 'log'>;
+  personalData?: Omit<PersonalDataRoutesOptions, 'log' | 'admin' | 'actor'>;
   /** Asks for a re-sync of one stream (absent: no route); `known` says which companies it may name. */
-  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard') => Promise<string>;
+  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard', by: Actor) => Promise<string>;
   known: (company: string) => boolean;
 }
 
@@ -124,20 +130,20 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const parsed = parseNewCompany(form);
       if (!parsed.ok) return c.json({ error: parsed.error }, 400);
-      const added = await admin.add(parsed.value);
+      const added = await admin.add(o.actor(c), parsed.value);
       log.info({ company: added.key }, 'company added from the dashboard');
       return done(c, `company ${added.key} is added; its first runs start within a refresh`);
     }),
   );
   for (const [path, act, said] of [
-    ['pause', (k: string) => admin.pause(k), 'paused'],
-    ['resume', (k: string) => admin.resume(k), 'resumed'],
+    ['pause', (by: Actor, k: string) => admin.pause(by, k), 'paused'],
+    ['resume', (by: Actor, k: string) => admin.resume(by, k), 'resumed'],
   ] as const) {
     actions.post(`/companies/:key/${path}`, (c) =>
       acting(c, async () => {
         const key = keyParam(c);
         if (!key.ok) return key.res;
-        await act(key.key);
+        await act(o.actor(c), key.key);
         log.info({ company: key.key }, `company ${said} from the dashboard`);
         return done(c, `company ${key.key} is ${said}`);
       }),
@@ -151,7 +157,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const apiKey = parseApiKey(form);
       if (!apiKey.ok) return c.json({ error: apiKey.error }, 400);
-      await admin.rotateKey(key.key, apiKey.value);
+      await admin.rotateKey(o.actor(c), key.key, apiKey.value);
       log.info({ company: key.key }, 'company API key rotated from the dashboard');
       return done(c, `the API key of company ${key.key} is replaced`);
     }),
@@ -166,7 +172,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       // Purging deletes rows for good: the form asks for the company's key typed again.
       if (purge && form.confirm !== key.key)
         return c.json({ error: 'confirm: type the company key to purge its rows' }, 400);
-      const { purged } = await admin.remove(key.key, { purge });
+      const { purged } = await admin.remove(o.actor(c), key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed from the dashboard');
       return done(
         c,
@@ -180,7 +186,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     actions.post('/companies/:key/streams/:stream/resync', async (c) => {
       const target = resyncTarget(c, o.known);
       if (!target.ok) return target.res;
-      const said = await resync(target.company, target.stream, 'dashboard');
+      const said = await resync(target.company, target.stream, 'dashboard', o.actor(c));
       log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
       return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
     });
@@ -208,21 +214,21 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = parseNewCompany(body.body);
       if (!parsed.ok) return c.json({ error: parsed.error }, 400);
-      const added = await admin.add(parsed.value);
+      const added = await admin.add(apiActor(c), parsed.value);
       log.info({ company: added.key }, 'company added through the API');
       return c.json(companyView(added), 201);
     }),
   );
   const answer = (c: Context, company: CompanyRecord) => c.json(companyView(company));
   for (const [path, act] of [
-    ['pause', (k: string) => admin.pause(k)],
-    ['resume', (k: string) => admin.resume(k)],
+    ['pause', (by: Actor, k: string) => admin.pause(by, k)],
+    ['resume', (by: Actor, k: string) => admin.resume(by, k)],
   ] as const) {
     api.post(`/:key/${path}`, (c) =>
       acting(c, async () => {
         const key = keyParam(c);
         if (!key.ok) return key.res;
-        const changed = await act(key.key);
+        const changed = await act(apiActor(c), key.key);
         log.info({ company: key.key }, `company ${changed.paused ? 'paused' : 'resumed'} through the API`);
         return answer(c, changed);
       }),
@@ -236,7 +242,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const apiKey = parseApiKey(body.body);
       if (!apiKey.ok) return c.json({ error: apiKey.error }, 400);
-      const rotated = await admin.rotateKey(key.key, apiKey.value);
+      const rotated = await admin.rotateKey(apiActor(c), key.key, apiKey.value);
       log.info({ company: key.key }, 'company API key rotated through the API');
       return answer(c, rotated);
     }),
@@ -249,7 +255,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (purgeText !== undefined && !['true', 'false', '1', '0', ''].includes(purgeText))
         return c.json({ error: 'purge: expected true or false' }, 400);
       const purge = purgeText === 'true' || purgeText === '1';
-      const { removed, purged } = await admin.remove(key.key, { purge });
+      const { removed, purged } = await admin.remove(apiActor(c), key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed through the API');
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
@@ -273,14 +279,14 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     api.post('/:key/streams/:stream/resync', async (c) => {
       const target = resyncTarget(c, o.known);
       if (!target.ok) return target.res;
-      const said = await resync(target.company, target.stream, 'api');
+      const said = await resync(target.company, target.stream, 'api', apiActor(c));
       log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
       return c.json({ company: target.company, stream: target.stream, message: said }, 202);
     });
   }
   if (o.personalData) {
-    mountPersonalDataApi(api, { ...o.personalData, log });
-    mountPersonalDataPages(app, actions, { ...o.personalData, log, viewer: o.viewer });
+    mountPersonalDataApi(api, { ...o.personalData, log, admin, actor: apiActor });
+    mountPersonalDataPages(app, actions, { ...o.personalData, log, admin, actor: o.actor, viewer: o.viewer });
   }
   app.route('/api/companies', api);
 }

@@ -3,7 +3,9 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
-import { erase, setPersonalDataPolicy, type PersonalData, type PersonRef } from '../warehouse/personal-data/admin.ts';
+import type { PersonalData, PersonRef } from '../warehouse/personal-data/admin.ts';
+import type { Actor } from '../warehouse/audit.ts';
+import type { CompanyAdmin } from './company-admin.ts';
 import {
   listPolicies,
   PERSONAL_DATA_ACTIONS,
@@ -31,6 +33,10 @@ export interface PersonalDataRoutesOptions {
   warehouse: Warehouse;
   data: PersonalData;
   log: Logger;
+  /** Where the changes go, audited. */
+  admin: CompanyAdmin;
+  /** Who a request acts as. */
+  actor: (c: Context) => Actor;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -57,7 +63,7 @@ async function refusing(c: Context, act: () => Promise<Response>): Promise<Respo
 /** The person an erasure names: exactly one of serviceId (digits) or employeeNumber; anything else is refused. */
 function personOf(
   body: Record<string, unknown>,
-): { ok: true; ref: PersonRef; requestedBy: string } | { ok: false; error: string } {
+): { ok: true; ref: PersonRef; requestedBy?: string } | { ok: false; error: string } {
   const unknown = Object.keys(body).find((k) => !['serviceId', 'employeeNumber', 'requestedBy'].includes(k));
   if (unknown) return { ok: false, error: `${unknown}: unknown field (serviceId, employeeNumber, requestedBy)` };
   const { serviceId, employeeNumber, requestedBy } = body;
@@ -67,7 +73,6 @@ function personOf(
   ) {
     return { ok: false, error: 'requestedBy: expected text of at most 200 characters' };
   }
-  const by = `api${requestedBy ? `:${requestedBy}` : ''}`;
   if ((serviceId === undefined) === (employeeNumber === undefined))
     return { ok: false, error: 'serviceId: give one of serviceId or employeeNumber' };
   if (serviceId !== undefined) {
@@ -79,7 +84,7 @@ function personOf(
     ) {
       return { ok: false, error: 'serviceId: expected a whole number' };
     }
-    return { ok: true, ref: { serviceId }, requestedBy: by };
+    return { ok: true, ref: { serviceId }, requestedBy: requestedBy || undefined };
   }
   if (
     typeof employeeNumber !== 'string' ||
@@ -89,7 +94,7 @@ function personOf(
   ) {
     return { ok: false, error: 'employeeNumber: expected text of at most 100 characters' };
   }
-  return { ok: true, ref: { employeeNumber }, requestedBy: by };
+  return { ok: true, ref: { employeeNumber }, requestedBy: requestedBy || undefined };
 }
 
 function keyOf(c: Context): string | undefined {
@@ -116,7 +121,7 @@ export function mountPersonalDataApi(api: Hono, o: PersonalDataRoutesOptions): v
       if (!key) return c.json({ error: BAD_KEY }, 400);
       const body = await jsonBody(c);
       if (!body) return c.json({ error: 'body: expected a JSON object of FIELD: "keep" | "hash" | "block"' }, 400);
-      const set = await setPersonalDataPolicy(wh, o.data, key, body);
+      const set = await o.admin.setPolicy(o.actor(c), key, body);
       o.log.info({ company: key, fields: body }, 'personal-data policy set through the API');
       return c.json({ company: key, fields: body, rewritten: set.rewritten[key] ?? {} });
     }),
@@ -129,7 +134,7 @@ export function mountPersonalDataApi(api: Hono, o: PersonalDataRoutesOptions): v
       if (!body) return c.json({ error: 'body: expected a JSON object with serviceId or employeeNumber' }, 400);
       const person = personOf(body);
       if (!person.ok) return c.json({ error: person.error }, 400);
-      const done = await erase(wh, o.data, key, person.ref, person.requestedBy);
+      const done = await o.admin.erase(o.actor(c), key, person.ref, person.requestedBy);
       o.log.info({ company: key, erasure: done.id }, 'individual erased through the API');
       return c.json({ id: done.id, company: key, rewritten: done.counts }, 201);
     }),
@@ -175,7 +180,7 @@ export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalData
       const form = await formOf(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const pairs = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== ''));
-      const set = await setPersonalDataPolicy(wh, o.data, key, pairs);
+      const set = await o.admin.setPolicy(o.actor(c), key, pairs);
       o.log.info({ company: key, fields: pairs }, 'personal-data policy set from the dashboard');
       const rows = Object.values(set.rewritten[key] ?? {}).reduce((a, b) => a + b, 0);
       return back(c, key, `policy set; ${rows} stored rows rewritten`);
@@ -198,7 +203,7 @@ export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalData
         ...(form.employeeNumber ? { employeeNumber: form.employeeNumber } : {}),
       });
       if (!person.ok) return c.json({ error: person.error }, 400);
-      const done = await erase(wh, o.data, key, person.ref, 'dashboard');
+      const done = await o.admin.erase(o.actor(c), key, person.ref);
       o.log.info({ company: key, erasure: done.id }, 'individual erased from the dashboard');
       return back(
         c,

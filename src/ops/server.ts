@@ -32,6 +32,7 @@ import { readiness } from './ready.ts';
 import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { listSchemaChanges } from '../warehouse/schema-changes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
+import { audited, listAudit, tokenActor, type Actor } from '../warehouse/audit.ts';
 
 /** Companies on one page of the overview: a thousand stay well under 300 KB. */
 const OVERVIEW_PAGE = 1000;
@@ -55,13 +56,13 @@ export interface MountedApp {
 /** What the dashboard's buttons do; a hook that is absent has no button. */
 export interface OpsActions {
   /** Runs one stream of one company now (in this process, or enqueued); says what happened. */
-  runStream?(company: string, stream: StreamName): Promise<string>;
+  runStream?(company: string, stream: StreamName, by: Actor): Promise<string>;
   /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
-  retryPush?(id: number): Promise<string>;
+  retryPush?(id: number, by: Actor): Promise<string>;
   /** Runs, pauses, resumes or removes a push model; offered by the push module when push is configured. */
-  pushModel?(name: string, verb: PushModelVerb): Promise<string>;
+  pushModel?(name: string, verb: PushModelVerb, by: Actor): Promise<string>;
   /** Reads one stream of one company again from the start, through the queue or the running start; says what happened. */
-  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard'): Promise<string>;
+  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard', by: Actor): Promise<string>;
 }
 
 export const PUSH_MODEL_VERBS = ['run', 'pause', 'resume', 'remove'] as const;
@@ -112,6 +113,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   const auth = new DashboardAuth(opts.dashboardToken, opts.sessions);
   const { warehouse: wh } = opts;
   const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
+  /** Who a signed-in dashboard request acts as. */
+  const actor = (_c: Context): Actor => tokenActor('dashboard');
   const records = recordView(auth, opts.host ?? DEFAULTS.httpHost);
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
@@ -244,6 +247,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         schemaChanges: await listSchemaChanges(wh, { companyKey: company }),
         resyncs: await listResyncs(wh, company),
         olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
+        audit: await listAudit(wh, { company, limit: TIMELINE_PAGE }),
         flash: c.req.query('done'),
         now: Date.now(),
       }),
@@ -302,7 +306,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
       return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
     if (!isStreamName(stream))
       return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
-    const said = await run(company, stream);
+    const said = await run(company, stream, actor(c));
     opts.log.info({ company, stream }, 'stream run requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
@@ -313,7 +317,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (!form) return c.json({ error: FORM_EXPECTED }, 400);
     const id = idParam('id', typeof form.id === 'string' ? form.id : undefined);
     if (!id.ok) return c.json({ error: id.error }, 400);
-    const said = await retry(id.value);
+    const said = await retry(id.value, actor(c));
     opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
@@ -326,7 +330,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
       return c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
     if (!PUSH_MODEL_VERBS.includes(verb))
       return c.json({ error: `action: expected one of ${PUSH_MODEL_VERBS.join(', ')}` }, 400);
-    const said = await act(name, verb);
+    const said = await act(name, verb, actor(c));
     opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
@@ -336,6 +340,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
       token: opts.pushToken,
       log: opts.log,
       viewer,
+      actor,
       resync: opts.actions?.resyncStream,
       known: (company) => companies().includes(company),
       personalData: { warehouse: wh, data: personalData },
@@ -356,6 +361,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     app.use('/queues', jobsShown(records, viewer));
     app.use('/queues/*', jobsShown(records, viewer));
     app.use('/queues/*', auth.guardWrites());
+    app.use('/queues/*', queueActionsAudited(wh, actor));
     app.route('/queues', queueBoard(opts.queues, '/queues', !auth.enabled));
   } else {
     app.get('/queues', async (c) => c.html(inProcessPage(await recentRuns(wh), viewer(c))));
@@ -398,6 +404,18 @@ function jobsShown(records: (c: Context) => RecordView, viewer: (c: Context) => 
       "Queued jobs show entity keys and the service's messages about records: sign in to see them (or, without WFS_DASHBOARD_TOKEN, reach this server on loopback).";
     if (c.req.path.startsWith('/queues/api/')) return c.json({ error: `sign-in: ${why}` }, 403);
     return c.html(signInPage(viewer(c), why), 403);
+  };
+}
+
+/** Acting on queued jobs (retry, clean, promote) is a change: audited with the method and path bull-board took. */
+function queueActionsAudited(wh: Warehouse, actor: (c: Context) => Actor): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    const target = `${c.req.method} ${c.req.path}`.slice(0, 300);
+    await audited(wh, actor(c), 'queues', { target }, async (note) => {
+      await next();
+      if (c.res.status >= 400) note.refused(`answered ${c.res.status}`);
+    });
   };
 }
 

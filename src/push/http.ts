@@ -10,18 +10,12 @@ import {
   PUSH_STATES,
   type PushKind,
 } from '../warehouse/tables/push.ts';
-import { listModelRuns, previewModel, runModel, type ModelRunResult } from './model-run.ts';
-import {
-  addModel,
-  listModels,
-  MODEL_NAME,
-  ModelError,
-  removeModel,
-  setModelPaused,
-  type ModelErrorKind,
-} from './models.ts';
+import { listModelRuns, previewModel, type ModelRunResult } from './model-run.ts';
+import { listModels, MODEL_NAME, ModelError, type ModelErrorKind } from './models.ts';
+import { addPushModel, pausePushModel, pushChanges, removePushModel, runPushModel } from './operator.ts';
+import { tokenActor, type Actor } from '../warehouse/audit.ts';
 import { MAX_CHANGES } from './bounds.ts';
-import { intake, knownCompanies, parseBody, type IntakeContext } from './intake.ts';
+import { knownCompanies, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
 import { previewPush } from './preview.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
@@ -134,6 +128,9 @@ const json = (schema: z.ZodType, description: string) => ({ description, content
 /** Room for MAX_CHANGES changes of well over a kilobyte each; a larger body is refused before it is read whole. */
 const PUSH_MAX_BYTES = 16 * 1024 * 1024;
 
+/** Who a request acts as: the push token is the token named `env`. */
+const actorOf = (_c: Context): Actor => tokenActor('env');
+
 function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
@@ -200,7 +197,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
         return c.json({ error: 'dryRun: expected true or false' }, 400);
       if (dryRun === 'true') return c.json(await previewPush(o.intake, k.kind, body.items), 200);
-      const result = await intake(o.intake, k.kind, body.items);
+      const result = await pushChanges(o.intake, actorOf(c), k.kind, body.items);
       if (!result.ok)
         return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
       return c.json(result.accepted, 202);
@@ -430,8 +427,9 @@ function mountModels(
     if (!company) return c.json({ error: 'company: required, several companies are configured', kind: 'invalid' }, 400);
     return acting(c, async () =>
       c.json(
-        await addModel(
-          wh,
+        await addPushModel(
+          o.intake,
+          actorOf(c),
           {
             name: b.name,
             company,
@@ -442,7 +440,6 @@ function mountModels(
             maxChanges: b.maxChanges,
           },
           companies,
-          o.intake.policy,
         ),
         201,
       ),
@@ -466,7 +463,9 @@ function mountModels(
   });
   app.post('/push/models/:name/run', async (c) => {
     const name = named(c);
-    return name ? acting(c, async () => c.json(withoutDetail(await runModel(o.intake, name)))) : badName(c);
+    return name
+      ? acting(c, async () => c.json(withoutDetail(await runPushModel(o.intake, actorOf(c), name))))
+      : badName(c);
   });
 
   path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", {
@@ -490,7 +489,9 @@ function mountModels(
     );
     app.post(`/push/models/:name/${verb}`, async (c) => {
       const name = named(c);
-      return name ? acting(c, async () => c.json(await setModelPaused(wh, name, paused))) : badName(c);
+      return name
+        ? acting(c, async () => c.json(await pausePushModel(o.intake, actorOf(c), name, paused)))
+        : badName(c);
     });
   }
 
@@ -501,7 +502,7 @@ function mountModels(
     const name = named(c);
     if (!name) return badName(c);
     return acting(c, async () => {
-      await removeModel(wh, name);
+      await removePushModel(o.intake, actorOf(c), name);
       return c.body(null, 204);
     });
   });

@@ -71,6 +71,14 @@ export const TABLE_DOCS: Record<string, string> = {
     'Re-syncs of one stream an operator asked for (wfsync resync, the API, the dashboard): when asked, started and finished, and the outcome.',
   usage_daily:
     'Requests sent to the service per company, stream and UTC day, added to as each run ends; kept when the runs are pruned.',
+  audit:
+    'Every change an operator, an API token or the housekeeping made, from the CLI, a page or the API (wfsync audit): when, who, what, to which company and with what outcome; never a personal value.',
+  sessions:
+    "Dashboard sessions, shared by every ops server of the warehouse: a hash of the session cookie's id, who signed in, their role, and when; a row deleted is a session ended everywhere.",
+  sign_ins:
+    'Sign-ins through the identity provider under way: each waits for its callback for ten minutes at most, and is deleted when it comes (a replayed callback finds nothing).',
+  api_tokens:
+    'Named API tokens (wfsync tokens): the scopes and companies each may act on; the token itself is stored only as a hash. A token deleted is refused at once by every server.',
   push_outbox:
     'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
   push_models:
@@ -317,8 +325,50 @@ const FIELD_DOCS: Record<string, string> = {
   queued: 'Changes put in the push outbox by the run.',
   refused: 'Changed rows push validation refused (not queued).',
   over_cap: 'True when more rows differed than max_changes: nothing was queued.',
+  actor:
+    "Who made the change (the audit's actor: oidc:<e-mail or subject>, token:<name>, cli:<user> or system); null for what the sync itself saw.",
   detail:
     'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
+};
+
+/** Columns whose name means something else in these tables than FIELD_DOCS says (an audit's action, a session's role). */
+const TABLE_FIELD_DOCS: Record<string, Record<string, string>> = {
+  audit: {
+    at: 'When the change was asked for.',
+    actor:
+      'Who: oidc:<e-mail or subject> (signed in through the identity provider), token:<name> (an API token, or the dashboard token), cli:<operating-system user>, or system (the housekeeping).',
+    action:
+      "What, in the CLI's words (see AUDIT_ACTIONS in src/warehouse/audit.ts): companies add, personal-data set, erase, access grant, resync, push, tokens create, sign-in, ...",
+    company_key: 'The company the change was to; null for what concerns no one company (a token, a sign-in).',
+    target:
+      'What in the company: a stream, a role, a field list, a ServiceId, a token, change ids; never a personal value.',
+    outcome:
+      'started (no outcome recorded yet, or the process ended first), done, refused (the reason says why) or failed (an unexpected error; the log has it).',
+    reason: 'Why it was refused or failed; null when done.',
+  },
+  sessions: {
+    session_hash: "SHA-256 (base64url) of the session cookie's random id: the cookie cannot be made from it.",
+    actor: 'Who signed in: oidc:<e-mail or subject>, or token:dashboard (WFS_DASHBOARD_TOKEN).',
+    role: 'viewer (reads every page), operator (also runs, re-syncs, pauses and resumes, retries pushes, runs push models) or admin (everything).',
+    signed_in_at: 'When the session began; it ends WFS_SESSION_MAX_HOURS after.',
+    used_at: 'When the session was last used (to the minute); it ends WFS_SESSION_IDLE_MINUTES after.',
+  },
+  sign_ins: {
+    state_hash: 'SHA-256 (base64url) of the state sent to the identity provider.',
+    nonce: 'The nonce the ID token must carry.',
+    code_verifier: 'The PKCE code verifier the authorization code is redeemed with.',
+    started_at: 'When the sign-in was sent to the identity provider.',
+  },
+  api_tokens: {
+    name: "The token's name, as the audit's actor token:<name> gives it.",
+    token_hash: 'SHA-256 (base64url) of the token: it cannot be read back.',
+    scopes:
+      'What it may do: push (push and dry-run changes), read (push status, timelines, usage and events), admin (companies, personal data, erasures, access, the audit).',
+    companies: 'The companies it may act on; empty: every company.',
+    created_at: 'When the token was made.',
+    created_by: 'Who made it (an audit actor).',
+    last_used_at: 'When a request last used it (to the minute); null: never.',
+  },
 };
 
 /** Nested objects flattened into prefixed columns: prefix → what the object is. */
@@ -561,7 +611,7 @@ function companionDoc(column: string): string | undefined {
 }
 
 function columnDoc(table: string, column: string, sqlType: string): string {
-  const doc = FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
+  const doc = TABLE_FIELD_DOCS[table]?.[column] || FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
   if (!doc) throw new Error(`no description for ${table}.${column}`);
   return sqlType === 'timestamp with time zone'
     ? `${doc} An instant: the source's UTC offset is normalized away.`

@@ -88,6 +88,7 @@ describe('progress bars', () => {
       canRun: false,
       canResync: false,
       events: [],
+      audit: [],
       schemaChanges: [],
       resyncs: [],
       now: Date.now(),
