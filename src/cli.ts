@@ -74,6 +74,10 @@ const commands: Record<
     summary: 'what happened to a company: changes, failing and recovered streams, re-syncs, upgrades',
     run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,
   },
+  tokens: {
+    summary: 'make, list or revoke a named API token (scopes push, read, admin; optionally some companies)',
+    run: async () => (await import('./commands/tokens.ts')).runTokensCommand,
+  },
   audit: {
     summary: 'every change made from the CLI, the dashboard or the API: who, what, when, and its outcome',
     run: async () => (await import('./commands/audit.ts')).runAuditCommand,
@@ -172,7 +176,8 @@ function userFacing(err: Error): string | undefined {
     err.name === 'UnknownStreamError' ||
     err.name === 'CompanyError' ||
     err.name === 'AccessError' ||
-    err.name === 'PersonalDataError'
+    err.name === 'PersonalDataError' ||
+    err.name === 'TokenError'
   )
     return err.message;
   if (err instanceof SourceError)

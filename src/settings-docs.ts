@@ -79,8 +79,8 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   {
     names: ['WFS_PUSH_TOKEN'],
     meaning:
-      'bearer token of the push API, and the key signing webhook calls (at least 16 characters); without it the push API answers 503',
-    default: 'push API off',
+      'a bearer token of the push API and the JSON routes with every scope (the token named `env`; named ones: `wfsync tokens`), and the key signing webhook calls (at least 16 characters)',
+    default: 'named tokens only',
   },
   {
     names: ['WFS_SECRET_KEY'],

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -13,10 +12,11 @@ import {
 } from './personal-data-routes.ts';
 import { idParam } from './input.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
-import { tokenActor, type Actor } from '../warehouse/audit.ts';
+import type { Actor } from '../warehouse/audit.ts';
+import { bearer, callerOf, mayActFor, notForCompany, type BearerOptions } from '../push/bearer.ts';
 
-/** Who an API request acts as: the push token is the token named `env`. */
-const apiActor = (_c: Context): Actor => tokenActor('env');
+/** Who an API request acts as: its token. */
+const apiActor = (c: Context): Actor => callerOf(c).actor;
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -39,8 +39,8 @@ const EVENTS_PAGE_MAX = 1000;
 
 export interface CompanyRoutesOptions {
   admin: CompanyAdmin;
-  /** WFS_PUSH_TOKEN: the JSON routes' bearer token; without it they answer 503. */
-  token?: string;
+  /** The JSON routes' bearer tokens: WFS_PUSH_TOKEN and the named tokens. */
+  bearer: BearerOptions;
   log: Logger;
   viewer: (c: Context) => Viewer;
   /** Who a signed-in page's request acts as. */
@@ -90,11 +90,9 @@ async function acting(c: Context, act: () => Promise<Response>): Promise<Respons
   }
 }
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Reading companies and their timelines needs `read`; anything else (a change, a policy) `admin`. */
+const scopeOf = (c: Context) =>
+  c.req.method === 'GET' && !c.req.path.endsWith('/personal-data') ? ('read' as const) : ('admin' as const);
 
 async function readForm(c: Context): Promise<Record<string, unknown> | undefined> {
   try {
@@ -200,20 +198,21 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413),
     }),
   );
-  api.use('*', async (c, next) => {
-    if (!o.token) return c.json({ error: 'the companies API is off: set WFS_PUSH_TOKEN to use it' }, 503);
-    const header = c.req.header('authorization') ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
-    return next();
-  });
-  api.get('/', async (c) => c.json((await admin.list()).map(companyView)));
+  api.use('*', bearer(o.bearer, scopeOf));
+  // A token limited to companies acts on those only.
+  for (const path of ['/:key', '/:key/*'])
+    api.use(path, async (c, next) => {
+      const key = c.req.param('key') ?? '';
+      return mayActFor(callerOf(c), key) ? next() : notForCompany(c, key);
+    });
+  api.get('/', async (c) => c.json((await admin.list()).filter((x) => mayActFor(callerOf(c), x.key)).map(companyView)));
   api.post('/', (c) =>
     acting(c, async () => {
       const body = await readJson(c);
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = parseNewCompany(body.body);
       if (!parsed.ok) return c.json({ error: parsed.error }, 400);
+      if (!mayActFor(callerOf(c), parsed.value.key)) return notForCompany(c, parsed.value.key);
       const added = await admin.add(apiActor(c), parsed.value);
       log.info({ company: added.key }, 'company added through the API');
       return c.json(companyView(added), 201);

@@ -18,6 +18,7 @@ import {
 import type { Warehouse } from '../warehouse/connection.ts';
 import { listEvents, type EventQuery, type EventRow } from '../warehouse/events.ts';
 import { audited, type Actor } from '../warehouse/audit.ts';
+import { createToken, revokeToken, type ApiToken, type NewToken } from '../warehouse/api-tokens.ts';
 import { grantAccess, revokeAccess, type GrantRequest } from '../warehouse/access.ts';
 import {
   applyPendingRewrites,
@@ -34,7 +35,7 @@ import { personalData } from '../resources/index.ts';
 
 /**
  * An operator's changes, the same from the CLI, the dashboard and the JSON routes: companies added, paused,
- * resumed, re-keyed and removed, personal-data policies and erasures, access grants. Each is audited here, with
+ * resumed, re-keyed and removed, personal-data policies and erasures, access grants, API tokens. Each is audited here, with
  * the actor the entry point names, and checked (a new or rotated key against the service, with one request)
  * before the table is touched. Running processes pick a change up at their next refresh of the table.
  */
@@ -166,6 +167,20 @@ export class CompanyAdmin {
       target: `role ${role}${companies.length ? `: ${companies.join(',')}` : ''}`,
     };
     return audited(this.#wh, by, 'access revoke', on, () => revokeAccess(this.#wh, role, companies));
+  }
+
+  /** Makes a named API token; answers it, the only time it is seen. */
+  createToken(by: Actor, n: Omit<NewToken, 'createdBy'>): Promise<{ token: string; record: ApiToken }> {
+    const companies = n.companies ?? [];
+    const on = {
+      company: companies.length === 1 ? companies[0] : null,
+      target: `token ${n.name}: ${n.scopes.join(',')}${companies.length ? ` for ${companies.join(',')}` : ''}`,
+    };
+    return audited(this.#wh, by, 'tokens create', on, () => createToken(this.#wh, { ...n, createdBy: by }));
+  }
+
+  revokeToken(by: Actor, name: string): Promise<void> {
+    return audited(this.#wh, by, 'tokens revoke', { target: `token ${name}` }, () => revokeToken(this.#wh, name));
   }
 
   #refuseUnless(key: string, result: KeyCheck): void {

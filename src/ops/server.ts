@@ -26,6 +26,7 @@ import { usageChart } from './usage-chart.ts';
 import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
+import { auditApi } from './audit-routes.ts';
 import { personalData } from '../resources/index.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
@@ -337,7 +338,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   if (opts.companyAdmin) {
     mountCompanies(app, actions, {
       admin: opts.companyAdmin,
-      token: opts.pushToken,
+      bearer: { warehouse: wh, envToken: opts.pushToken },
       log: opts.log,
       viewer,
       actor,
@@ -347,6 +348,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     });
   }
   app.route('/actions', actions);
+  app.route('/api/audit', auditApi({ warehouse: wh, envToken: opts.pushToken }));
 
   if (opts.queues) {
     // bull-board answers its own faults with their message: the caller gets the generic answer instead.

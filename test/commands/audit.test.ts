@@ -100,6 +100,8 @@ describe('wfsync audit', () => {
       [['push', 'model', 'resume', 'hr'], undefined, 0],
       [['push', 'model', 'run', 'hr'], undefined, 0],
       [['push', 'model', 'remove', 'hr'], undefined, 0],
+      [['tokens', 'create', 'hr-a', '--scope', 'push', '--company', 'north'], undefined, 0],
+      [['tokens', 'revoke', 'hr-a'], undefined, 0],
       [['companies', 'remove', 'south', '--purge', '--yes'], undefined, 0],
     ];
     for (const [args, stdin, code] of steps) {
@@ -127,6 +129,8 @@ describe('wfsync audit', () => {
       ['push model resume', 'north', 'done'],
       ['push model run', 'north', 'done'],
       ['push model remove', null, 'done'],
+      ['tokens create', 'north', 'done'],
+      ['tokens revoke', null, 'done'],
       ['companies remove', 'south', 'done'],
     ]);
     expect(new Set(rows.map((r) => r.actor))).toEqual(new Set([CLI]));
