@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import { COMPANY_KEY, CompanyError, type CompanyErrorKind, type CompanyRecord } from '../warehouse/company-records.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
-import { esc, layout, type Viewer } from './page.ts';
+import { esc, holds, layout, type Viewer } from './page.ts';
 import {
   mountPersonalDataApi,
   mountPersonalDataPages,
@@ -292,10 +292,12 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
 
 function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: string): string {
   const act = (c: CompanyRecord) => {
-    if (!viewer.signedIn) return '';
+    if (!holds(viewer, 'operator')) return '';
     if (c.managedBy === 'environment') return '<span class="muted">change it in WFS_COMPANIES or WFS_API_KEY</span>';
     const base = `/actions/companies/${encodeURIComponent(c.key)}`;
-    return `<form class="inline" method="post" action="${base}/${c.paused ? 'resume' : 'pause'}"><button>${c.paused ? 'resume' : 'pause'}</button></form>
+    const pause = `<form class="inline" method="post" action="${base}/${c.paused ? 'resume' : 'pause'}"><button>${c.paused ? 'resume' : 'pause'}</button></form>`;
+    if (!holds(viewer, 'admin')) return pause;
+    return `${pause}
 <form class="inline" method="post" action="${base}/rotate-key"><input type="password" name="apiKey" placeholder="new API key" autocomplete="off" required><button>rotate key</button></form>
 <form class="inline" method="post" action="${base}/remove"><label><input type="checkbox" name="purge"> purge its rows, confirm key</label> <input name="confirm" size="10" autocomplete="off"><button>remove</button></form>`;
   };
@@ -307,15 +309,17 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
 <td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');
-  const add = viewer.signedIn
+  const add = holds(viewer, 'admin')
     ? `<h2>Add a company</h2><form method="post" action="/actions/companies">
 <label>key <input name="key" required pattern="[A-Za-z0-9_-]{1,40}"></label> <label>base URL <input name="baseUrl" required size="30"></label>
 <label>API key <input type="password" name="apiKey" required autocomplete="off"></label> <label>form ids <input name="formIds" size="8" placeholder="12,15"></label>
 <label>run-log type ids <input name="runTypeIds" size="8" placeholder="1,2"></label> <label>budget <input name="rateLimit" size="8" placeholder="100/60s"></label>
 <button>add</button></form><p class="muted">The key is checked with one request to the service before the company is added.</p>`
-    : viewer.canSignIn
-      ? '<p class="muted"><a href="/signin">Sign in</a> to add, pause, resume, rotate or remove companies.</p>'
-      : '<p class="muted">Read-only: set WFS_DASHBOARD_TOKEN to act on companies here, or use wfsync companies.</p>';
+    : viewer.signedIn
+      ? '<p class="muted">An admin adds, rotates and removes companies.</p>'
+      : viewer.canSignIn
+        ? '<p class="muted"><a href="/signin">Sign in</a> to add, pause, resume, rotate or remove companies.</p>'
+        : '<p class="muted">Read-only: set WFS_DASHBOARD_TOKEN to act on companies here, or use wfsync companies.</p>';
   return layout(
     'companies',
     viewer,

@@ -3,7 +3,7 @@ import type { EventRow } from '../warehouse/events.ts';
 import type { SchemaChangeRow } from '../warehouse/schema-changes.ts';
 import type { ResyncRequest } from '../warehouse/resyncs.ts';
 import type { KeyFigures } from './live.ts';
-import { esc, keyRows, layout, schemaChangesTable, streamRow, when, type Viewer } from './page.ts';
+import { esc, holds, keyRows, layout, schemaChangesTable, streamRow, when, type Viewer } from './page.ts';
 import { companyBars } from './progress-view.ts';
 import type { Status, StreamStatus } from './status.ts';
 
@@ -86,7 +86,9 @@ export function companyPage(p: CompanyPageInput): string {
   const rows = p.status.streams
     .map((s) => {
       const row = streamRow(s, p.viewer, p.canRun);
-      return p.canResync && p.viewer.signedIn ? row.replace(/<\/td><\/tr>$/, `${resyncButton(s)}</td></tr>`) : row;
+      return p.canResync && holds(p.viewer, 'operator')
+        ? row.replace(/<\/td><\/tr>$/, `${resyncButton(s)}</td></tr>`)
+        : row;
     })
     .join('');
   const older = p.olderThan ? `<p><a href="/companies/${key}?before=${p.olderThan}#timeline">older events</a></p>` : '';

@@ -13,7 +13,7 @@ import {
   type PersonalDataErrorKind,
   type PolicyListing,
 } from '../warehouse/personal-data/policy.ts';
-import { esc, layout, type Viewer } from './page.ts';
+import { esc, holds, layout, type Viewer } from './page.ts';
 
 /**
  * Personal data on the JSON API (behind the push token, with the companies routes): a company's policy
@@ -228,12 +228,12 @@ function policyPage(
   const rows = fields
     .map(
       (f) =>
-        `<tr><td>${esc(f)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
+        `<tr><td>${esc(f)}</td><td>${holds(viewer, 'admin') ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
     )
     .join('');
   const base = `/actions/companies/${encodeURIComponent(key)}`;
   const table = `<table><thead><tr><th>field</th><th>stored as</th><th>set for</th></tr></thead><tbody>${rows}</tbody></table>`;
-  const body = viewer.signedIn
+  const body = holds(viewer, 'admin')
     ? `<form method="post" action="${base}/personal-data">${table}<button>set the policy and rewrite what is stored</button></form>
 <h2>Erase a person</h2><form method="post" action="${base}/erasures"><label>service id <input name="serviceId" size="10"></label> or
 <label>employee number <input name="employeeNumber" size="12" autocomplete="off"></label> <label>type the company key to confirm <input name="confirm" size="10" autocomplete="off"></label> <button>erase</button></form>

@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Queue } from 'bullmq';
 import { Hono, type Context, type Env, type MiddlewareHandler, type Schema } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { deleteCookie, setCookie } from 'hono/cookie';
 import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DEFAULTS, type RateLimit } from '../config.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
+import { DashboardAuth, operatorOf, type SessionOptions } from './auth.ts';
+import { guardActions } from './roles.ts';
+import { mountSignOut, mountTokenSignIn } from './signin-routes.ts';
 import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
-import { inProcessPage, rejectsPage, signInPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
+import {
+  holds,
+  inProcessPage,
+  rejectsPage,
+  signInPage,
+  type InProcessRun,
+  type RecordView,
+  type Viewer,
+} from './page.ts';
 import { companyPage } from './company-page.ts';
 import { overviewPage } from './overview-page.ts';
 import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
@@ -23,7 +31,7 @@ import { listEvents } from '../warehouse/events.ts';
 import { listResyncs } from '../warehouse/resyncs.ts';
 import { readUsage } from '../warehouse/usage.ts';
 import { usageChart } from './usage-chart.ts';
-import { idParam, nameParam } from './input.ts';
+import { FORM_EXPECTED, idParam, nameParam, readForm } from './input.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { auditApi } from './audit-routes.ts';
@@ -33,7 +41,7 @@ import { readiness } from './ready.ts';
 import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { listSchemaChanges } from '../warehouse/schema-changes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
-import { audited, listAudit, tokenActor, type Actor } from '../warehouse/audit.ts';
+import { audited, listAudit, type Actor } from '../warehouse/audit.ts';
 
 /** Companies on one page of the overview: a thousand stay well under 300 KB. */
 const OVERVIEW_PAGE = 1000;
@@ -111,12 +119,16 @@ export interface OpsServer {
 /** The operator's HTTP side: status page, rejects, queues, metrics, health and readiness, and mounted apps. */
 export function createOpsApp(opts: OpsServerOptions): Hono {
   const app = new Hono();
-  const auth = new DashboardAuth(opts.dashboardToken, opts.sessions);
   const { warehouse: wh } = opts;
-  const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
-  /** Who a signed-in dashboard request acts as. */
-  const actor = (_c: Context): Actor => tokenActor('dashboard');
-  const records = recordView(auth, opts.host ?? DEFAULTS.httpHost);
+  const auth = new DashboardAuth(wh, opts.dashboardToken, opts.sessions);
+  const canSignIn = () => auth.tokenSignIn;
+  const viewer = (c: Context): Viewer => {
+    const who = operatorOf(c);
+    return { signedIn: !!who, canSignIn: canSignIn(), actor: who?.actor, role: who?.role };
+  };
+  /** Who a signed-in dashboard request acts as (the actions' guard lets no one else through). */
+  const actor = (c: Context): Actor => operatorOf(c)?.actor ?? 'unknown';
+  const records = recordView(canSignIn, viewer, opts.host ?? DEFAULTS.httpHost);
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
@@ -132,6 +144,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   });
   app.use('*', noStore);
   app.use('*', plainText);
+  app.use('*', auth.resolve());
   const forms = bodyLimit({
     maxSize: FORM_MAX_BYTES,
     onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413),
@@ -270,32 +283,12 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     );
   });
 
-  app.get('/signin', (c) => c.html(signInPage(viewer(c))));
-  app.post('/signin', async (c) => {
-    const form = await readForm(c);
-    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-    const client = clientOf(c);
-    const tried = auth.signIn(typeof form.token === 'string' ? form.token : '', client);
-    if (tried.kind === 'throttled') {
-      c.header('retry-after', String(tried.retryAfterS));
-      return c.html(signInPage(viewer(c), `Too many failed sign-ins: try again in ${tried.retryAfterS} s.`), 429);
-    }
-    if (tried.kind !== 'ok') {
-      if (tried.kind === 'wrong') opts.log.warn({ client }, 'dashboard sign-in with a wrong token');
-      return c.html(signInPage(viewer(c), auth.enabled ? 'That is not the dashboard token.' : undefined), 403);
-    }
-    setCookie(c, SESSION_COOKIE, tried.session, auth.cookie);
-    opts.log.info({ client }, 'dashboard sign-in');
-    return c.redirect('/', 303);
-  });
-  app.post('/signout', (c) => {
-    auth.signOut(c);
-    deleteCookie(c, SESSION_COOKIE, { path: '/', secure: auth.cookie.secure });
-    return c.redirect('/', 303);
-  });
+  const signIn = { auth, warehouse: wh, log: opts.log, viewer };
+  mountTokenSignIn(app, signIn);
+  mountSignOut(app, signIn);
 
   const actions = new Hono();
-  actions.use('*', auth.guardWrites());
+  actions.use('*', guardActions(canSignIn));
   actions.post('/run', async (c) => {
     const run = opts.actions?.runStream;
     if (!run) return c.json({ error: 'no runner in this process' }, 404);
@@ -362,9 +355,9 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     });
     app.use('/queues', jobsShown(records, viewer));
     app.use('/queues/*', jobsShown(records, viewer));
-    app.use('/queues/*', auth.guardWrites());
+    app.use('/queues/*', guardActions(canSignIn));
     app.use('/queues/*', queueActionsAudited(wh, actor));
-    app.route('/queues', queueBoard(opts.queues, '/queues', !auth.enabled));
+    app.route('/queues', queueBoard(opts.queues, '/queues', !canSignIn()));
   } else {
     app.get('/queues', async (c) => c.html(inProcessPage(await recentRuns(wh), viewer(c))));
   }
@@ -374,23 +367,28 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 }
 
 /**
- * Record contents (rejects' payloads: names, e-mail addresses, dates of birth) need sign-in when a dashboard token
- * is set; without one they show only to a server on loopback, which nobody else can reach.
+ * Record contents (rejects' payloads: names, e-mail addresses, dates of birth) need an operator or an admin signed
+ * in when sign-in is possible; without it they show only to a server on loopback, which nobody else can reach.
  */
-function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordView {
+function recordView(
+  canSignIn: () => boolean,
+  viewer: (c: Context) => Viewer,
+  host: string,
+): (c: Context) => RecordView {
   const loopback = isLoopback(host);
   return (c) => {
-    if (auth.enabled)
-      return auth.signedIn(c)
-        ? { shown: true }
-        : {
-            shown: false,
-            why: 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.',
-          };
+    if (canSignIn()) {
+      const v = viewer(c);
+      if (holds(v, 'operator')) return { shown: true };
+      const why = v.signedIn
+        ? 'Raw payloads hold personal data: a viewer does not see them. Reasons and counts show to everyone.'
+        : 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.';
+      return { shown: false, why };
+    }
     if (loopback) return { shown: true };
     return {
       shown: false,
-      why: `Raw payloads hold personal data and are hidden: this server listens on ${host}, beyond this machine, and WFS_DASHBOARD_TOKEN is not set. Set it and sign in to see them. Reasons and counts show to everyone.`,
+      why: `Raw payloads hold personal data and are hidden: this server listens on ${host}, beyond this machine, and no sign-in is set up (WFS_DASHBOARD_TOKEN or WFS_OIDC_ISSUER). Set one and sign in to see them. Reasons and counts show to everyone.`,
     };
   };
 }
@@ -454,26 +452,6 @@ const plainText: MiddlewareHandler = async (c, next) => {
   }
   return next();
 };
-
-const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
-
-/** The form's fields, or undefined for a body that is not a well-formed form. */
-async function readForm(c: Context): Promise<Record<string, string | File | (string | File)[]> | undefined> {
-  try {
-    return await c.req.parseBody();
-  } catch {
-    return undefined;
-  }
-}
-
-/** The peer's address (a proxy's, behind one); unknown when the app is called without a socket. */
-function clientOf(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
   return wh.sql<InProcessRun[]>`
