@@ -396,6 +396,7 @@ export class App {
       queues,
       redis: this.config.redisUrl ? await this.redis() : undefined,
       dashboardToken: this.config.dashboardToken,
+      oidc: this.config.oidc,
       sessions: this.config.sessions,
       companyAdmin: await this.companyAdmin(),
       pushToken: this.config.pushToken,

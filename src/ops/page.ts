@@ -37,6 +37,8 @@ export interface Viewer {
   /** Signed in: who, and with what role (../roles.ts says what each may do). */
   actor?: string;
   role?: 'viewer' | 'operator' | 'admin';
+  /** Sign-in goes through the organization's identity provider. */
+  oidc?: boolean;
 }
 
 const RANK = { viewer: 0, operator: 1, admin: 2 } as const;
@@ -171,10 +173,12 @@ export function signInPage(viewer: Viewer, error?: string): string {
   return layout(
     'sign in',
     viewer,
-    viewer.canSignIn
-      ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<form method="post" action="/signin"><label>dashboard token <input type="password" name="token" autofocus></label> <button>sign in</button></form>
+    viewer.oidc
+      ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<p><a href="/signin">Sign in with your organization's account</a>.</p>`
+      : viewer.canSignIn
+        ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<form method="post" action="/signin"><label>dashboard token <input type="password" name="token" autofocus></label> <button>sign in</button></form>
 <p class="muted">Signed in, you can run a stream now, retry pushes and act on queued jobs.</p>`
-      : '<p>The dashboard is read-only: set WFS_DASHBOARD_TOKEN to allow signing in.</p>',
+        : '<p>The dashboard is read-only: set WFS_DASHBOARD_TOKEN to allow signing in.</p>',
   );
 }
 

@@ -6,11 +6,12 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DEFAULTS, type RateLimit } from '../config.ts';
+import { DEFAULTS, type OidcConfig, type RateLimit } from '../config.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { DashboardAuth, operatorOf, type SessionOptions } from './auth.ts';
 import { guardActions } from './roles.ts';
-import { mountSignOut, mountTokenSignIn } from './signin-routes.ts';
+import { mountOidcSignIn, mountSignOut, mountTokenSignIn } from './signin-routes.ts';
+import { OidcSignIn } from './oidc.ts';
 import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
@@ -97,8 +98,10 @@ export interface OpsServerOptions {
   companyAdmin?: CompanyAdmin;
   /** WFS_PUSH_TOKEN: the bearer token of the JSON routes. */
   pushToken?: string;
-  /** WFS_DASHBOARD_TOKEN: without it the dashboard is read-only. */
+  /** WFS_DASHBOARD_TOKEN: the one admin's sign-in, when no identity provider is set. */
   dashboardToken?: string;
+  /** Sign-in through an OpenID Connect identity provider. */
+  oidc?: OidcConfig;
   /** How long a dashboard session lasts, and whether its cookie is HTTPS-only. */
   sessions?: SessionOptions;
   actions?: OpsActions;
@@ -120,11 +123,13 @@ export interface OpsServer {
 export function createOpsApp(opts: OpsServerOptions): Hono {
   const app = new Hono();
   const { warehouse: wh } = opts;
-  const auth = new DashboardAuth(wh, opts.dashboardToken, opts.sessions);
-  const canSignIn = () => auth.tokenSignIn;
+  // With an identity provider, everyone signs in by name: the shared dashboard token no longer does.
+  const auth = new DashboardAuth(wh, opts.oidc ? undefined : opts.dashboardToken, opts.sessions);
+  const oidc = opts.oidc ? new OidcSignIn(opts.oidc, wh) : undefined;
+  const canSignIn = () => auth.tokenSignIn || !!oidc;
   const viewer = (c: Context): Viewer => {
     const who = operatorOf(c);
-    return { signedIn: !!who, canSignIn: canSignIn(), actor: who?.actor, role: who?.role };
+    return { signedIn: !!who, canSignIn: canSignIn(), actor: who?.actor, role: who?.role, oidc: !!oidc };
   };
   /** Who a signed-in dashboard request acts as (the actions' guard lets no one else through). */
   const actor = (c: Context): Actor => operatorOf(c)?.actor ?? 'unknown';
@@ -284,7 +289,8 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   });
 
   const signIn = { auth, warehouse: wh, log: opts.log, viewer };
-  mountTokenSignIn(app, signIn);
+  if (oidc) mountOidcSignIn(app, { ...signIn, oidc });
+  else mountTokenSignIn(app, signIn);
   mountSignOut(app, signIn);
 
   const actions = new Hono();
