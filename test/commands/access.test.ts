@@ -64,7 +64,12 @@ function access(args: string[], stdin = ''): Promise<{ code: number | null; out:
 }
 
 const grants = () => sql`select role, company_key, personal from workforce.access_grants order by 1, 2`;
-const roles = async () => (await sql<{ n: number }[]>`select count(*)::int as n from pg_roles`)[0]!.n;
+// Other test files create roles in the same cluster meanwhile: count only the ones this command could create.
+const roles = async () =>
+  (
+    await sql<{ n: number }[]>`select count(*)::int as n from pg_roles
+      where rolname = ${ROLE} or starts_with(rolname, current_database() || '_')`
+  )[0]!.n;
 
 describe('wfsync access', () => {
   it('refuses bad input in one line, exits non-zero and changes nothing', async () => {
