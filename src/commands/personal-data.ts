@@ -6,10 +6,12 @@ import { personalData } from '../resources/index.ts';
 import {
   applyPendingRewrites,
   erase,
+  listPersonalData,
   setPersonalDataPolicy,
+  type PersonalDataListing,
   type PersonRef,
 } from '../warehouse/personal-data/admin.ts';
-import { DEFAULT_POLICY_KEY, listPolicies, type PolicyListing } from '../warehouse/personal-data/policy.ts';
+import { DEFAULT_POLICY_KEY } from '../warehouse/personal-data/policy.ts';
 import type { RewriteCounts } from '../warehouse/personal-data/rewrite.ts';
 
 const USAGE = `usage:
@@ -20,8 +22,11 @@ const USAGE = `usage:
 
 set stores the policy, then rewrites the rows already stored (every table, every history version, _extra and
 rejects' payloads) before it returns, printing the rows rewritten per table; apply finishes a rewrite that was
-interrupted. Fields are the service's (PrimaryEmailAddress, DateOfBirth, MobilePhoneNumber, FirstName, ...).
-erase blocks every personal field of one person everywhere and keeps their later records blocked.
+interrupted. Fields are the service's (PrimaryEmailAddress, DateOfBirth, PatientCareReportNumber, IncidentAddress,
+...), of kind personal (an employee's) or patient (a patient's or health data), and the fields it added once
+classified personal or patient (wfsync schema classify). list shows each field with its kind.
+erase blocks every personal field of one employee everywhere and keeps their later records blocked; it does not
+reach patient fields.
 `;
 
 class UsageError extends Error {
@@ -33,11 +38,34 @@ function countsLine(counts: RewriteCounts): string {
   return changed.length === 0 ? 'no stored row needed a change' : changed.map(([t, n]) => `${t} ${n}`).join(', ');
 }
 
-function listingLine(p: PolicyListing): string {
-  const name = p.company === DEFAULT_POLICY_KEY ? '(default)' : p.company;
+const nameOf = (p: PersonalDataListing) => (p.company === DEFAULT_POLICY_KEY ? '(default)' : p.company);
+
+function listingLine(p: PersonalDataListing, shown: ReadonlySet<string>): string {
   const fields = Object.entries(p.effective ?? p.fields).filter(([, a]) => a !== 'keep');
   const text = fields.length === 0 ? 'every field kept' : fields.map(([f, a]) => `${f}=${a}`).join(' ');
-  return `${name.padEnd(16)} ${text}${p.rewritePending ? '  (rewrite pending: wfsync personal-data apply)' : ''}`;
+  const own = Object.entries(p.kinds).filter(([f]) => !shown.has(f));
+  const classified = own.length === 0 ? '' : `; classified: ${own.map(([f, k]) => `${f} ${k}`).join(', ')}`;
+  return `${nameOf(p).padEnd(16)} ${text}${classified}${p.rewritePending ? '  (rewrite pending: wfsync personal-data apply)' : ''}`;
+}
+
+/** Each field with its kind and action: the default's (and each company's fields not kept), or one company's. */
+function formatListing(list: readonly PersonalDataListing[], company: string | undefined): string {
+  const [defaults, ...companies] = list;
+  if (company !== undefined) {
+    const p = companies[0]!;
+    const head = `${'field'.padEnd(30)} ${'kind'.padEnd(9)} ${'action'.padEnd(7)} set for`;
+    const rows = Object.entries(p.kinds).map(([f, kind]) => {
+      const by = p.fields[f] ? 'this company' : defaults!.fields[f] ? 'default' : '';
+      return `${f.padEnd(30)} ${kind.padEnd(9)} ${(p.effective?.[f] ?? 'keep').padEnd(7)} ${by}`.trimEnd();
+    });
+    return `${[head, ...rows, '', listingLine(p, new Set(Object.keys(p.kinds)))].join('\n')}\n`;
+  }
+  const head = `${'field'.padEnd(30)} ${'kind'.padEnd(9)} (default)`;
+  const rows = Object.entries(defaults!.kinds).map(
+    ([f, kind]) => `${f.padEnd(30)} ${kind.padEnd(9)} ${defaults!.fields[f] ?? 'keep'}`,
+  );
+  const shown = new Set(Object.keys(defaults!.kinds));
+  return `${[head, ...rows, '', ...list.map((p) => listingLine(p, shown))].join('\n')}\n`;
 }
 
 /** `FIELD=ACTION` arguments as an object; a malformed one is refused in one line. */
@@ -75,10 +103,8 @@ export async function runPersonalDataCommand(args: string[]): Promise<number> {
   try {
     const wh = await app.warehouse();
     if (verb === 'list') {
-      const list = await listPolicies(wh, company);
-      process.stdout.write(
-        values.json ? `${JSON.stringify(list, null, 2)}\n` : `${list.map(listingLine).join('\n')}\n`,
-      );
+      const list = await listPersonalData(wh, personalData, company);
+      process.stdout.write(values.json ? `${JSON.stringify(list, null, 2)}\n` : formatListing(list, company));
       return 0;
     }
     const report = (c: string, counts: RewriteCounts) =>

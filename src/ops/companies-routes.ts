@@ -13,6 +13,7 @@ import {
   type PersonalDataRoutesOptions,
 } from './personal-data-routes.ts';
 import { idParam } from './input.ts';
+import { mountNewFieldsActions, mountNewFieldsApi } from './new-fields-routes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
 
 /**
@@ -240,6 +241,8 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
   if (o.personalData) {
     mountPersonalDataApi(api, { ...o.personalData, log });
     mountPersonalDataPages(app, actions, { ...o.personalData, log, viewer: o.viewer });
+    mountNewFieldsApi(api, { ...o.personalData, log, resync });
+    mountNewFieldsActions(actions, { ...o.personalData, log, resync });
   }
   app.route('/api/companies', api);
 }

@@ -23,6 +23,8 @@ export interface CompanyPageInput {
   events: EventRow[];
   /** Fields its service sends that no column maps, or stopped sending. */
   schemaChanges: readonly SchemaChangeRow[];
+  /** Its new fields' classes and its mode for them (new-fields-routes.ts newFieldsSection). */
+  newFields?: string;
   /** Its latest re-sync requests, newest first. */
   resyncs: ResyncRequest[];
   /** The timeline's next page: events before this id. */
@@ -113,6 +115,7 @@ ${resyncTable(p.resyncs)}
 <h2>API key (live, this process)</h2>${keyRows(p.keys, p.now)}
 <h2>Usage</h2>${p.usage ?? ''}
 ${schemaChangesTable(p.schemaChanges)}
+${p.newFields ?? ''}
 <h2 id="timeline-heading">Timeline</h2>${timelineTable(p.events)}${older}
 ${p.charts ?? ''}`,
     10,

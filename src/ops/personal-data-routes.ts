@@ -3,13 +3,18 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
-import { erase, setPersonalDataPolicy, type PersonalData, type PersonRef } from '../warehouse/personal-data/admin.ts';
 import {
-  listPolicies,
+  erase,
+  listPersonalData,
+  setPersonalDataPolicy,
+  type PersonalData,
+  type PersonalDataListing,
+  type PersonRef,
+} from '../warehouse/personal-data/admin.ts';
+import {
   PERSONAL_DATA_ACTIONS,
   PersonalDataError,
   type PersonalDataErrorKind,
-  type PolicyListing,
 } from '../warehouse/personal-data/policy.ts';
 import { esc, layout, type Viewer } from './page.ts';
 
@@ -18,12 +23,16 @@ import { esc, layout, type Viewer } from './page.ts';
  * (`GET`/`PUT /api/companies/KEY/personal-data`) and the erasure of one person (`POST .../erasures`).
  */
 
-const STATUS: Record<PersonalDataErrorKind, ContentfulStatusCode> = {
+export const PERSONAL_DATA_STATUS: Record<PersonalDataErrorKind, ContentfulStatusCode> = {
   unknown_company: 404,
   unknown_person: 404,
   unknown_field: 400,
   unknown_action: 400,
   not_hashable: 400,
+  not_classified: 400,
+  unknown_class: 400,
+  fixed_class: 400,
+  unknown_mode: 400,
   invalid: 400,
 };
 
@@ -49,7 +58,7 @@ async function refusing(c: Context, act: () => Promise<Response>): Promise<Respo
   try {
     return await act();
   } catch (e) {
-    if (e instanceof PersonalDataError) return c.json({ error: e.message, kind: e.kind }, STATUS[e.kind]);
+    if (e instanceof PersonalDataError) return c.json({ error: e.message, kind: e.kind }, PERSONAL_DATA_STATUS[e.kind]);
     throw e;
   }
 }
@@ -106,7 +115,7 @@ export function mountPersonalDataApi(api: Hono, o: PersonalDataRoutesOptions): v
     refusing(c, async () => {
       const key = keyOf(c);
       if (!key) return c.json({ error: BAD_KEY }, 400);
-      const [defaults, company] = await listPolicies(wh, key);
+      const [defaults, company] = await listPersonalData(wh, o.data, key);
       return c.json({ ...company, default: defaults!.fields });
     }),
   );
@@ -157,15 +166,14 @@ async function formOf(c: Context): Promise<Record<string, string | undefined> | 
  */
 export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalDataPageOptions): void {
   const wh = o.warehouse;
-  const fields = [...new Set(Object.values(o.data.names))].sort();
   const back = (c: Context, key: string, said: string) =>
     c.redirect(`/companies/${encodeURIComponent(key)}/personal-data?done=${encodeURIComponent(said)}`, 303);
   app.get('/companies/:key/personal-data', (c) =>
     refusing(c, async () => {
       const key = keyOf(c);
       if (!key) return c.json({ error: BAD_KEY }, 400);
-      const [defaults, company] = await listPolicies(wh, key);
-      return c.html(policyPage(key, fields, company!, defaults!, o.viewer(c), c.req.query('done')));
+      const [defaults, company] = await listPersonalData(wh, o.data, key);
+      return c.html(policyPage(key, company!, defaults!, o.viewer(c), c.req.query('done')));
     }),
   );
   actions.post('/companies/:key/personal-data', (c) =>
@@ -211,23 +219,22 @@ export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalData
 
 function policyPage(
   key: string,
-  fields: readonly string[],
-  company: PolicyListing,
-  defaults: PolicyListing,
+  company: PersonalDataListing,
+  defaults: PersonalDataListing,
   viewer: Viewer,
   flash?: string,
 ): string {
   const action = (f: string) => company.effective?.[f] ?? 'keep';
   const select = (f: string) =>
     `<select name="${esc(f)}">${PERSONAL_DATA_ACTIONS.map((a) => `<option${a === action(f) ? ' selected' : ''}>${a}</option>`).join('')}</select>`;
-  const rows = fields
+  const rows = Object.entries(company.kinds)
     .map(
-      (f) =>
-        `<tr><td>${esc(f)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
+      ([f, kind]) =>
+        `<tr data-field="${esc(f)}"><td>${esc(f)}</td><td>${esc(kind)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
     )
     .join('');
   const base = `/actions/companies/${encodeURIComponent(key)}`;
-  const table = `<table><thead><tr><th>field</th><th>stored as</th><th>set for</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const table = `<table><thead><tr><th>field</th><th>kind</th><th>stored as</th><th>set for</th></tr></thead><tbody>${rows}</tbody></table>`;
   const body = viewer.signedIn
     ? `<form method="post" action="${base}/personal-data">${table}<button>set the policy and rewrite what is stored</button></form>
 <h2>Erase a person</h2><form method="post" action="${base}/erasures"><label>service id <input name="serviceId" size="10"></label> or

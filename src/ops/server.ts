@@ -27,6 +27,8 @@ import { idParam, nameParam } from './input.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { personalData } from '../resources/index.ts';
+import { listNewFields, newFieldModes } from '../warehouse/personal-data/new-fields.ts';
+import { newFieldsSection } from './new-fields-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
 import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
@@ -243,6 +245,13 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         usage: await companyUsage(wh, company),
         events,
         schemaChanges: await listSchemaChanges(wh, { companyKey: company }),
+        newFields: newFieldsSection(
+          company,
+          await listNewFields(wh, personalData, company),
+          (await newFieldModes(wh))[company] ?? 'keep',
+          viewer(c),
+          !!opts.companyAdmin,
+        ),
         resyncs: await listResyncs(wh, company),
         olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
         flash: c.req.query('done'),

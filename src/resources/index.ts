@@ -7,7 +7,7 @@ import * as people from './people.ts';
 import * as reference from './reference.ts';
 import * as scheduling from './scheduling.ts';
 import type { StreamDef } from './stream.ts';
-import { catalogOf, PERSONAL_NAMES, personalColumnsByTable } from './personal-data.ts';
+import { catalogOf, FIELD_KINDS, PERSONAL_NAMES, personalColumnsByTable } from './personal-data.ts';
 import type { PersonalData } from '../warehouse/personal-data/admin.ts';
 import type { PersonalCatalog } from '../warehouse/personal-data/catalog.ts';
 import { dedupe } from '../warehouse/mapper.ts';
@@ -100,4 +100,9 @@ export function personalColumns(): Record<string, string[]> {
 }
 
 /** The catalog and the names of the personal fields, as the warehouse's personal-data functions take them. */
-export const personalData: PersonalData = { catalog: personalCatalog, names: PERSONAL_NAMES };
+export const personalData: PersonalData = {
+  catalog: personalCatalog,
+  names: PERSONAL_NAMES,
+  kinds: FIELD_KINDS,
+  targets: { ...targets, ...Object.fromEntries(envelopeTargets.map((t) => [t.table, t])) },
+};

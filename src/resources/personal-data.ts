@@ -13,6 +13,7 @@ import {
   type PersonColumns,
   type PersonalCatalog,
   type PersonalColumn,
+  type PersonalKind,
 } from '../warehouse/personal-data/catalog.ts';
 import type { ChildTarget, Target } from '../warehouse/targets.ts';
 
@@ -28,6 +29,11 @@ export const PERSONAL_NAMES: Readonly<Record<string, string>> = Object.fromEntri
     const spec: PersonalFieldSpec = PERSONAL_FIELDS[f];
     return [f, ...(spec.alsoNamed ?? [])].map((n) => [n, f]);
   }),
+);
+
+/** Each personal field's kind: an employee's unless the field says `patient`. */
+export const FIELD_KINDS: Readonly<Record<string, PersonalKind>> = Object.fromEntries(
+  PERSONAL_FIELD_NAMES.map((f) => [f, (PERSONAL_FIELDS[f] as PersonalFieldSpec).kind ?? 'personal']),
 );
 
 type Shape = Record<string, z.ZodType>;
@@ -64,6 +70,8 @@ interface Place {
   readonly shape: Shape;
   /** In a child table: the parent record's place and how a child row names its parent. */
   readonly parent?: { readonly place: Place; readonly on: readonly (readonly [string, string])[] };
+  /** Inside an object field of the catalog (IncidentAddress): every part is that field, whatever its name. */
+  readonly within?: PersonalField;
 }
 
 function column(table: string, name: string): string | undefined {
@@ -79,8 +87,12 @@ function personAt(place: Place, prefix: string, shape: Shape): PersonColumns {
   };
 }
 
-/** Whose a field is: the object's own person, the field `of` names beside it, or (`../X`) the parent record's X. */
+/**
+ * Whose a field is: the object's own person, the field `of` names beside it, or (`../X`) the parent record's X.
+ * A patient's field is nobody's here: an employee's erasure does not reach it.
+ */
 function owner(place: Place, spec: PersonalFieldSpec): Pick<PersonalColumn, 'person' | 'parent'> {
+  if (spec.kind === 'patient') return { person: {} };
   if (!spec.of) return { person: personAt(place, place.prefix, place.shape) };
   if (spec.of.startsWith('../') && place.parent) {
     const p = place.parent.place;
@@ -103,24 +115,38 @@ function visit(place: Place, children: ReadonlyMap<string, ChildTarget>, target:
     }
     const name = place.prefix + snake(k);
     const col = column(place.table, name);
-    const field = personalFieldNamed(k);
+    const field = place.within ?? personalFieldNamed(k);
     const inner = unwrap(schema);
-    if (field && col) {
-      const local = info.localTimes.find((l) => l.column === col);
-      const companions = local ? [local.utcOffset, local.localDate ?? local.instant!] : [];
-      const spec: PersonalFieldSpec = PERSONAL_FIELDS[field as PersonalField];
-      out.push({
-        table: place.table,
-        column: col,
-        field,
-        sqlType: info.byName.get(col)!.sqlType,
-        companions,
-        ...owner(place, spec),
-      });
-    } else if (inner?.kind === 'object' && !(col && info.byName.get(col)!.sqlType === 'jsonb')) {
-      visit({ ...place, prefix: `${name}_`, path, shape: inner.shape }, children, target, out);
+    const flattened = inner?.kind === 'object' && !(col && info.byName.get(col)!.sqlType === 'jsonb');
+    if (field && col && !flattened) {
+      out.push(personalColumn(place, col, field as PersonalField));
+    } else if (flattened) {
+      const within = field as PersonalField | undefined;
+      visit(
+        { ...place, prefix: `${name}_`, path, shape: inner.shape, ...(within ? { within } : {}) },
+        children,
+        target,
+        out,
+      );
     }
   }
+}
+
+/** The catalog's entry of one column carrying `field`, with the date companions that go with it. */
+function personalColumn(place: Place, col: string, field: PersonalField): PersonalColumn {
+  const info = tableInfo(place.table);
+  const local = info.localTimes.find((l) => l.column === col);
+  const companions = local ? [local.utcOffset, local.localDate ?? local.instant!] : [];
+  const spec: PersonalFieldSpec = PERSONAL_FIELDS[field];
+  return {
+    table: place.table,
+    column: col,
+    field,
+    kind: spec.kind ?? 'personal',
+    sqlType: info.byName.get(col)!.sqlType,
+    companions,
+    ...owner(place, spec),
+  };
 }
 
 function visitChild(

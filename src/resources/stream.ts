@@ -1,7 +1,7 @@
 import type { Endpoint } from '../source/endpoints.ts';
 import type { Lane } from '../ratelimit/types.ts';
 import type { Target } from '../warehouse/targets.ts';
-import { PERSONAL_NAMES, personalColumnsOf } from './personal-data.ts';
+import { FIELD_KINDS, PERSONAL_NAMES, personalColumnsOf } from './personal-data.ts';
 
 /**
  * What a stream declaration says: each stream is data — its endpoint, fixed parameters, how it moves forward,
@@ -188,6 +188,7 @@ export function defineStream<const Name extends string, const Deps extends strin
       ...stream.target,
       personal: personalColumnsOf(stream.target, stream.endpoint.item),
       personalNames: PERSONAL_NAMES,
+      personalKinds: FIELD_KINDS,
     },
   };
 }

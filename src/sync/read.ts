@@ -91,6 +91,8 @@ export async function readAll(
       last: !page.hasMore,
       ...(progress && page.hasMore ? { point: pointAfter(page, mapped) } : {}),
     };
+    // Before the write, which holds or scrubs the fields no column maps in the rows it is given.
+    await fields.page(mapped);
     const result = await writePage(ctx.warehouse, {
       target: stream.target,
       stream: stream.name,
@@ -108,7 +110,6 @@ export async function readAll(
       checkpoint: progress && { partition: partition.key, ...progress.observe(at) },
     });
     if (o.seen) notePage(o.seen, mapped);
-    await fields.page(page.items as object[], page.extras);
     rows += page.items.length;
     counters.rows += page.items.length;
     run.tally.rows += page.items.length;

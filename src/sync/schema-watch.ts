@@ -1,43 +1,17 @@
 /** Fields the service sends that no column maps: announced once when first seen, and once when they stop coming. */
-import { mapRecord } from '../warehouse/mapper.ts';
+import type { MappedPage } from '../warehouse/page-map.ts';
 import { recordAppeared, recordedFields, recordRead, type NewField } from '../warehouse/schema-changes.ts';
 import { recordEvents } from '../warehouse/events.ts';
-import type { Target } from '../warehouse/targets.ts';
 import type { StreamRun } from './context.ts';
 
-/** What a read tells the watch: each page's records, then its end. */
+/** What a read tells the watch: each page as mapped (before it is written), then its end. */
 export interface FieldWatch {
-  page(items: readonly object[], extras: Record<string, unknown>): Promise<void>;
+  page(page: MappedPage): Promise<void>;
   end(): Promise<void>;
 }
 
-/** Per target, the top-level field names the mapper puts in a column, and those it keeps in `_extra`. */
-interface Names {
-  mapped: Set<string>;
-  extra: Set<string>;
-}
-const namesOf = new WeakMap<Target, Names>();
-
 /** Per company and stream, its recorded fields (true: gone), loaded once per process. */
 const recorded = new Map<string, Promise<Map<string, boolean>>>();
-
-/** Whether the mapper keeps `name` in `_extra`: asked of the mapper once per target and name. */
-function isExtra(names: Names, target: Target, name: string, value: unknown, extras: Record<string, unknown>): boolean {
-  if (names.mapped.has(name)) return false;
-  if (names.extra.has(name)) return true;
-  let extra = false;
-  try {
-    const row = mapRecord(target, { [name]: value }, { companyKey: '-', extras }).row;
-    extra = typeof row._extra === 'object' && row._extra !== null && name in row._extra;
-  } catch {
-    extra = false;
-  }
-  (extra ? names.extra : names.mapped).add(name);
-  return extra;
-}
-
-/** Shapes (field name lists) remembered per read: a list's records mostly come in a handful of them. */
-const SHAPES = 8;
 
 const jsonType = (v: unknown) =>
   v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v;
@@ -51,46 +25,54 @@ export function masked(v: unknown): unknown {
 }
 
 /**
- * The watch of one read. A page costs the field names of its records, compared with the few lists of names
- * this read met last (a list's records mostly share one); only a record with a new list has its names looked
- * up, and only a name never seen is asked of the mapper. About 30 to 120 µs a page of 200 records at `medium`
- * (individuals, shift assignments, credentials), against some 4 ms of the sync's CPU for the page. A field
- * not recorded yet costs one statement, once per process; the read's end one more, when it met such fields.
- * A read counts as complete for a field that stops coming only when it is of the stream's whole list.
+ * Visits each field of a page's rows' `_extra` and their lists' rows' `_extra`, once per record, by its path (the
+ * record's own by name, a list element's after the list's path). A page costs a look at each row's `_extra`,
+ * which is null but where the service sent something no column maps.
+ */
+function eachExtraField(page: MappedPage, visit: (path: string, value: unknown) => void): void {
+  const lists = page.target.children ?? [];
+  for (const m of page.mapped) {
+    const extra = m.row._extra as Record<string, unknown> | null;
+    if (extra) for (const k in extra) visit(k, extra[k]);
+    let seen: Set<string> | undefined;
+    for (let i = 0; i < m.children.length; i++) {
+      for (const child of m.children[i]!) {
+        const e = child._extra as Record<string, unknown> | null;
+        if (!e) continue;
+        for (const k in e) {
+          const path = `${lists[i]!.path}.${k}`;
+          if ((seen ??= new Set()).has(path)) continue;
+          seen.add(path);
+          visit(path, e[k]);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The watch of one read. A field not recorded yet costs one statement, once per process; the read's end one more,
+ * when it met such fields. A read counts as complete for a field that stops coming only when it is of the
+ * stream's whole list.
  */
 export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
   const { ctx, stream } = run;
   const key = `${ctx.companyKey}\u0000${stream.name}`;
   const counts = new Map<string, number>();
-  let names = namesOf.get(stream.target);
-  if (!names) namesOf.set(stream.target, (names = { mapped: new Set(), extra: new Set() }));
-  const known = names;
-  const shapes: { fields: readonly string[]; extra: readonly string[] }[] = [];
-
-  const sameFields = (a: readonly string[], b: readonly string[]) => {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
-  };
-  const fieldsOf = (item: Record<string, unknown>, extras: Record<string, unknown>): readonly string[] => {
-    const fields = Object.keys(item);
-    for (const shape of shapes) if (sameFields(shape.fields, fields)) return shape.extra;
-    const extra = fields.filter((n) => isExtra(known, stream.target, n, item[n], extras));
-    shapes.unshift({ fields, extra });
-    if (shapes.length > SHAPES) shapes.pop();
-    return extra;
-  };
 
   const watch: FieldWatch = {
-    async page(items, extras) {
+    async page(page) {
+      let met: Map<string, unknown> | undefined;
+      eachExtraField(page, (path, value) => {
+        counts.set(path, (counts.get(path) ?? 0) + 1);
+        if (!met?.has(path)) (met ??= new Map()).set(path, value);
+      });
+      if (!met) return;
       let fresh: NewField[] | undefined;
       const known = await (recorded.get(key) ?? load(run, key));
-      for (const item of items as Record<string, unknown>[]) {
-        for (const path of fieldsOf(item, extras)) {
-          counts.set(path, (counts.get(path) ?? 0) + 1);
-          if (known.get(path) === false || fresh?.some((f) => f.path === path)) continue;
-          (fresh ??= []).push({ path, jsonType: jsonType(item[path]), example: masked(item[path]) });
-        }
+      for (const [path, value] of met) {
+        if (known.get(path) === false) continue;
+        (fresh ??= []).push({ path, jsonType: jsonType(value), example: masked(value) });
       }
       if (!fresh) return;
       const appeared = await recordAppeared(ctx.warehouse, ctx.companyKey, stream.name, fresh);
@@ -129,7 +111,7 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
       ),
     );
   return {
-    page: (items, extras) => told('page', () => watch.page(items, extras)),
+    page: (page) => told('page', () => watch.page(page)),
     end: () => told('end', () => watch.end()),
   };
 }

@@ -67,6 +67,10 @@ export const TABLE_DOCS: Record<string, string> = {
     'People erased on request or by retention: a keyed hash of their ServiceId or EmployeeNumber, never the value. Later syncs store their records with every personal field blocked.',
   erasures:
     'One row per erasure of a person (wfsync erase, the API, or retention): when, who asked and the rows rewritten per table; no personal data.',
+  field_classes:
+    "What each field the service added is, per company or as the default (company_key '*'): not-personal, personal (an employee's) or patient (a patient's or health data). A company's own row wins over the default's; a field no column maps and no class names is unclassified. personal and patient put the field under the personal-data policies.",
+  new_field_modes:
+    "Per company, or as the default (company_key '*'): keep stores the values of unclassified fields in _extra; hold stores none until the field is classified (its name, type and counts stay in schema_changes).",
   resync_requests:
     'Re-syncs of one stream an operator asked for (wfsync resync, the API, the dashboard): when asked, started and finished, and the outcome.',
   usage_daily:
@@ -247,7 +251,7 @@ const FIELD_DOCS: Record<string, string> = {
   first_seen_at: 'When a read first refused the record.',
   times_seen: 'How many pages refused the record for this reason.',
   field_path:
-    "Path of the field in the record, as it sits in _extra (top-level fields: their name; read it with _extra->>'Name').",
+    "Path of the field: a field of the record by its name, as it sits in the row's _extra (read it with _extra->>'Name'); a field of the elements of a list stored as child rows after the list's path (Answers.Comment: the child rows' _extra->>'Comment').",
   json_type: 'JSON type of the field when first seen: string, number, boolean, object, array or null.',
   example: 'A value the field had, with every string masked (letters as x, digits as 9) so no personal value is kept.',
   field_first_seen_at: 'When a read first returned a record with the field.',
@@ -285,6 +289,10 @@ const FIELD_DOCS: Record<string, string> = {
   action:
     'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
   changed_at: 'When this was last changed.',
+  class:
+    "not-personal (readable with the rest of the row), personal (an employee's data) or patient (a patient's or health data): both under the personal-data policies.",
+  classified_at: 'When the field was given this class.',
+  mode: 'keep (the values of unclassified fields are stored in _extra) or hold (none is stored until classified).',
   version: 'Raised by one with each policy change or erasure for the company.',
   applied_version:
     'The version up to which the stored rows have been rewritten; below version while a rewrite is under way or was interrupted.',
@@ -560,8 +568,15 @@ function companionDoc(column: string): string | undefined {
   return undefined;
 }
 
+/** Columns whose name means something else in this one table. */
+const TABLE_COLUMN_DOCS: Record<string, string> = {
+  'field_classes.field':
+    'A field the service sends that no column maps, by its path as schema_changes.field_path names it (BadgeNumber; a field of a list stored as child rows after the list, Answers.Comment).',
+};
+
 function columnDoc(table: string, column: string, sqlType: string): string {
-  const doc = FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
+  const doc =
+    TABLE_COLUMN_DOCS[`${table}.${column}`] || FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
   if (!doc) throw new Error(`no description for ${table}.${column}`);
   return sqlType === 'timestamp with time zone'
     ? `${doc} An instant: the source's UTC offset is normalized away.`

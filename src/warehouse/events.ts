@@ -25,6 +25,8 @@ export const EVENTS = [
   'version_changed',
   'personal_data_policy_changed',
   'individual_erased',
+  'field_classified',
+  'new_fields_mode_changed',
 ] as const;
 
 export type EventName = (typeof EVENTS)[number];

@@ -1,4 +1,4 @@
-import type { PersonalCatalog } from './personal-data/catalog.ts';
+import type { PersonalCatalog, PersonalKind } from './personal-data/catalog.ts';
 
 /**
  * Where a resource's items land: data, not code, declared with each stream in src/resources/. The generic mapper
@@ -45,6 +45,8 @@ export interface Target {
   readonly personal?: PersonalCatalog;
   /** A record field's name → the personal field it carries, wherever it is met (in `_extra` and raw payloads too). */
   readonly personalNames?: Readonly<Record<string, string>>;
+  /** Each personal field's kind: a patient's field is out of an employee's erasure. */
+  readonly personalKinds?: Readonly<Record<string, PersonalKind>>;
   /** Explicit per-resource override of the item before the generic mapping; none is needed today. */
   readonly prepare?: (item: Record<string, unknown>) => Record<string, unknown>;
 }

@@ -69,14 +69,43 @@ describe('wfsync personal-data and erase', () => {
     expect(statSync(join(dataDir, 'personal-data.key')).mode & 0o777).toBe(0o600);
     const list = await run('personal-data', 'list', 'north', '--json');
     expect(JSON.parse(list.output)).toEqual([
-      { company: '*', fields: {}, rewritePending: false },
+      { company: '*', fields: {}, rewritePending: false, kinds: expect.any(Object) },
       {
         company: 'north',
         fields: { FirstName: 'block', PrimaryEmailAddress: 'hash' },
         effective: { FirstName: 'block', PrimaryEmailAddress: 'hash' },
         rewritePending: false,
+        kinds: expect.objectContaining({ FirstName: 'personal', PatientCareReportNumber: 'patient' }),
       },
     ]);
+    const kinds = JSON.parse(list.output)[1].kinds as Record<string, string>;
+    expect(
+      Object.entries(kinds)
+        .filter(([, k]) => k === 'patient')
+        .map(([f]) => f),
+    ).toEqual([
+      'DestinationGPSLocation',
+      'EventDateTime',
+      'HealthEventType',
+      'IncidentAddress',
+      'MilePostOrMajorRoadway',
+      'PatientAge',
+      'PatientCareReportNumber',
+      'PatientContact',
+      'SceneCrossStreetOrDirections',
+    ]);
+    const text = await run('personal-data', 'list', 'north');
+    expect(text.output).toMatch(/^IncidentAddress\s+patient\s+keep\s*$/m);
+    expect(text.output).toMatch(/^FirstName\s+personal\s+block\s+this company$/m);
+    expect((await run('personal-data', 'list')).output).toMatch(/^PatientAge\s+patient\s+keep$/m);
+    const patients = await run(
+      'personal-data',
+      'set',
+      'north',
+      'PatientCareReportNumber=block',
+      'IncidentAddress=hash',
+    );
+    expect(patients.code, patients.output).toBe(0);
     const erased = await run('erase', 'north', '--employee-number', 'E-7', '--yes');
     expect(erased.code).toBe(0);
     expect(erased.output).toMatch(/^erasure \d+ of company north: rows rewritten: individuals 1/);

@@ -258,6 +258,53 @@ describe('the known faults', () => {
   });
 });
 
+describe('the new-fields routes', () => {
+  const bearer = { authorization: `Bearer ${PUSH_TOKEN}`, 'content-type': 'application/json' };
+  const fields = async () => {
+    const wh = await t.app.warehouse();
+    return wh.sql`select company_key, field, class from ${wh.sql(wh.schema)}.field_classes
+      union all select company_key, 'mode', mode from ${wh.sql(wh.schema)}.new_field_modes`;
+  };
+
+  it('answer a bad body or field with a 400 naming it, and an unknown company or field with a 4xx; store nothing', async () => {
+    const before = await fields();
+    const bodies = [
+      '{"class":',
+      '[]',
+      'null',
+      '"personal"',
+      '{"class":5}',
+      '{"class":"PERSONAL"}',
+      '{"class":"personal","then":1}',
+      `{"class":${JSON.stringify(XSS)}}`,
+      `${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}`,
+    ];
+    for (const body of bodies) {
+      for (const path of ['/api/companies/north/fields/BadgeNumber', '/api/companies/north/new-fields']) {
+        const res = await t.get(path, {
+          method: 'PUT',
+          headers: bearer,
+          body: body.replace('class', path.endsWith('new-fields') ? 'mode' : 'class'),
+        });
+        const error = ((await res.json()) as { error: string }).error;
+        expect(res.status, `${path} ${body.slice(0, 40)}`).toBe(400);
+        expect(error, `${path} ${body.slice(0, 40)}`).toMatch(/^(body|class|mode|then): /);
+        expect(error).not.toContain('<script>');
+      }
+    }
+    for (const field of HOSTILE_VALUES) {
+      const res = await t.get(`/api/companies/north/fields/${encodeURIComponent(field)}`, {
+        method: 'PUT',
+        headers: bearer,
+        body: '{"class":"personal"}',
+      });
+      expect([400, 404], field.slice(0, 40)).toContain(res.status);
+      expect(((await res.json()) as { error: string }).error, field.slice(0, 40)).toMatch(/^(field|key|path): /);
+    }
+    expect(await fields()).toEqual(before);
+  });
+});
+
 describe('an unexpected fault', () => {
   it('is a 500 with a generic message and a request id; the detail is only in the log, under that id', async () => {
     const lines: string[] = [];
@@ -363,6 +410,11 @@ describe('every route', () => {
       'GET /api/companies/:key/streams',
       'POST /api/companies/:key/streams',
       'POST /actions/companies/:key/streams',
+      'GET /api/companies/:key/fields',
+      'PUT /api/companies/:key/fields/:field',
+      'PUT /api/companies/:key/new-fields',
+      'POST /actions/companies/:key/fields/:field',
+      'POST /actions/companies/:key/new-fields',
     ]) {
       expect(paths).toContain(known);
     }

@@ -5,7 +5,11 @@ import { readStatus } from '../../src/ops/status.ts';
 import { schemaChangesTable } from '../../src/ops/page.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
-import { masked } from '../../src/sync/schema-watch.ts';
+import { masked, watchFields } from '../../src/sync/schema-watch.ts';
+import type { StreamRun } from '../../src/sync/context.ts';
+import { streamByName } from '../../src/resources/index.ts';
+import { mapPage } from '../../src/warehouse/page-map.ts';
+import { parsed } from '../warehouse/fixtures.ts';
 import { listEvents } from '../../src/warehouse/events.ts';
 import { listSchemaChanges } from '../../src/warehouse/schema-changes.ts';
 import { jobs } from '../../jobs/index.ts';
@@ -113,6 +117,24 @@ describe('a field the service adds', () => {
     expect(await series('gone')).toBe(1);
     const events = await listEvents(plain.sync.warehouse, { companyKey: 'acme' });
     expect(events.filter((e) => e.event === 'field_gone').map((e) => e.detail)).toEqual([{ path: 'BadgeNumber' }]);
+  });
+
+  it("names a field of a list's elements after the list, counting each record that carries it once", async () => {
+    const stream = streamByName('form-responses')!;
+    const run = { ctx: { ...quirky.sync!.ctx, companyKey: 'lists' }, stream } as unknown as StreamRun;
+    const base = parsed('formResponses') as { Answers: Record<string, unknown>[] };
+    const items = [801, 802].map((ResponseId) => ({
+      ...base,
+      ResponseId,
+      Answers: base.Answers.map((a) => ({ ...a, Comment: 'said so' })),
+    }));
+    const watch = watchFields(run, false);
+    await watch.page(mapPage(stream.target, items, { companyKey: 'lists', extras: { FormId: 12 } }));
+    await watch.end();
+    const rows = await listSchemaChanges(quirky.sync!.warehouse, { companyKey: 'lists' });
+    expect(rows.map((r) => [r.stream, r.field_path, r.json_type, r.example, r.records_seen])).toEqual([
+      ['form-responses', 'Answers.Comment', 'string', 'xxxx xx', 2],
+    ]);
   });
 
   it('masks every string of an example, keeping its shape', () => {

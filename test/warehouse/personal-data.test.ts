@@ -15,6 +15,7 @@ import {
 } from '../../src/warehouse/personal-data/policy.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
+import { dump as dumpOf, found } from '../support/dump.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 import { listEvents } from '../../src/warehouse/events.ts';
 import { runHousekeeping } from '../../src/sync/housekeeping.ts';
@@ -36,29 +37,7 @@ type Individual = {
 };
 const individualsOf = (s: RunningSandbox) => s.data.truth('individuals') as Individual[];
 
-/**
- * Every row of every table of the warehouse as text, as a dump would hold it; with `company`, only that company's
- * rows (the sandboxes of two companies share employee numbers).
- */
-async function dump(company?: string): Promise<string> {
-  const tables = await wh.sql<{ name: string; keyed: boolean }[]>`
-    select t.table_name as name, exists (select 1 from information_schema.columns c
-      where c.table_schema = t.table_schema and c.table_name = t.table_name and c.column_name = 'company_key') as keyed
-    from information_schema.tables t where t.table_schema = ${wh.schema} and t.table_type = 'BASE TABLE' order by 1`;
-  const parts: string[] = [];
-  for (const { name, keyed } of tables) {
-    const only = company && keyed ? ` where company_key = '${company}'` : '';
-    const rows = await wh.sql.unsafe(`select x::text as t from "${wh.schema}"."${name}" x${only}`);
-    for (const r of rows) parts.push(r.t as string);
-  }
-  return parts.join('\n');
-}
-
-/** The values of `values` found in the dump as whole values (not inside a longer one). */
-function found(text: string, values: Iterable<string>): string[] {
-  const escaped = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return [...new Set(values)].filter((v) => new RegExp(`(^|[^A-Za-z0-9@.])${escaped(v)}($|[^A-Za-z0-9@.])`).test(text));
-}
+const dump = (company?: string) => dumpOf(wh, company);
 
 const syncBoth = async () => {
   for (const s of [a, b]) {
@@ -324,5 +303,95 @@ describe('a policy changed by another process while a sync runs', () => {
     expect(await writeEmail('after-the-change@example.test')).toBe(
       personalHmac(wh.personalDataKey()).of('after-the-change@example.test'),
     );
+  });
+});
+
+type Run = {
+  SubmittedBy?: { ServiceId?: number | null } | null;
+  RelatedRun?: {
+    PatientCareReportNumber?: string | null;
+    IncidentAddress?: { StreetAddress1?: string | null } | null;
+  } | null;
+};
+const runsOf = (s: RunningSandbox) => s.data.truth('runLogFormResponses') as Run[];
+const reportNumbers = (s: RunningSandbox) =>
+  runsOf(s).flatMap((r) => (r.RelatedRun?.PatientCareReportNumber ? [r.RelatedRun.PatientCareReportNumber] : []));
+
+describe("patients' fields", () => {
+  it('blocked for one company leave none of its report numbers or incident addresses anywhere; the other keeps its own', {
+    timeout: 120_000,
+  }, async () => {
+    const s = wh.sql(wh.schema);
+    const streetsOfB = new Set(runsOf(sandboxB).map((r) => r.RelatedRun?.IncidentAddress?.StreetAddress1));
+    const homesOfA = new Set(individualsOf(sandboxA).map((i) => i.HomeAddressLine1));
+    const streetsOfA = runsOf(sandboxA)
+      .map((r) => r.RelatedRun?.IncidentAddress?.StreetAddress1)
+      .filter((v): v is string => !!v && !streetsOfB.has(v) && !homesOfA.has(v));
+    expect(reportNumbers(sandboxA).length).toBeGreaterThan(5);
+    expect(streetsOfA.length).toBeGreaterThan(5);
+    expect(found(await dump(), reportNumbers(sandboxA)).length).toBeGreaterThan(0);
+
+    const set = await setPersonalDataPolicy(wh, personalData, 'a', {
+      PatientCareReportNumber: 'block',
+      IncidentAddress: 'block',
+      AnswerValue: 'block',
+    });
+    expect(set.rewritten.a!.run_log_form_responses).toBeGreaterThan(0);
+    sandboxA.data.advance(6);
+    await syncBoth();
+
+    const text = await dump();
+    expect(found(text, reportNumbers(sandboxA))).toEqual([]);
+    expect(found(text, streetsOfA)).toEqual([]);
+    expect(found(text, reportNumbers(sandboxB))).toEqual([...new Set(reportNumbers(sandboxB))]);
+    const [parts] = await wh.sql`
+      select count(*) filter (where company_key = 'a' and num_nonnulls(related_run_incident_address_street_address1,
+               related_run_incident_address_city, related_run_incident_address_state, related_run_incident_address_zip_code,
+               related_run_incident_address_country) > 0)::int as a,
+             count(*) filter (where company_key = 'b' and related_run_incident_address_city is not null)::int as b
+      from ${s}.run_log_form_responses`;
+    expect(parts).toEqual({ a: 0, b: expect.any(Number) });
+    expect(parts!.b).toBeGreaterThan(0);
+    const [audit] = await wh.sql`
+      select count(answer_text) filter (where company_key = 'a')::int as a, count(answer_text) filter (where company_key = 'b')::int as b
+      from ${s}.form_audit`;
+    expect(audit!.a).toBe(0);
+    expect(audit!.b).toBeGreaterThan(0);
+  });
+
+  it("are out of an employee's erasure: the runs they submitted keep their report numbers", {
+    timeout: 120_000,
+  }, async () => {
+    const s = wh.sql(wh.schema);
+    const [who] = await wh.sql<{ service_id: number }[]>`
+      select submitted_by_service_id as service_id from ${s}.run_log_form_responses
+      where company_key = 'b' and submitted_by_service_id > 0 and related_run_patient_care_report_number is not null
+      group by 1 order by count(*) desc limit 1`;
+    const before = await wh.sql`
+      select response_id, related_run_patient_care_report_number as pcr, related_run_incident_address_city as city
+      from ${s}.run_log_form_responses where company_key = 'b' and submitted_by_service_id = ${who!.service_id} order by 1`;
+    expect(before.length).toBeGreaterThan(0);
+    // A patient's field and an employee's, as a later release of the service might send them where no column maps.
+    await wh.sql`update ${s}.run_log_form_responses set _extra = '{"FirstName":"Zed","Patient":{"PatientAge":"Adult"}}'
+      where company_key = 'b' and response_id = ${before[0]!.response_id}`;
+    await erase(wh, personalData, 'b', { serviceId: who!.service_id }, 'test');
+    const [extra] = await wh.sql`
+      select _extra from ${s}.run_log_form_responses where company_key = 'b' and response_id = ${before[0]!.response_id}`;
+    expect(extra!._extra).toEqual({ Patient: { PatientAge: 'Adult' } });
+    const after = await wh.sql`
+      select response_id, related_run_patient_care_report_number as pcr, related_run_incident_address_city as city,
+             submitted_by_first_name as name
+      from ${s}.run_log_form_responses where company_key = 'b' and submitted_by_service_id = ${who!.service_id} order by 1`;
+    expect(after).toEqual(before.map((r) => ({ ...r, name: null })));
+  });
+
+  it('refuses to hash a field that is no text: PatientContact, EventDateTime', async () => {
+    for (const field of ['PatientContact', 'EventDateTime']) {
+      const e = await setPersonalDataPolicy(wh, personalData, 'a', { [field]: 'hash' }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect((e as PersonalDataError).kind, field).toBe('not_hashable');
+    }
   });
 });

@@ -6,12 +6,17 @@
  *   alsoNamed  other names the service gives the same field in some records;
  *   of         the field naming whose data it is, when that is not the `ServiceId` beside it: a sibling field,
  *              or `../X` for field X of the record holding the list the field is in.
- *   hashable   false for fields stored as a date: a hash is no date, so `hash` is refused for them.
+ *   hashable   false for fields stored as a date or a flag: a hash is neither, so `hash` is refused for them.
+ *   kind       `patient` for patients' and health data (a run's patient and scene, an employee health event):
+ *              governed like an employee's fields, but no employee's erasure reaches it. An object field of
+ *              this kind (IncidentAddress) is one field with all its parts, so its parts' names (City, State)
+ *              are never matched on their own, where they mean something else.
  */
 export interface PersonalFieldSpec {
   readonly alsoNamed?: readonly string[];
   readonly of?: string;
   readonly hashable?: false;
+  readonly kind?: 'patient';
 }
 
 export const PERSONAL_FIELDS = {
@@ -41,8 +46,19 @@ export const PERSONAL_FIELDS = {
   CertificationNumber: {},
   /** Who last updated a credential, by name; the service gives no id of theirs, so it goes with the holder. */
   UpdateBy: {},
-  /** What someone answered on a form: names, addresses and free text about people. */
-  AnswerValue: { of: '../SubmittedBy' },
+  /** What someone answered on a form: names, addresses and free text about people; the form audit copies it. */
+  AnswerValue: { of: '../SubmittedBy', alsoNamed: ['AnswerText', 'OtherText'] },
+  PatientCareReportNumber: { kind: 'patient' },
+  PatientAge: { kind: 'patient' },
+  PatientContact: { kind: 'patient', hashable: false },
+  /** The scene's address: StreetAddress1, StreetAddress2, City, State, ZipCode and Country under IncidentAddress. */
+  IncidentAddress: { kind: 'patient' },
+  DestinationGPSLocation: { kind: 'patient' },
+  SceneCrossStreetOrDirections: { kind: 'patient' },
+  MilePostOrMajorRoadway: { kind: 'patient' },
+  /** An employee health event's type and time (RelatedEmployeeHealthEvent); its HealthEventId is an id. */
+  HealthEventType: { kind: 'patient' },
+  EventDateTime: { kind: 'patient', hashable: false },
 } as const satisfies Record<string, PersonalFieldSpec>;
 
 export type PersonalField = keyof typeof PERSONAL_FIELDS;

@@ -1,11 +1,13 @@
 import type { Warehouse } from '../connection.ts';
 import { recordEvent } from '../events.ts';
-import type { PersonalCatalog } from './catalog.ts';
+import type { PersonalKind } from './catalog.ts';
+import type { PersonalData } from './data.ts';
 import { personalHmac, personHash, HASHED } from './hmac.ts';
 import {
   bumpVersion,
   DEFAULT_POLICY_KEY,
   knownCompany,
+  listPolicies,
   lockKey,
   markApplied,
   pendingRewrites,
@@ -13,42 +15,73 @@ import {
   PersonalDataError,
   storePolicy,
   type PersonalDataAction,
+  type PolicyListing,
 } from './policy.ts';
 import { erasePerson, rewriteUnderPolicy, type PersonIds, type RewriteCounts } from './rewrite.ts';
+import { rewriteHeld } from './rewrite-held.ts';
+import { fieldsSentTo, newFieldsOf } from './field-classes.ts';
+import type { FieldClass } from '../tables/personal-data.ts';
 
 /**
  * What `wfsync personal-data`, `wfsync erase`, the ops server and housekeeping do: validate, store, rewrite what
  * is stored, and put it on the company's timeline.
  */
 
-/** The catalog and the names personal fields go by in records (resources/personal-data.ts). */
-export interface PersonalData {
-  readonly catalog: PersonalCatalog;
-  readonly names: Readonly<Record<string, string>>;
+export type { PersonalData };
+
+/** The fields the service added to a company (or to any, for `*`): those seen, and their classes. */
+export interface AddedFields {
+  readonly classes: ReadonlyMap<string, FieldClass>;
+  readonly seen: ReadonlySet<string>;
 }
 
-const fieldsOf = (pd: PersonalData) => new Set(Object.values(pd.names));
+const NONE: AddedFields = { classes: new Map(), seen: new Set() };
+
+export async function addedFields(wh: Warehouse, companyKey: string): Promise<AddedFields> {
+  const [{ classes }, seen] = await Promise.all([
+    newFieldsOf(wh, companyKey),
+    companyKey === DEFAULT_POLICY_KEY
+      ? wh.sql<{ field: string }[]>`select distinct field_path as field from ${wh.sql(wh.schema)}.schema_changes`
+      : fieldsSentTo(wh, companyKey),
+  ]);
+  return { classes, seen: new Set(seen.map((r) => r.field)) };
+}
+
+/** A field the policies govern: the catalog's, or one the service added that is classified personal or patient. */
+function governed(pd: PersonalData, added: AddedFields, field: string): boolean {
+  if (Object.values(pd.names).includes(field)) return true;
+  const cls = added.classes.get(field);
+  return cls === 'personal' || cls === 'patient';
+}
 
 /** A field can be hashed when every column it lands in holds text (a date or a JSON answer cannot). */
 export function hashable(pd: PersonalData, field: string): boolean {
   return pd.catalog.filter((c) => c.field === field).every((c) => c.sqlType === 'text');
 }
 
-/** `FIELD=ACTION` pairs checked against the catalog; the first bad one is refused in one line. */
+function unknownField(pd: PersonalData, added: AddedFields, field: string): PersonalDataError {
+  if (added.seen.has(field)) {
+    const cls = added.classes.get(field);
+    return new PersonalDataError(
+      'not_classified',
+      `${field}: ${cls ? 'classified not-personal' : 'not classified'}; classify it personal or patient first (wfsync schema classify)`,
+    );
+  }
+  const known = [...new Set(Object.values(pd.names))].sort().join(', ');
+  return new PersonalDataError('unknown_field', `unknown personal field "${field}" (known: ${known})`);
+}
+
+/** `FIELD=ACTION` pairs checked against the catalog and the classified fields; the first bad one is refused. */
 export function parsePolicyChanges(
   pd: PersonalData,
   pairs: Readonly<Record<string, unknown>>,
+  added: AddedFields = NONE,
 ): Map<string, PersonalDataAction> {
-  const known = fieldsOf(pd);
   const out = new Map<string, PersonalDataAction>();
   const entries = Object.entries(pairs);
   if (entries.length === 0) throw new PersonalDataError('invalid', 'no FIELD=keep|hash|block given');
   for (const [field, action] of entries) {
-    if (!known.has(field))
-      throw new PersonalDataError(
-        'unknown_field',
-        `unknown personal field "${field}" (known: ${[...known].sort().join(', ')})`,
-      );
+    if (!governed(pd, added, field)) throw unknownField(pd, added, field);
     if (typeof action !== 'string' || !(PERSONAL_DATA_ACTIONS as readonly string[]).includes(action)) {
       throw new PersonalDataError(
         'unknown_action',
@@ -76,8 +109,8 @@ export async function setPersonalDataPolicy(
   pairs: Readonly<Record<string, unknown>>,
   onCounts?: (company: string, counts: RewriteCounts) => void,
 ): Promise<PolicySet> {
-  const changes = parsePolicyChanges(pd, pairs);
   await knownCompany(wh, companyKey);
+  const changes = parsePolicyChanges(pd, pairs, await addedFields(wh, companyKey));
   const version = await storePolicy(wh, companyKey, changes);
   const companies = companyKey === DEFAULT_POLICY_KEY ? await companyKeys(wh) : [companyKey];
   const rewritten: Record<string, RewriteCounts> = {};
@@ -98,19 +131,31 @@ export async function setPersonalDataPolicy(
   return { company: companyKey, rewritten };
 }
 
-async function companyKeys(wh: Warehouse): Promise<string[]> {
+export async function companyKeys(wh: Warehouse): Promise<string[]> {
   const rows = await wh.sql<
     { company_key: string }[]
   >`select company_key from ${wh.sql(wh.schema)}.companies order by company_key`;
   return rows.map((r) => r.company_key);
 }
 
-/** Rewrites a company's rows under its policy and marks its current version applied. */
-async function rewriteCompany(wh: Warehouse, pd: PersonalData, companyKey: string): Promise<RewriteCounts> {
+/**
+ * Rewrites a company's rows under its policy (and, under hold, without the values of its unclassified fields), and
+ * marks its current version applied.
+ */
+export async function rewriteCompany(wh: Warehouse, pd: PersonalData, companyKey: string): Promise<RewriteCounts> {
   const [row] = await wh.sql<{ version: number }[]>`
     select version from ${wh.sql(wh.schema)}.personal_data_versions where company_key = ${companyKey}`;
-  const counts = await rewriteUnderPolicy(wh, pd.catalog, pd.names, companyKey);
+  const counts = await rewriteStored(wh, pd, companyKey);
   if (row) await markApplied(wh, companyKey, Number(row.version));
+  return counts;
+}
+
+/** What is stored of a company, rewritten under its policy and its mode for new fields. */
+async function rewriteStored(wh: Warehouse, pd: PersonalData, companyKey: string): Promise<RewriteCounts> {
+  const counts = await rewriteUnderPolicy(wh, pd, companyKey);
+  if (!(await newFieldsOf(wh, companyKey)).hold) return counts;
+  const held = await rewriteHeld(wh, pd, companyKey);
+  for (const [table, n] of Object.entries(held)) counts[table] = (counts[table] ?? 0) + n;
   return counts;
 }
 
@@ -122,7 +167,7 @@ export async function applyPendingRewrites(wh: Warehouse, pd: PersonalData): Pro
   const out: Record<string, RewriteCounts> = {};
   for (const p of await pendingRewrites(wh)) {
     const companies = p.companyKey === DEFAULT_POLICY_KEY ? await companyKeys(wh) : [p.companyKey];
-    for (const c of companies) out[c] = await rewriteUnderPolicy(wh, pd.catalog, pd.names, c);
+    for (const c of companies) out[c] = await rewriteStored(wh, pd, c);
     await markApplied(wh, p.companyKey, p.version);
   }
   return out;
@@ -182,7 +227,7 @@ async function erasePeople(
     insert into ${wh.sql(wh.schema)}.erasures (company_key, requested_by, cause, counts) values (${companyKey}, ${requestedBy}, ${cause}, '{}'::jsonb) returning id`;
   const erasureId = Number(erasureRow!.id);
   const version = await suppress(wh, companyKey, hashes, erasureId);
-  const counts = await erasePerson(wh, pd.catalog, pd.names, companyKey, ids);
+  const counts = await erasePerson(wh, pd, companyKey, ids);
   await markApplied(wh, companyKey, version);
   await wh.sql`update ${wh.sql(wh.schema)}.erasures set counts = ${wh.sql.json(counts)} where id = ${erasureId}`;
   await recordEvent(wh, {
@@ -276,4 +321,28 @@ async function findPerson(
   const numbers = rows.flatMap((r) => (r.employee_number ? [r.employee_number] : []));
   if ('employeeNumber' in ref) numbers.push(ref.employeeNumber, hash(ref.employeeNumber));
   return { serviceIds: [...new Set(rows.map((r) => Number(r.service_id)))], employeeNumbers: [...new Set(numbers)] };
+}
+
+/** A listing of policies with the kind of each field they govern. */
+export interface PersonalDataListing extends PolicyListing {
+  /** Every field the policies govern for it, by name: the catalog's, and the fields classified personal or patient. */
+  kinds: Record<string, PersonalKind>;
+}
+
+/** The default policy and every company's (or one company's), with each governed field's kind. */
+export async function listPersonalData(
+  wh: Warehouse,
+  pd: PersonalData,
+  companyKey?: string,
+): Promise<PersonalDataListing[]> {
+  const listed = await listPolicies(wh, companyKey);
+  const catalog = Object.fromEntries(Object.values(pd.names).map((f) => [f, pd.kinds[f]!]));
+  const out: PersonalDataListing[] = [];
+  for (const l of listed) {
+    const { classes } = await newFieldsOf(wh, l.company);
+    const kinds: Record<string, PersonalKind> = { ...catalog };
+    for (const [field, cls] of classes) if (cls !== 'not-personal') kinds[field] = cls;
+    out.push({ ...l, kinds: Object.fromEntries(Object.entries(kinds).sort(([a], [b]) => (a < b ? -1 : 1))) });
+  }
+  return out;
 }

@@ -3,14 +3,16 @@ import type { Pipeline } from '../pipeline.ts';
 import type { Row } from '../catalog.ts';
 import type { Target } from '../targets.ts';
 import type { PersonalColumn, PersonColumns } from './catalog.ts';
-import { personHash, wrappedContentHash } from './hmac.ts';
+import { wrappedContentHash } from './hmac.ts';
+import { classifiedPath, holdRaw, holdRecord } from './hold.ts';
+import { actsOnFields, erased, scrubFields, scrubJson, type JsonCatalog } from './json.ts';
 import { currentPolicy, type CompanyPolicy } from './policy.ts';
 
 /**
  * The row path of personal data: a page's mapped rows, their `_extra` and the raw payloads of its rejects, made
  * what the company's policy lets be stored, after the content hash was taken from the clear values (so the
- * hash says whether the source changed, whatever the policy). A company that hashes and blocks nothing and has
- * erased nobody pays one small check per page, in the page's transaction.
+ * hash says whether the source changed, whatever the policy). A company that hashes and blocks nothing, has
+ * erased nobody and holds no new field pays one small check per page, in the page's transaction.
  */
 
 /** The part of a mapped page this step reads and rewrites. */
@@ -61,8 +63,9 @@ export async function applyPersonalData<R extends Refusal>(
 }
 
 /**
- * A mapped page under a policy: its rows' content hashes keyed at once (the write compares them with the stored
- * ones), the refusals' payloads scrubbed, and the rest of the policy put on the records the write sends.
+ * A mapped page under a policy: its unclassified fields held (under `hold`), its rows' content hashes keyed at
+ * once (the write compares them with the stored ones), the refusals' payloads scrubbed, and the rest of the
+ * policy put on the records the write sends.
  */
 export function applyPolicy<R extends Refusal>(
   page: PageRows,
@@ -70,11 +73,13 @@ export function applyPolicy<R extends Refusal>(
   policy: CompanyPolicy,
 ): Omit<PersonalDataApplied<R>, 'check'> {
   if (!policy.hmac) return { rejects: [...rejects], prepare: () => {} };
-  const names = page.target.personalNames ?? {};
-  const scrubbed = rejects.map((r) => ({ ...r, raw: scrubJson(r.raw, policy, names, false) }));
-  const plan = planUnder(planOf(page.target), policy);
-  if (!plan.personal) return { rejects: scrubbed, prepare: () => {} };
-  for (const m of page.mapped) keyContentHash(m, plan, policy);
+  const target = page.target;
+  const catalog: JsonCatalog = { names: target.personalNames ?? {}, kinds: target.personalKinds ?? {} };
+  const scrubbed = rejects.map((r) => ({ ...r, raw: rawUnder(r.raw, target, policy, catalog) }));
+  if (policy.hold) for (const m of page.mapped) holdRecord(m, target, policy, catalog.names);
+  const plan = planUnder(planOf(target), policy);
+  if (plan.personal) for (const m of page.mapped) keyContentHash(m, plan, policy);
+  else if (!actsOnFields(policy) && policy.actions.size === 0) return { rejects: scrubbed, prepare: () => {} };
   const done = new Set<Row>();
   return {
     rejects: scrubbed,
@@ -82,10 +87,16 @@ export function applyPolicy<R extends Refusal>(
       for (const m of items) {
         if (done.has(m.row)) continue;
         done.add(m.row);
-        applyItem(m.row, m.children, plan, policy, names);
+        applyItem(m, target, plan, policy, catalog);
       }
     },
   };
+}
+
+/** A refusal's raw payload under the policy: the catalog's fields by name, classified ones by path, held ones. */
+function rawUnder(raw: unknown, target: Target, policy: CompanyPolicy, catalog: JsonCatalog): unknown {
+  const scrubbed = scrubFields(scrubJson(raw, policy, catalog, false), policy, '', false);
+  return policy.hold ? holdRaw(scrubbed, target, (p) => classifiedPath(policy, catalog.names, p)) : scrubbed;
 }
 
 /** What PostgreSQL's refusal of a page mapped under an older policy carries (check_personal_data_version). */
@@ -153,23 +164,39 @@ function namesErased(m: PageItem, plan: Plan, policy: CompanyPolicy): boolean {
   return false;
 }
 
-function applyItem(
-  row: Row,
-  children: readonly Row[][],
-  plan: Plan,
-  policy: CompanyPolicy,
-  names: Readonly<Record<string, string>>,
-): void {
-  for (const c of plan.main) applyColumn(row, c, personOf(row, c.person, policy), policy);
+function applyItem(m: PageItem, target: Target, plan: Plan, policy: CompanyPolicy, catalog: JsonCatalog): void {
+  const { row, children } = m;
+  let rowErased = false;
+  for (const c of plan.main) {
+    const erasedHere = personOf(row, c.person, policy);
+    rowErased ||= erasedHere;
+    applyColumn(row, c, erasedHere, policy);
+  }
+  const lists = target.children ?? [];
   for (let i = 0; i < children.length; i++) {
     const cols = plan.children[i] ?? [];
     for (const child of children[i]!) {
-      for (const c of cols)
-        applyColumn(child, c, personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy), policy);
-      if (child._extra) child._extra = scrubJson(child._extra, policy, names, false);
+      let childErased = false;
+      for (const c of cols) {
+        const erasedHere = personOf(c.parent ? row : child, c.parent?.person ?? c.person, policy);
+        childErased ||= erasedHere && !c.parent;
+        applyColumn(child, c, erasedHere, policy);
+      }
+      if (child._extra) child._extra = extraUnder(child._extra, `${lists[i]!.path}.`, childErased, policy, catalog);
     }
   }
-  if (row._extra) row._extra = scrubJson(row._extra, policy, names, false);
+  if (row._extra) row._extra = extraUnder(row._extra, '', rowErased, policy, catalog);
+}
+
+/** A row's `_extra` under the policy: the catalog's fields by name, the classified ones by path. */
+function extraUnder(
+  extra: unknown,
+  prefix: string,
+  rowErased: boolean,
+  policy: CompanyPolicy,
+  catalog: JsonCatalog,
+): unknown {
+  return scrubFields(scrubJson(extra, policy, catalog, false), policy, prefix, rowErased);
 }
 
 /** Applies one column's action (block for an erased person). */
@@ -191,57 +218,4 @@ function personOf(row: Row, person: PersonColumns, policy: CompanyPolicy): boole
     erased(policy, 'service_id', row[person.serviceId ?? '']) ||
     erased(policy, 'employee_number', row[person.employeeNumber ?? ''])
   );
-}
-
-const erasedMemo = new WeakMap<CompanyPolicy, Map<string, boolean>>();
-
-function erased(policy: CompanyPolicy, kind: 'service_id' | 'employee_number', value: unknown): boolean {
-  if (value === null || value === undefined || value === '' || policy.suppressed.size === 0) return false;
-  let memo = erasedMemo.get(policy);
-  if (!memo) erasedMemo.set(policy, (memo = new Map()));
-  const k = `${kind}:${String(value)}`;
-  let hit = memo.get(k);
-  if (hit === undefined) memo.set(k, (hit = policy.suppressed.has(personHash(policy.hmac!, kind, String(value)))));
-  return hit;
-}
-
-/**
- * A JSON value (`_extra`, a raw payload, a pushed change) under the policy: personal fields found by name at any
- * depth are hashed or dropped, and every personal field of an object naming an erased person is dropped.
- * Returns `value` itself when nothing changes.
- */
-export function scrubJson(
-  value: unknown,
-  policy: CompanyPolicy,
-  names: Readonly<Record<string, string>>,
-  blockAll: boolean,
-): unknown {
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((v, i) => {
-      const s = scrubJson(v, policy, names, blockAll);
-      if (s !== v) (out ??= [...value])[i] = s;
-    });
-    return out ?? value;
-  }
-  if (typeof value !== 'object' || value === null) return value;
-  const obj = value as Record<string, unknown>;
-  const block =
-    blockAll || erased(policy, 'service_id', obj.ServiceId) || erased(policy, 'employee_number', obj.EmployeeNumber);
-  let out: Record<string, unknown> | undefined;
-  for (const k in obj) {
-    const v = obj[k];
-    const field = Object.hasOwn(names, k) ? names[k] : undefined;
-    const action = field ? (block ? 'block' : policy.actions.get(field)) : undefined;
-    if (action === 'block') {
-      out ??= { ...obj };
-      delete out[k];
-    } else if (action === 'hash' && typeof v === 'string') {
-      (out ??= { ...obj })[k] = policy.hmac!.of(v);
-    } else if (typeof v === 'object' && v !== null) {
-      const s = scrubJson(v, policy, names, block);
-      if (s !== v) (out ??= { ...obj })[k] = s;
-    }
-  }
-  return out ?? value;
 }

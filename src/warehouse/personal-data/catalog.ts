@@ -4,6 +4,13 @@
  * rows, rewrite what is stored, and erase one person.
  */
 
+/**
+ * Whose data a field is: an employee's (`personal`), or a patient's or health data (`patient`), which no
+ * employee's erasure reaches. A field the service adds takes a kind when an operator classifies it.
+ */
+export const PERSONAL_KINDS = ['personal', 'patient'] as const;
+export type PersonalKind = (typeof PERSONAL_KINDS)[number];
+
 /** Columns naming whose data a row's personal columns hold. */
 export interface PersonColumns {
   readonly serviceId?: string;
@@ -15,6 +22,7 @@ export interface PersonalColumn {
   readonly column: string;
   /** The service's field it carries (PERSONAL_FIELDS). */
   readonly field: string;
+  readonly kind: PersonalKind;
   readonly sqlType: string;
   /** Columns the mapper derives from this one's text (a date's instant and offset): they go with it. */
   readonly companions: readonly string[];

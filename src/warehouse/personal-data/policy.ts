@@ -1,6 +1,13 @@
 import type { Warehouse } from '../connection.ts';
 import { findCompany } from '../company-records.ts';
-import { DEFAULT_POLICY_KEY, PERSONAL_DATA_ACTIONS, type PersonalDataAction } from '../tables/personal-data.ts';
+import {
+  DEFAULT_POLICY_KEY,
+  PERSONAL_DATA_ACTIONS,
+  type FieldClass,
+  type PersonalDataAction,
+} from '../tables/personal-data.ts';
+import type { PersonalKind } from './catalog.ts';
+import { newFieldsOf, type NewFields } from './field-classes.ts';
 import { personalHmac, type PersonalHmac } from './hmac.ts';
 
 export { DEFAULT_POLICY_KEY, PERSONAL_DATA_ACTIONS, type PersonalDataAction };
@@ -11,6 +18,10 @@ export type PersonalDataErrorKind =
   | 'unknown_action'
   | 'not_hashable'
   | 'unknown_person'
+  | 'not_classified'
+  | 'unknown_class'
+  | 'fixed_class'
+  | 'unknown_mode'
   | 'invalid';
 
 /** A personal-data request refused, in one line naming the field, action, company or person. */
@@ -24,15 +35,29 @@ export class PersonalDataError extends Error {
   }
 }
 
-/** What a page is written under: the fields not kept, and the people erased (keyed hashes of their ids). */
+/**
+ * What a page is written under: the fields not kept, the people erased (keyed hashes of their ids), and what is
+ * stored of the fields the service added.
+ */
 export interface CompanyPolicy {
   readonly companyKey: string;
   /** `<company version>:<default version>`: what the page's transaction checks is still current. */
   readonly version: string;
+  /** Fields of the catalog, and fields classified personal or patient, that are hashed or blocked. */
   readonly actions: ReadonlyMap<string, 'hash' | 'block'>;
   readonly suppressed: ReadonlySet<string>;
-  /** Made only when a field is hashed or someone is erased. */
+  /** Fields the service added, by path, with their class (the company's own over the default's). */
+  readonly classes: ReadonlyMap<string, FieldClass>;
+  /** Whether the values of fields no column maps and no class names are held (not stored). */
+  readonly hold: boolean;
+  /** Made only when a field is hashed, someone is erased, or new fields are held. */
   readonly hmac: PersonalHmac | undefined;
+}
+
+/** The kind of a field classified personal or patient; undefined for one not personal or not classified. */
+export function classifiedKind(policy: CompanyPolicy, path: string): PersonalKind | undefined {
+  const c = policy.classes.get(path);
+  return c === 'personal' || c === 'patient' ? c : undefined;
 }
 
 const t = (wh: Warehouse, table: string) => wh.sql`${wh.sql(wh.schema)}.${wh.sql(table)}`;
@@ -75,16 +100,38 @@ export function forgetPolicy(wh: Warehouse, companyKey: string): void {
 }
 
 async function readPolicy(wh: Warehouse, companyKey: string, version: string): Promise<CompanyPolicy> {
-  const [fields, suppressed] = await Promise.all([
-    effectiveActions(wh, companyKey),
+  const [governed, suppressed] = await Promise.all([
+    governedActions(wh, companyKey),
     wh.sql<
       { person_hash: string }[]
     >`select person_hash from ${t(wh, 'personal_data_suppressions')} where company_key = ${companyKey}`,
   ]);
+  const { actions, added } = governed;
+  const acts = actions.size > 0 || suppressed.length > 0 || added.hold;
+  return {
+    companyKey,
+    version,
+    actions,
+    suppressed: new Set(suppressed.map((r) => r.person_hash)),
+    classes: added.classes,
+    hold: added.hold,
+    hmac: acts ? personalHmac(wh.personalDataKey()) : undefined,
+  };
+}
+
+/**
+ * The fields a company's policy hashes or blocks, and what it stores of the fields the service added. A field
+ * classified not personal is out of the policies, whatever they say of it.
+ */
+export async function governedActions(
+  wh: Warehouse,
+  companyKey: string,
+): Promise<{ actions: Map<string, 'hash' | 'block'>; added: NewFields }> {
+  const [fields, added] = await Promise.all([effectiveActions(wh, companyKey), newFieldsOf(wh, companyKey)]);
   const actions = new Map<string, 'hash' | 'block'>();
-  for (const [field, action] of fields) if (action !== 'keep') actions.set(field, action);
-  const hmac = actions.size > 0 || suppressed.length > 0 ? personalHmac(wh.personalDataKey()) : undefined;
-  return { companyKey, version, actions, suppressed: new Set(suppressed.map((r) => r.person_hash)), hmac };
+  for (const [field, action] of fields)
+    if (action !== 'keep' && added.classes.get(field) !== 'not-personal') actions.set(field, action);
+  return { actions, added };
 }
 
 /** Each field's action for a company: its own policy, else the default's. */

@@ -1,14 +1,15 @@
 import type { Warehouse } from '../connection.ts';
 import { tableInfo } from '../catalog.ts';
 import type { PersonalCatalog, PersonalColumn, PersonColumns } from './catalog.ts';
+import { extraTables, type PersonalData } from './data.ts';
 import { personalHmac, wrappedContentHashSql, type PersonalHmac } from './hmac.ts';
-import { effectiveActions } from './policy.ts';
+import { governedActions } from './policy.ts';
 
 /**
  * Rewrites what is stored, in SQL, without a request to the service: a company's rows under its policy (every
- * table the catalog names, history versions included, `_extra`, rejects' raw payloads), or one erased person's
- * fields everywhere. Each statement rewrites a batch of rows that still need it, so an interrupted rewrite
- * resumes where it stopped when run again, and a batch that meets a page being written waits for it.
+ * table the catalog names, history versions included, `_extra` of every table, rejects' raw payloads), or one
+ * erased person's fields everywhere. Each statement rewrites a batch of rows that still need it, so an interrupted
+ * rewrite resumes where it stopped when run again, and a batch that meets a page being written waits for it.
  */
 
 /** Rows rewritten per table. */
@@ -21,7 +22,7 @@ const HEX = `'^[0-9a-f]{64}$'`;
 
 const q = (name: string) => `"${name}"`;
 
-interface Update {
+export interface Update {
   table: string;
   sets: string[];
   /** Rows that still need the update (false once it is done: what makes a batch loop end). */
@@ -30,11 +31,23 @@ interface Update {
   scope?: string;
 }
 
+/**
+ * The parameters after the company ($1) of every rewrite: the key's pads; the catalog's names blocked and hashed
+ * in JSON; an erasure's service ids and employee numbers; the classified fields' paths blocked and hashed.
+ */
+const PARAM_TYPES = ['bytea', 'bytea', 'text[]', 'text[]', 'int[]', 'text[]', 'text[]', 'text[]'];
+
 /** Runs `update` over the company's rows in batches until none is pending; the number of rows rewritten. */
-async function runBatches(wh: Warehouse, u: Update, params: readonly unknown[], batch: number): Promise<number> {
+export async function runBatches(
+  wh: Warehouse,
+  u: Update,
+  params: readonly unknown[],
+  batch: number,
+  types: readonly string[] = PARAM_TYPES,
+): Promise<number> {
   const t = `${q(wh.schema)}.${q(u.table)}`;
   // Every parameter typed once, used or not by this table's update.
-  const typed = `select $2::bytea, $3::bytea, $4::text[], $5::text[]${params.length > 5 ? ', $6::int[], $7::text[]' : ''}`;
+  const typed = `select ${types.map((type, i) => `$${i + 2}::${type}`).join(', ')}`;
   const statement = `with typed as (${typed}), batch as (
   select ctid from ${t} where company_key = $1${u.scope ? ` and (${u.scope})` : ''} and (${u.pending.join(' or ')}) limit ${batch}
 ) update ${t} x set ${u.sets.join(', ')} from batch where x.ctid = batch.ctid`;
@@ -65,9 +78,23 @@ function byTable(catalog: PersonalCatalog): Map<string, PersonalColumn[]> {
   return out;
 }
 
-/** Parameters $2..$5 of every rewrite: the key's pads and the names blocked and hashed in JSON. */
-function jsonParams(hmac: PersonalHmac, blocked: readonly string[], hashed: readonly string[]): unknown[] {
-  return [hmac.pads.inner, hmac.pads.outer, blocked, hashed];
+/** Parameters $2..$9 of every rewrite (PARAM_TYPES). */
+function rewriteParams(
+  hmac: PersonalHmac,
+  names: { blocked: readonly string[]; hashed: readonly string[] },
+  paths: { blocked: readonly string[]; hashed: readonly string[] },
+  person: PersonIds = { serviceIds: [], employeeNumbers: [] },
+): unknown[] {
+  return [
+    hmac.pads.inner,
+    hmac.pads.outer,
+    names.blocked,
+    names.hashed,
+    person.serviceIds,
+    person.employeeNumbers,
+    paths.blocked,
+    paths.hashed,
+  ];
 }
 
 function blockColumn(c: PersonalColumn, sets: string[], pending: string[]): void {
@@ -84,60 +111,89 @@ function hashColumn(c: PersonalColumn, sets: string[], pending: string[], schema
   pending.push(`${q(c.column)} !~ ${HEX}`);
 }
 
+/** `_extra` under the policy: the catalog's fields by name, the classified fields by path (`prefix`: the table's). */
+const extraSql = (schema: string, column: string, prefix: string) =>
+  `"${schema}".personal_fields("${schema}".personal_json(${column}, $4, $5, $2, $3), '${prefix.replace(/'/g, "''")}', $8, $9, $2, $3)`;
+
 /** `_extra` and `_hash` of a table's rows once a policy other than keep applies to them. */
-function bookkeeping(schema: string, table: string, sets: string[], pending: string[], wrap: boolean): void {
+function bookkeeping(
+  schema: string,
+  table: string,
+  prefix: string,
+  u: { sets: string[]; pending: string[] },
+  wrap: boolean,
+): void {
   if (hasColumn(table, '_extra')) {
-    const json = `"${schema}".personal_json(x._extra, $4, $5, $2, $3)`;
-    sets.push(`_extra = ${json}`);
-    pending.push(`_extra is distinct from "${schema}".personal_json(_extra, $4, $5, $2, $3)`);
+    u.sets.push(`_extra = ${extraSql(schema, 'x._extra', prefix)}`);
+    u.pending.push(`_extra is distinct from ${extraSql(schema, '_extra', prefix)}`);
   }
   if (wrap && hasColumn(table, '_hash')) {
-    sets.push(`_hash = ${wrappedContentHashSql('x._hash', '$2')}`);
-    pending.push(`_hash not like 'p%'`);
+    u.sets.push(`_hash = ${wrappedContentHashSql('x._hash', '$2')}`);
+    u.pending.push(`_hash not like 'p%'`);
   }
+}
+
+/** The catalog's names and the classified fields' paths a policy's actions name, by action. */
+function namedBy(
+  pd: PersonalData,
+  actions: ReadonlyMap<string, string>,
+  classes: ReadonlyMap<string, string>,
+  action: string,
+): { names: string[]; paths: string[] } {
+  return {
+    names: Object.keys(pd.names).filter((n) => actions.get(pd.names[n]!) === action),
+    paths: [...classes.keys()].filter((p) => classes.get(p) !== 'not-personal' && actions.get(p) === action),
+  };
 }
 
 /**
  * Rewrites a company's stored rows under its current policy (its own and the default's): blocked fields nulled,
- * hashed fields replaced by their HMAC, the same in `_extra` and rejects' payloads, and the content hash wrapped
- * so that the next sync finds the rows unchanged. A field set back to keep is not restored: the service's next
- * read of each record brings its value back (as a new version).
+ * hashed fields replaced by their HMAC, the same in `_extra` (of every table) and rejects' payloads, and the
+ * content hash of the catalog's tables wrapped, as the row path does, so that the next sync finds the rows
+ * unchanged. A field set back to keep is not restored: the service's next read of each record brings its value
+ * back (as a new version).
  */
 export async function rewriteUnderPolicy(
   wh: Warehouse,
-  catalog: PersonalCatalog,
-  names: Readonly<Record<string, string>>,
+  pd: PersonalData,
   companyKey: string,
   batch = REWRITE_BATCH,
 ): Promise<RewriteCounts> {
-  const actions = await effectiveActions(wh, companyKey);
-  const notKept = [...actions].filter(([, a]) => a !== 'keep');
-  if (notKept.length === 0) return {};
+  const { actions, added } = await governedActions(wh, companyKey);
+  if (actions.size === 0) return {};
   const hmac = personalHmac(wh.personalDataKey());
-  const namesOf = (action: string) => Object.keys(names).filter((n) => actions.get(names[n]!) === action);
-  const params = [companyKey, ...jsonParams(hmac, namesOf('block'), namesOf('hash'))];
+  const blocked = namedBy(pd, actions, added.classes, 'block');
+  const hashed = namedBy(pd, actions, added.classes, 'hash');
+  const params = [
+    companyKey,
+    ...rewriteParams(
+      hmac,
+      { blocked: blocked.names, hashed: hashed.names },
+      { blocked: blocked.paths, hashed: hashed.paths },
+    ),
+  ];
   const counts: RewriteCounts = {};
-  for (const [table, cols] of byTable(catalog)) {
-    const sets: string[] = [];
-    const pending: string[] = [];
-    for (const c of cols) {
+  const catalogTables = byTable(pd.catalog);
+  const prefixes = new Map(extraTables(Object.values(pd.targets)).map((e) => [e.table, e.prefix]));
+  for (const table of new Set([...catalogTables.keys(), ...prefixes.keys()])) {
+    const u = { sets: [] as string[], pending: [] as string[] };
+    for (const c of catalogTables.get(table) ?? []) {
       const action = actions.get(c.field);
-      if (action === 'block') blockColumn(c, sets, pending);
-      else if (action === 'hash') hashColumn(c, sets, pending, wh.schema);
+      if (action === 'block') blockColumn(c, u.sets, u.pending);
+      else if (action === 'hash') hashColumn(c, u.sets, u.pending, wh.schema);
     }
-    bookkeeping(wh.schema, table, sets, pending, true);
-    counts[table] = await runBatches(wh, { table, sets, pending }, params, batch);
+    bookkeeping(wh.schema, table, prefixes.get(table) ?? '', u, catalogTables.has(table));
+    if (u.sets.length > 0) counts[table] = await runBatches(wh, { table, ...u }, params, batch);
   }
   counts.sync_rejects = await runBatches(wh, rawUpdate(wh.schema, 'sync_rejects', 'raw'), params, batch);
   return counts;
 }
 
 function rawUpdate(schema: string, table: string, column: string, scope?: string): Update {
-  const json = (alias: string) => `"${schema}".personal_json(${alias}${q(column)}, $4, $5, $2, $3)`;
   return {
     table,
-    sets: [`${q(column)} = ${json('x.')}`],
-    pending: [`${q(column)} is distinct from ${json('')}`],
+    sets: [`${q(column)} = ${extraSql(schema, `x.${q(column)}`, '')}`],
+    pending: [`${q(column)} is distinct from ${extraSql(schema, q(column), '')}`],
     ...(scope ? { scope } : {}),
   };
 }
@@ -172,16 +228,23 @@ function scopeOf(schema: string, c: PersonalColumn): string | undefined {
  */
 export async function erasePerson(
   wh: Warehouse,
-  catalog: PersonalCatalog,
-  names: Readonly<Record<string, string>>,
+  pd: PersonalData,
   companyKey: string,
   person: PersonIds,
   batch = REWRITE_BATCH,
 ): Promise<RewriteCounts> {
   const hmac = personalHmac(wh.personalDataKey());
-  const params = [companyKey, ...jsonParams(hmac, Object.keys(names), []), person.serviceIds, person.employeeNumbers];
+  // A patient's fields are nobody's here: no employee's erasure reaches them.
+  const names = Object.keys(pd.names).filter((n) => pd.kinds[pd.names[n]!] !== 'patient');
+  const { added } = await governedActions(wh, companyKey);
+  const paths = [...added.classes].filter(([, c]) => c === 'personal').map(([p]) => p);
+  const params = [
+    companyKey,
+    ...rewriteParams(hmac, { blocked: names, hashed: [] }, { blocked: paths, hashed: [] }, person),
+  ];
+  const prefixes = new Map(extraTables(Object.values(pd.targets)).map((e) => [e.table, e.prefix]));
   const counts: RewriteCounts = {};
-  for (const [table, cols] of byTable(catalog)) {
+  for (const [table, cols] of byTable(pd.catalog)) {
     const groups = new Map<string, PersonalColumn[]>();
     for (const c of cols) {
       const scope = scopeOf(wh.schema, c);
@@ -189,11 +252,10 @@ export async function erasePerson(
     }
     let n = 0;
     for (const [scope, group] of groups) {
-      const sets: string[] = [];
-      const pending: string[] = [];
-      for (const c of group) blockColumn(c, sets, pending);
-      bookkeeping(wh.schema, table, sets, pending, true);
-      n += await runBatches(wh, { table, sets, pending, scope }, params, batch);
+      const u = { sets: [] as string[], pending: [] as string[] };
+      for (const c of group) blockColumn(c, u.sets, u.pending);
+      bookkeeping(wh.schema, table, prefixes.get(table) ?? '', u, true);
+      n += await runBatches(wh, { table, ...u, scope }, params, batch);
     }
     counts[table] = n;
   }

@@ -15,6 +15,8 @@ const policy: CompanyPolicy = {
     ['DateOfBirth', 'block'],
   ]),
   suppressed: new Set(),
+  classes: new Map(),
+  hold: false,
   hmac,
 };
 
