@@ -6,6 +6,8 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * limiter's margin allows.
  */
 const timing = ['test/ratelimit/sandbox.test.ts'];
+/** Tests of the warehouse on a Citus cluster: `npm run test:citus` alone runs them (vitest.citus.config.ts). */
+const citus = ['test/**/*.citus.test.ts'];
 
 const shared: TestProjectInlineConfiguration['test'] = {
   testTimeout: 60_000,
@@ -19,7 +21,7 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts'], exclude: timing } },
+      { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts'], exclude: [...timing, ...citus] } },
       { test: { ...shared, name: 'timing', include: timing, sequence: { groupOrder: 1 } } },
     ],
   },

@@ -3,6 +3,7 @@ import { streams as catalog } from '../resources/index.ts';
 import { streamSchedules, type ScheduleOptions } from '../queue/schedules.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { streamsOffOf } from '../warehouse/company-streams.ts';
+import { isDistributed } from '../warehouse/distribution.ts';
 import type { StoredProgress } from '../warehouse/runs.ts';
 import type { Freshness } from './freshness.ts';
 import { companyProgress, runProgress, type CompanyProgress } from './progress.ts';
@@ -86,6 +87,11 @@ async function streamFigures(
   const runs = sql`${sql(wh.schema)}.sync_runs`;
   // A stream the company turned off is not scheduled: it is neither late nor failing.
   const switched = sql`${sql(wh.schema)}.companies`;
+  // Citus looks up a company's latest runs beside it only from a distributed table (its companies), not from a
+  // list: there every company a process serves is in that table.
+  const companiesOf = (await isDistributed(wh))
+    ? sql`(select company_key as company from ${sql(wh.schema)}.companies where company_key = any(${companies as string[]}::text[])) c`
+    : sql`unnest(${companies as string[]}::text[]) c(company)`;
   return sql<StreamFigures[]>`
     with each as (
       select c.company, st.stream, st.interval_s, last.finished_at is null and last.started_at is not null as running,
@@ -95,7 +101,7 @@ async function streamFigures(
           select r.outcome from ${runs} r
           where r.company_key = c.company and r.stream = st.stream and r.finished_at is not null order by r.started_at desc limit 1) end as outcome,
         extract(epoch from ${now}::timestamptz - ok.started_at)::float8 as lag
-      from unnest(${companies as string[]}::text[]) c(company)
+      from ${companiesOf}
       cross join unnest(${names}::text[], ${intervals as string[]}::float8[]) st(stream, interval_s)
       left join lateral (
         select r.started_at, r.finished_at, r.outcome, r.details from ${runs} r

@@ -212,7 +212,12 @@ export async function readPushModels(wh: Warehouse): Promise<PushModelLine[]> {
   const rows = await wh.sql<(Omit<PushModelLine, 'lastRun'> & { run: Record<string, unknown> | null })[]>`
     select m.name, m.company_key as company, m.kind, m.cron, m.paused, m.max_changes as "maxChanges", to_jsonb(r) as run
     from ${s}.push_models m
-    left join lateral (select * from ${s}.push_model_runs r where r.model_name = m.name order by r.id desc limit 1) r on true
+    -- Each model's latest run by a join, not a lateral subquery: on Citus the models are a reference table,
+    -- which no subquery may correlate. A model's runs are its company's, so the latest has the greatest id there.
+    left join (
+      select r.* from ${s}.push_model_runs r
+      join (select company_key, max(id) as id from ${s}.push_model_runs group by company_key, model_name) l using (company_key, id)
+    ) r on r.model_name = m.name
     order by m.name`;
   return rows.map(({ run, ...m }) => ({
     ...m,

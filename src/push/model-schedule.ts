@@ -66,8 +66,11 @@ export class ModelScheduler {
   async #scheduled(): Promise<DueRow[]> {
     const wh = this.#o.intake.warehouse;
     return wh.sql.unsafe<DueRow[]>(
-      `select m.name, m.cron, coalesce((select max(r.started_at) from ${runsTable(wh)} r where r.model_name = m.name), m.created_at) as since
-       from ${modelsTable(wh)} m where not m.paused and m.cron is not null order by m.name`,
+      // A join, not a subquery per model: on Citus the models are a reference table, which no subquery may correlate.
+      `select m.name, m.cron, coalesce(r.since, m.created_at) as since
+       from ${modelsTable(wh)} m
+       left join (select model_name, max(started_at) as since from ${runsTable(wh)} group by model_name) r on r.model_name = m.name
+       where not m.paused and m.cron is not null order by m.name`,
     );
   }
 

@@ -110,9 +110,14 @@ export async function store(
       }
       // Serializes the entity's sequence numbers across concurrent intakes.
       await tx.unsafe(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`${company}/${c.entityKey}`]);
+      // Read apart from the insert: Citus takes no subquery in an INSERT's values.
+      const [last] = await tx.unsafe(
+        `select coalesce(max(seq), 0) + 1 as seq from ${t} where company_key = $1 and entity_key = $2`,
+        [company, c.entityKey],
+      );
       const rows = await tx.unsafe(
         `insert into ${t} (company_key, kind, change_id, entity_key, seq, holder_key, payload, sealed)
-         values ($1, $2, $3, $4, (select coalesce(max(seq), 0) + 1 from ${t} where company_key = $1 and entity_key = $4), $5, $6::jsonb, $7)
+         values ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
          on conflict (company_key, change_id) do nothing
          returning id, status`,
         [
@@ -120,6 +125,7 @@ export async function store(
           c.kind,
           changeId,
           c.entityKey,
+          last!.seq as number,
           c.holderKey ?? null,
           c.payload as never,
           c.ssn ? sealer.seal(c.ssn) : null,
@@ -311,9 +317,10 @@ export async function markUnsettled(
   message: string,
   attempts: number,
 ): Promise<void> {
+  // Citus takes no function short of immutable inside a CASE of an UPDATE: the statement says whether to notify.
+  const notify = status === 'failed' ? ', notify_next_at = now()' : '';
   await sql.unsafe(
-    `update ${table(wh)} set status = $2, error = $3, updated_at = now(), next_attempt_at = now() + ($4::int * interval '1 millisecond'),
-       notify_next_at = case when $2 = 'failed' then now() else notify_next_at end
+    `update ${table(wh)} set status = $2, error = $3, updated_at = now(), next_attempt_at = now() + ($4::int * interval '1 millisecond')${notify}
      where id = any($1::bigint[])`,
     [ids as number[], status, message, retryDelayMs(attempts)],
   );

@@ -105,32 +105,51 @@ export async function previewPush(ctx: IntakeContext, kind: PushKind, items: rea
 type CurrentRow = Record<string, unknown> | null;
 
 /**
- * Each accepted change's current warehouse row (as JSON), in one statement: an individual by ServiceId, else
- * EmployeeNumber, else UniqueNumber, as the sender looks it up; a credential by IndividualCertificationId, or
- * for an insert its holder's row (by ServiceId, EmployeeNumber or UniqueIdentifier), to say whether it exists.
+ * Each accepted change's current warehouse row (as JSON): an individual by ServiceId, else EmployeeNumber, else
+ * UniqueNumber, as the sender looks it up; a credential by IndividualCertificationId, or for an insert its
+ * holder's row (by ServiceId, EmployeeNumber or UniqueIdentifier), to say whether it exists. One statement per
+ * company, every table read by that company's key: on Citus it runs on the company's shard alone.
  */
 async function currentRecords(
   wh: Warehouse,
   kind: PushKind,
   accepted: readonly { company: string; change: Accepted }[],
 ): Promise<CurrentRow[]> {
-  if (accepted.length === 0) return [];
+  const out: CurrentRow[] = new Array(accepted.length).fill(null);
+  for (const company of new Set(accepted.map((a) => a.company))) {
+    const at = accepted.flatMap((a, i) => (a.company === company ? [i] : []));
+    const rows = await companyRecords(
+      wh,
+      kind,
+      company,
+      at.map((i) => accepted[i]!.change.payload),
+    );
+    for (const [j, i] of at.entries()) out[i] = rows[j] ?? null;
+  }
+  return out;
+}
+
+async function companyRecords(
+  wh: Warehouse,
+  kind: PushKind,
+  company: string,
+  p: readonly Accepted['payload'][],
+): Promise<CurrentRow[]> {
   const s = `"${wh.schema}"`;
-  const p = accepted.map((a) => a.change.payload);
   const num = (v: unknown) => (typeof v === 'number' ? v : null);
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   const individual = (alias: string, sid: string, en: string, un: string) => `case
-      when ${sid} is not null then (select to_jsonb(w) from ${s}.individuals w where w.company_key = k.company and w.service_id = ${sid} and w._deleted_at is null)
-      when ${en} is not null then (select to_jsonb(w) from ${s}.individuals w where w.company_key = k.company and w.employee_number = ${en} and w._deleted_at is null order by w.service_id limit 1)
-      when ${un} is not null then (select to_jsonb(w) from ${s}.individuals w where w.company_key = k.company and w.unique_number = ${un} and w._deleted_at is null order by w.service_id limit 1)
+      when ${sid} is not null then (select to_jsonb(w) from ${s}.individuals w where w.company_key = $1 and w.service_id = ${sid} and w._deleted_at is null)
+      when ${en} is not null then (select to_jsonb(w) from ${s}.individuals w where w.company_key = $1 and w.employee_number = ${en} and w._deleted_at is null order by w.service_id limit 1)
+      when ${un} is not null then (select to_jsonb(w) from ${s}.individuals w where w.company_key = $1 and w.unique_number = ${un} and w._deleted_at is null order by w.service_id limit 1)
     end as ${alias}`;
   const rows =
     kind === 'individual'
       ? await wh.sql.unsafe<{ row: CurrentRow }[]>(
           `select ${individual('row', 'k.sid', 'k.en', 'k.un')}
-           from unnest($1::text[], $2::int[], $3::text[], $4::text[]) with ordinality as k(company, sid, en, un, n) order by k.n`,
+           from unnest($2::int[], $3::text[], $4::text[]) with ordinality as k(sid, en, un, n) order by k.n`,
           [
-            accepted.map((a) => a.company),
+            company,
             p.map((x) => num(x.ServiceId)),
             p.map((x) => str(x.EmployeeNumber)),
             p.map((x) => str(x.UniqueNumber)),
@@ -138,13 +157,13 @@ async function currentRecords(
         )
       : await wh.sql.unsafe<{ row: CurrentRow }[]>(
           `select case when k.icid is not null
-                    then (select to_jsonb(c) from ${s}.individual_certifications c where c.company_key = k.company and c.individual_certification_id = k.icid and c._deleted_at is null)
+                    then (select to_jsonb(c) from ${s}.individual_certifications c where c.company_key = $1 and c.individual_certification_id = k.icid and c._deleted_at is null)
                     else jsonb_build_object('holder', h.holder) end as row
-           from unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[]) with ordinality as k(company, icid, sid, en, un, n)
+           from unnest($2::int[], $3::int[], $4::text[], $5::text[]) with ordinality as k(icid, sid, en, un, n)
            cross join lateral (select ${individual('holder', 'k.sid', 'k.en', 'k.un')}) h
            order by k.n`,
           [
-            accepted.map((a) => a.company),
+            company,
             p.map((x) => num(x.IndividualCertificationId)),
             p.map((x) => num(x.ServiceId)),
             p.map((x) => str(x.EmployeeNumber)),

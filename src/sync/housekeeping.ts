@@ -55,7 +55,7 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
     pruned,
     durationMs,
   };
-  await finishRun(wh, runId, record).catch((e: unknown) => {
+  await finishRun(wh, { companyKey: ctx.companyKey, id: runId }, record).catch((e: unknown) => {
     abandonEnd(wh, runId);
     throw e;
   });

@@ -33,7 +33,8 @@ export function reportProgress(
     if (runId === undefined || Date.now() - stored < PROGRESS_STORE_MS) return;
     stored = Date.now();
     const { company: _c, stream: _s, ...fields } = event;
-    void storeRunProgress(ctx.warehouse, runId, { ...fields, at: new Date().toISOString() }).catch((err: unknown) =>
+    const run = { companyKey: ctx.companyKey, id: runId };
+    void storeRunProgress(ctx.warehouse, run, { ...fields, at: new Date().toISOString() }).catch((err: unknown) =>
       ctx.log.debug({ err, stream }, 'could not store the run progress'),
     );
   };

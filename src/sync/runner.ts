@@ -8,6 +8,7 @@ import {
   HEARTBEAT_MS,
   markInterruptedRuns,
   openRun,
+  type RunKey,
   runOpening,
 } from '../warehouse/runs.ts';
 import { localStreamLocks, type StreamLocks } from '../locks/stream-lock.ts';
@@ -134,7 +135,7 @@ export async function runStreams(
 async function runOn(ctx: SyncContext, selected: readonly StreamDef[], opts: RunStreamsOptions): Promise<SyncSummary> {
   const started = Date.now();
   await ctx.refreshClock?.();
-  await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse)).catch((err: unknown) =>
+  await markInterruptedRuns(ctx.warehouse, openRunIds(ctx.warehouse), ctx.companyKey).catch((err: unknown) =>
     ctx.log.warn({ err }, 'could not look for runs interrupted by a process that ended'),
   );
   const resumed = opts.fullRefresh ? undefined : await resumptionOf(ctx, selected);
@@ -330,14 +331,15 @@ async function runOne(
       : 'its lock on the stream expired before the stream started';
     return { stream: stream.name, outcome: 'interrupted', error, ...emptyCounters(), durationMs: Date.now() - started };
   }
-  const release = holdRun(wh, runId);
+  const run = { companyKey: ctx.companyKey, id: runId };
+  const release = holdRun(wh, run);
   log.info({ runId, fullRefresh: !!opts.fullRefresh }, 'stream started');
   const counters = emptyCounters();
   const requests = countRequests(stream.name);
   const finish = async (outcome: RunOutcome) => {
     release();
     Object.assign(outcome, { requests: requests.total(), requestsByOutcome: requests.byOutcome });
-    await retryThroughOutage(() => finishRun(wh, runId, outcome), wh.outage).catch((err: unknown) => {
+    await retryThroughOutage(() => finishRun(wh, run, outcome), wh.outage).catch((err: unknown) => {
       abandonEnd(wh, runId);
       log.error({ err, runId }, 'could not record the end of the run');
     });
@@ -445,25 +447,25 @@ function countRequests(stream: string): RequestCount {
   };
 }
 
-/** Open runs of this process, per warehouse, kept beating while they go on. */
-const held = new WeakMap<Warehouse, { ids: Set<number>; timer?: NodeJS.Timeout }>();
+/** Open runs of this process, per warehouse (by id), kept beating while they go on. */
+const held = new WeakMap<Warehouse, { runs: Map<number, RunKey>; timer?: NodeJS.Timeout }>();
 
 function openRunIds(wh: Warehouse): ReadonlySet<number> {
-  return held.get(wh)?.ids ?? new Set();
+  return new Set(held.get(wh)?.runs.keys());
 }
 
-function holdRun(wh: Warehouse, id: number): () => void {
+function holdRun(wh: Warehouse, run: RunKey): () => void {
   let h = held.get(wh);
-  if (!h) held.set(wh, (h = { ids: new Set() }));
+  if (!h) held.set(wh, (h = { runs: new Map() }));
   const entry = h;
-  entry.ids.add(id);
+  entry.runs.set(run.id, run);
   if (!entry.timer) {
-    entry.timer = setInterval(() => void beat(wh, [...entry.ids]).catch(() => undefined), HEARTBEAT_MS);
+    entry.timer = setInterval(() => void beat(wh, [...entry.runs.values()]).catch(() => undefined), HEARTBEAT_MS);
     entry.timer.unref();
   }
   return () => {
-    entry.ids.delete(id);
-    if (entry.ids.size === 0 && entry.timer) {
+    entry.runs.delete(run.id);
+    if (entry.runs.size === 0 && entry.timer) {
       clearInterval(entry.timer);
       entry.timer = undefined;
     }

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { onCitus } from './citus.ts';
 
 /**
  * Row-level security of the warehouse, kept from the database's own catalog rather than a list: every table of
@@ -17,17 +18,24 @@ const GRANTS_TABLE = 'access_grants';
 
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** What says which companies the role running the query reads, the defaults (`*`) among them. */
+export const grantedCompaniesOf = (schema: string) => `${ident(schema)}.granted_companies()`;
+
 /**
- * The companies of the role running the query, looked up once per query (an InitPlan) through the grants
- * table's key, which leads with the role: the comparison stays an `= any(array)` an index on company_key serves.
- * The defaults every company falls back to (`*`: policies, field classes) are readable to every granted role.
+ * The companies of the role running the query, as `granted_companies()` says (the one place that does), looked
+ * up once per query: the scalar subquery makes its call an InitPlan (the cast keeps `any` from reading it as a
+ * subquery of rows), and the comparison stays an `= any(array)` an index on company_key serves. The defaults
+ * every company falls back to (`*`: policies, field classes) are among them, readable to every granted role.
+ * Citus refuses a subquery in the policy of a distributed table (./distribution.ts), so there the function is
+ * called bare, once per row its workers read.
  */
-function companyPolicy(schema: string): string {
-  return `company_key = any (array(select g.company_key from ${ident(schema)}.${GRANTS_TABLE} g where g.role = current_user::text union all select ${DEFAULTS}))`;
+export function companyPolicy(schema: string, distributed = false): string {
+  const granted = grantedCompaniesOf(schema);
+  return distributed ? `company_key = any (${granted})` : `company_key = any ((select ${granted})::text[])`;
 }
 
-/** The defaults' company key in a policy; a policy without it is from before defaults were readable. */
-const DEFAULTS = "'*'::text";
+/** A policy that does not call the function is from before it (a subquery of the grants): it is replaced. */
+const CURRENT_POLICY = '%granted_companies()%';
 
 interface TableRow {
   name: string;
@@ -40,7 +48,7 @@ async function companyTables(sql: postgres.TransactionSql, schema: string): Prom
   return sql<TableRow[]>`
     select c.relname as name, c.relrowsecurity as rls,
            exists (select 1 from pg_policy p where p.polrelid = c.oid and p.polname = ${POLICY}
-                   and (c.relname = ${GRANTS_TABLE} or pg_get_expr(p.polqual, p.polrelid) like ${`%${DEFAULTS}%`})) as policy
+                   and (c.relname = ${GRANTS_TABLE} or pg_get_expr(p.polqual, p.polrelid) like ${CURRENT_POLICY})) as policy
     from pg_class c
     join pg_namespace n on n.oid = c.relnamespace
     join pg_attribute a on a.attrelid = c.oid and a.attname = 'company_key' and not a.attisdropped
@@ -48,16 +56,18 @@ async function companyTables(sql: postgres.TransactionSql, schema: string): Prom
     order by c.relname`;
 }
 
-/** Row security and the policy, on every table with a company_key where they are missing. */
+/** Row security and the policy, on every table with a company_key where they are missing or outdated. */
 export async function ensureAccessPolicies(sql: postgres.TransactionSql, schema: string): Promise<void> {
   const s = ident(schema);
+  // On Citus every such table is distributed (or about to be): its policy takes the form Citus accepts.
+  const distributed = await onCitus(sql);
   for (const t of await companyTables(sql, schema)) {
     const table = `${s}.${ident(t.name)}`;
     if (!t.rls) await sql.unsafe(`alter table ${table} enable row level security`);
     if (t.policy) continue;
     await sql.unsafe(`drop policy if exists ${POLICY} on ${table}`);
     // A role reads its own grants; the grants table cannot use the company policy, which reads it.
-    const using = t.name === GRANTS_TABLE ? 'role = current_user::text' : companyPolicy(schema);
+    const using = t.name === GRANTS_TABLE ? 'role = current_user::text' : companyPolicy(schema, distributed);
     await sql.unsafe(`create policy ${POLICY} on ${table} for select using (${using})`);
   }
 }

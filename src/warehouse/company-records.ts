@@ -4,6 +4,7 @@ import type { Sealer } from './secret.ts';
 import type { Warehouse } from './connection.ts';
 import { recordEvent, recordEvents, type NewEvent } from './events.ts';
 import { inBatches, PRUNE_BATCH } from './retention.ts';
+import { tableInfo } from './catalog.ts';
 
 /**
  * The `companies` table: the companies the sync serves, added and changed by an operator (`wfsync companies`,
@@ -200,9 +201,11 @@ export async function purgeCompanyRows(wh: Warehouse, key: string, size = PRUNE_
   const purged: Purged = {};
   for (const name of companyRowTables(wh)) {
     const t = wh.sql`${wh.sql(wh.schema)}.${wh.sql(name)}`;
+    // By key, the company's first: on Citus the statement then runs on the company's shard alone.
+    const k = wh.sql(tableInfo(name).primaryKey as string[]);
     purged[name] = await inBatches(async (limit) => {
-      const done =
-        await wh.sql`delete from ${t} where ctid in (select ctid from ${t} where company_key = ${key} limit ${limit})`;
+      const done = await wh.sql`
+        delete from ${t} where company_key = ${key} and (${k}) in (select ${k} from ${t} where company_key = ${key} limit ${limit})`;
       return done.count;
     }, size);
   }
@@ -259,7 +262,7 @@ export async function mirrorEnvironmentCompanies(
           base_url = excluded.base_url,
           api_key_sealed = ${sameKey ? sql`${t}.api_key_sealed` : sql`excluded.api_key_sealed`},
           form_ids = excluded.form_ids, run_type_ids = excluded.run_type_ids, rate_limit = excluded.rate_limit,
-          managed_by = 'environment', updated_at = now()`;
+          managed_by = 'environment', updated_at = excluded.updated_at`;
     }
     const keys = companies.map((c) => c.key);
     const gone = await sql<{ key: string }[]>`

@@ -19,7 +19,7 @@ export async function takeFence(wh: Warehouse, companyKey: string, job: string, 
   const t = wh.sql`${wh.sql(wh.schema)}.run_fences`;
   const [row] = await wh.sql<{ token: string }[]>`
     insert into ${t} (company_key, job, token, holder, taken_at) values (${companyKey}, ${job}, 1, ${holder}, now())
-    on conflict (company_key, job) do update set token = run_fences.token + 1, holder = excluded.holder, taken_at = now()
+    on conflict (company_key, job) do update set token = run_fences.token + 1, holder = excluded.holder, taken_at = excluded.taken_at
     returning token`;
   return { companyKey, job, token: Number(row!.token) };
 }

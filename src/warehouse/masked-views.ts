@@ -98,24 +98,21 @@ async function sources(sql: postgres.TransactionSql, schema: string): Promise<So
   return { tables, views, fieldClasses: tables.has(FIELD_CLASSES) };
 }
 
-/** The role's companies, or those it reads with personal data: an InitPlan, run once per query. */
-function grantedCompanies(schema: string, personal: boolean): string {
-  const only = personal ? ' and g.personal' : '';
-  return `array(select g.company_key from ${ident(schema)}.${GRANTS} g where g.role = current_user::text${only})`;
-}
+/**
+ * The companies the role reads with personal data, as the function beside the tables' policies' says (no
+ * subquery of the grants, which Citus would refuse in a policy): an InitPlan, run once per query.
+ */
+const personalCompanies = (schema: string) => `(select ${ident(schema)}.granted_personal_companies())::text[]`;
 
 /**
  * `_extra` as a role reads it: whole for a company granted with personal data, else only the fields whose class
  * (the company's own, else the default's) is not personal; an unclassified field is masked like a personal one.
+ * The readable fields come from a function too, once per query.
  */
 function extraExpression(schema: string, withClasses: boolean): string {
-  const personal = grantedCompanies(schema, true);
+  const personal = personalCompanies(schema);
   if (!withClasses) return `case when t.company_key = any (${personal}) then t.${EXTRA} end`;
-  const s = ident(schema);
-  const readable = `array(select g.company_key || chr(31) || f.field from ${s}.${GRANTS} g
-      cross join lateral (select c.field from ${s}.${FIELD_CLASSES} c where c.company_key in (g.company_key, '*')
-        group by c.field having (array_agg(c.class order by c.company_key = '*'))[1] = 'not-personal') f
-      where g.role = current_user::text)`;
+  const readable = `(select ${ident(schema)}.granted_readable_fields())::text[]`;
   return `case when t.${EXTRA} is null then null when t.company_key = any (${personal}) then t.${EXTRA}
     else (select jsonb_object_agg(e.key, e.value) from jsonb_each(t.${EXTRA}) e
           where t.company_key || chr(31) || e.key = any (${readable})) end`;
@@ -126,7 +123,7 @@ function columnExpression(schema: string, c: Column, masked: ReadonlySet<string>
   if (SECRET[c.table]?.includes(c.column)) return `null::${c.type} as ${name}`;
   if (c.column === EXTRA) return `${extraExpression(schema, withClasses)} as ${name}`;
   if (masked.has(c.column))
-    return `case when t.company_key = any (${grantedCompanies(schema, true)}) then t.${name} end as ${name}`;
+    return `case when t.company_key = any (${personalCompanies(schema)}) then t.${name} end as ${name}`;
   return `t.${name}`;
 }
 

@@ -9,6 +9,7 @@ import { postgresAt } from './socket.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
 import { ensureAccessPolicies } from './access-policies.ts';
+import { ensureDistribution } from './distribution.ts';
 import { dropMaskedViews, ensureMaskedViews } from './masked-views.ts';
 import type { PersonalCatalog } from './personal-data/catalog.ts';
 
@@ -59,10 +60,12 @@ export async function migrateWarehouse(url: string, schema: string, o: MigrateOp
       migrationsTable: migrationsTable(schema),
     });
     // Data, not a migration: a table a later migration adds with a company_key is covered as it appears.
-    await client.begin(async (tx) => {
-      await ensureAccessPolicies(tx, schema);
-      if (catalog) await ensureMaskedViews(tx, schema, catalog);
-    });
+    await client.begin((tx) => ensureAccessPolicies(tx, schema));
+    // On Citus, a table a migration added (with its policy) is distributed as it appears, like the policies;
+    // before the analyst schema's views read it.
+    const placed = await ensureDistribution(client, schema);
+    if (placed.length > 0) logger?.info({ schema, tables: placed.length }, 'warehouse tables distributed (Citus)');
+    if (catalog) await client.begin((tx) => ensureMaskedViews(tx, schema, catalog));
     await client`select pg_advisory_unlock(hashtext(${`wfsync-migrate:${schema}`}))`;
     const applied = (await appliedCount(client, schema)) - before;
     // Every command migrates on its way in: only a change to the warehouse is news.

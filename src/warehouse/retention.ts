@@ -27,12 +27,12 @@ export async function pruneRuns(wh: Warehouse, companyKey: string, days: number,
   const t = wh.sql`${wh.sql(wh.schema)}.sync_runs`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`
-      delete from ${t} where id in (
+      delete from ${t} where company_key = ${companyKey} and id in (
         select r.id from ${t} r
         where r.company_key = ${companyKey} and r.finished_at < now() - ${horizon(days)}::interval
-          and r.id <> (select l.id from ${t} l where l.company_key = r.company_key and l.stream = r.stream
+          and r.id <> (select l.id from ${t} l where l.company_key = ${companyKey} and l.stream = r.stream
                        order by l.started_at desc limit 1)
-          and r.id is distinct from (select o.id from ${t} o where o.company_key = r.company_key and o.stream = r.stream
+          and r.id is distinct from (select o.id from ${t} o where o.company_key = ${companyKey} and o.stream = r.stream
                        and o.outcome = 'ok' order by o.started_at desc limit 1)
         limit ${limit})`;
     return rows.count;
@@ -49,7 +49,7 @@ export async function pruneResolvedRejects(
   const t = wh.sql`${wh.sql(wh.schema)}.sync_rejects`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`
-      delete from ${t} where id in (
+      delete from ${t} where company_key = ${companyKey} and id in (
         select id from ${t} where company_key = ${companyKey} and resolved_at < now() - ${horizon(days)}::interval limit ${limit})`;
     return rows.count;
   }, size);
@@ -69,7 +69,7 @@ export async function prunePushPayloads(
   const t = wh.sql`${wh.sql(wh.schema)}.push_outbox`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`
-      update ${t} set payload = '{}'::jsonb, sealed = null where id in (
+      update ${t} set payload = '{}'::jsonb, sealed = null where company_key = ${companyKey} and id in (
         select id from ${t}
         where company_key = ${companyKey} and status = any(${FINAL_STATES as string[]}) and updated_at < now() - ${horizon(days)}::interval
           and (payload <> '{}'::jsonb or sealed is not null)
@@ -88,7 +88,7 @@ export async function pruneEvents(
   const t = wh.sql`${wh.sql(wh.schema)}.events`;
   return inBatches(async (limit) => {
     const rows = await wh.sql`
-      delete from ${t} where id in (
+      delete from ${t} where company_key = ${companyKey} and id in (
         select id from ${t} where company_key = ${companyKey} and happened_at < now() - ${horizon(days)}::interval limit ${limit})`;
     return rows.count;
   }, size);

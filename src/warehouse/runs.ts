@@ -44,6 +44,14 @@ export async function openRun(
   return id;
 }
 
+/**
+ * A run, by its key: the company's first, so that on Citus a statement on it runs on the company's shard alone.
+ */
+export interface RunKey {
+  companyKey: string;
+  id: number;
+}
+
 export interface RunOutcome {
   outcome: string;
   requests?: number;
@@ -56,7 +64,8 @@ export interface RunOutcome {
  * Records the end of a run. Anything else in the outcome (deleted, durationMs, ...) is kept in `details`. A
  * stopping process closes the warehouse once the ends of its runs are recorded, or given up on (`abandonEnd`).
  */
-export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promise<void> {
+export async function finishRun(wh: Warehouse, run: RunKey, o: RunOutcome): Promise<void> {
+  const { id, companyKey } = run;
   const { outcome, requests = 0, rows = 0, rejects = 0, error = null, ...details } = o;
   await wh.sql`
     update ${wh.sql(wh.schema)}.sync_runs
@@ -64,11 +73,11 @@ export async function finishRun(wh: Warehouse, id: number, o: RunOutcome): Promi
         error = ${error as string | null},
         -- When its sync began outlives the run: a resumption of that sync reads it (findResumption).
         details = case when details ? 'syncStartedAt'
-          then ${wh.sql.json(details as never)}::jsonb || jsonb_build_object('syncStartedAt', details->'syncStartedAt')
+          then ${wh.sql.json(details as never)}::jsonb || jsonb_set('{}'::jsonb, '{syncStartedAt}', details->'syncStartedAt')
           else ${wh.sql.json(details as never)}::jsonb end
-    where id = ${id}`;
-  await addRunUsage(wh, id);
-  if (outcome === 'ok' || outcome === 'failed') await recordTurn(wh, id, outcome, error);
+    where company_key = ${companyKey} and id = ${id}`;
+  await addRunUsage(wh, companyKey, id);
+  if (outcome === 'ok' || outcome === 'failed') await recordTurn(wh, run, outcome, error);
   endSettled(wh, id);
 }
 
@@ -132,13 +141,14 @@ export function runEndsRecorded(wh: Warehouse): Promise<void> {
  * A stream starting to fail, or recovering, goes on its company's timeline: compared with the outcome of the
  * stream's run before this one (an interrupted run says neither), not every run.
  */
-async function recordTurn(wh: Warehouse, id: number, outcome: 'ok' | 'failed', error: string | null): Promise<void> {
+async function recordTurn(wh: Warehouse, key: RunKey, outcome: 'ok' | 'failed', error: string | null): Promise<void> {
+  const { id, companyKey } = key;
   const [run] = await wh.sql<{ company: string; stream: string; before: string | null }[]>`
     select r.company_key as company, r.stream, (
       select p.outcome from ${t(wh)} p
-      where p.company_key = r.company_key and p.stream = r.stream and p.started_at < r.started_at and p.outcome in ('ok', 'failed')
+      where p.company_key = ${companyKey} and p.stream = r.stream and p.started_at < r.started_at and p.outcome in ('ok', 'failed')
       order by p.started_at desc limit 1) as before
-    from ${t(wh)} r where r.id = ${id}`;
+    from ${t(wh)} r where r.company_key = ${companyKey} and r.id = ${id}`;
   if (!run) return;
   if (outcome === 'failed' && run.before !== 'failed') {
     await recordEvent(wh, {
@@ -164,19 +174,20 @@ export type StoredProgress = Omit<ProgressEvent, 'company' | 'stream'> & { at: s
  * Stores where a running run stands, in its `sync_runs` row, for `status` (another process) to read. A run
  * that ended keeps none: its row says what it did.
  */
-export async function storeRunProgress(wh: Warehouse, runId: number, progress: StoredProgress): Promise<void> {
+export async function storeRunProgress(wh: Warehouse, run: RunKey, progress: StoredProgress): Promise<void> {
   await wh.sql`
     update ${wh.sql(wh.schema)}.sync_runs
     set details = jsonb_set(coalesce(details, '{}'::jsonb), '{progress}', ${wh.sql.json(progress)})
-    where id = ${runId} and finished_at is null`;
+    where company_key = ${run.companyKey} and id = ${run.id} and finished_at is null`;
 }
 
 /** Marks the given runs as alive now. */
-export async function beat(wh: Warehouse, ids: readonly number[]): Promise<void> {
-  if (ids.length === 0) return;
+export async function beat(wh: Warehouse, runs: readonly RunKey[]): Promise<void> {
+  if (runs.length === 0) return;
   await wh.sql`
     update ${t(wh)} set details = jsonb_set(coalesce(details, '{}'::jsonb), '{heartbeat}', to_jsonb(now()))
-    where id = any(${ids.map(String)}::bigint[]) and finished_at is null`;
+    where (company_key, id) in (select * from unnest(${runs.map((r) => r.companyKey)}::text[], ${runs.map((r) => String(r.id))}::bigint[]))
+      and finished_at is null`;
 }
 
 function alive(pid: number): boolean {
@@ -196,13 +207,18 @@ interface OpenRunRow {
 
 /**
  * Records as `interrupted` the runs still open whose process is gone: on this host, a pid that no longer runs
- * (or runs a later process); anywhere, no heartbeat for STALE_AFTER_MS. Returns how many.
+ * (or runs a later process); anywhere, no heartbeat for STALE_AFTER_MS. Of one company (a sync about to start
+ * its runs), or of all. Returns how many.
  */
-export async function markInterruptedRuns(wh: Warehouse, except: ReadonlySet<number> = new Set()): Promise<number> {
+export async function markInterruptedRuns(
+  wh: Warehouse,
+  except: ReadonlySet<number> = new Set(),
+  companyKey?: string,
+): Promise<number> {
   const open = await wh.sql<OpenRunRow[]>`
     select id, details->'owner' as owner,
            coalesce((details->>'heartbeat')::timestamptz, started_at) < now() - ${`${STALE_AFTER_MS} milliseconds`}::interval as stale
-    from ${t(wh)} where finished_at is null`;
+    from ${t(wh)} where finished_at is null ${companyKey === undefined ? wh.sql`` : wh.sql`and company_key = ${companyKey}`}`;
   const dead = open.filter((r) => {
     if (except.has(Number(r.id))) return false;
     const o = r.owner;
@@ -216,7 +232,8 @@ export async function markInterruptedRuns(wh: Warehouse, except: ReadonlySet<num
   await wh.sql`
     update ${t(wh)} set finished_at = now(), outcome = 'interrupted',
       error = 'the process running it ended before the run did'
-    where id = any(${dead.map((r) => r.id)}::bigint[]) and finished_at is null`;
+    where id = any(${dead.map((r) => r.id)}::bigint[]) and finished_at is null
+      ${companyKey === undefined ? wh.sql`` : wh.sql`and company_key = ${companyKey}`}`;
   return dead.length;
 }
 

@@ -50,7 +50,7 @@ export async function recordAppeared(
     from unnest(${fields.map((f) => f.path)}::text[], ${fields.map((f) => f.jsonType)}::text[],
                 ${fields.map((f) => JSON.stringify(f.example ?? null))}::text[]::jsonb[]) f(path, type, example)
     on conflict (company_key, stream, field_path) do update
-      set gone_at = null, reads_without = 0, field_last_seen_at = now()
+      set gone_at = null, reads_without = 0, field_last_seen_at = excluded.field_last_seen_at
       where c.gone_at is not null
     returning c.field_path as path`;
   return rows.map((r) => r.path);
@@ -69,13 +69,15 @@ export async function recordRead(
   complete: boolean,
 ): Promise<string[]> {
   const rows = await wh.sql<{ path: string; gone: boolean }[]>`
-    with seen as (select * from unnest(${seen.map((s) => s.path)}::text[], ${seen.map((s) => s.records)}::bigint[]) s(field_path, records))
+    with seen as (select * from unnest(${seen.map((s) => s.path)}::text[], ${seen.map((s) => s.records)}::bigint[]) s(field_path, records)),
+      -- Citus takes no function short of immutable inside a CASE of an UPDATE: the time comes as a column.
+      clock as (select now() as at)
     update ${t(wh)} c set
       records_seen = c.records_seen + coalesce(s.records, 0),
-      field_last_seen_at = case when s.records is null then c.field_last_seen_at else now() end,
+      field_last_seen_at = case when s.records is null then c.field_last_seen_at else k.at end,
       reads_without = case when s.records is null then c.reads_without + 1 else 0 end,
-      gone_at = case when s.records is null and c.reads_without + 1 >= ${GONE_AFTER_READS} then now() end
-    from ${t(wh)} c0 left join seen s on s.field_path = c0.field_path
+      gone_at = case when s.records is null and c.reads_without + 1 >= ${GONE_AFTER_READS} then k.at end
+    from ${t(wh)} c0 cross join clock k left join seen s on s.field_path = c0.field_path
     where c0.company_key = ${companyKey} and c0.stream = ${stream} and c0.gone_at is null
       and c.company_key = c0.company_key and c.stream = c0.stream and c.field_path = c0.field_path
       and (s.records is not null or ${complete})

@@ -67,7 +67,7 @@ export async function holdersOutOfStep(
       from jsonb_array_elements(case when jsonb_typeof(${expr}) = 'array' then ${expr} else '[]'::jsonb end) e), '{}')`;
   const titles = h.jobTitles
     ? `or ${titleIds(`r.${check(records, h.jobTitles)}`)} is distinct from coalesce((select array_agg(t.job_title_id order by t.job_title_id)
-        from "${wh.schema}".individual_job_titles t where t.company_key = i.company_key and t.service_id = i.service_id), '{}')`
+        from "${wh.schema}".individual_job_titles t where t.company_key = $1 and t.service_id = i.service_id), '{}')`
     : '';
   const rows = await wh.sql.unsafe<{ service_id: number }[]>(
     `with changed as (

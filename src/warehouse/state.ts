@@ -78,10 +78,12 @@ on conflict (company_key, stream, partition) do update set cursor = excluded.cur
   );
 }
 
+// Citus takes no function short of immutable inside a CASE or COALESCE of an UPDATE (to_jsonb is only stable):
+// the settled key comes as JSON text.
 const EDITS: Record<CursorEdit['kind'], string> = {
   put: `jsonb_set(cursor, $4::text[], coalesce(cursor #> $4::text[], '{}'::jsonb) || jsonb_build_object($5::text, $6::text::jsonb))`,
   settle: `case when coalesce(cursor #> $6::text[], '[]'::jsonb) ? $5::text then cursor #- ($4::text[] || $5::text)
-  else jsonb_set(cursor #- ($4::text[] || $5::text), $6::text[], coalesce(cursor #> $6::text[], '[]'::jsonb) || to_jsonb($5::text)) end`,
+  else jsonb_set(cursor #- ($4::text[] || $5::text), $6::text[], coalesce(cursor #> $6::text[], '[]'::jsonb) || $7::text::jsonb) end`,
 };
 
 async function editCursor(pipe: Pipeline, schema: string, at: CheckpointAt, edit: CursorEdit): Promise<void> {
@@ -98,6 +100,7 @@ where company_key = $1 and stream = $2 and partition = $3 returning 1`,
         textArray(edit.object),
         edit.key,
         typeof last === 'string' ? last : textArray(last),
+        ...(edit.kind === 'settle' ? [JSON.stringify(edit.key)] : []),
       ],
     ),
   );

@@ -1,5 +1,6 @@
 import type { Warehouse } from './connection.ts';
 import type { Target } from './targets.ts';
+import { isDistributed } from './distribution.ts';
 
 /**
  * Planner statistics for tables a sync is filling. Postgres plans a prepared statement once for good after a few
@@ -31,6 +32,8 @@ export async function noteInserted(wh: Warehouse, target: Target, rows: number):
   const before = counts.get(target.table) ?? 0;
   counts.set(target.table, before + rows);
   if (before >= ANALYZE_AFTER_ROWS || before + rows < ANALYZE_AFTER_ROWS) return;
+  // On Citus a worker plans each statement on a shard afresh, and an analyze would go to every company's shard.
+  if (await isDistributed(wh)) return;
   const tables = tablesOf(target).map((t) => `"${wh.schema}"."${t}"`);
   await wh.sql.unsafe(`analyze ${tables.join(', ')}`).catch(() => {});
 }

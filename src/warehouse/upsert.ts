@@ -412,6 +412,18 @@ async function writeMapped(
 const UNIQUE_VIOLATION = '23505';
 
 /**
+ * A key stored already. On Citus, an INSERT … SELECT of parameters reaches the workers by COPY, and Citus reports
+ * a refusal there without its SQLSTATE (XX000 from its ReportCopyError), the worker's message and detail kept.
+ */
+function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string; routine?: string; detail?: string };
+  if (err.code === UNIQUE_VIOLATION) return true;
+  return (
+    err.code === 'XX000' && err.routine === 'ReportCopyError' && /^Key \(.*\) already exists\.$/s.test(err.detail ?? '')
+  );
+}
+
+/**
  * Writes one page in one transaction: its rows (deduplicated by key, last wins), their child rows and history,
  * the records that failed their schema, and the checkpoint the page completes. Either all of it or none.
  */
@@ -487,7 +499,7 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
     try {
       return await write(freshKeys ? 'fresh' : 'insert');
     } catch (e) {
-      if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
+      if (!isUniqueViolation(e)) throw e;
       return write('upsert');
     }
   };

@@ -17,11 +17,11 @@ export interface UsageDay {
 const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.usage_daily`;
 
 /** Adds a finished run's requests to its day (the day it ended, UTC). */
-export async function addRunUsage(wh: Warehouse, runId: number): Promise<void> {
+export async function addRunUsage(wh: Warehouse, companyKey: string, runId: number): Promise<void> {
   await wh.sql`
     insert into ${t(wh)} (company_key, stream, day, requests, runs)
     select company_key, stream, (finished_at at time zone 'UTC')::date, requests, 1
-    from ${wh.sql(wh.schema)}.sync_runs where id = ${runId} and finished_at is not null
+    from ${wh.sql(wh.schema)}.sync_runs where company_key = ${companyKey} and id = ${runId} and finished_at is not null
     on conflict (company_key, day, stream) do update
       set requests = ${t(wh)}.requests + excluded.requests, runs = ${t(wh)}.runs + 1`;
 }

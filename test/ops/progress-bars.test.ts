@@ -37,30 +37,42 @@ describe('progress bars', () => {
     const shifts = await openRun(wh, { companyKey: 'north', stream: 'shift-assignments' });
     const timeOff = await openRun(wh, { companyKey: 'north', stream: 'time-off-requests' });
     const courses = await openRun(wh, { companyKey: 'north', stream: 'individual-certifications' });
-    await storeRunProgress(wh, shifts, {
-      basis: 'windows',
-      fraction: 0.25,
-      pagesDone: 100,
-      pagesLeft: 300,
-      perSecond: 2,
-      at,
-    });
-    await storeRunProgress(wh, timeOff, {
-      basis: 'windows',
-      fraction: 0.5,
-      pagesDone: 20,
-      pagesLeft: 20,
-      perSecond: 2,
-      at,
-    });
-    await storeRunProgress(wh, courses, {
-      basis: 'unknown',
-      fraction: null,
-      pagesDone: 7,
-      pagesLeft: null,
-      perSecond: 2,
-      at,
-    });
+    await storeRunProgress(
+      wh,
+      { companyKey: 'north', id: shifts },
+      {
+        basis: 'windows',
+        fraction: 0.25,
+        pagesDone: 100,
+        pagesLeft: 300,
+        perSecond: 2,
+        at,
+      },
+    );
+    await storeRunProgress(
+      wh,
+      { companyKey: 'north', id: timeOff },
+      {
+        basis: 'windows',
+        fraction: 0.5,
+        pagesDone: 20,
+        pagesLeft: 20,
+        perSecond: 2,
+        at,
+      },
+    );
+    await storeRunProgress(
+      wh,
+      { companyKey: 'north', id: courses },
+      {
+        basis: 'unknown',
+        fraction: null,
+        pagesDone: 7,
+        pagesLeft: null,
+        perSecond: 2,
+        at,
+      },
+    );
 
     const status = await readStatus(wh, { companies: ['north'], schedule: defaultSchedule });
     const of = (stream: string) => status.streams.find((s) => s.stream === stream)!.progress;

@@ -75,9 +75,11 @@ describe('shutdown', () => {
     const s = await openTestSync(slow);
     try {
       const shutdown = new AbortController();
-      setTimeout(() => shutdown.abort(), 600);
+      // Stopped once the stream has started: its first request answered, the next ones still to come.
+      const observers = new Observers();
+      observers.add({ request: () => shutdown.abort() });
       const summary = await runStreams(
-        { ...s.ctx, signal: shutdown.signal },
+        { ...s.ctx, observers, signal: shutdown.signal },
         selectStreams(['individual-certifications']),
       );
       expect(summary.failed).toBe(0);
@@ -104,7 +106,7 @@ describe('a stopping process', () => {
       opening();
       await new Promise((resolve) => setTimeout(resolve, 20));
       expect(closable).toBe(false);
-      await finishRun(wh, id, { outcome: 'interrupted' });
+      await finishRun(wh, { companyKey: 'z', id }, { outcome: 'interrupted' });
       await recorded;
       expect(closable).toBe(true);
     } finally {

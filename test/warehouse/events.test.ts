@@ -20,7 +20,7 @@ afterAll(async () => {
 
 const run = async (company: string, stream: string, outcome: string, error?: string) => {
   const id = await openRun(wh, { companyKey: company, stream });
-  await finishRun(wh, id, { outcome, ...(error ? { error } : {}) });
+  await finishRun(wh, { companyKey: company, id }, { outcome, ...(error ? { error } : {}) });
 };
 const timeline = async (company: string) =>
   (await listEvents(wh, { companyKey: company })).reverse().map((e) => [e.event, e.stream, e.detail]);

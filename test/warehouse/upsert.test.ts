@@ -8,6 +8,7 @@ import { targets } from '../../src/resources/index.ts';
 import { FRESH_STREAK } from '../../src/warehouse/fresh-keys.ts';
 import { writePage } from '../../src/warehouse/upsert.ts';
 import { waitFor } from '../support/processes.ts';
+import { waitingOnLocks } from '../support/db.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
 
 let wh: Warehouse;
@@ -380,12 +381,7 @@ describe('deletions', () => {
       });
       await waitFor(
         'the marking to wait for the moved row',
-        async () => {
-          const [r] = await tx.unsafe<{ n: number }[]>(
-            `select pg_stat_clear_snapshot(), count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update%shift_assignments%'`,
-          );
-          return r!.n > 0;
-        },
+        async () => (await waitingOnLocks(wh.sql, 'update%shift_assignments%')) > 0,
         10_000,
         20,
       );
@@ -473,7 +469,13 @@ describe('deletions', () => {
 describe('sync runs', () => {
   it('records start and outcome', async () => {
     const id = await openRun(wh, { companyKey: company, stream: 's' });
-    await finishRun(wh, id, { outcome: 'ok', requests: 3, rows: 10, rejects: 1, durationMs: 5 } as never);
+    await finishRun(wh, { companyKey: company, id }, {
+      outcome: 'ok',
+      requests: 3,
+      rows: 10,
+      rejects: 1,
+      durationMs: 5,
+    } as never);
     const [run] = await readRows(wh, 'sync_runs', company);
     expect(run).toMatchObject({
       stream: 's',

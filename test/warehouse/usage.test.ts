@@ -20,7 +20,7 @@ afterAll(async () => {
 
 const run = async (company: string, stream: string, requests: number) => {
   const id = await openRun(wh, { companyKey: company, stream });
-  await finishRun(wh, id, { outcome: 'ok', requests });
+  await finishRun(wh, { companyKey: company, id }, { outcome: 'ok', requests });
   return id;
 };
 

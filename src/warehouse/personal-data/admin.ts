@@ -255,7 +255,7 @@ export async function eraseFormerIndividuals(
       and (i._deleted_at < now() - make_interval(secs => ${days * 86_400})
         or (i.status = 'Former' and (
           select coalesce(max(h.valid_to) filter (where h.status is distinct from 'Former'), min(h.valid_from))
-          from ${s}.individuals_history h where h.company_key = i.company_key and h.service_id = i.service_id
+          from ${s}.individuals_history h where h.company_key = ${companyKey} and h.service_id = i.service_id
         ) < now() - make_interval(secs => ${days * 86_400})))`;
   if (rows.length === 0) return { people: 0 };
   const hmac = personalHmac(wh.personalDataKey());

@@ -98,7 +98,10 @@ export function wrappedContentHash(hmac: PersonalHmac, hash: string): string {
 
 /** The same in SQL, over a column holding the content hash; `inner` is the inner pad's parameter. */
 export function wrappedContentHashSql(column: string, inner: string): string {
-  return `case when ${column} like 'p%' then ${column} else 'p' || left(encode(sha256(${inner} || convert_to('${CONTENT_LABEL}' || ${column}, 'UTF8')), 'hex'), 31) end`;
+  // A content hash is hex digits: decode(…, 'escape') gives the bytes convert_to would, and is immutable, which
+  // Citus requires of a function inside the CASE of an UPDATE.
+  const label = Buffer.from(CONTENT_LABEL, 'utf8').toString('hex');
+  return `case when ${column} like 'p%' then ${column} else 'p' || left(encode(sha256(${inner} || '\\x${label}'::bytea || decode(${column}, 'escape')), 'hex'), 31) end`;
 }
 
 /** The suppression-list entry of a person's id: `service_id:N` or `employee_number:X`, keyed. */

@@ -200,7 +200,7 @@ export async function storePolicy(
     await tx`select pg_advisory_xact_lock(hashtext(${key}), hashtext(${company}))`;
     for (const [field, action] of changes) {
       await tx`insert into ${tx(wh.schema)}.personal_data_policies (company_key, field, action) values (${companyKey}, ${field}, ${action})
-        on conflict (company_key, field) do update set action = excluded.action, changed_at = now()`;
+        on conflict (company_key, field) do update set action = excluded.action, changed_at = excluded.changed_at`;
     }
     return bumpVersion(tx as never, wh.schema, companyKey);
   });
@@ -210,7 +210,7 @@ export async function storePolicy(
 export async function bumpVersion(tx: Warehouse['sql'], schema: string, companyKey: string): Promise<number> {
   const [row] = await tx<{ version: number }[]>`
     insert into ${tx(schema)}.personal_data_versions (company_key, version) values (${companyKey}, 1)
-    on conflict (company_key) do update set version = personal_data_versions.version + 1, changed_at = now()
+    on conflict (company_key) do update set version = personal_data_versions.version + 1, changed_at = excluded.changed_at
     returning version`;
   return Number(row!.version);
 }

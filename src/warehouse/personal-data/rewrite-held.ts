@@ -24,7 +24,7 @@ function heldPaths(schema: string, e: ExtraTable, row: string): string {
   const lists = (e.lists ?? []).map((l) => {
     const on = l.on.map(([child, parent]) => `c.${q(child)} = ${row}.${q(parent)}`).join(' and ');
     return `array(select p from ${q(schema)}.${q(l.table)} c, unnest("${schema}".held_paths(c._extra, ${lit(l.prefix)}, $3)) p
-      where c.company_key = ${row}.company_key and ${on})`;
+      where c.company_key = $1 and ${on})`;
   });
   return [own, ...lists].join(' || ');
 }

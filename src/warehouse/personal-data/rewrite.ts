@@ -37,7 +37,10 @@ export interface Update {
  */
 const PARAM_TYPES = ['bytea', 'bytea', 'text[]', 'text[]', 'int[]', 'text[]', 'text[]', 'text[]'];
 
-/** Runs `update` over the company's rows in batches until none is pending; the number of rows rewritten. */
+/**
+ * Runs `update` over the company's rows in batches until none is pending; the number of rows rewritten. A batch
+ * names its rows by key, the company's first, so that on Citus the statement runs on the company's shard alone.
+ */
 export async function runBatches(
   wh: Warehouse,
   u: Update,
@@ -46,11 +49,13 @@ export async function runBatches(
   types: readonly string[] = PARAM_TYPES,
 ): Promise<number> {
   const t = `${q(wh.schema)}.${q(u.table)}`;
+  const key = tableInfo(u.table).primaryKey.filter((k) => k !== 'company_key');
   // Every parameter typed once, used or not by this table's update.
   const typed = `select ${types.map((type, i) => `$${i + 2}::${type}`).join(', ')}`;
   const statement = `with typed as (${typed}), batch as (
-  select ctid from ${t} where company_key = $1${u.scope ? ` and (${u.scope})` : ''} and (${u.pending.join(' or ')}) limit ${batch}
-) update ${t} x set ${u.sets.join(', ')} from batch where x.ctid = batch.ctid`;
+  select ${key.map(q).join(', ')} from ${t} where company_key = $1${u.scope ? ` and (${u.scope})` : ''} and (${u.pending.join(' or ')}) limit ${batch}
+) update ${t} x set ${u.sets.join(', ')} from batch
+where x.company_key = $1 and ${key.map((k) => `x.${q(k)} = batch.${q(k)}`).join(' and ')}`;
   let total = 0;
   for (;;) {
     const n = await withDeadlockRetry(async () => (await wh.sql.unsafe(statement, params as never[])).count);

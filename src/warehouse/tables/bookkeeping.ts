@@ -17,7 +17,7 @@ export const bookkeepingTables = (s: PgSchema) => ({
   syncRuns: s.table(
     'sync_runs',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       stream: text().notNull(),
       started_at: tz().notNull().defaultNow(),
@@ -29,12 +29,12 @@ export const bookkeepingTables = (s: PgSchema) => ({
       error: text(),
       details: jsonb(),
     },
-    (t) => [index().on(t.company_key, t.stream, t.started_at)],
+    (t) => [primaryKey({ columns: [t.company_key, t.id] }), index().on(t.company_key, t.stream, t.started_at)],
   ),
   syncRejects: s.table(
     'sync_rejects',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       stream: text().notNull(),
       /** The record's key as its row has it (record-keys.ts keyText), or `payload:` and a hash when its payload gives none. */
@@ -52,6 +52,7 @@ export const bookkeepingTables = (s: PgSchema) => ({
     },
     // One row per record and reason, however often it is read.
     (t) => [
+      primaryKey({ columns: [t.company_key, t.id] }),
       uniqueIndex().on(t.company_key, t.stream, t.record_key, t.reason),
       index().on(t.company_key, t.stream, t.seen_at),
     ],
@@ -60,14 +61,14 @@ export const bookkeepingTables = (s: PgSchema) => ({
   events: s.table(
     'events',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       happened_at: tz().notNull().defaultNow(),
       event: text().notNull(),
       stream: text(),
       detail: jsonb(),
     },
-    (t) => [index().on(t.company_key, t.happened_at)],
+    (t) => [primaryKey({ columns: [t.company_key, t.id] }), index().on(t.company_key, t.happened_at)],
   ),
   /** Fields the service sends that no column maps (kept in `_extra`), as ../../sync/schema-watch.ts finds them. */
   schemaChanges: s.table(
@@ -90,7 +91,7 @@ export const bookkeepingTables = (s: PgSchema) => ({
   resyncRequests: s.table(
     'resync_requests',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       stream: text().notNull(),
       /** Where it was asked for: cli, api or dashboard. */
@@ -100,7 +101,7 @@ export const bookkeepingTables = (s: PgSchema) => ({
       finished_at: tz(),
       outcome: text(),
     },
-    (t) => [index().on(t.company_key, t.stream, t.requested_at)],
+    (t) => [primaryKey({ columns: [t.company_key, t.id] }), index().on(t.company_key, t.stream, t.requested_at)],
   ),
   /** Requests to the service per company, stream and UTC day, added to as each run ends: outlives the runs' pruning. */
   usageDaily: s.table(

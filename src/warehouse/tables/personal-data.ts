@@ -55,14 +55,14 @@ export const personalDataTables = (s: PgSchema) => ({
   erasures: s.table(
     'erasures',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       erased_at: tz().notNull().defaultNow(),
       requested_by: text().notNull(),
       cause: text().notNull(),
       counts: jsonb().notNull(),
     },
-    (t) => [index().on(t.company_key, t.erased_at)],
+    (t) => [primaryKey({ columns: [t.company_key, t.id] }), index().on(t.company_key, t.erased_at)],
   ),
   fieldClasses: s.table(
     'field_classes',

@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  primaryKey,
+  text,
+  uniqueIndex,
+  type PgSchema,
+} from 'drizzle-orm/pg-core';
 import { companyKey, tz } from './columns.ts';
 
 /** States of a pushed change (see src/push/outbox.ts). */
@@ -19,7 +30,7 @@ export const pushTables = (s: PgSchema) => ({
   pushOutbox: s.table(
     'push_outbox',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       company_key: companyKey(),
       kind: text().notNull(),
       /** The caller's id of the change (or one made at intake): a resend with the same id is the same change. */
@@ -55,6 +66,7 @@ export const pushTables = (s: PgSchema) => ({
       notify_next_at: tz(),
     },
     (t) => [
+      primaryKey({ columns: [t.company_key, t.id] }),
       index().on(t.status, t.company_key, t.id),
       uniqueIndex().on(t.company_key, t.change_id),
       index().on(t.company_key, t.entity_key, t.seq),
@@ -101,7 +113,7 @@ export const pushModelTables = (s: PgSchema) => ({
   pushModelRuns: s.table(
     'push_model_runs',
     {
-      id: bigint({ mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+      id: bigint({ mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
       model_name: text().notNull(),
       company_key: companyKey(),
       started_at: tz().notNull().defaultNow(),
@@ -115,6 +127,6 @@ export const pushModelTables = (s: PgSchema) => ({
       over_cap: boolean().notNull().default(false),
       error: text(),
     },
-    (t) => [index().on(t.model_name, t.started_at)],
+    (t) => [primaryKey({ columns: [t.company_key, t.id] }), index().on(t.model_name, t.started_at)],
   ),
 });
