@@ -54,3 +54,10 @@ END
 $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION "workforce"."granted_readable_fields"() IS 'For each company the current role was granted, the fields of _extra whose class (the company''s own, else the default''s) is not personal, as company key, chr(31), field: what the analyst schema''s views keep of _extra for a company granted without personal data.';
+--> statement-breakpoint
+CREATE FUNCTION "workforce"."readable_extra"(p_extra jsonb, p_company text, p_readable text[]) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(p_extra) e WHERE p_company || chr(31) || e.key = any (p_readable)
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION "workforce"."readable_extra"(jsonb, text, text[]) IS 'The fields of a company''s _extra that p_readable (granted_readable_fields()) names; null when none: what a role granted the company without personal data reads of it. A function rather than a subquery in the view, which Citus would not run beside a set-returning function.';

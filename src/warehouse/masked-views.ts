@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import { ident } from './access-policies.ts';
+import { grantWorkerShards, onCoordinatorOnly } from './citus.ts';
 import { columnsByTable, type PersonalCatalog } from './personal-data/catalog.ts';
 
 /**
@@ -114,8 +115,7 @@ function extraExpression(schema: string, withClasses: boolean): string {
   if (!withClasses) return `case when t.company_key = any (${personal}) then t.${EXTRA} end`;
   const readable = `(select ${ident(schema)}.granted_readable_fields())::text[]`;
   return `case when t.${EXTRA} is null then null when t.company_key = any (${personal}) then t.${EXTRA}
-    else (select jsonb_object_agg(e.key, e.value) from jsonb_each(t.${EXTRA}) e
-          where t.company_key || chr(31) || e.key = any (${readable})) end`;
+    else ${ident(schema)}.readable_extra(t.${EXTRA}, t.company_key, ${readable}) end`;
 }
 
 function columnExpression(schema: string, c: Column, masked: ReadonlySet<string>, withClasses: boolean): string {
@@ -237,14 +237,16 @@ export async function ensureMaskedViews(
   if ((await currentFingerprint(sql, schema)) === fingerprint) return;
   const reader = ident(await ensureReader(sql, schema));
   const analyst = ident(analystSchemaOf(schema));
-  await sql.unsafe(`drop schema if exists ${analyst} cascade`);
-  await sql.unsafe(`create schema ${analyst} authorization ${reader}`);
-  // Made by the reader role, so the views read the tables under their policies.
-  await sql.unsafe(`set local role ${reader}`);
-  for (const s of statements) await sql.unsafe(s);
-  await sql.unsafe(commentStatement(schema));
-  await sql.unsafe(`comment on schema ${analyst} is ${lit(fingerprint)}`);
-  await sql.unsafe('reset role');
+  await onCoordinatorOnly(sql, async () => {
+    await sql.unsafe(`drop schema if exists ${analyst} cascade`);
+    await sql.unsafe(`create schema ${analyst} authorization ${reader}`);
+    // Made by the reader role, so the views read the tables under their policies.
+    await sql.unsafe(`set local role ${reader}`);
+    for (const s of statements) await sql.unsafe(s);
+    await sql.unsafe(commentStatement(schema));
+    await sql.unsafe(`comment on schema ${analyst} is ${lit(fingerprint)}`);
+    await sql.unsafe('reset role');
+  });
   for (const role of await grantedRoles(sql, schema)) await grantAnalystViews(sql, schema, role);
 }
 
@@ -253,7 +255,7 @@ export async function ensureMaskedViews(
  * change or drop. Granted roles read nothing until ensureMaskedViews makes it again.
  */
 export async function dropMaskedViews(sql: postgres.TransactionSql, schema: string): Promise<void> {
-  await sql.unsafe(`drop schema if exists ${ident(analystSchemaOf(schema))} cascade`);
+  await onCoordinatorOnly(sql, () => sql.unsafe(`drop schema if exists ${ident(analystSchemaOf(schema))} cascade`));
 }
 
 /** Whether the analyst schema exists (a warehouse migrated with the catalog). */
@@ -267,9 +269,12 @@ export async function hasMaskedViews(sql: postgres.TransactionSql, schema: strin
 /** The role reads the analyst schema's views, and nothing of the warehouse's own schema. */
 export async function grantAnalystViews(sql: postgres.TransactionSql, schema: string, role: string): Promise<void> {
   await revokeWarehouse(sql, schema, role);
+  await grantWorkerShards(sql, schema, role);
   const analyst = ident(analystSchemaOf(schema));
-  await sql.unsafe(`grant usage on schema ${analyst} to ${ident(role)}`);
-  await sql.unsafe(`grant select on all tables in schema ${analyst} to ${ident(role)}`);
+  await onCoordinatorOnly(sql, async () => {
+    await sql.unsafe(`grant usage on schema ${analyst} to ${ident(role)}`);
+    await sql.unsafe(`grant select on all tables in schema ${analyst} to ${ident(role)}`);
+  });
 }
 
 /** Every privilege of the role on the warehouse's schema and the analyst schema. */
@@ -277,8 +282,10 @@ export async function revokeAnalystViews(sql: postgres.TransactionSql, schema: s
   await revokeWarehouse(sql, schema, role);
   if (!(await hasMaskedViews(sql, schema))) return;
   const analyst = ident(analystSchemaOf(schema));
-  await sql.unsafe(`revoke all on all tables in schema ${analyst} from ${ident(role)}`);
-  await sql.unsafe(`revoke usage on schema ${analyst} from ${ident(role)}`);
+  await onCoordinatorOnly(sql, async () => {
+    await sql.unsafe(`revoke all on all tables in schema ${analyst} from ${ident(role)}`);
+    await sql.unsafe(`revoke usage on schema ${analyst} from ${ident(role)}`);
+  });
 }
 
 async function revokeWarehouse(sql: postgres.TransactionSql, schema: string, role: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runModel } from '../../src/push/model-run.ts';
@@ -26,7 +27,10 @@ import { openTestSync, type TestSync } from '../support/sync-context.ts';
 /** Keys whose shards lie on both workers of the test cluster (checked below, not assumed). */
 const COMPANIES = ['a', 'b', 'c', 'd'];
 const S = 'workforce';
+const ANALYST_SCHEMA = 'workforce_analyst';
 const PASSWORD = 'an analyst pass phrase';
+/** Roles belong to the whole cluster, which a given WFS_TEST_CITUS_URL keeps from one run to the next. */
+const ROLE = `citus_${randomBytes(4).toString('hex')}`;
 
 let sandbox: RunningSandbox;
 let url: string;
@@ -134,20 +138,49 @@ describe('access per company on the cluster', () => {
     logins.push(sql);
     return sql;
   };
-  const counts = (sql: postgres.Sql) =>
+  const counts = (sql: postgres.Sql, schema = ANALYST_SCHEMA) =>
     sql<{ company: string; n: number }[]>`
-      select company_key as company, count(*)::int as n from ${sql(S)}.individuals group by 1 order by 1`;
+      select company_key as company, count(*)::int as n from ${sql(schema)}.individuals group by 1 order by 1`;
 
   it('a role granted company a reads its rows and no other; a role granted nothing reads none', async () => {
     const [owner] = await admin<
       { n: number }[]
     >`select count(*)::int as n from ${admin(S)}.individuals where company_key = 'a'`;
-    await grantAccess(wh, { role: 'citus_analyst', companies: ['a'], personal: false, createWithPassword: PASSWORD });
-    expect(await counts(login('citus_analyst'))).toEqual([{ company: 'a', n: owner!.n }]);
-    await admin.unsafe(`create role citus_nobody login password '${PASSWORD}'`);
-    await admin.unsafe(`grant usage on schema ${S} to citus_nobody`);
-    await admin.unsafe(`grant select (company_key) on ${S}.individuals to citus_nobody`);
-    expect(await counts(login('citus_nobody'))).toEqual([]);
+    await grantAccess(wh, { role: `${ROLE}_analyst`, companies: ['a'], personal: false, createWithPassword: PASSWORD });
+    expect(await counts(login(`${ROLE}_analyst`))).toEqual([{ company: 'a', n: owner!.n }]);
+    await admin.unsafe(`create role ${ROLE}_nobody login password '${PASSWORD}'`);
+    await admin.unsafe(`grant usage on schema ${S} to ${ROLE}_nobody`);
+    await admin.unsafe(`grant select (company_key) on ${S}.individuals to ${ROLE}_nobody`);
+    expect(await counts(login(`${ROLE}_nobody`), S)).toEqual([]);
+  });
+
+  it("a role granted a with personal data and b without reads every analyst view with select *: a's e-mails, none of b's", {
+    timeout: 300_000,
+  }, async () => {
+    await grantAccess(wh, { role: `${ROLE}_hr`, companies: ['a'], personal: true, createWithPassword: PASSWORD });
+    await grantAccess(wh, { role: `${ROLE}_hr`, companies: ['b'], personal: false });
+    const hr = login(`${ROLE}_hr`);
+    const views = await admin<{ name: string }[]>`
+      select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${ANALYST_SCHEMA} and c.relkind = 'v' order by 1`;
+    expect(views.length).toBeGreaterThan(40 + VIEW_NAMES.length);
+    const refused: string[] = [];
+    for (const { name } of views) {
+      await hr
+        .unsafe(`select * from "${ANALYST_SCHEMA}"."${name}"`)
+        .catch((e: Error) => refused.push(`${name}: ${e.message}`));
+    }
+    expect(refused).toEqual([]);
+    const rows = await hr<{ company: string; email: string | null }[]>`
+      select company_key as company, primary_email_address as email from ${hr(ANALYST_SCHEMA)}.individuals`;
+    expect(new Set(rows.map((r) => r.company))).toEqual(new Set(['a', 'b']));
+    expect(rows.some((r) => r.company === 'a' && r.email?.includes('@'))).toBe(true);
+    expect(rows.filter((r) => r.company === 'b' && r.email !== null)).toEqual([]);
+    // On the coordinator, where analysts connect, the tables themselves stay out of reach.
+    const direct = await hr
+      .unsafe(`select primary_email_address from ${S}.individuals`)
+      .catch((e: { code?: string }) => e.code);
+    expect(direct).toBe('42501');
   });
 });
 
