@@ -50,3 +50,16 @@ export async function grantWorkerShards(sql: postgres.TransactionSql, schema: st
 }
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Where each shard lies, on Citus ('' elsewhere). A shard a rebalance moves is made anew on its worker without the
+ * granted roles' privileges (grantWorkerShards), so the analyst schema, whose fingerprint includes this, is made
+ * again, and its roles granted again, at the first migrate after a move.
+ */
+export async function shardPlacements(sql: postgres.TransactionSql): Promise<string> {
+  if (!(await onCitus(sql))) return '';
+  const [row] = await sql<{ placements: string }[]>`
+    select coalesce(string_agg(shardid || ':' || groupid, ',' order by shardid, groupid), '') as placements
+    from pg_dist_placement`;
+  return row!.placements;
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import { ident } from './access-policies.ts';
-import { grantWorkerShards, onCoordinatorOnly } from './citus.ts';
+import { grantWorkerShards, onCoordinatorOnly, shardPlacements } from './citus.ts';
 import { columnsByTable, type PersonalCatalog } from './personal-data/catalog.ts';
 
 /**
@@ -233,7 +233,7 @@ export async function ensureMaskedViews(
   catalog: PersonalCatalog,
 ): Promise<void> {
   const statements = viewStatements(schema, await sources(sql, schema), catalog);
-  const fingerprint = fingerprintOf(statements);
+  const fingerprint = fingerprintOf([...statements, await shardPlacements(sql)]);
   if ((await currentFingerprint(sql, schema)) === fingerprint) return;
   const reader = ident(await ensureReader(sql, schema));
   const analyst = ident(analystSchemaOf(schema));

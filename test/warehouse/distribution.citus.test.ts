@@ -129,15 +129,16 @@ describe('the sync on the cluster', () => {
   });
 });
 
+const login = (role: string) => {
+  const u = new URL(url);
+  u.username = role;
+  u.password = PASSWORD;
+  const sql = postgres(u.toString(), { max: 1, onnotice: () => {} });
+  logins.push(sql);
+  return sql;
+};
+
 describe('access per company on the cluster', () => {
-  const login = (role: string) => {
-    const u = new URL(url);
-    u.username = role;
-    u.password = PASSWORD;
-    const sql = postgres(u.toString(), { max: 1, onnotice: () => {} });
-    logins.push(sql);
-    return sql;
-  };
   const counts = (sql: postgres.Sql, schema = ANALYST_SCHEMA) =>
     sql<{ company: string; n: number }[]>`
       select company_key as company, count(*)::int as n from ${sql(schema)}.individuals group by 1 order by 1`;
@@ -181,6 +182,26 @@ describe('access per company on the cluster', () => {
       .unsafe(`select primary_email_address from ${S}.individuals`)
       .catch((e: { code?: string }) => e.code);
     expect(direct).toBe('42501');
+  });
+});
+
+describe('a rebalance on the cluster', () => {
+  it('leaves a granted role reading the shards it moved, once the next migrate has run', {
+    timeout: 300_000,
+  }, async () => {
+    const [from] = await admin<{ shard: string; host: string; port: number }[]>`
+      select shardid::text as shard, nodename as host, nodeport as port from citus_shards
+      where shardid = get_shard_id_for_distribution_column(${`${S}.individuals`}, 'b')`;
+    const [to] = await admin<{ host: string; port: number }[]>`
+      select nodename as host, nodeport as port from pg_dist_node
+      where noderole = 'primary' and groupid <> 0 and nodeport <> ${from!.port}`;
+    await admin`select citus_move_shard_placement(${from!.shard}::bigint, ${from!.host}, ${from!.port}, ${to!.host},
+      ${to!.port}, shard_transfer_mode => 'block_writes')`;
+    await wh.migrate();
+    const hr = login(`${ROLE}_hr`);
+    const [b] = await hr<{ n: number }[]>`
+      select count(*)::int as n from ${hr(ANALYST_SCHEMA)}.individuals where company_key = 'b'`;
+    expect(b!.n).toBeGreaterThan(0);
   });
 });
 
