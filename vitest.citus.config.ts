@@ -5,9 +5,9 @@ import { defineConfig } from 'vitest/config';
  * citus-setup.ts), chosen to keep what CI adds to about three minutes: the cluster's own test (the issue's checks:
  * migrate, a full sync and three days of changes, views, access and the analyst views, a rebalance, erasure and
  * push on four companies), and the tests of the statements Citus runs differently that take seconds (page
- * writes, history, deletions, checkpoints, fences, retention, usage, push and models). Left out: the long
- * convergence, resume and fault runs and the personal-data rewrites, whose statements these cover, and tests that
- * start Postgres servers of their own or migrate from an older warehouse.
+ * writes, history, deletions, fences, retention, usage, the outbox). Left out: the long convergence, resume and
+ * fault runs, checkpoints, models and the personal-data rewrites, whose statements the cluster's test covers, and
+ * tests that start Postgres servers of their own or migrate from an older warehouse.
  */
 export default defineConfig({
   test: {
@@ -19,11 +19,9 @@ export default defineConfig({
       'test/warehouse/fencing.test.ts',
       'test/warehouse/usage.test.ts',
       'test/warehouse/views.test.ts',
-      'test/sync/cursors.test.ts',
       'test/sync/deletions.test.ts',
       'test/sync/housekeeping.test.ts',
       'test/push/push.test.ts',
-      'test/push/model.test.ts',
     ],
     // Each statement of a test goes through the coordinator to a worker: the same tests take longer.
     testTimeout: 180_000,
