@@ -26,7 +26,7 @@ export async function freshDatabase(opts: { empty?: boolean } = {}): Promise<str
 export async function waitingOnLocks(sql: postgres.Sql, like: string): Promise<number> {
   const activity = inject('citus') ? 'citus_stat_activity' : 'pg_stat_activity';
   const [r] = await sql.unsafe<{ n: number }[]>(
-    `select count(*)::int as n from ${activity} where wait_event_type = 'Lock' and query like $1`,
+    `select count(*)::int as n from ${activity} where wait_event_type = 'Lock' and query ilike $1`,
     [like],
   );
   return r!.n;
