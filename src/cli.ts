@@ -75,6 +75,14 @@ const commands: Record<
     summary: 'what happened to a company: changes, failing and recovered streams, re-syncs, upgrades',
     run: async () => (await import('./commands/timeline.ts')).runTimelineCommand,
   },
+  tokens: {
+    summary: 'make, list or revoke a named API token (scopes push, read, admin; optionally some companies)',
+    run: async () => (await import('./commands/tokens.ts')).runTokensCommand,
+  },
+  audit: {
+    summary: 'every change made from the CLI, the dashboard or the API: who, what, when, and its outcome',
+    run: async () => (await import('./commands/audit.ts')).runAuditCommand,
+  },
   sandbox: {
     summary: 'serve the simulated workforce service',
     run: async () => (await import('./commands/sandbox.ts')).runSandboxCommand,
@@ -156,6 +164,7 @@ const WORDED = new Set([
   'PersonalDataError',
   'WarehouseError',
   'RedisUnreachableError',
+  'TokenError',
 ]);
 
 /**

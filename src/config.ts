@@ -66,6 +66,14 @@ const url = z.url({
   message: 'expected an http:// or https:// URL such as https://api.example.com/v2',
 });
 
+/** Group names, comma-separated. */
+const names = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean),
+);
+
 const rateLimit = z.string().transform((s, ctx) => {
   try {
     return parseRateLimit(s);
@@ -148,9 +156,16 @@ export interface Retention {
   pushPayloadsDays: number;
   /** Personal fields of individuals deleted or Former for longer than this are blocked; unset: kept. */
   formerPersonalDays?: number;
+  /** The audit trail of changes. */
+  auditDays: number;
 }
 
-export const DEFAULT_RETENTION: Retention = { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 };
+export const DEFAULT_RETENTION: Retention = {
+  runsDays: 30,
+  resolvedRejectsDays: 30,
+  pushPayloadsDays: 30,
+  auditDays: 400,
+};
 
 /** A retention horizon in days; a fraction of a day is allowed. */
 const days = z.coerce.number().positive('expected a number of days above 0').max(36_500);
@@ -182,6 +197,14 @@ export const Env = z.object({
   WFS_HTTP_HOST: z.string().min(1).default(DEFAULTS.httpHost),
   WFS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   WFS_DASHBOARD_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  WFS_OIDC_ISSUER: url.optional(),
+  WFS_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  WFS_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  WFS_PUBLIC_URL: url.optional(),
+  WFS_OIDC_ROLE_CLAIM: z.string().min(1).max(200).default('groups'),
+  WFS_OIDC_ADMINS: names.optional(),
+  WFS_OIDC_OPERATORS: names.optional(),
+  WFS_OIDC_VIEWERS: names.optional(),
   WFS_SESSION_IDLE_MINUTES: z.coerce
     .number()
     .int()
@@ -202,6 +225,7 @@ export const Env = z.object({
   WFS_KEEP_RESOLVED_REJECTS_DAYS: days.default(DEFAULT_RETENTION.resolvedRejectsDays),
   WFS_KEEP_PUSH_PAYLOADS_DAYS: days.default(DEFAULT_RETENTION.pushPayloadsDays),
   WFS_KEEP_FORMER_PERSONAL_DAYS: days.optional(),
+  WFS_KEEP_AUDIT_DAYS: days.default(DEFAULT_RETENTION.auditDays),
   WFS_PERSONAL_DATA_KEY: z.string().min(16, 'at least 16 characters').optional(),
   WFS_DATA_DIR: z.string().default(DEFAULTS.dataDir),
   WFS_TIMEZONE: z.string().default(DEFAULTS.timezone),
@@ -244,6 +268,8 @@ export interface Config {
   metricsPort?: number;
   /** Signs an operator in to the dashboard's actions (retry, run now); unset: the dashboard is read-only. */
   dashboardToken?: string;
+  /** Sign-in through an OpenID Connect identity provider; unset: the dashboard token (if any) signs in. */
+  oidc?: OidcConfig;
   /** Dashboard sessions: idle time and absolute cap, and whether the cookie goes over HTTPS only. */
   sessions: { idleMs: number; maxAgeMs: number; secure: boolean };
   /** How long housekeeping keeps finished runs, resolved rejects and final pushed changes' payloads. */
@@ -264,6 +290,37 @@ export interface Config {
   logLevel: string;
   /** Cron overrides by job name (`WFS_CRON_<JOB>`). */
   cron: Record<string, string>;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The server's external base URL: the callback is `<publicUrl>/signin/callback`. */
+  publicUrl: string;
+  /** The ID token's claim holding the user's groups. */
+  roleClaim: string;
+  admins: string[];
+  operators: string[];
+  /** When set, only these groups (and the admins' and operators') may sign in. */
+  viewers?: string[];
+}
+
+/** The OIDC settings, all or none of the four that connect. */
+function oidcOf(e: z.infer<typeof Env>): OidcConfig | undefined {
+  if (!e.WFS_OIDC_ISSUER) return undefined;
+  for (const name of ['WFS_OIDC_CLIENT_ID', 'WFS_OIDC_CLIENT_SECRET', 'WFS_PUBLIC_URL'] as const)
+    if (!e[name]) throw new ConfigError(`setting ${name}: required when WFS_OIDC_ISSUER is set`);
+  return {
+    issuer: e.WFS_OIDC_ISSUER,
+    clientId: e.WFS_OIDC_CLIENT_ID!,
+    clientSecret: e.WFS_OIDC_CLIENT_SECRET!,
+    publicUrl: e.WFS_PUBLIC_URL!.replace(/\/+$/, ''),
+    roleClaim: e.WFS_OIDC_ROLE_CLAIM,
+    admins: e.WFS_OIDC_ADMINS ?? [],
+    operators: e.WFS_OIDC_OPERATORS ?? [],
+    viewers: e.WFS_OIDC_VIEWERS,
+  };
 }
 
 export class ConfigError extends Error {
@@ -309,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpHost: e.WFS_HTTP_HOST,
     metricsPort: e.WFS_METRICS_PORT,
     dashboardToken: e.WFS_DASHBOARD_TOKEN,
+    oidc: oidcOf(e),
     sessions: {
       idleMs: e.WFS_SESSION_IDLE_MINUTES * 60_000,
       maxAgeMs: e.WFS_SESSION_MAX_HOURS * 3600_000,
@@ -319,6 +377,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resolvedRejectsDays: e.WFS_KEEP_RESOLVED_REJECTS_DAYS,
       pushPayloadsDays: e.WFS_KEEP_PUSH_PAYLOADS_DAYS,
       formerPersonalDays: e.WFS_KEEP_FORMER_PERSONAL_DAYS,
+      auditDays: e.WFS_KEEP_AUDIT_DAYS,
     },
     dataDir: e.WFS_DATA_DIR,
     timezone: e.WFS_TIMEZONE,

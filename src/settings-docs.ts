@@ -79,8 +79,8 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   {
     names: ['WFS_PUSH_TOKEN'],
     meaning:
-      'bearer token of the push API, and the key signing webhook calls (at least 16 characters); without it the push API answers 503',
-    default: 'push API off',
+      'a bearer token of the push API and the JSON routes with every scope (the token named `env`; named ones: `wfsync tokens`), and the key signing webhook calls (at least 16 characters)',
+    default: 'named tokens only',
   },
   {
     names: ['WFS_SECRET_KEY'],
@@ -113,13 +113,25 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   {
     names: ['WFS_DASHBOARD_TOKEN'],
     meaning:
-      "lets an operator sign in to the dashboard (`/signin`) to see rejects' raw payloads, run a stream now, retry pushes and act on queued jobs (at least 16 characters)",
+      'signs in the one admin of the dashboard (`/signin`), as `token:dashboard`, when no identity provider is set (at least 16 characters)',
     default: 'the dashboard is read-only; payloads show only on loopback',
+  },
+  {
+    names: ['WFS_OIDC_ISSUER', 'WFS_OIDC_CLIENT_ID', 'WFS_OIDC_CLIENT_SECRET', 'WFS_PUBLIC_URL'],
+    meaning:
+      'sign-in through an OpenID Connect identity provider (its issuer URL, this client at it), the callback being `WFS_PUBLIC_URL/signin/callback`; with them the dashboard token no longer signs in (see Security)',
+    default: 'the dashboard token signs in',
+  },
+  {
+    names: ['WFS_OIDC_ROLE_CLAIM', 'WFS_OIDC_ADMINS', 'WFS_OIDC_OPERATORS', 'WFS_OIDC_VIEWERS'],
+    meaning:
+      "the ID token's claim holding the user's groups, and the groups (comma-separated) that are admins and operators; anyone else is a viewer, or refused when `WFS_OIDC_VIEWERS` lists groups and theirs is not one",
+    default: '`groups`; none; none; everyone',
   },
   {
     names: ['WFS_SESSION_IDLE_MINUTES', 'WFS_SESSION_MAX_HOURS'],
     meaning:
-      'a dashboard session ends after this long unused, and this long after sign-in however busy (sessions live in memory: a restart ends them)',
+      'a dashboard session ends after this long unused, and this long after sign-in however busy (sessions live in the warehouse: a restart keeps them)',
     default: code(DEFAULTS.sessionIdleMinutes, DEFAULTS.sessionMaxHours),
   },
   {
@@ -143,6 +155,12 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
     meaning:
       'the daily `housekeeping` job blocks every personal field of an individual deleted at the service, or `Former`, for longer than this (as an erasure: see Personal data); days, fractions allowed',
     default: 'kept',
+  },
+  {
+    names: ['WFS_KEEP_AUDIT_DAYS'],
+    meaning:
+      'how long the daily `housekeeping` job keeps the audit trail of changes (`wfsync audit`); days, fractions allowed',
+    default: code(DEFAULT_RETENTION.auditDays),
   },
   {
     names: ['WFS_PERSONAL_DATA_KEY'],

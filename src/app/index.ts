@@ -28,6 +28,7 @@ import { markInterruptedRuns, runEndsRecorded } from '../warehouse/runs.ts';
 import type { ResyncVia } from '../warehouse/resyncs.ts';
 import type { StreamName } from '../resources/index.ts';
 import type { JobDef } from '../queue/job.ts';
+import { audited, type Actor } from '../warehouse/audit.ts';
 
 /** Work that runs beside the sync jobs for as long as the process does (the push runner). */
 export interface Runner {
@@ -333,22 +334,24 @@ export class App {
         path: '/',
         app: push.createPushApi({ intake: push.intakeContext(this.config, warehouse), token: this.config.pushToken }),
       });
-    this.actions.retryPush = async (id) => {
-      const change = await push.retryChange(warehouse.sql, warehouse, id);
-      return change ? `change ${id} is ${change.status} again` : `change ${id} is not failed or refused`;
-    };
     const intake = push.intakeContext(this.config, warehouse);
-    this.actions.pushModel = async (name, verb) => {
+    this.actions.retryPush = async (id, by) => {
+      const change = await push.retryPush(intake, by, id);
+      return change && ['queued', 'in_doubt'].includes(change.status)
+        ? `change ${id} is ${change.status} again`
+        : `change ${id} is not failed or refused`;
+    };
+    this.actions.pushModel = async (name, verb, by) => {
       try {
         if (verb === 'run') {
-          const r = await push.runModel(intake, name);
+          const r = await push.runPushModel(intake, by, name);
           return r.error ?? `model ${name}: ${r.changed} changed, ${r.queued} queued, ${r.refused} refused`;
         }
         if (verb === 'remove') {
-          await push.removeModel(warehouse, name);
+          await push.removePushModel(intake, by, name);
           return `model ${name} removed`;
         }
-        const m = await push.setModelPaused(warehouse, name, verb === 'pause');
+        const m = await push.pausePushModel(intake, by, name, verb === 'pause');
         return `model ${name} is ${m.paused ? 'paused' : 'resumed'}`;
       } catch (err) {
         if (err instanceof push.ModelError) return err.message;
@@ -395,7 +398,7 @@ export class App {
     if (!this.#env) await this.#listCompanies(warehouse);
     const queues = this.config.redisUrl ? [await this.syncQueue(), ...this.boardQueues] : undefined;
     if (!this.actions.runStream) this.actions.runStream = await this.#runStreamAction();
-    this.actions.resyncStream ??= (company, stream, via) => this.resync(company, stream, via);
+    this.actions.resyncStream ??= (company, stream, via, by) => this.resync(company, stream, via, by);
     const { startOpsServer } = await import('../ops/server.ts');
     const server = await startOpsServer({
       warehouse,
@@ -412,6 +415,7 @@ export class App {
       queues,
       redis: this.config.redisUrl ? await this.redis() : undefined,
       dashboardToken: this.config.dashboardToken,
+      oidc: this.config.oidc,
       sessions: this.config.sessions,
       companyAdmin: await this.companyAdmin(),
       pushToken: this.config.pushToken,
@@ -439,10 +443,10 @@ export class App {
 
   /** What an operator does to the companies (CLI, dashboard, JSON routes), on this process's warehouse. */
   async companyAdmin(): Promise<CompanyAdmin> {
-    const { companyAdmin } = await import('../ops/company-admin.ts');
+    const { CompanyAdmin } = await import('../ops/company-admin.ts');
     // A refresh of the table, and a few seconds for the page in flight to be written.
     const settleMs = this.config.companiesRefreshMs + 2_000;
-    return companyAdmin({
+    return new CompanyAdmin({
       warehouse: await this.warehouse(),
       sealer: lazySealer(() => createSealer(secretKeyOf(this.config))),
       settleMs,
@@ -469,17 +473,20 @@ export class App {
    * running start to take when there is no Redis. Says what happened; a stream the company turned off is refused
    * (CompanyError `stream_off`).
    */
-  async resync(company: string, stream: StreamName, via: ResyncVia): Promise<string> {
+  async resync(company: string, stream: StreamName, via: ResyncVia, by: Actor): Promise<string> {
     const { requestResync } = await import('../warehouse/resyncs.ts');
-    const { refuseIfOff } = await import('../warehouse/company-streams.ts');
-    await refuseIfOff(await this.warehouse(), company, stream);
-    const id = await requestResync(await this.warehouse(), { company, stream, via });
-    if (this.config.redisUrl) {
-      const { resyncJob } = await import('../queue/resync.ts');
-      await (await this.#enqueuer())({ company, job: resyncJob(stream), firedAt: new Date() });
-      return `re-sync ${id} of ${stream} of ${company} is queued`;
-    }
-    return `re-sync ${id} of ${stream} of ${company} is asked for: the running start takes it within seconds`;
+    const wh = await this.warehouse();
+    return audited(wh, by, 'resync', { company, target: stream }, async () => {
+      const { refuseIfOff } = await import('../warehouse/company-streams.ts');
+      await refuseIfOff(wh, company, stream);
+      const id = await requestResync(wh, { company, stream, via });
+      if (this.config.redisUrl) {
+        const { resyncJob } = await import('../queue/resync.ts');
+        await (await this.#enqueuer())({ company, job: resyncJob(stream), firedAt: new Date() });
+        return `re-sync ${id} of ${stream} of ${company} is queued`;
+      }
+      return `re-sync ${id} of ${stream} of ${company} is asked for: the running start takes it within seconds`;
+    });
   }
 
   async #runStreamAction(): Promise<OpsActions['runStream']> {
@@ -494,23 +501,27 @@ export class App {
     const isOff = async (company: string, stream: string) =>
       !!(await streamsOffOf(wh, [company])).get(company)?.includes(stream);
     const off = (company: string, stream: string) => `${stream} of ${company} is off: turn it on first`;
+    const recorded = (run: (company: string, stream: StreamName) => Promise<string>) => {
+      return (company: string, stream: StreamName, by: Actor) =>
+        audited(wh, by, 'run now', { company, target: stream }, async () =>
+          (await isOff(company, stream)) ? off(company, stream) : run(company, stream),
+        );
+    };
     if (this.config.redisUrl) {
       const enqueue = await this.#enqueuer();
-      return async (company, stream) => {
-        if (await isOff(company, stream)) return off(company, stream);
+      return recorded(async (company, stream) => {
         await enqueue({ company, job: oneStream(stream), firedAt: new Date() });
         return `${stream} of ${company} is queued`;
-      };
+      });
     }
     if (!this.#runner) return undefined;
     const runner = this.#runner;
-    return async (company, stream) => {
-      if (await isOff(company, stream)) return off(company, stream);
+    return recorded(async (company, stream) => {
       void runner
         .runNow(company, oneStream(stream))
         .catch((err: unknown) => this.log.error({ err, company, stream }, 'run from the dashboard failed'));
       return `${stream} of ${company} is running`;
-    };
+    });
   }
 
   /** The steps not yet stopped, the one stopping first: what a shutdown cut short leaves running. */

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { App } from '../app/index.ts';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
-import { checkRoleName, grantAccess, listAccess, revokeAccess, type AccessGrant } from '../warehouse/access.ts';
+import { checkRoleName, listAccess, type AccessGrant } from '../warehouse/access.ts';
+import { cliActor } from '../warehouse/audit.ts';
 
 const USAGE = `usage:
   wfsync access grant ROLE --company KEY [--company KEY2 ...] [--personal] [--create]
@@ -82,13 +83,18 @@ export async function runAccessCommand(args: string[]): Promise<number> {
             : 'no role has access\n',
       );
     } else if (verb === 'grant') {
-      await grantAccess(wh, { role: role!, companies, personal: !!values.personal, createWithPassword: password });
+      await (await app.companyAdmin()).grant(cliActor(), {
+        role: role!,
+        companies,
+        personal: !!values.personal,
+        createWithPassword: password,
+      });
       const what = values.personal ? 'with their personal data' : 'with their personal data masked';
       process.stdout.write(
         `role ${role}${values.create ? ' created and' : ''} granted ${companies.join(', ')} ${what}\n`,
       );
     } else {
-      const { left } = await revokeAccess(wh, role!, companies);
+      const { left } = await (await app.companyAdmin()).revoke(cliActor(), role!, companies);
       process.stdout.write(
         left.length ? `role ${role} keeps ${left.join(', ')}\n` : `role ${role} reads nothing of the warehouse now\n`,
       );

@@ -12,6 +12,7 @@ import {
   type StreamsChangeInput,
 } from '../ops/company-admin.ts';
 import type { CompanyRecord } from '../warehouse/company-records.ts';
+import { cliActor } from '../warehouse/audit.ts';
 
 const USAGE = `usage:
   wfsync companies add KEY --base-url URL --api-key-stdin [--form-ids 1,2] [--run-type-ids 1,2] [--rate-limit 100/60s]
@@ -73,7 +74,7 @@ function streamsChange(values: { off?: string; on?: string; purge?: boolean }): 
 
 /** Turns the streams off or on, and says what running processes will do. */
 async function switchStreams(admin: CompanyAdmin, key: string, change: StreamsChangeInput, refreshMs: number) {
-  const { purged } = await admin.streams(key, change);
+  const { purged } = await admin.streams(cliActor(), key, change);
   const within = `running processes ${'off' in change ? 'stop reading' : 'read'} them within ${refreshMs / 1000} s`;
   if (!('off' in change))
     return `company ${key}: ${change.on.join(', ')} on again; ${within}, each from its checkpoint (from the start once purged)`;
@@ -166,6 +167,7 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
   const app = new App(loadConfig(), log);
   try {
     const admin = await app.companyAdmin();
+    const by = cliActor();
     switch (verb) {
       case 'list': {
         const list = await admin.list();
@@ -179,31 +181,31 @@ export async function runCompaniesCommand(args: string[]): Promise<number> {
         return 0;
       }
       case 'add': {
-        const added = await admin.add(toAdd!);
+        const added = await admin.add(by, toAdd!);
         process.stdout.write(
           `company ${added.key} added; running processes start its first runs within ${app.config.companiesRefreshMs / 1000} s\n`,
         );
         return 0;
       }
       case 'pause':
-        await admin.pause(key!);
+        await admin.pause(by, key!);
         process.stdout.write(`company ${key} paused; its runs stop after the page in flight\n`);
         return 0;
       case 'resume':
-        await admin.resume(key!);
+        await admin.resume(by, key!);
         process.stdout.write(`company ${key} resumed\n`);
         return 0;
       case 'streams':
         process.stdout.write(`${await switchStreams(admin, key!, change!, app.config.companiesRefreshMs)}\n`);
         return 0;
       case 'rotate-key':
-        await admin.rotateKey(key!, apiKey!);
+        await admin.rotateKey(by, key!, apiKey!);
         process.stdout.write(
           `company ${key}: API key replaced; running processes send the new one within ${app.config.companiesRefreshMs / 1000} s\n`,
         );
         return 0;
       default: {
-        const { purged } = await admin.remove(key!, { purge: !!values.purge });
+        const { purged } = await admin.remove(by, key!, { purge: !!values.purge });
         const rows = purged ? Object.values(purged).reduce((a, b) => a + b, 0) : 0;
         process.stdout.write(
           `company ${key} removed${purged ? `; ${rows} rows purged from ${Object.keys(purged).length} tables` : '; its rows stay (--purge deletes them)'}\n`,

@@ -3,14 +3,8 @@ import { App } from '../app/index.ts';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { personalData } from '../resources/index.ts';
-import {
-  applyPendingRewrites,
-  erase,
-  listPersonalData,
-  setPersonalDataPolicy,
-  type PersonalDataListing,
-  type PersonRef,
-} from '../warehouse/personal-data/admin.ts';
+import { listPersonalData, type PersonalDataListing, type PersonRef } from '../warehouse/personal-data/admin.ts';
+import { cliActor } from '../warehouse/audit.ts';
 import { DEFAULT_POLICY_KEY } from '../warehouse/personal-data/policy.ts';
 import type { RewriteCounts } from '../warehouse/personal-data/rewrite.ts';
 
@@ -110,12 +104,12 @@ export async function runPersonalDataCommand(args: string[]): Promise<number> {
     const report = (c: string, counts: RewriteCounts) =>
       process.stdout.write(`${c}: rows rewritten: ${countsLine(counts)}\n`);
     if (verb === 'apply') {
-      const done = await applyPendingRewrites(wh, personalData);
+      const done = await (await app.companyAdmin()).applyPolicies(cliActor());
       for (const [c, counts] of Object.entries(done)) report(c, counts);
       if (Object.keys(done).length === 0) process.stdout.write('no rewrite pending\n');
       return 0;
     }
-    await setPersonalDataPolicy(wh, personalData, company!, pairs, report);
+    await (await app.companyAdmin()).setPolicy(cliActor(), company!, pairs, report);
     process.stdout.write(
       `${company === DEFAULT_POLICY_KEY ? 'default' : company} policy set: ${Object.entries(pairs)
         .map(([f, a]) => `${f}=${a}`)
@@ -163,7 +157,7 @@ export async function runEraseCommand(args: string[]): Promise<number> {
   }
   const app = new App(loadConfig(), log);
   try {
-    const done = await erase(await app.warehouse(), personalData, company, ref, `cli:${process.env.USER ?? 'unknown'}`);
+    const done = await (await app.companyAdmin()).erase(cliActor(), company, ref);
     process.stdout.write(`erasure ${done.id} of company ${company}: rows rewritten: ${countsLine(done.counts)}\n`);
     return 0;
   } finally {

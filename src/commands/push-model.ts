@@ -2,8 +2,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { knownCompanies, openPushIntake } from '../push/index.ts';
-import { addModel, listModels, ModelError, removeModel, setModelPaused, type PushModel } from '../push/models.ts';
-import { previewModel, runModel, type ModelRunResult } from '../push/model-run.ts';
+import { listModels, ModelError, type PushModel } from '../push/models.ts';
+import { previewModel, type ModelRunResult } from '../push/model-run.ts';
+import { addPushModel, pausePushModel, removePushModel, runPushModel } from '../push/operator.ts';
+import { cliActor } from '../warehouse/audit.ts';
 
 const USAGE = `usage:
   wfsync push model add NAME --kind individuals|certifications --sql "SELECT ..." --key FIELD
@@ -82,8 +84,9 @@ export async function runPushModelCommand(args: string[]): Promise<number> {
         throw new UsageError(
           `push model add: --company is required: several companies are configured (${companies.join(', ')})`,
         );
-      const m = await addModel(
-        wh,
+      const m = await addPushModel(
+        ctx,
+        cliActor(),
         {
           name: name!,
           company,
@@ -94,7 +97,6 @@ export async function runPushModelCommand(args: string[]): Promise<number> {
           maxChanges: maxText ? Number(maxText) : undefined,
         },
         companies,
-        ctx.policy,
       );
       process.stdout.write(`${modelLine(m)}\n`);
       return 0;
@@ -109,13 +111,13 @@ export async function runPushModelCommand(args: string[]): Promise<number> {
       return 0;
     }
     if (verb === 'preview' || verb === 'run') {
-      const result = verb === 'run' ? await runModel(ctx, name!) : await previewModel(ctx, name!);
+      const result = verb === 'run' ? await runPushModel(ctx, cliActor(), name!) : await previewModel(ctx, name!);
       process.stderr.write(`${summary(result, verb)}\n`);
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return result.outcome === 'ok' ? 0 : 1;
     }
-    if (verb === 'remove') await removeModel(wh, name!);
-    else process.stdout.write(`${modelLine(await setModelPaused(wh, name!, verb === 'pause'))}\n`);
+    if (verb === 'remove') await removePushModel(ctx, cliActor(), name!);
+    else process.stdout.write(`${modelLine(await pausePushModel(ctx, cliActor(), name!, verb === 'pause'))}\n`);
     return 0;
   } catch (err) {
     if (!(err instanceof ModelError)) throw err;

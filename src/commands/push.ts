@@ -6,14 +6,15 @@ import { log } from '../log.ts';
 import { PUSH_STATES, type PushKind, type PushState } from '../warehouse/tables/push.ts';
 import {
   getChange,
-  intake,
   listChanges,
   openPushIntake,
   parseBody,
   previewPush,
-  retryChange,
+  pushChanges,
+  retryPush,
   type PushStatus,
 } from '../push/index.ts';
+import { cliActor } from '../warehouse/audit.ts';
 
 const USAGE = `usage:
   wfsync push individual|certification|verification FILE|-   queue changes (JSON, a JSON array, or NDJSON)
@@ -102,7 +103,7 @@ export async function runPushCommand(args: string[]): Promise<number> {
         process.stdout.write(`${JSON.stringify(preview, null, 2)}\n`);
         return preview.refused > 0 ? 1 : 0;
       }
-      const result = await intake(ctx, kind, body.items);
+      const result = await pushChanges(ctx, cliActor(), kind, body.items);
       if (!result.ok) {
         process.stdout.write(
           `${JSON.stringify({ error: 'some changes are refused: nothing was stored', refused: result.refused }, null, 2)}\n`,
@@ -122,7 +123,7 @@ export async function runPushCommand(args: string[]): Promise<number> {
       return 0;
     }
     const id = idOf(arg);
-    const found = verb === 'retry' ? await retryChange(wh.sql, wh, id) : await getChange(wh.sql, wh, id);
+    const found = verb === 'retry' ? await retryPush(ctx, cliActor(), id) : await getChange(wh.sql, wh, id);
     if (!found) {
       process.stderr.write(`push ${verb}: no change ${id}\n`);
       return 1;

@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { isStreamName, streams } from '../resources/index.ts';
 import { COMPANY_KEY, findCompany } from '../warehouse/company-records.ts';
+import { cliActor } from '../warehouse/audit.ts';
 
 const USAGE = `usage: wfsync resync COMPANY STREAM
 
@@ -44,7 +45,7 @@ export async function runResyncCommand(args: string[]): Promise<number> {
     if (!app.config.companies.some((c) => c.key === company) && !(await findCompany(await app.warehouse(), company))) {
       throw new UsageError(`resync: company ${company} is not added (wfsync companies list)`);
     }
-    process.stdout.write(`${await app.resync(company, stream, 'cli')}\n`);
+    process.stdout.write(`${await app.resync(company, stream, 'cli', cliActor())}\n`);
     return 0;
   } finally {
     await app.stop();

@@ -3,11 +3,10 @@ import { App } from '../app/index.ts';
 import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { isStreamName, personalData } from '../resources/index.ts';
+import { cliActor } from '../warehouse/audit.ts';
 import {
-  classifyField,
   listNewFields,
   newFieldModes,
-  setNewFieldMode,
   type ListedField,
   type ResyncDue,
 } from '../warehouse/personal-data/new-fields.ts';
@@ -79,11 +78,11 @@ async function listFields(company: string | undefined, json: boolean): Promise<n
 async function change(verb: 'classify' | 'new-fields', company: string, rest: string[]): Promise<number> {
   const app = new App(loadConfig(), log);
   try {
-    const wh = await app.warehouse();
+    const admin = await app.companyAdmin();
     const done =
       verb === 'classify'
-        ? await classifyField(wh, personalData, company, rest[0]!, rest[1])
-        : await setNewFieldMode(wh, personalData, company, rest[0]);
+        ? await admin.classify(cliActor(), company, rest[0]!, rest[1])
+        : await admin.newFields(cliActor(), company, rest[0]);
     const who = company === DEFAULT_POLICY_KEY ? 'the default' : company;
     process.stdout.write(
       'field' in done
@@ -109,7 +108,7 @@ function rewrittenLine(counts: RewriteCounts): string | undefined {
 /** Asks for each re-sync (through the queue, or for the running start); what each ask said. */
 async function resync(app: App, due: readonly ResyncDue[]): Promise<string[]> {
   const said: string[] = [];
-  for (const d of due) if (isStreamName(d.stream)) said.push(await app.resync(d.company, d.stream, 'cli'));
+  for (const d of due) if (isStreamName(d.stream)) said.push(await app.resync(d.company, d.stream, 'cli', cliActor()));
   return said;
 }
 

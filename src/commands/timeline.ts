@@ -41,6 +41,7 @@ function line(e: EventRow): string {
     e.happened_at.toISOString().replace('T', ' ').slice(0, 19),
     e.event.padEnd(18),
     (e.stream ?? '').padEnd(26),
+    e.actor ? `by ${e.actor}` : '',
     detail,
   ]
     .join(' ')

@@ -1,8 +1,11 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { CookieOptions } from 'hono/utils/cookie';
 import { DEFAULTS } from '../config.ts';
+import { tokenActor } from '../warehouse/audit.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { endSession, readSession, startSession, type Session } from '../warehouse/sessions.ts';
 
 /** The dashboard's session cookie. */
 export const SESSION_COOKIE = 'wfsync_session';
@@ -22,31 +25,34 @@ export const DEFAULT_SESSIONS: SessionOptions = {
   secure: false,
 };
 
-/** Sessions held at once: past this the least recently used one ends, so sign-ins cannot grow memory. */
-const MAX_SESSIONS = 1000;
-
 export type SignIn =
   | { kind: 'ok'; session: string }
   | { kind: 'wrong' }
   | { kind: 'off' }
   | { kind: 'throttled'; retryAfterS: number };
 
-interface Session {
-  createdAt: number;
-  seenAt: number;
+/** Who is signed in on a request: their actor and role. */
+export type Operator = Session;
+
+// On the context, not its request: a body limit replaces the request of a body sent without a length.
+declare module 'hono' {
+  interface ContextVariableMap {
+    operator: Operator | undefined;
+  }
 }
 
 /**
- * Signing in proves knowledge of WFS_DASHBOARD_TOKEN and starts a session of its own: a random id in the cookie,
- * kept in this process's memory (by its hash) with when it began and was last used. Signing out ends it, as do
- * idle time, the absolute cap and a restart. Without a token nobody can sign in and the dashboard stays read-only.
+ * Dashboard sign-in and sessions. Signing in (with WFS_DASHBOARD_TOKEN, as the one admin `token:dashboard`, or
+ * through the identity provider: ./oidc.ts) starts a session of its own, kept in the warehouse (sessions.ts)
+ * with its actor and role; signing out ends it everywhere, as do idle time and the absolute cap. Without a token
+ * or an identity provider nobody signs in and the dashboard stays read-only.
  */
 export class DashboardAuth {
   readonly #token?: Buffer;
-  readonly #sessions = new Map<string, Session>();
   readonly #throttle: SignInThrottle;
 
   constructor(
+    readonly warehouse: Warehouse,
     token: string | undefined,
     readonly options: SessionOptions = DEFAULT_SESSIONS,
     readonly now: () => number = Date.now,
@@ -55,17 +61,13 @@ export class DashboardAuth {
     this.#throttle = new SignInThrottle(now);
   }
 
-  get enabled(): boolean {
+  /** The dashboard token signs in (no identity provider took its place). */
+  get tokenSignIn(): boolean {
     return this.#token !== undefined;
   }
 
-  /** Sessions currently held (expired ones are dropped at the next sign-in). */
-  get sessionCount(): number {
-    return this.#sessions.size;
-  }
-
-  /** A new session for the right token from a client not throttled for failing too often. */
-  signIn(token: string, client: string): SignIn {
+  /** A new admin session for the right token from a client not throttled for failing too often. */
+  async signIn(token: string, client: string): Promise<SignIn> {
     if (!this.#token) return { kind: 'off' };
     const wait = this.#throttle.retryAfterS(client);
     if (wait > 0) return { kind: 'throttled', retryAfterS: wait };
@@ -73,34 +75,28 @@ export class DashboardAuth {
       this.#throttle.failed(client);
       return { kind: 'wrong' };
     }
-    this.#prune();
-    const session = randomBytes(32).toString('base64url');
-    const at = this.now();
-    this.#sessions.set(key(session), { createdAt: at, seenAt: at });
-    return { kind: 'ok', session };
+    return { kind: 'ok', session: await this.start({ actor: tokenActor('dashboard'), role: 'admin' }) };
   }
 
-  signedIn(c: Context): boolean {
-    const cookie = this.#token ? getCookie(c, SESSION_COOKIE) : undefined;
-    if (!cookie) return false;
-    const k = key(cookie);
-    const s = this.#sessions.get(k);
-    if (!s) return false;
-    const at = this.now();
-    if (this.#expired(s, at)) {
-      this.#sessions.delete(k);
-      return false;
-    }
-    // Re-inserted, so the map's first entry is always the least recently used.
-    this.#sessions.delete(k);
-    this.#sessions.set(k, { ...s, seenAt: at });
-    return true;
+  /** A session for someone the identity provider signed in. */
+  start(who: Operator): Promise<string> {
+    return startSession(this.warehouse, who, this.options, this.now());
   }
 
-  /** Ends the request's session: the cookie stops working wherever it was copied. */
-  signOut(c: Context): void {
+  /** Reads the request's session once; `operatorOf` answers it for the rest of the request. */
+  resolve(): MiddlewareHandler {
+    return async (c, next) => {
+      const cookie = getCookie(c, SESSION_COOKIE);
+      const who = cookie ? await readSession(this.warehouse, cookie, this.options, this.now()) : undefined;
+      if (who) c.set('operator', who);
+      return next();
+    };
+  }
+
+  /** Ends the request's session: the cookie stops working wherever it was copied, on every server. */
+  async signOut(c: Context): Promise<Operator | undefined> {
     const cookie = getCookie(c, SESSION_COOKIE);
-    if (cookie) this.#sessions.delete(key(cookie));
+    return cookie ? endSession(this.warehouse, cookie) : undefined;
   }
 
   get cookie(): CookieOptions {
@@ -112,28 +108,10 @@ export class DashboardAuth {
       maxAge: Math.floor(this.options.maxAgeMs / 1000),
     };
   }
-
-  /** Refuses anything but reading unless signed in: acting on jobs is acting on Redis. */
-  guardWrites(): MiddlewareHandler {
-    return async (c, next) => {
-      if (c.req.method === 'GET' || c.req.method === 'HEAD' || this.signedIn(c)) return next();
-      return c.json(
-        { error: this.enabled ? 'sign in at /signin to act on jobs' : 'read-only: WFS_DASHBOARD_TOKEN is not set' },
-        403,
-      );
-    };
-  }
-
-  #expired(s: Session, at: number): boolean {
-    return at - s.seenAt >= this.options.idleMs || at - s.createdAt >= this.options.maxAgeMs;
-  }
-
-  #prune(): void {
-    const at = this.now();
-    for (const [k, s] of this.#sessions) if (this.#expired(s, at)) this.#sessions.delete(k);
-    while (this.#sessions.size >= MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value!);
-  }
 }
+
+/** The operator signed in on this request (after DashboardAuth.resolve), if any. */
+export const operatorOf = (c: Context): Operator | undefined => c.get('operator');
 
 /** Failed sign-ins allowed per client address, and from everyone together, in each window. */
 export const SIGN_IN_LIMITS = { perClient: 10, overall: 100, windowMs: 15 * 60_000, clients: 10_000 };
@@ -180,9 +158,4 @@ export class SignInThrottle {
 /** The token compared as a fixed-length digest, so its length is not timed either. */
 function digest(token: string): Buffer {
   return createHmac('sha256', 'wfsync dashboard token').update(token).digest();
-}
-
-/** Sessions are kept by a hash of their id: the memory holds nothing a cookie could be made from. */
-function key(session: string): string {
-  return createHash('sha256').update(session).digest('base64url');
 }

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
@@ -6,7 +5,7 @@ import type { CompanyRecord } from '../warehouse/company-records.ts';
 import { companyView, parseApiKey, parseNewCompany, type CompanyAdmin } from './company-admin.ts';
 import { acting, FORM_EXPECTED, keyParam, readForm, readJson } from './company-http.ts';
 import { mountStreamRoutes } from './company-streams-routes.ts';
-import { esc, layout, type Viewer } from './page.ts';
+import { esc, holds, layout, type Viewer } from './page.ts';
 import {
   mountPersonalDataApi,
   mountPersonalDataPages,
@@ -15,6 +14,11 @@ import {
 import { idParam } from './input.ts';
 import { mountNewFieldsActions, mountNewFieldsApi } from './new-fields-routes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
+import type { Actor } from '../warehouse/audit.ts';
+import { bearer, callerOf, mayActFor, notForCompany, type BearerOptions } from '../push/bearer.ts';
+
+/** Who an API request acts as: its token. */
+const apiActor = (c: Context): Actor => callerOf(c).actor;
 
 /**
  * The companies on the ops server: a page (`/companies`) whose forms act for a signed-in operator
@@ -28,14 +32,16 @@ const EVENTS_PAGE_MAX = 1000;
 
 export interface CompanyRoutesOptions {
   admin: CompanyAdmin;
-  /** WFS_PUSH_TOKEN: the JSON routes' bearer token; without it they answer 503. */
-  token?: string;
+  /** The JSON routes' bearer tokens: WFS_PUSH_TOKEN and the named tokens. */
+  bearer: BearerOptions;
   log: Logger;
   viewer: (c: Context) => Viewer;
+  /** Who a signed-in page's request acts as. */
+  actor: (c: Context) => Actor;
   /** Personal-data policies and erasures, on the same API. */
-  personalData?: Omit<PersonalDataRoutesOptions, 'log'>;
+  personalData?: Omit<PersonalDataRoutesOptions, 'log' | 'admin' | 'actor'>;
   /** Asks for a re-sync of one stream (absent: no route); `known` says which companies it may name. */
-  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard') => Promise<string>;
+  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard', by: Actor) => Promise<string>;
   known: (company: string) => boolean;
 }
 
@@ -60,11 +66,9 @@ function resyncTarget(
   return { ok: true, company: key.key, stream };
 }
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Reading companies and their timelines needs `read`; anything else (a change, a policy) `admin`. */
+const scopeOf = (c: Context) =>
+  c.req.method === 'GET' && !c.req.path.endsWith('/personal-data') ? ('read' as const) : ('admin' as const);
 
 /** Adds the companies page and form actions to the ops app, and the JSON routes. */
 export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions): void {
@@ -79,20 +83,20 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const parsed = parseNewCompany(form);
       if (!parsed.ok) return c.json({ error: parsed.error }, 400);
-      const added = await admin.add(parsed.value);
+      const added = await admin.add(o.actor(c), parsed.value);
       log.info({ company: added.key }, 'company added from the dashboard');
       return done(c, `company ${added.key} is added; its first runs start within a refresh`);
     }),
   );
   for (const [path, act, said] of [
-    ['pause', (k: string) => admin.pause(k), 'paused'],
-    ['resume', (k: string) => admin.resume(k), 'resumed'],
+    ['pause', (by: Actor, k: string) => admin.pause(by, k), 'paused'],
+    ['resume', (by: Actor, k: string) => admin.resume(by, k), 'resumed'],
   ] as const) {
     actions.post(`/companies/:key/${path}`, (c) =>
       acting(c, async () => {
         const key = keyParam(c);
         if (!key.ok) return key.res;
-        await act(key.key);
+        await act(o.actor(c), key.key);
         log.info({ company: key.key }, `company ${said} from the dashboard`);
         return done(c, `company ${key.key} is ${said}`);
       }),
@@ -106,7 +110,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const apiKey = parseApiKey(form);
       if (!apiKey.ok) return c.json({ error: apiKey.error }, 400);
-      await admin.rotateKey(key.key, apiKey.value);
+      await admin.rotateKey(o.actor(c), key.key, apiKey.value);
       log.info({ company: key.key }, 'company API key rotated from the dashboard');
       return done(c, `the API key of company ${key.key} is replaced`);
     }),
@@ -121,7 +125,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       // Purging deletes rows for good: the form asks for the company's key typed again.
       if (purge && form.confirm !== key.key)
         return c.json({ error: 'confirm: type the company key to purge its rows' }, 400);
-      const { purged } = await admin.remove(key.key, { purge });
+      const { purged } = await admin.remove(o.actor(c), key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed from the dashboard');
       return done(
         c,
@@ -136,7 +140,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       acting(c, async () => {
         const target = resyncTarget(c, o.known);
         if (!target.ok) return target.res;
-        const said = await resync(target.company, target.stream, 'dashboard');
+        const said = await resync(target.company, target.stream, 'dashboard', o.actor(c));
         log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
         return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
       }),
@@ -151,35 +155,36 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       onError: (c) => c.json({ error: `body: larger than ${BODY_MAX_BYTES} bytes` }, 413),
     }),
   );
-  api.use('*', async (c, next) => {
-    if (!o.token) return c.json({ error: 'the companies API is off: set WFS_PUSH_TOKEN to use it' }, 503);
-    const header = c.req.header('authorization') ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
-    return next();
-  });
-  api.get('/', async (c) => c.json((await admin.list()).map(companyView)));
+  api.use('*', bearer(o.bearer, scopeOf));
+  // A token limited to companies acts on those only.
+  for (const path of ['/:key', '/:key/*'])
+    api.use(path, async (c, next) => {
+      const key = c.req.param('key') ?? '';
+      return mayActFor(callerOf(c), key) ? next() : notForCompany(c, key);
+    });
+  api.get('/', async (c) => c.json((await admin.list()).filter((x) => mayActFor(callerOf(c), x.key)).map(companyView)));
   api.post('/', (c) =>
     acting(c, async () => {
       const body = await readJson(c);
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = parseNewCompany(body.body);
       if (!parsed.ok) return c.json({ error: parsed.error }, 400);
-      const added = await admin.add(parsed.value);
+      if (!mayActFor(callerOf(c), parsed.value.key)) return notForCompany(c, parsed.value.key);
+      const added = await admin.add(apiActor(c), parsed.value);
       log.info({ company: added.key }, 'company added through the API');
       return c.json(companyView(added), 201);
     }),
   );
   const answer = (c: Context, company: CompanyRecord) => c.json(companyView(company));
   for (const [path, act] of [
-    ['pause', (k: string) => admin.pause(k)],
-    ['resume', (k: string) => admin.resume(k)],
+    ['pause', (by: Actor, k: string) => admin.pause(by, k)],
+    ['resume', (by: Actor, k: string) => admin.resume(by, k)],
   ] as const) {
     api.post(`/:key/${path}`, (c) =>
       acting(c, async () => {
         const key = keyParam(c);
         if (!key.ok) return key.res;
-        const changed = await act(key.key);
+        const changed = await act(apiActor(c), key.key);
         log.info({ company: key.key }, `company ${changed.paused ? 'paused' : 'resumed'} through the API`);
         return answer(c, changed);
       }),
@@ -193,7 +198,7 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const apiKey = parseApiKey(body.body);
       if (!apiKey.ok) return c.json({ error: apiKey.error }, 400);
-      const rotated = await admin.rotateKey(key.key, apiKey.value);
+      const rotated = await admin.rotateKey(apiActor(c), key.key, apiKey.value);
       log.info({ company: key.key }, 'company API key rotated through the API');
       return answer(c, rotated);
     }),
@@ -206,12 +211,12 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       if (purgeText !== undefined && !['true', 'false', '1', '0', ''].includes(purgeText))
         return c.json({ error: 'purge: expected true or false' }, 400);
       const purge = purgeText === 'true' || purgeText === '1';
-      const { removed, purged } = await admin.remove(key.key, { purge });
+      const { removed, purged } = await admin.remove(apiActor(c), key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed through the API');
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
-  mountStreamRoutes(api, actions, { admin, log });
+  mountStreamRoutes(api, actions, { admin, log, actor: o.actor, apiActor });
   api.get('/:key/events', async (c) => {
     const key = keyParam(c);
     if (!key.ok) return key.res;
@@ -232,27 +237,29 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       acting(c, async () => {
         const target = resyncTarget(c, o.known);
         if (!target.ok) return target.res;
-        const said = await resync(target.company, target.stream, 'api');
+        const said = await resync(target.company, target.stream, 'api', apiActor(c));
         log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
         return c.json({ company: target.company, stream: target.stream, message: said }, 202);
       }),
     );
   }
   if (o.personalData) {
-    mountPersonalDataApi(api, { ...o.personalData, log });
-    mountPersonalDataPages(app, actions, { ...o.personalData, log, viewer: o.viewer });
-    mountNewFieldsApi(api, { ...o.personalData, log, resync });
-    mountNewFieldsActions(actions, { ...o.personalData, log, resync });
+    mountPersonalDataApi(api, { ...o.personalData, log, admin, actor: apiActor });
+    mountPersonalDataPages(app, actions, { ...o.personalData, log, admin, actor: o.actor, viewer: o.viewer });
+    mountNewFieldsApi(api, { ...o.personalData, log, admin, resync, actor: apiActor });
+    mountNewFieldsActions(actions, { ...o.personalData, log, admin, resync, actor: o.actor });
   }
   app.route('/api/companies', api);
 }
 
 function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: string): string {
   const act = (c: CompanyRecord) => {
-    if (!viewer.signedIn) return '';
+    if (!holds(viewer, 'operator')) return '';
     if (c.managedBy === 'environment') return '<span class="muted">change it in WFS_COMPANIES or WFS_API_KEY</span>';
     const base = `/actions/companies/${encodeURIComponent(c.key)}`;
-    return `<form class="inline" method="post" action="${base}/${c.paused ? 'resume' : 'pause'}"><button>${c.paused ? 'resume' : 'pause'}</button></form>
+    const pause = `<form class="inline" method="post" action="${base}/${c.paused ? 'resume' : 'pause'}"><button>${c.paused ? 'resume' : 'pause'}</button></form>`;
+    if (!holds(viewer, 'admin')) return pause;
+    return `${pause}
 <form class="inline" method="post" action="${base}/rotate-key"><input type="password" name="apiKey" placeholder="new API key" autocomplete="off" required><button>rotate key</button></form>
 <form class="inline" method="post" action="${base}/remove"><label><input type="checkbox" name="purge"> purge its rows, confirm key</label> <input name="confirm" size="10" autocomplete="off"><button>remove</button></form>`;
   };
@@ -264,15 +271,17 @@ function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: strin
 <td>${esc(companyView(c).rateLimit)}</td><td class="${c.paused ? 'late' : 'ok'}">${c.paused ? 'paused' : 'active'}</td><td>${esc(c.streamsOff.join(', ') || '-')}</td><td>${esc(c.managedBy)}</td><td>${act(c)}</td></tr>`,
     )
     .join('');
-  const add = viewer.signedIn
+  const add = holds(viewer, 'admin')
     ? `<h2>Add a company</h2><form method="post" action="/actions/companies">
 <label>key <input name="key" required pattern="[A-Za-z0-9_-]{1,40}"></label> <label>base URL <input name="baseUrl" required size="30"></label>
 <label>API key <input type="password" name="apiKey" required autocomplete="off"></label> <label>form ids <input name="formIds" size="8" placeholder="12,15"></label>
 <label>run-log type ids <input name="runTypeIds" size="8" placeholder="1,2"></label> <label>budget <input name="rateLimit" size="8" placeholder="100/60s"></label>
 <button>add</button></form><p class="muted">The key is checked with one request to the service before the company is added.</p>`
-    : viewer.canSignIn
-      ? '<p class="muted"><a href="/signin">Sign in</a> to add, pause, resume, rotate or remove companies.</p>'
-      : '<p class="muted">Read-only: set WFS_DASHBOARD_TOKEN to act on companies here, or use wfsync companies.</p>';
+    : viewer.signedIn
+      ? '<p class="muted">An admin adds, rotates and removes companies.</p>'
+      : viewer.canSignIn
+        ? '<p class="muted"><a href="/signin">Sign in</a> to add, pause, resume, rotate or remove companies.</p>'
+        : '<p class="muted">Read-only: set WFS_DASHBOARD_TOKEN to act on companies here, or use wfsync companies.</p>';
   return layout(
     'companies',
     viewer,

@@ -20,33 +20,40 @@ import { listEvents, type EventQuery, type EventRow } from '../warehouse/events.
 import { changeStreamsOff, purgeStreamRows } from '../warehouse/company-streams.ts';
 import { isStreamName, STREAM_NAMES, type StreamName } from '../resources/index.ts';
 import { streamRows, streamsOffAfter, type StreamsChange } from '../resources/streams-off.ts';
+import { audited, type Actor } from '../warehouse/audit.ts';
+import { createToken, revokeToken, type ApiToken, type NewToken } from '../warehouse/api-tokens.ts';
+import { grantAccess, revokeAccess, type GrantRequest } from '../warehouse/access.ts';
+import {
+  applyPendingRewrites,
+  erase,
+  setPersonalDataPolicy,
+  type Erasure,
+  type PersonalData,
+  type PersonRef,
+  type PolicySet,
+} from '../warehouse/personal-data/admin.ts';
+import { DEFAULT_POLICY_KEY } from '../warehouse/personal-data/policy.ts';
+import type { RewriteCounts } from '../warehouse/personal-data/rewrite.ts';
+import { personalData } from '../resources/index.ts';
+import {
+  classifyField,
+  setNewFieldMode,
+  type Classified,
+  type ModeSet,
+} from '../warehouse/personal-data/new-fields.ts';
 
 /**
- * What an operator does to the companies, the same from the CLI, the dashboard and the JSON routes: each change
- * is checked (a new or rotated key against the service, with one request) before the table is touched. Running
- * processes pick a change up at their next refresh of the table.
+ * An operator's changes, the same from the CLI, the dashboard and the JSON routes: companies added, paused,
+ * resumed, re-keyed and removed, personal-data policies and erasures, access grants, API tokens. Each is audited here, with
+ * the actor the entry point names, and checked (a new or rotated key against the service, with one request)
+ * before the table is touched. Running processes pick a change up at their next refresh of the table.
  */
-export interface CompanyAdmin {
-  list(): Promise<CompanyRecord[]>;
-  add(c: NewCompany): Promise<CompanyRecord>;
-  pause(key: string): Promise<CompanyRecord>;
-  resume(key: string): Promise<CompanyRecord>;
-  rotateKey(key: string, apiKey: string): Promise<CompanyRecord>;
-  remove(key: string, o?: { purge?: boolean }): Promise<{ removed: CompanyRecord; purged?: Purged }>;
-  /** The company's timeline, newest first (a removed company's too: its removal is on it). */
-  timeline(key: string, q?: Omit<EventQuery, 'companyKey'>): Promise<EventRow[]>;
-  /** The company, if it is added. */
-  find(key: string): Promise<CompanyRecord | undefined>;
-  /** Turns streams off or on; `purge` (with `off`) deletes their rows too, once running processes stopped them. */
-  streams(key: string, change: StreamsChangeInput): Promise<{ company: CompanyRecord; purged?: Purged }>;
-}
-
 /** A change to a company's streams: off (and maybe purge) or on. */
 export type StreamsChangeInput = { off: readonly StreamName[]; purge?: boolean } | { on: readonly StreamName[] };
 
 export type KeyChecker = typeof checkApiKey;
 
-export function companyAdmin(o: {
+export interface CompanyAdminOptions {
   warehouse: Warehouse;
   sealer: Sealer;
   check?: KeyChecker;
@@ -55,55 +62,181 @@ export function companyAdmin(o: {
    * a company not paused pauses it and waits this long first, so no page lands after its rows are gone.
    */
   settleMs?: number;
-}): CompanyAdmin {
-  const { warehouse: wh, sealer } = o;
-  const check = o.check ?? checkApiKey;
-  const refuseUnless = (key: string, result: KeyCheck) => {
-    if (!result.ok) throw new CompanyError(result.kind, `company ${key}: ${result.message}`);
-  };
-  return {
-    list: () => listCompanies(wh),
-    find: (key) => findCompany(wh, key),
-    add: async (c) => {
-      if (await findCompany(wh, c.key))
+  /** The personal fields and where they are stored; the catalog's by default. */
+  personalData?: PersonalData;
+}
+
+const summary = (pairs: Readonly<Record<string, unknown>>) =>
+  Object.entries(pairs)
+    .map(([f, a]) => `${f}=${String(a)}`)
+    .join(' ')
+    .slice(0, 500);
+
+export class CompanyAdmin {
+  readonly #wh: Warehouse;
+  readonly #check: KeyChecker;
+  readonly #pd: PersonalData;
+
+  constructor(readonly o: CompanyAdminOptions) {
+    this.#wh = o.warehouse;
+    this.#check = o.check ?? checkApiKey;
+    this.#pd = o.personalData ?? personalData;
+  }
+
+  list(): Promise<CompanyRecord[]> {
+    return listCompanies(this.#wh);
+  }
+
+  /** The company's timeline, newest first (a removed company's too: its removal is on it). */
+  timeline(key: string, q?: Omit<EventQuery, 'companyKey'>): Promise<EventRow[]> {
+    return listEvents(this.#wh, { ...q, companyKey: key });
+  }
+
+  add(by: Actor, c: NewCompany): Promise<CompanyRecord> {
+    return audited(this.#wh, by, 'companies add', { company: c.key }, async () => {
+      if (await findCompany(this.#wh, c.key))
         throw new CompanyError('already_added', `company ${c.key} is already added (wfsync companies list)`);
-      refuseUnless(
-        c.key,
-        await check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit: c.rateLimit ?? { ...DEFAULTS.rateLimit } }),
-      );
-      return addCompany(wh, sealer, c);
-    },
-    pause: (key) => setPaused(wh, key, true),
-    resume: (key) => setPaused(wh, key, false),
-    rotateKey: async (key, apiKey) => {
-      const known = await findCompany(wh, key);
+      const rateLimit = c.rateLimit ?? { ...DEFAULTS.rateLimit };
+      this.#refuseUnless(c.key, await this.#check({ baseUrl: c.baseUrl, apiKey: c.apiKey, rateLimit }));
+      return addCompany(this.#wh, this.o.sealer, c);
+    });
+  }
+
+  pause(by: Actor, key: string): Promise<CompanyRecord> {
+    return audited(this.#wh, by, 'companies pause', { company: key }, () => setPaused(this.#wh, key, true));
+  }
+
+  resume(by: Actor, key: string): Promise<CompanyRecord> {
+    return audited(this.#wh, by, 'companies resume', { company: key }, () => setPaused(this.#wh, key, false));
+  }
+
+  rotateKey(by: Actor, key: string, apiKey: string): Promise<CompanyRecord> {
+    return audited(this.#wh, by, 'companies rotate-key', { company: key }, async () => {
+      const known = await findCompany(this.#wh, key);
       // The table's own refusals (unknown, the environment's) come first: they need no request.
-      if (!known || known.managedBy === 'environment') return rotateKey(wh, sealer, key, apiKey);
-      refuseUnless(key, await check({ baseUrl: known.baseUrl, apiKey, rateLimit: known.rateLimit }));
-      return rotateKey(wh, sealer, key, apiKey);
-    },
-    remove: async (key, r) => {
+      if (known && known.managedBy !== 'environment')
+        this.#refuseUnless(key, await this.#check({ baseUrl: known.baseUrl, apiKey, rateLimit: known.rateLimit }));
+      return rotateKey(this.#wh, this.o.sealer, key, apiKey);
+    });
+  }
+
+  remove(by: Actor, key: string, r?: { purge?: boolean }): Promise<{ removed: CompanyRecord; purged?: Purged }> {
+    return audited(this.#wh, by, 'companies remove', { company: key, target: r?.purge ? 'purge' : null }, async () => {
       if (r?.purge) {
-        const known = await findCompany(wh, key);
+        const known = await findCompany(this.#wh, key);
         if (known && known.managedBy === 'operator' && !known.paused) {
-          await setPaused(wh, key, true);
-          await new Promise((resolve) => setTimeout(resolve, o.settleMs ?? 0));
+          await setPaused(this.#wh, key, true);
+          await new Promise((resolve) => setTimeout(resolve, this.o.settleMs ?? 0));
         }
       }
-      return removeCompany(wh, key, r);
-    },
-    timeline: (key, q) => listEvents(wh, { ...q, companyKey: key }),
-    streams: async (key, change) => {
+      return removeCompany(this.#wh, key, r);
+    });
+  }
+
+  /** The company, if it is added. */
+  find(key: string): Promise<CompanyRecord | undefined> {
+    return findCompany(this.#wh, key);
+  }
+
+  /** Turns streams off or on; `purge` (with `off`) deletes their rows too, once running processes stopped them. */
+  streams(by: Actor, key: string, change: StreamsChangeInput): Promise<{ company: CompanyRecord; purged?: Purged }> {
+    const target =
+      'off' in change ? `off ${change.off.join(',')}${change.purge ? ' purge' : ''}` : `on ${change.on.join(',')}`;
+    return audited(this.#wh, by, 'companies streams', { company: key, target }, async () => {
       const rule: StreamsChange = 'off' in change ? { off: change.off } : { on: change.on };
-      const { before, after } = await changeStreamsOff(wh, key, (current) => streamsOffAfter(key, current, rule));
-      if (!('off' in change) || !change.purge) return { company: after };
+      const changed = await changeStreamsOff(this.#wh, key, (current) => streamsOffAfter(key, current, rule));
+      if (!('off' in change) || !change.purge) return { company: changed.after };
       // Runs under way stop after their page once running processes read the table: none may land after the purge.
-      if (change.off.some((s) => !before.streamsOff.includes(s)))
-        await new Promise((resolve) => setTimeout(resolve, o.settleMs ?? 0));
-      return { company: after, purged: await purgeStreamRows(wh, key, change.off.map(streamRows)) };
-    },
-  };
+      if (change.off.some((s) => !changed.before.streamsOff.includes(s)))
+        await new Promise((resolve) => setTimeout(resolve, this.o.settleMs ?? 0));
+      return { company: changed.after, purged: await purgeStreamRows(this.#wh, key, change.off.map(streamRows)) };
+    });
+  }
+
+  /** Classifies a field the service added, for a company or (`*`) by default. */
+  classify(by: Actor, company: string, field: string, cls: unknown): Promise<Classified> {
+    const on = {
+      company: company === DEFAULT_POLICY_KEY ? null : company,
+      target: `${field.slice(0, 200)} ${String(cls).slice(0, 40)}`,
+    };
+    return audited(this.#wh, by, 'schema classify', on, () => classifyField(this.#wh, this.#pd, company, field, cls));
+  }
+
+  /** Keeps or holds the values of unclassified fields, for a company or (`*`) by default. */
+  newFields(by: Actor, company: string, mode: unknown): Promise<ModeSet> {
+    const on = { company: company === DEFAULT_POLICY_KEY ? null : company, target: String(mode).slice(0, 40) };
+    return audited(this.#wh, by, 'schema new-fields', on, () => setNewFieldMode(this.#wh, this.#pd, company, mode));
+  }
+
+  /** Sets fields' policies for a company (or `*`, the default) and rewrites what is stored before it returns. */
+  setPolicy(
+    by: Actor,
+    company: string,
+    pairs: Readonly<Record<string, unknown>>,
+    onCounts?: (company: string, counts: RewriteCounts) => void,
+  ): Promise<PolicySet> {
+    const on = { company: company === DEFAULT_POLICY_KEY ? null : company, target: summary(pairs) };
+    return audited(this.#wh, by, 'personal-data set', on, () =>
+      setPersonalDataPolicy(this.#wh, this.#pd, company, pairs, onCounts),
+    );
+  }
+
+  /** Finishes the rewrites a policy change left pending. */
+  applyPolicies(by: Actor): Promise<Record<string, RewriteCounts>> {
+    return audited(this.#wh, by, 'personal-data apply', {}, async (note) => {
+      const done = await applyPendingRewrites(this.#wh, this.#pd);
+      note.target(Object.keys(done).join(' ') || 'nothing pending');
+      return done;
+    });
+  }
+
+  /**
+   * Erases one person; the audit names them by ServiceId, or by the erasure alone (an employee number is
+   * personal). `onBehalfOf` (a privacy office, a ticket) is kept beside the actor in the erasure's requested_by.
+   */
+  erase(by: Actor, company: string, ref: PersonRef, onBehalfOf?: string): Promise<Erasure> {
+    const target = 'serviceId' in ref ? `ServiceId ${ref.serviceId}` : 'by employee number';
+    return audited(this.#wh, by, 'erase', { company, target }, async (note) => {
+      const done = await erase(this.#wh, this.#pd, company, ref, onBehalfOf ? `${by} (${onBehalfOf})` : by);
+      note.target(`${target}: erasure ${done.id}`);
+      return done;
+    });
+  }
+
+  grant(by: Actor, req: GrantRequest): Promise<void> {
+    const on = { company: req.companies.length === 1 ? req.companies[0] : null, target: grantTarget(req) };
+    return audited(this.#wh, by, 'access grant', on, () => grantAccess(this.#wh, req));
+  }
+
+  revoke(by: Actor, role: string, companies: string[] = []): Promise<{ left: string[] }> {
+    const on = {
+      company: companies.length === 1 ? companies[0] : null,
+      target: `role ${role}${companies.length ? `: ${companies.join(',')}` : ''}`,
+    };
+    return audited(this.#wh, by, 'access revoke', on, () => revokeAccess(this.#wh, role, companies));
+  }
+
+  /** Makes a named API token; answers it, the only time it is seen. */
+  createToken(by: Actor, n: Omit<NewToken, 'createdBy'>): Promise<{ token: string; record: ApiToken }> {
+    const companies = n.companies ?? [];
+    const on = {
+      company: companies.length === 1 ? companies[0] : null,
+      target: `token ${n.name}: ${n.scopes.join(',')}${companies.length ? ` for ${companies.join(',')}` : ''}`,
+    };
+    return audited(this.#wh, by, 'tokens create', on, () => createToken(this.#wh, { ...n, createdBy: by }));
+  }
+
+  revokeToken(by: Actor, name: string): Promise<void> {
+    return audited(this.#wh, by, 'tokens revoke', { target: `token ${name}` }, () => revokeToken(this.#wh, name));
+  }
+
+  #refuseUnless(key: string, result: KeyCheck): void {
+    if (!result.ok) throw new CompanyError(result.kind, `company ${key}: ${result.message}`);
+  }
 }
+
+const grantTarget = (req: GrantRequest) =>
+  `role ${req.role}: ${req.companies.join(',')}${req.personal ? ' with personal columns' : ''}${req.createWithPassword !== undefined ? ' (created)' : ''}`;
 
 const ids = (field: string) =>
   z.union([

@@ -1,8 +1,9 @@
+import type { AuditRow } from '../warehouse/audit.ts';
 import type { EventRow } from '../warehouse/events.ts';
 import type { SchemaChangeRow } from '../warehouse/schema-changes.ts';
 import type { ResyncRequest } from '../warehouse/resyncs.ts';
 import type { KeyFigures } from './live.ts';
-import { esc, keyRows, layout, schemaChangesTable, streamRow, when, type Viewer } from './page.ts';
+import { esc, holds, keyRows, layout, schemaChangesTable, streamRow, when, type Viewer } from './page.ts';
 import { companyBars } from './progress-view.ts';
 import type { Status, StreamStatus } from './status.ts';
 
@@ -29,6 +30,8 @@ export interface CompanyPageInput {
   resyncs: ResyncRequest[];
   /** The timeline's next page: events before this id. */
   olderThan?: number;
+  /** Its latest audited changes, newest first. */
+  audit: readonly AuditRow[];
   flash?: string;
   now: number;
 }
@@ -50,10 +53,22 @@ export function timelineTable(events: readonly EventRow[]): string {
   const rows = events
     .map(
       (e) =>
-        `<tr data-event="${esc(e.event)}" data-stream="${esc(e.stream ?? '')}"><td>${when(e.happened_at)}</td><td>${esc(e.event)}</td><td>${esc(e.stream ?? '')}</td><td class="muted">${esc(detailText(e.detail))}</td></tr>`,
+        `<tr data-event="${esc(e.event)}" data-stream="${esc(e.stream ?? '')}"><td>${when(e.happened_at)}</td><td>${esc(e.event)}</td><td>${esc(e.stream ?? '')}</td><td class="actor">${esc(e.actor ?? '')}</td><td class="muted">${esc(detailText(e.detail))}</td></tr>`,
     )
     .join('');
-  return `<table id="timeline"><thead><tr><th>when</th><th>event</th><th>stream</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table id="timeline"><thead><tr><th>when</th><th>event</th><th>stream</th><th>by</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** Who changed what of the company, from the CLI, the dashboard or the API (the audit), newest first. */
+export function auditTable(rows: readonly AuditRow[]): string {
+  if (rows.length === 0) return '<p class="muted" id="audit-empty">No change recorded.</p>';
+  const body = rows
+    .map(
+      (a) =>
+        `<tr data-action="${esc(a.action)}" data-outcome="${esc(a.outcome)}"><td>${when(a.at)}</td><td class="actor">${esc(a.actor)}</td><td>${esc(a.action)}</td><td>${esc(a.target ?? '')}</td><td class="${a.outcome === 'done' ? 'ok' : 'failed'}">${esc(a.outcome)}</td><td class="muted">${esc(a.reason ?? '')}</td></tr>`,
+    )
+    .join('');
+  return `<table id="audit"><thead><tr><th>when</th><th>who</th><th>action</th><th>target</th><th>outcome</th><th>reason</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
 function resyncTable(resyncs: readonly ResyncRequest[]): string {
@@ -91,7 +106,7 @@ export function companyPage(p: CompanyPageInput): string {
     .map((s) => {
       let row = streamRow(s, p.viewer, p.canRun);
       if (switching) row = row.replace(/<td>/, `<td>${switchBox(s)}`);
-      const resync = p.canResync && p.viewer.signedIn && s.freshness !== 'off';
+      const resync = p.canResync && holds(p.viewer, 'operator') && s.freshness !== 'off';
       return resync ? row.replace(/<\/td><\/tr>$/, `${resyncButton(s)}</td></tr>`) : row;
     })
     .join('');
@@ -117,6 +132,7 @@ ${resyncTable(p.resyncs)}
 ${schemaChangesTable(p.schemaChanges)}
 ${p.newFields ?? ''}
 <h2 id="timeline-heading">Timeline</h2>${timelineTable(p.events)}${older}
+<h2 id="audit-heading">Changes</h2>${auditTable(p.audit)}
 ${p.charts ?? ''}`,
     10,
   );

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import { STREAM_NAMES } from '../resources/index.ts';
+import type { Actor } from '../warehouse/audit.ts';
 import type { Purged } from '../warehouse/company-records.ts';
 import { parseStreamsChange, type CompanyAdmin, type StreamsChangeInput } from './company-admin.ts';
 import { acting, FORM_EXPECTED, keyParam, readJson, STATUS } from './company-http.ts';
@@ -45,7 +46,11 @@ export function switched(key: string, change: StreamsChangeInput, purged?: Purge
 }
 
 /** Adds the streams form's action and the JSON routes. */
-export function mountStreamRoutes(api: Hono, actions: Hono, o: { admin: CompanyAdmin; log: Logger }): void {
+export function mountStreamRoutes(
+  api: Hono,
+  actions: Hono,
+  o: { admin: CompanyAdmin; log: Logger; actor: (c: Context) => Actor; apiActor: (c: Context) => Actor },
+): void {
   const { admin, log } = o;
   actions.post('/companies/:key/streams', (c) =>
     acting(c, async () => {
@@ -56,7 +61,7 @@ export function mountStreamRoutes(api: Hono, actions: Hono, o: { admin: CompanyA
       // Purging deletes rows for good: the form asks for the company's key typed again.
       if ('off' in form.value && form.value.purge && form.confirm !== key.key)
         return c.json({ error: "confirm: type the company key to purge the streams' rows" }, 400);
-      const { purged } = await admin.streams(key.key, form.value);
+      const { purged } = await admin.streams(o.actor(c), key.key, form.value);
       log.info({ company: key.key, change: form.value, purged }, 'streams turned off or on from the dashboard');
       const said = switched(key.key, form.value, purged);
       return c.redirect(`/companies/${encodeURIComponent(key.key)}?done=${encodeURIComponent(said)}`, 303);
@@ -84,7 +89,7 @@ export function mountStreamRoutes(api: Hono, actions: Hono, o: { admin: CompanyA
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const change = parseStreamsChange(body.body);
       if (!change.ok) return c.json({ error: change.error }, 400);
-      const { company, purged } = await admin.streams(key.key, change.value);
+      const { company, purged } = await admin.streams(o.apiActor(c), key.key, change.value);
       log.info({ company: key.key, change: change.value, purged }, 'streams turned off or on through the API');
       return c.json({ key: company.key, ...streamsView(company.streamsOff), ...(purged ? { purged } : {}) });
     }),

@@ -1,3 +1,5 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context } from 'hono';
 /**
  * Parameters of the ops server's routes, read strictly: a value that is not what the route expects is refused
  * with a message naming the parameter, before anything reaches Postgres.
@@ -22,4 +24,24 @@ export function nameParam(name: string, text: string | undefined): Param<string 
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(text))
     return { ok: false, error: `${name}: expected letters, digits, - or _ (at most 64)` };
   return { ok: true, value: text };
+}
+
+export const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
+
+/** The form's fields, or undefined for a body that is not a well-formed form. */
+export async function readForm(c: Context): Promise<Record<string, string | File | (string | File)[]> | undefined> {
+  try {
+    return await c.req.parseBody();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The peer's address (a proxy's, behind one); unknown when the app is called without a socket. */
+export function clientOf(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }

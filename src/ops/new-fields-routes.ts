@@ -5,17 +5,17 @@ import { isStreamName, type StreamName } from '../resources/index.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import type { PersonalData } from '../warehouse/personal-data/data.ts';
+import type { Actor } from '../warehouse/audit.ts';
 import {
-  classifyField,
   listNewFields,
   newFieldModes,
-  setNewFieldMode,
   type ListedField,
   type ResyncDue,
 } from '../warehouse/personal-data/new-fields.ts';
 import { PersonalDataError } from '../warehouse/personal-data/policy.ts';
 import { FIELD_CLASSES, NEW_FIELD_MODES, type NewFieldMode } from '../warehouse/tables/personal-data.ts';
-import { esc, type Viewer } from './page.ts';
+import type { CompanyAdmin } from './company-admin.ts';
+import { esc, holds, type Viewer } from './page.ts';
 import { PERSONAL_DATA_STATUS } from './personal-data-routes.ts';
 
 /**
@@ -28,8 +28,12 @@ export interface NewFieldsRoutesOptions {
   warehouse: Warehouse;
   data: PersonalData;
   log: Logger;
+  /** Classifies fields and sets modes, audited. */
+  admin: CompanyAdmin;
+  /** Who a request acts as. */
+  actor: (c: Context) => Actor;
   /** Asks for a re-sync of one stream (a field held until now comes with its next complete read). */
-  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard') => Promise<string>;
+  resync?: (company: string, stream: StreamName, via: 'api' | 'dashboard', by: Actor) => Promise<string>;
 }
 
 const ClassBody = z.strictObject({ class: z.enum(FIELD_CLASSES) });
@@ -85,10 +89,10 @@ async function formOf(c: Context): Promise<Record<string, string | undefined> | 
 }
 
 /** Asks for each re-sync due; what each ask said. */
-async function resyncAll(o: NewFieldsRoutesOptions, due: readonly ResyncDue[], via: 'api' | 'dashboard') {
+async function resyncAll(o: NewFieldsRoutesOptions, c: Context, due: readonly ResyncDue[], via: 'api' | 'dashboard') {
   const said: string[] = [];
   if (!o.resync) return said;
-  for (const d of due) if (isStreamName(d.stream)) said.push(await o.resync(d.company, d.stream, via));
+  for (const d of due) if (isStreamName(d.stream)) said.push(await o.resync(d.company, d.stream, via, o.actor(c)));
   return said;
 }
 
@@ -115,9 +119,9 @@ export function mountNewFieldsApi(api: Hono, o: NewFieldsRoutesOptions): void {
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = ClassBody.safeParse(body.body);
       if (!parsed.success) return c.json({ error: refusal(parsed.error) }, 400);
-      const done = await classifyField(wh, o.data, key, field, parsed.data.class);
+      const done = await o.admin.classify(o.actor(c), key, field, parsed.data.class);
       o.log.info({ company: key, field, class: done.class }, 'field classified through the API');
-      const resyncs = await resyncAll(o, done.resync, 'api');
+      const resyncs = await resyncAll(o, c, done.resync, 'api');
       return c.json({ ...done, rewritten: done.rewritten[key] ?? {}, resyncs });
     }),
   );
@@ -129,9 +133,9 @@ export function mountNewFieldsApi(api: Hono, o: NewFieldsRoutesOptions): void {
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = ModeBody.safeParse(body.body);
       if (!parsed.success) return c.json({ error: refusal(parsed.error) }, 400);
-      const done = await setNewFieldMode(wh, o.data, key, parsed.data.mode);
+      const done = await o.admin.newFields(o.actor(c), key, parsed.data.mode);
       o.log.info({ company: key, mode: done.mode }, 'new-fields mode set through the API');
-      const resyncs = await resyncAll(o, done.resync, 'api');
+      const resyncs = await resyncAll(o, c, done.resync, 'api');
       return c.json({ ...done, rewritten: done.rewritten[key] ?? {}, resyncs });
     }),
   );
@@ -141,7 +145,6 @@ const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded 
 
 /** Adds the dashboard's actions (behind its sign-in): classify a field, set the mode; back to the company's page. */
 export function mountNewFieldsActions(actions: Hono, o: NewFieldsRoutesOptions): void {
-  const wh = o.warehouse;
   const back = (c: Context, key: string, said: string) =>
     c.redirect(`/companies/${encodeURIComponent(key)}?done=${encodeURIComponent(said)}#new-fields`, 303);
   actions.post('/companies/:key/fields/:field', (c) =>
@@ -152,9 +155,9 @@ export function mountNewFieldsActions(actions: Hono, o: NewFieldsRoutesOptions):
       if (!field) return c.json({ error: BAD_FIELD }, 400);
       const form = await formOf(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-      const done = await classifyField(wh, o.data, key, field, form.class);
+      const done = await o.admin.classify(o.actor(c), key, field, form.class);
       o.log.info({ company: key, field, class: done.class }, 'field classified from the dashboard');
-      const resyncs = await resyncAll(o, done.resync, 'dashboard');
+      const resyncs = await resyncAll(o, c, done.resync, 'dashboard');
       return back(c, key, [`${field} is ${done.class}`, ...resyncs].join('; '));
     }),
   );
@@ -164,9 +167,9 @@ export function mountNewFieldsActions(actions: Hono, o: NewFieldsRoutesOptions):
       if (!key) return c.json({ error: BAD_KEY }, 400);
       const form = await formOf(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-      const done = await setNewFieldMode(wh, o.data, key, form.mode);
+      const done = await o.admin.newFields(o.actor(c), key, form.mode);
       o.log.info({ company: key, mode: done.mode }, 'new-fields mode set from the dashboard');
-      const resyncs = await resyncAll(o, done.resync, 'dashboard');
+      const resyncs = await resyncAll(o, c, done.resync, 'dashboard');
       return back(
         c,
         key,
@@ -185,7 +188,7 @@ export function newFieldsSection(
   canAct: boolean,
 ): string {
   const base = `/actions/companies/${encodeURIComponent(company)}`;
-  const act = viewer.signedIn && canAct;
+  const act = holds(viewer, 'admin') && canAct;
   const byField = new Map(fields.map((f) => [f.field_path, f]));
   const select = (f: ListedField) =>
     `<form class="inline" method="post" action="${esc(`${base}/fields/${encodeURIComponent(f.field_path)}`)}"><select name="class">${FIELD_CLASSES.map((c) => `<option${c === f.class ? ' selected' : ''}>${c}</option>`).join('')}</select><button>classify</button></form>`;

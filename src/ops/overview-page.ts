@@ -1,6 +1,6 @@
 import { formatLag } from './freshness.ts';
 import { COMPANY_STATES, STATE_FILTERS, type CompanySummary, type Overview, type StateFilter } from './overview.ts';
-import { esc, layout, modelTable, schemaChangesTable, when, type RecordView, type Viewer } from './page.ts';
+import { esc, holds, layout, modelTable, schemaChangesTable, when, type RecordView, type Viewer } from './page.ts';
 import { formatEta } from './progress-view.ts';
 import type { PushModelLine, PushSummary } from './status.ts';
 import type { SchemaChangeRow } from '../warehouse/schema-changes.ts';
@@ -105,7 +105,7 @@ function pushSection(p: OverviewPageInput): string {
         .map(
           (r) =>
             `<tr><td>${r.id}</td><td>${esc(r.company)}</td><td>${esc(r.kind)}</td><td class="failed">${esc(r.status)}</td><td class="error">${p.records.shown ? esc(r.error) : '<span class="muted">hidden</span>'}</td><td>${when(r.updatedAt)}</td><td>${
-              p.viewer.signedIn
+              holds(p.viewer, 'operator')
                 ? `<form class="inline" method="post" action="/actions/retry-push"><input type="hidden" name="id" value="${r.id}"><button>retry</button></form>`
                 : ''
             }</td></tr>`,

@@ -32,16 +32,26 @@ tr.failing td:nth-child(2){color:#9b1c1c;font-weight:600}tr.stale td:nth-child(2
 
 export interface Viewer {
   signedIn: boolean;
-  /** Sign-in is possible (a dashboard token is set). */
+  /** Sign-in is possible (a dashboard token or an identity provider is set). */
   canSignIn: boolean;
+  /** Signed in: who, and with what role (../roles.ts says what each may do). */
+  actor?: string;
+  role?: 'viewer' | 'operator' | 'admin';
+  /** Sign-in goes through the organization's identity provider. */
+  oidc?: boolean;
 }
+
+const RANK = { viewer: 0, operator: 1, admin: 2 } as const;
+/** Whether the viewer holds at least the role (roles.ts checks the same on the server). */
+export const holds = (viewer: Viewer, role: keyof typeof RANK): boolean =>
+  viewer.role !== undefined && RANK[viewer.role] >= RANK[role];
 
 /** Whether this viewer may see record contents (rejects' raw payloads, the service's messages about pushed records). */
 export type RecordView = { shown: true } | { shown: false; why: string };
 
 export function layout(title: string, viewer: Viewer, body: string, refreshS?: number): string {
   const who = viewer.signedIn
-    ? '<form class="inline" method="post" action="/signout"><button>sign out</button></form>'
+    ? `<span class="muted" id="signed-in">${esc(viewer.actor)} (${esc(viewer.role)})</span> <form class="inline" method="post" action="/signout"><button>sign out</button></form>`
     : viewer.canSignIn
       ? '<a href="/signin">sign in</a>'
       : '<span class="muted">read-only</span>';
@@ -70,7 +80,7 @@ export function streamRow(s: StreamStatus, viewer: Viewer, canRun: boolean): str
     ? `<a href="/rejects?company=${encodeURIComponent(s.company)}&amp;stream=${encodeURIComponent(s.stream)}">${s.rejectsKept}</a>`
     : '0';
   const run =
-    canRun && viewer.signedIn && s.freshness !== 'off'
+    canRun && holds(viewer, 'operator') && s.freshness !== 'off'
       ? `<form class="inline" method="post" action="/actions/run"><input type="hidden" name="company" value="${esc(s.company)}"><input type="hidden" name="stream" value="${esc(s.stream)}"><button>run now</button></form>`
       : '';
   return `<tr data-company="${esc(s.company)}" data-stream="${esc(s.stream)}" data-freshness="${s.freshness}">
@@ -116,9 +126,10 @@ export function modelTable(models: readonly PushModelLine[], viewer: Viewer, rec
     const outcome = r
       ? `<td class="${r.outcome === 'ok' ? 'ok' : 'failed'}">${esc(r.outcome ?? 'running')}${r.overCap ? ' (over the cap)' : ''}</td>`
       : '<td class="muted">never run</td>';
-    const acts = viewer.signedIn
-      ? [button(m.name, 'run'), button(m.name, m.paused ? 'resume' : 'pause'), button(m.name, 'remove')].join('')
-      : '';
+    const acts = [
+      ...(holds(viewer, 'operator') ? [button(m.name, 'run'), button(m.name, m.paused ? 'resume' : 'pause')] : []),
+      ...(holds(viewer, 'admin') ? [button(m.name, 'remove')] : []),
+    ].join('');
     return `<tr data-model="${esc(m.name)}"><td>${esc(m.name)}</td><td>${esc(m.company)}</td><td>${esc(m.kind)}</td><td>${esc(m.cron ?? 'by hand')}${m.paused ? ' <span class="muted">paused</span>' : ''}</td><td>${m.maxChanges}</td><td>${r ? when(r.startedAt) : ''}</td>${outcome}${counts}<td class="error">${r?.error ? (records.shown || r.overCap ? esc(r.error) : '<span class="muted">hidden</span>') : ''}</td><td>${acts}</td></tr>`;
   });
   return `<h2>push models</h2><table id="push-models"><thead><tr><th>model</th><th>company</th><th>kind</th><th>cron</th><th>cap</th><th>last run</th><th>outcome</th><th>rows read</th><th>unchanged</th><th>changed</th><th>queued</th><th>refused</th><th>error</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
@@ -162,10 +173,12 @@ export function signInPage(viewer: Viewer, error?: string): string {
   return layout(
     'sign in',
     viewer,
-    viewer.canSignIn
-      ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<form method="post" action="/signin"><label>dashboard token <input type="password" name="token" autofocus></label> <button>sign in</button></form>
+    viewer.oidc
+      ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<p><a href="/signin">Sign in with your organization's account</a>.</p>`
+      : viewer.canSignIn
+        ? `<h2>Sign in</h2>${error ? `<p class="failed">${esc(error)}</p>` : ''}<form method="post" action="/signin"><label>dashboard token <input type="password" name="token" autofocus></label> <button>sign in</button></form>
 <p class="muted">Signed in, you can run a stream now, retry pushes and act on queued jobs.</p>`
-      : '<p>The dashboard is read-only: set WFS_DASHBOARD_TOKEN to allow signing in.</p>',
+        : '<p>The dashboard is read-only: set WFS_DASHBOARD_TOKEN to allow signing in.</p>',
   );
 }
 

@@ -3,10 +3,10 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
+import type { Actor } from '../warehouse/audit.ts';
+import type { CompanyAdmin } from './company-admin.ts';
 import {
-  erase,
   listPersonalData,
-  setPersonalDataPolicy,
   type PersonalData,
   type PersonalDataListing,
   type PersonRef,
@@ -16,7 +16,7 @@ import {
   PersonalDataError,
   type PersonalDataErrorKind,
 } from '../warehouse/personal-data/policy.ts';
-import { esc, layout, type Viewer } from './page.ts';
+import { esc, holds, layout, type Viewer } from './page.ts';
 
 /**
  * Personal data on the JSON API (behind the push token, with the companies routes): a company's policy
@@ -40,6 +40,10 @@ export interface PersonalDataRoutesOptions {
   warehouse: Warehouse;
   data: PersonalData;
   log: Logger;
+  /** Where the changes go, audited. */
+  admin: CompanyAdmin;
+  /** Who a request acts as. */
+  actor: (c: Context) => Actor;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,7 +70,7 @@ async function refusing(c: Context, act: () => Promise<Response>): Promise<Respo
 /** The person an erasure names: exactly one of serviceId (digits) or employeeNumber; anything else is refused. */
 function personOf(
   body: Record<string, unknown>,
-): { ok: true; ref: PersonRef; requestedBy: string } | { ok: false; error: string } {
+): { ok: true; ref: PersonRef; requestedBy?: string } | { ok: false; error: string } {
   const unknown = Object.keys(body).find((k) => !['serviceId', 'employeeNumber', 'requestedBy'].includes(k));
   if (unknown) return { ok: false, error: `${unknown}: unknown field (serviceId, employeeNumber, requestedBy)` };
   const { serviceId, employeeNumber, requestedBy } = body;
@@ -76,7 +80,6 @@ function personOf(
   ) {
     return { ok: false, error: 'requestedBy: expected text of at most 200 characters' };
   }
-  const by = `api${requestedBy ? `:${requestedBy}` : ''}`;
   if ((serviceId === undefined) === (employeeNumber === undefined))
     return { ok: false, error: 'serviceId: give one of serviceId or employeeNumber' };
   if (serviceId !== undefined) {
@@ -88,7 +91,7 @@ function personOf(
     ) {
       return { ok: false, error: 'serviceId: expected a whole number' };
     }
-    return { ok: true, ref: { serviceId }, requestedBy: by };
+    return { ok: true, ref: { serviceId }, requestedBy: requestedBy || undefined };
   }
   if (
     typeof employeeNumber !== 'string' ||
@@ -98,7 +101,7 @@ function personOf(
   ) {
     return { ok: false, error: 'employeeNumber: expected text of at most 100 characters' };
   }
-  return { ok: true, ref: { employeeNumber }, requestedBy: by };
+  return { ok: true, ref: { employeeNumber }, requestedBy: requestedBy || undefined };
 }
 
 function keyOf(c: Context): string | undefined {
@@ -125,7 +128,7 @@ export function mountPersonalDataApi(api: Hono, o: PersonalDataRoutesOptions): v
       if (!key) return c.json({ error: BAD_KEY }, 400);
       const body = await jsonBody(c);
       if (!body) return c.json({ error: 'body: expected a JSON object of FIELD: "keep" | "hash" | "block"' }, 400);
-      const set = await setPersonalDataPolicy(wh, o.data, key, body);
+      const set = await o.admin.setPolicy(o.actor(c), key, body);
       o.log.info({ company: key, fields: body }, 'personal-data policy set through the API');
       return c.json({ company: key, fields: body, rewritten: set.rewritten[key] ?? {} });
     }),
@@ -138,7 +141,7 @@ export function mountPersonalDataApi(api: Hono, o: PersonalDataRoutesOptions): v
       if (!body) return c.json({ error: 'body: expected a JSON object with serviceId or employeeNumber' }, 400);
       const person = personOf(body);
       if (!person.ok) return c.json({ error: person.error }, 400);
-      const done = await erase(wh, o.data, key, person.ref, person.requestedBy);
+      const done = await o.admin.erase(o.actor(c), key, person.ref, person.requestedBy);
       o.log.info({ company: key, erasure: done.id }, 'individual erased through the API');
       return c.json({ id: done.id, company: key, rewritten: done.counts }, 201);
     }),
@@ -183,7 +186,7 @@ export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalData
       const form = await formOf(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const pairs = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== ''));
-      const set = await setPersonalDataPolicy(wh, o.data, key, pairs);
+      const set = await o.admin.setPolicy(o.actor(c), key, pairs);
       o.log.info({ company: key, fields: pairs }, 'personal-data policy set from the dashboard');
       const rows = Object.values(set.rewritten[key] ?? {}).reduce((a, b) => a + b, 0);
       return back(c, key, `policy set; ${rows} stored rows rewritten`);
@@ -206,7 +209,7 @@ export function mountPersonalDataPages(app: Hono, actions: Hono, o: PersonalData
         ...(form.employeeNumber ? { employeeNumber: form.employeeNumber } : {}),
       });
       if (!person.ok) return c.json({ error: person.error }, 400);
-      const done = await erase(wh, o.data, key, person.ref, 'dashboard');
+      const done = await o.admin.erase(o.actor(c), key, person.ref);
       o.log.info({ company: key, erasure: done.id }, 'individual erased from the dashboard');
       return back(
         c,
@@ -230,12 +233,12 @@ function policyPage(
   const rows = Object.entries(company.kinds)
     .map(
       ([f, kind]) =>
-        `<tr data-field="${esc(f)}"><td>${esc(f)}</td><td>${esc(kind)}</td><td>${viewer.signedIn ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
+        `<tr data-field="${esc(f)}"><td>${esc(f)}</td><td>${esc(kind)}</td><td>${holds(viewer, 'admin') ? select(f) : esc(action(f))}</td><td class="muted">${esc(company.fields[f] ? 'this company' : defaults.fields[f] ? 'default' : '')}</td></tr>`,
     )
     .join('');
   const base = `/actions/companies/${encodeURIComponent(key)}`;
   const table = `<table><thead><tr><th>field</th><th>kind</th><th>stored as</th><th>set for</th></tr></thead><tbody>${rows}</tbody></table>`;
-  const body = viewer.signedIn
+  const body = holds(viewer, 'admin')
     ? `<form method="post" action="${base}/personal-data">${table}<button>set the policy and rewrite what is stored</button></form>
 <h2>Erase a person</h2><form method="post" action="${base}/erasures"><label>service id <input name="serviceId" size="10"></label> or
 <label>employee number <input name="employeeNumber" size="12" autocomplete="off"></label> <label>type the company key to confirm <input name="confirm" size="10" autocomplete="off"></label> <button>erase</button></form>

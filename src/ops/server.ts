@@ -1,21 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Queue } from 'bullmq';
 import { Hono, type Context, type Env, type MiddlewareHandler, type Schema } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { deleteCookie, setCookie } from 'hono/cookie';
 import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DEFAULTS, type RateLimit } from '../config.ts';
+import { DEFAULTS, type OidcConfig, type RateLimit } from '../config.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { DashboardAuth, SESSION_COOKIE, type SessionOptions } from './auth.ts';
+import { DashboardAuth, operatorOf, type SessionOptions } from './auth.ts';
+import { guardActions } from './roles.ts';
+import { mountOidcSignIn, mountSignOut, mountTokenSignIn } from './signin-routes.ts';
+import { OidcSignIn } from './oidc.ts';
 import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
-import { inProcessPage, rejectsPage, signInPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
+import {
+  holds,
+  inProcessPage,
+  rejectsPage,
+  signInPage,
+  type InProcessRun,
+  type RecordView,
+  type Viewer,
+} from './page.ts';
 import { companyPage } from './company-page.ts';
 import { overviewPage } from './overview-page.ts';
 import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
@@ -23,9 +32,10 @@ import { listEvents } from '../warehouse/events.ts';
 import { listResyncs } from '../warehouse/resyncs.ts';
 import { readUsage } from '../warehouse/usage.ts';
 import { usageChart } from './usage-chart.ts';
-import { idParam, nameParam } from './input.ts';
+import { FORM_EXPECTED, idParam, nameParam, readForm } from './input.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
+import { auditApi } from './audit-routes.ts';
 import { personalData } from '../resources/index.ts';
 import { listNewFields, newFieldModes } from '../warehouse/personal-data/new-fields.ts';
 import { newFieldsSection } from './new-fields-routes.ts';
@@ -34,6 +44,7 @@ import { readiness } from './ready.ts';
 import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { listSchemaChanges } from '../warehouse/schema-changes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
+import { audited, listAudit, type Actor } from '../warehouse/audit.ts';
 
 /** Companies on one page of the overview: a thousand stay well under 300 KB. */
 const OVERVIEW_PAGE = 1000;
@@ -57,13 +68,13 @@ export interface MountedApp {
 /** What the dashboard's buttons do; a hook that is absent has no button. */
 export interface OpsActions {
   /** Runs one stream of one company now (in this process, or enqueued); says what happened. */
-  runStream?(company: string, stream: StreamName): Promise<string>;
+  runStream?(company: string, stream: StreamName, by: Actor): Promise<string>;
   /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
-  retryPush?(id: number): Promise<string>;
+  retryPush?(id: number, by: Actor): Promise<string>;
   /** Runs, pauses, resumes or removes a push model; offered by the push module when push is configured. */
-  pushModel?(name: string, verb: PushModelVerb): Promise<string>;
+  pushModel?(name: string, verb: PushModelVerb, by: Actor): Promise<string>;
   /** Reads one stream of one company again from the start, through the queue or the running start; says what happened. */
-  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard'): Promise<string>;
+  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard', by: Actor): Promise<string>;
 }
 
 export const PUSH_MODEL_VERBS = ['run', 'pause', 'resume', 'remove'] as const;
@@ -89,8 +100,10 @@ export interface OpsServerOptions {
   companyAdmin?: CompanyAdmin;
   /** WFS_PUSH_TOKEN: the bearer token of the JSON routes. */
   pushToken?: string;
-  /** WFS_DASHBOARD_TOKEN: without it the dashboard is read-only. */
+  /** WFS_DASHBOARD_TOKEN: the one admin's sign-in, when no identity provider is set. */
   dashboardToken?: string;
+  /** Sign-in through an OpenID Connect identity provider. */
+  oidc?: OidcConfig;
   /** How long a dashboard session lasts, and whether its cookie is HTTPS-only. */
   sessions?: SessionOptions;
   actions?: OpsActions;
@@ -111,10 +124,18 @@ export interface OpsServer {
 /** The operator's HTTP side: status page, rejects, queues, metrics, health and readiness, and mounted apps. */
 export function createOpsApp(opts: OpsServerOptions): Hono {
   const app = new Hono();
-  const auth = new DashboardAuth(opts.dashboardToken, opts.sessions);
   const { warehouse: wh } = opts;
-  const viewer = (c: Context): Viewer => ({ signedIn: auth.signedIn(c), canSignIn: auth.enabled });
-  const records = recordView(auth, opts.host ?? DEFAULTS.httpHost);
+  // With an identity provider, everyone signs in by name: the shared dashboard token no longer does.
+  const auth = new DashboardAuth(wh, opts.oidc ? undefined : opts.dashboardToken, opts.sessions);
+  const oidc = opts.oidc ? new OidcSignIn(opts.oidc, wh) : undefined;
+  const canSignIn = () => auth.tokenSignIn || !!oidc;
+  const viewer = (c: Context): Viewer => {
+    const who = operatorOf(c);
+    return { signedIn: !!who, canSignIn: canSignIn(), actor: who?.actor, role: who?.role, oidc: !!oidc };
+  };
+  /** Who a signed-in dashboard request acts as (the actions' guard lets no one else through). */
+  const actor = (c: Context): Actor => operatorOf(c)?.actor ?? 'unknown';
+  const records = recordView(canSignIn, viewer, opts.host ?? DEFAULTS.httpHost);
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
   const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
     await next();
@@ -130,6 +151,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
   });
   app.use('*', noStore);
   app.use('*', plainText);
+  app.use('*', auth.resolve());
   const forms = bodyLimit({
     maxSize: FORM_MAX_BYTES,
     onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413),
@@ -254,6 +276,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
         ),
         resyncs: await listResyncs(wh, company),
         olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
+        audit: await listAudit(wh, { company, limit: TIMELINE_PAGE }),
         flash: c.req.query('done'),
         now: Date.now(),
       }),
@@ -275,32 +298,13 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     );
   });
 
-  app.get('/signin', (c) => c.html(signInPage(viewer(c))));
-  app.post('/signin', async (c) => {
-    const form = await readForm(c);
-    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-    const client = clientOf(c);
-    const tried = auth.signIn(typeof form.token === 'string' ? form.token : '', client);
-    if (tried.kind === 'throttled') {
-      c.header('retry-after', String(tried.retryAfterS));
-      return c.html(signInPage(viewer(c), `Too many failed sign-ins: try again in ${tried.retryAfterS} s.`), 429);
-    }
-    if (tried.kind !== 'ok') {
-      if (tried.kind === 'wrong') opts.log.warn({ client }, 'dashboard sign-in with a wrong token');
-      return c.html(signInPage(viewer(c), auth.enabled ? 'That is not the dashboard token.' : undefined), 403);
-    }
-    setCookie(c, SESSION_COOKIE, tried.session, auth.cookie);
-    opts.log.info({ client }, 'dashboard sign-in');
-    return c.redirect('/', 303);
-  });
-  app.post('/signout', (c) => {
-    auth.signOut(c);
-    deleteCookie(c, SESSION_COOKIE, { path: '/', secure: auth.cookie.secure });
-    return c.redirect('/', 303);
-  });
+  const signIn = { auth, warehouse: wh, log: opts.log, viewer };
+  if (oidc) mountOidcSignIn(app, { ...signIn, oidc });
+  else mountTokenSignIn(app, signIn);
+  mountSignOut(app, signIn);
 
   const actions = new Hono();
-  actions.use('*', auth.guardWrites());
+  actions.use('*', guardActions(canSignIn));
   actions.post('/run', async (c) => {
     const run = opts.actions?.runStream;
     if (!run) return c.json({ error: 'no runner in this process' }, 404);
@@ -312,7 +316,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
       return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
     if (!isStreamName(stream))
       return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
-    const said = await run(company, stream);
+    const said = await run(company, stream, actor(c));
     opts.log.info({ company, stream }, 'stream run requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
@@ -323,7 +327,7 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     if (!form) return c.json({ error: FORM_EXPECTED }, 400);
     const id = idParam('id', typeof form.id === 'string' ? form.id : undefined);
     if (!id.ok) return c.json({ error: id.error }, 400);
-    const said = await retry(id.value);
+    const said = await retry(id.value, actor(c));
     opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
@@ -336,22 +340,24 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
       return c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
     if (!PUSH_MODEL_VERBS.includes(verb))
       return c.json({ error: `action: expected one of ${PUSH_MODEL_VERBS.join(', ')}` }, 400);
-    const said = await act(name, verb);
+    const said = await act(name, verb, actor(c));
     opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
     return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
   });
   if (opts.companyAdmin) {
     mountCompanies(app, actions, {
       admin: opts.companyAdmin,
-      token: opts.pushToken,
+      bearer: { warehouse: wh, envToken: opts.pushToken },
       log: opts.log,
       viewer,
+      actor,
       resync: opts.actions?.resyncStream,
       known: (company) => companies().includes(company),
       personalData: { warehouse: wh, data: personalData },
     });
   }
   app.route('/actions', actions);
+  app.route('/api/audit', auditApi({ warehouse: wh, envToken: opts.pushToken }));
 
   if (opts.queues) {
     // bull-board answers its own faults with their message: the caller gets the generic answer instead.
@@ -365,8 +371,9 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     });
     app.use('/queues', jobsShown(records, viewer));
     app.use('/queues/*', jobsShown(records, viewer));
-    app.use('/queues/*', auth.guardWrites());
-    app.route('/queues', queueBoard(opts.queues, '/queues', !auth.enabled));
+    app.use('/queues/*', guardActions(canSignIn));
+    app.use('/queues/*', queueActionsAudited(wh, actor));
+    app.route('/queues', queueBoard(opts.queues, '/queues', !canSignIn()));
   } else {
     app.get('/queues', async (c) => c.html(inProcessPage(await recentRuns(wh), viewer(c))));
   }
@@ -376,23 +383,28 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
 }
 
 /**
- * Record contents (rejects' payloads: names, e-mail addresses, dates of birth) need sign-in when a dashboard token
- * is set; without one they show only to a server on loopback, which nobody else can reach.
+ * Record contents (rejects' payloads: names, e-mail addresses, dates of birth) need an operator or an admin signed
+ * in when sign-in is possible; without it they show only to a server on loopback, which nobody else can reach.
  */
-function recordView(auth: DashboardAuth, host: string): (c: Context) => RecordView {
+function recordView(
+  canSignIn: () => boolean,
+  viewer: (c: Context) => Viewer,
+  host: string,
+): (c: Context) => RecordView {
   const loopback = isLoopback(host);
   return (c) => {
-    if (auth.enabled)
-      return auth.signedIn(c)
-        ? { shown: true }
-        : {
-            shown: false,
-            why: 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.',
-          };
+    if (canSignIn()) {
+      const v = viewer(c);
+      if (holds(v, 'operator')) return { shown: true };
+      const why = v.signedIn
+        ? 'Raw payloads hold personal data: a viewer does not see them. Reasons and counts show to everyone.'
+        : 'Raw payloads hold personal data: sign in to see them. Reasons and counts show to everyone.';
+      return { shown: false, why };
+    }
     if (loopback) return { shown: true };
     return {
       shown: false,
-      why: `Raw payloads hold personal data and are hidden: this server listens on ${host}, beyond this machine, and WFS_DASHBOARD_TOKEN is not set. Set it and sign in to see them. Reasons and counts show to everyone.`,
+      why: `Raw payloads hold personal data and are hidden: this server listens on ${host}, beyond this machine, and no sign-in is set up (WFS_DASHBOARD_TOKEN or WFS_OIDC_ISSUER). Set one and sign in to see them. Reasons and counts show to everyone.`,
     };
   };
 }
@@ -408,6 +420,18 @@ function jobsShown(records: (c: Context) => RecordView, viewer: (c: Context) => 
       "Queued jobs show entity keys and the service's messages about records: sign in to see them (or, without WFS_DASHBOARD_TOKEN, reach this server on loopback).";
     if (c.req.path.startsWith('/queues/api/')) return c.json({ error: `sign-in: ${why}` }, 403);
     return c.html(signInPage(viewer(c), why), 403);
+  };
+}
+
+/** Acting on queued jobs (retry, clean, promote) is a change: audited with the method and path bull-board took. */
+function queueActionsAudited(wh: Warehouse, actor: (c: Context) => Actor): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    const target = `${c.req.method} ${c.req.path}`.slice(0, 300);
+    await audited(wh, actor(c), 'queues', { target }, async (note) => {
+      await next();
+      if (c.res.status >= 400) note.refused(`answered ${c.res.status}`);
+    });
   };
 }
 
@@ -444,26 +468,6 @@ const plainText: MiddlewareHandler = async (c, next) => {
   }
   return next();
 };
-
-const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
-
-/** The form's fields, or undefined for a body that is not a well-formed form. */
-async function readForm(c: Context): Promise<Record<string, string | File | (string | File)[]> | undefined> {
-  try {
-    return await c.req.parseBody();
-  } catch {
-    return undefined;
-  }
-}
-
-/** The peer's address (a proxy's, behind one); unknown when the app is called without a socket. */
-function clientOf(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
   return wh.sql<InProcessRun[]>`

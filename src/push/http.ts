@@ -1,6 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
 import { OpenAPIHono, z as described } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import {
@@ -10,18 +9,14 @@ import {
   PUSH_STATES,
   type PushKind,
 } from '../warehouse/tables/push.ts';
-import { listModelRuns, previewModel, runModel, type ModelRunResult } from './model-run.ts';
-import {
-  addModel,
-  listModels,
-  MODEL_NAME,
-  ModelError,
-  removeModel,
-  setModelPaused,
-  type ModelErrorKind,
-} from './models.ts';
+import { listModelRuns, previewModel, type ModelRunResult } from './model-run.ts';
+import { listModels, MODEL_NAME, ModelError, type ModelErrorKind } from './models.ts';
+import { addPushModel, pausePushModel, pushChanges, removePushModel, runPushModel } from './operator.ts';
+import type { Actor } from '../warehouse/audit.ts';
+import type { TokenScope } from '../warehouse/api-tokens.ts';
+import { bearer, callerOf, mayActFor, notForCompany } from './bearer.ts';
 import { MAX_CHANGES } from './bounds.ts';
-import { intake, knownCompanies, parseBody, type IntakeContext } from './intake.ts';
+import { knownCompanies, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
 import { previewPush } from './preview.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
@@ -34,7 +29,7 @@ import { CertificationChange, IndividualChange, VerificationChange } from './val
 
 export interface PushApiOptions {
   intake: IntakeContext;
-  /** WFS_PUSH_TOKEN: without it every push route answers 503 and says why. */
+  /** WFS_PUSH_TOKEN, the token named `env`; named tokens (`wfsync tokens`) are looked up in the warehouse. */
   token?: string;
 }
 
@@ -134,29 +129,40 @@ const json = (schema: z.ZodType, description: string) => ({ description, content
 /** Room for MAX_CHANGES changes of well over a kilobyte each; a larger body is refused before it is read whole. */
 const PUSH_MAX_BYTES = 16 * 1024 * 1024;
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** Who a request acts as: its token. */
+const actorOf = (c: Context): Actor => callerOf(c).actor;
+
+/** Pushing needs `push`; reading a change or a model `read`; changing a model `admin`. */
+function scopeOf(c: Context): TokenScope {
+  if (c.req.path.startsWith('/push/models')) return c.req.method === 'GET' ? 'read' : 'admin';
+  return c.req.method === 'POST' ? 'push' : 'read';
+}
+
+/** The intake as a token limited to some companies sees it: the others are unknown to it. */
+function intakeFor(c: Context, intake: IntakeContext): IntakeContext {
+  const caller = callerOf(c);
+  if (caller.companies.length === 0) return intake;
+  const mine = <T extends { key: string }>(list: readonly T[]) => list.filter((x) => mayActFor(caller, x.key));
+  return { ...intake, companies: mine(intake.companies), added: async () => mine((await intake.added?.()) ?? []) };
 }
 
 export function createPushApi(o: PushApiOptions): OpenAPIHono {
   const app = new OpenAPIHono();
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'A token from `wfsync tokens create NAME --scope push|read|admin` (or WFS_PUSH_TOKEN, which has every scope). Each operation names the scope it needs in x-scope; a token made with --company acts on those companies only.',
+  });
   const security = [{ bearer: [] }];
   const common = {
     401: json(Problem, 'The bearer token is missing or wrong'),
-    503: json(Problem, 'Push intake is off: WFS_PUSH_TOKEN is not set'),
+    403: json(Problem, "The token's scopes do not include the one this operation needs, or not this company"),
   };
 
-  app.use('/push/*', async (c, next) => {
-    if (c.req.path === '/push/openapi.json') return next();
-    if (!o.token) return c.json({ error: 'push intake is off: set WFS_PUSH_TOKEN to accept pushes' }, 503);
-    const header = c.req.header('authorization') ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!given || !sameToken(given, o.token)) return c.json({ error: 'wrong or missing bearer token' }, 401);
-    return next();
-  });
+  const checkToken = bearer({ warehouse: o.intake.warehouse, envToken: o.token }, scopeOf);
+  app.use('/push/*', async (c, next) => (c.req.path === '/push/openapi.json' ? next() : checkToken(c, next)));
+  app.use('/push', checkToken);
   app.post(
     '/push/*',
     bodyLimit({
@@ -173,6 +179,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       operationId: k.operationId,
       summary: k.summary,
       security,
+      'x-scope': 'push',
       request: {
         query: DryRun,
         body: {
@@ -199,8 +206,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       const dryRun = c.req.query('dryRun');
       if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
         return c.json({ error: 'dryRun: expected true or false' }, 400);
-      if (dryRun === 'true') return c.json(await previewPush(o.intake, k.kind, body.items), 200);
-      const result = await intake(o.intake, k.kind, body.items);
+      const intake = intakeFor(c, o.intake);
+      if (dryRun === 'true') return c.json(await previewPush(intake, k.kind, body.items), 200);
+      const result = await pushChanges(intake, actorOf(c), k.kind, body.items);
       if (!result.ok)
         return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
       return c.json(result.accepted, 202);
@@ -213,6 +221,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     operationId: 'getChange',
     summary: 'What became of one change',
     security,
+    'x-scope': 'read',
     request: { params: z.object({ id: z.string().regex(/^\d+$/) }) },
     responses: { 200: json(Status, 'The change'), 404: json(Problem, 'No such change'), ...common },
   });
@@ -231,6 +240,7 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     operationId: 'listChanges',
     summary: 'Changes, newest first',
     security,
+    'x-scope': 'read',
     request: { query: ListQuery },
     responses: { 200: json(z.array(Status), 'The changes'), 400: json(Problem, 'A bad query parameter'), ...common },
   });
@@ -257,7 +267,9 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       return c.json({ error: `id: expected a change id from 1 to ${Number.MAX_SAFE_INTEGER}` }, 400);
     }
     const found = await getChange(o.intake.warehouse.sql, o.intake.warehouse, id);
-    return found ? c.json(found) : c.json({ error: `no change ${c.req.param('id')}` }, 404);
+    return found && mayActFor(callerOf(c), found.company)
+      ? c.json(found)
+      : c.json({ error: `no change ${c.req.param('id')}` }, 404);
   });
   app.get('/push', async (c) => list(c, o, ListQuery));
   mountModels(app, o, security, common);
@@ -390,6 +402,7 @@ function mountModels(
       operationId,
       summary,
       security,
+      'x-scope': method === 'get' ? 'read' : 'admin',
       request: {
         ...(route.includes('{name}') ? { params: ModelName } : {}),
         ...(body ? { body: { required: true, content: { 'application/json': { schema: body } } } } : {}),
@@ -397,8 +410,21 @@ function mountModels(
       responses: { ...problems, ...responses },
     });
 
+  // A token limited to companies knows only their models.
+  const ownModel: MiddlewareHandler = async (c, next) => {
+    const caller = callerOf(c);
+    const name = named(c);
+    if (caller.companies.length === 0 || !name) return next();
+    const m = (await listModels(wh)).find((x) => x.name === name);
+    if (m && !mayActFor(caller, m.company))
+      return c.json({ error: `model ${name} does not exist`, kind: 'unknown_model' }, 404);
+    return next();
+  };
+  app.use('/push/models/:name', ownModel);
+  app.use('/push/models/:name/*', ownModel);
+
   path('get', '/push/models', 'listModels', 'Push models', { 200: json(z.array(Model), 'The models, by name') });
-  app.get('/push/models', async (c) => c.json(await listModels(wh)));
+  app.get('/push/models', async (c) => c.json((await listModels(wh)).filter((m) => mayActFor(callerOf(c), m.company))));
 
   path(
     'post',
@@ -425,13 +451,15 @@ function mountModels(
       return c.json({ error: `${issue.path.join('.') || 'body'}: ${issue.message}`, kind: 'invalid' }, 400);
     }
     const b = body.data;
-    const companies = (await knownCompanies(o.intake)).map((x) => x.key);
+    const companies = (await knownCompanies(intakeFor(c, o.intake))).map((x) => x.key);
     const company = b.company ?? (companies.length === 1 ? companies[0] : undefined);
+    if (company && !mayActFor(callerOf(c), company)) return notForCompany(c, company);
     if (!company) return c.json({ error: 'company: required, several companies are configured', kind: 'invalid' }, 400);
     return acting(c, async () =>
       c.json(
-        await addModel(
-          wh,
+        await addPushModel(
+          o.intake,
+          actorOf(c),
           {
             name: b.name,
             company,
@@ -442,7 +470,6 @@ function mountModels(
             maxChanges: b.maxChanges,
           },
           companies,
-          o.intake.policy,
         ),
         201,
       ),
@@ -466,7 +493,9 @@ function mountModels(
   });
   app.post('/push/models/:name/run', async (c) => {
     const name = named(c);
-    return name ? acting(c, async () => c.json(withoutDetail(await runModel(o.intake, name)))) : badName(c);
+    return name
+      ? acting(c, async () => c.json(withoutDetail(await runPushModel(o.intake, actorOf(c), name))))
+      : badName(c);
   });
 
   path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", {
@@ -490,7 +519,9 @@ function mountModels(
     );
     app.post(`/push/models/:name/${verb}`, async (c) => {
       const name = named(c);
-      return name ? acting(c, async () => c.json(await setModelPaused(wh, name, paused))) : badName(c);
+      return name
+        ? acting(c, async () => c.json(await pausePushModel(o.intake, actorOf(c), name, paused)))
+        : badName(c);
     });
   }
 
@@ -501,7 +532,7 @@ function mountModels(
     const name = named(c);
     if (!name) return badName(c);
     return acting(c, async () => {
-      await removeModel(wh, name);
+      await removePushModel(o.intake, actorOf(c), name);
       return c.body(null, 204);
     });
   });
@@ -522,11 +553,14 @@ async function list(
     return c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400);
   }
   const { status, since, company, limit } = q.data;
+  const caller = callerOf(c);
+  if (company && !mayActFor(caller, company)) return notForCompany(c, company);
   return c.json(
     await listChanges(o.intake.warehouse.sql, o.intake.warehouse, {
       status,
       since: since ? new Date(since) : undefined,
       company,
+      companies: caller.companies.length ? caller.companies : undefined,
       limit,
     }),
   );

@@ -37,6 +37,14 @@ export {
   type NewModel,
 } from './models.ts';
 export { previewModel, runModel, listModelRuns, type ModelRunResult, type ModelRunRow } from './model-run.ts';
+export {
+  addPushModel,
+  pausePushModel,
+  pushChanges,
+  removePushModel,
+  retryPush,
+  runPushModel,
+} from './operator.ts';
 export type { PushRunnerOptions } from './options.ts';
 export { createPushApi, type PushApiOptions } from './http.ts';
 export { createSealer, secretKeyOf, type Sealer } from '../warehouse/secret.ts';

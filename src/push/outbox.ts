@@ -152,6 +152,8 @@ export interface ListOptions {
   status?: PushState;
   since?: Date;
   company?: string;
+  /** Only these companies' changes (a token limited to them); absent: every company. */
+  companies?: readonly string[];
   limit?: number;
 }
 
@@ -159,8 +161,9 @@ export async function listChanges(sql: Sql, wh: { schema: string }, o: ListOptio
   const rows = await sql.unsafe<OutboxRow[]>(
     `select * from ${table(wh)}
      where ($1::text is null or status = $1) and ($2::timestamptz is null or updated_at >= $2) and ($3::text is null or company_key = $3)
+       and ($5::text[] is null or company_key = any ($5::text[]))
      order by id desc limit $4`,
-    [o.status ?? null, o.since ?? null, o.company ?? null, o.limit ?? 1000],
+    [o.status ?? null, o.since ?? null, o.company ?? null, o.limit ?? 1000, (o.companies as string[]) ?? null],
   );
   return rows.map(statusOf);
 }

@@ -3,6 +3,7 @@ import { DEFAULT_RETENTION } from '../config.ts';
 import { pruneEvents, prunePushPayloads, pruneResolvedRejects, pruneRuns } from '../warehouse/retention.ts';
 import { abandonEnd, openRun } from '../warehouse/runs.ts';
 import { eraseFormerIndividuals } from '../warehouse/personal-data/admin.ts';
+import { pruneAudit, recordAudit, SYSTEM } from '../warehouse/audit.ts';
 import { personalData } from '../resources/index.ts';
 import { emptyCounters, type SyncContext } from './context.ts';
 import type { SyncSummary } from './runner.ts';
@@ -19,6 +20,22 @@ export interface Pruned {
   events: number;
   /** Individuals whose personal fields were blocked for having left longer ago than WFS_KEEP_FORMER_PERSONAL_DAYS. */
   formerErased: number;
+  /** Audit rows older than WFS_KEEP_AUDIT_DAYS. */
+  audit: number;
+}
+
+/** A run that changed something is a change by `system`: what it pruned and erased, counted. */
+async function auditPruned(ctx: SyncContext, pruned: Pruned, error: string | undefined): Promise<void> {
+  const counts = Object.entries(pruned).filter(([, n]) => n > 0);
+  if (counts.length === 0 && !error) return;
+  await recordAudit(ctx.warehouse, {
+    actor: SYSTEM,
+    action: 'housekeeping',
+    company: ctx.companyKey,
+    target: counts.map(([k, n]) => `${k} ${n}`).join(', ') || null,
+    outcome: error ? 'failed' : 'done',
+    reason: error ? 'an unexpected error (the log has it)' : null,
+  });
 }
 
 /**
@@ -32,12 +49,13 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
   const runId = await openRun(wh, { companyKey: ctx.companyKey, stream: HOUSEKEEPING });
   let outcome: 'ok' | 'failed' = 'ok';
   let error: string | undefined;
-  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0, events: 0, formerErased: 0 };
+  const pruned: Pruned = { runs: 0, resolvedRejects: 0, pushPayloads: 0, events: 0, formerErased: 0, audit: 0 };
   try {
     pruned.runs = await pruneRuns(wh, ctx.companyKey, keep.runsDays);
     pruned.resolvedRejects = await pruneResolvedRejects(wh, ctx.companyKey, keep.resolvedRejectsDays);
     pruned.pushPayloads = await prunePushPayloads(wh, ctx.companyKey, keep.pushPayloadsDays);
     pruned.events = await pruneEvents(wh, ctx.companyKey, keep.runsDays);
+    pruned.audit = await pruneAudit(wh, ctx.companyKey, keep.auditDays ?? DEFAULT_RETENTION.auditDays);
     if (keep.formerPersonalDays !== undefined)
       pruned.formerErased = (
         await eraseFormerIndividuals(wh, personalData, ctx.companyKey, keep.formerPersonalDays)
@@ -59,6 +77,7 @@ export async function runHousekeeping(ctx: SyncContext): Promise<SyncSummary> {
     abandonEnd(wh, runId);
     throw e;
   });
+  await auditPruned(ctx, pruned, error);
   ctx.log.info({ pruned, durationMs }, 'housekeeping done');
   return {
     companyKey: ctx.companyKey,

@@ -178,14 +178,17 @@ export async function rotateKey(wh: Warehouse, sealer: Sealer, key: string, apiK
   return rotated;
 }
 
+/** Tables a purge leaves: the company row goes last, and the audit outlives it (who removed and purged it). */
+const NOT_PURGED = ['companies', 'audit'];
+
 /**
  * The tables holding a company's rows: every table the schema declares with a `company_key` column, but the
- * companies table itself. Derived from the schema, so a table added later is purged too.
+ * companies table itself and the audit. Derived from the schema, so a table added later is purged too.
  */
 export function companyRowTables(wh: Warehouse): string[] {
   return Object.values(wh.tables as Record<string, PgTable>)
     .map((t) => getTableConfig(t))
-    .filter((cfg) => cfg.name !== 'companies' && cfg.columns.some((c) => c.name === 'company_key'))
+    .filter((cfg) => !NOT_PURGED.includes(cfg.name) && cfg.columns.some((c) => c.name === 'company_key'))
     .map((cfg) => cfg.name);
 }
 

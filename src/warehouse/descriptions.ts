@@ -75,6 +75,14 @@ export const TABLE_DOCS: Record<string, string> = {
     'Re-syncs of one stream an operator asked for (wfsync resync, the API, the dashboard): when asked, started and finished, and the outcome.',
   usage_daily:
     'Requests sent to the service per company, stream and UTC day, added to as each run ends; kept when the runs are pruned.',
+  audit:
+    'Every change an operator, an API token or the housekeeping made, from the CLI, a page or the API (wfsync audit): when, who, what, to which company and with what outcome; never a personal value.',
+  sessions:
+    "Dashboard sessions, shared by every ops server of the warehouse: a hash of the session cookie's id, who signed in, their role, and when; a row deleted is a session ended everywhere.",
+  sign_ins:
+    'Sign-ins through the identity provider under way: each waits for its callback for ten minutes at most, and is deleted when it comes (a replayed callback finds nothing).',
+  api_tokens:
+    'Named API tokens (wfsync tokens): the scopes and companies each may act on; the token itself is stored only as a hash. A token deleted is refused at once by every server.',
   push_outbox:
     'Changes queued for pushing to the service (individuals, credentials, verification results) and their status.',
   push_models:
@@ -325,6 +333,8 @@ const FIELD_DOCS: Record<string, string> = {
   queued: 'Changes put in the push outbox by the run.',
   refused: 'Changed rows push validation refused (not queued).',
   over_cap: 'True when more rows differed than max_changes: nothing was queued.',
+  actor:
+    "Who made the change (the audit's actor: oidc:<e-mail or subject>, token:<name>, cli:<user> or system); null for what the sync itself saw.",
   detail:
     'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
@@ -568,8 +578,37 @@ function companionDoc(column: string): string | undefined {
   return undefined;
 }
 
-/** Columns whose name means something else in this one table. */
+/** Columns whose name means something else in this one table than FIELD_DOCS says (an audit's action, a session's role). */
 const TABLE_COLUMN_DOCS: Record<string, string> = {
+  'audit.at': 'When the change was asked for.',
+  'audit.actor':
+    'Who: oidc:<e-mail or subject> (signed in through the identity provider), token:<name> (an API token, or the dashboard token), cli:<operating-system user>, or system (the housekeeping).',
+  'audit.action':
+    "What, in the CLI's words (see AUDIT_ACTIONS in src/warehouse/audit.ts): companies add, personal-data set, erase, access grant, resync, push, tokens create, sign-in, ...",
+  'audit.company_key': 'The company the change was to; null for what concerns no one company (a token, a sign-in).',
+  'audit.target':
+    'What in the company: a stream, a role, a field list, a ServiceId, a token, change ids; never a personal value.',
+  'audit.outcome':
+    'started (no outcome recorded yet, or the process ended first), done, refused (the reason says why) or failed (an unexpected error; the log has it).',
+  'audit.reason': 'Why it was refused or failed; null when done.',
+  'sessions.session_hash': "SHA-256 (base64url) of the session cookie's random id: the cookie cannot be made from it.",
+  'sessions.actor': 'Who signed in: oidc:<e-mail or subject>, or token:dashboard (WFS_DASHBOARD_TOKEN).',
+  'sessions.role':
+    'viewer (reads every page), operator (also runs, re-syncs, pauses and resumes, retries pushes, runs push models) or admin (everything).',
+  'sessions.signed_in_at': 'When the session began; it ends WFS_SESSION_MAX_HOURS after.',
+  'sessions.used_at': 'When the session was last used (to the minute); it ends WFS_SESSION_IDLE_MINUTES after.',
+  'sign_ins.state_hash': 'SHA-256 (base64url) of the state sent to the identity provider.',
+  'sign_ins.nonce': 'The nonce the ID token must carry.',
+  'sign_ins.code_verifier': 'The PKCE code verifier the authorization code is redeemed with.',
+  'sign_ins.started_at': 'When the sign-in was sent to the identity provider.',
+  'api_tokens.name': "The token's name, as the audit's actor token:<name> gives it.",
+  'api_tokens.token_hash': 'SHA-256 (base64url) of the token: it cannot be read back.',
+  'api_tokens.scopes':
+    'What it may do: push (push and dry-run changes), read (push status, timelines, usage and events), admin (companies, personal data, erasures, access, the audit).',
+  'api_tokens.companies': 'The companies it may act on; empty: every company.',
+  'api_tokens.created_at': 'When the token was made.',
+  'api_tokens.created_by': 'Who made it (an audit actor).',
+  'api_tokens.last_used_at': 'When a request last used it (to the minute); null: never.',
   'field_classes.field':
     'A field the service sends that no column maps, by its path as schema_changes.field_path names it (BadgeNumber; a field of a list stored as child rows after the list, Answers.Comment).',
 };

@@ -1,3 +1,4 @@
+import { currentActor } from './audit.ts';
 import type { Warehouse } from './connection.ts';
 import type { WarehouseTables } from './schema.ts';
 
@@ -42,12 +43,12 @@ export interface NewEvent {
 
 const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.events`;
 
-/** Appends events to their companies' timelines, in one statement. */
+/** Appends events to their companies' timelines, in one statement; within an audited change, with its actor. */
 export async function recordEvents(wh: Warehouse, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await wh.sql`
-    insert into ${t(wh)} (company_key, event, stream, detail)
-    select c, e, s, d::jsonb from unnest(${events.map((e) => e.companyKey)}::text[], ${events.map((e) => e.event)}::text[],
+    insert into ${t(wh)} (company_key, event, stream, detail, actor)
+    select c, e, s, d::jsonb, ${currentActor() ?? null}::text from unnest(${events.map((e) => e.companyKey)}::text[], ${events.map((e) => e.event)}::text[],
                          ${events.map((e) => e.stream ?? null) as string[]}::text[],
                          -- As text, cast row by row: a jsonb[] parameter would keep each detail as one JSON string.
                          ${events.map((e) => (e.detail ? JSON.stringify(e.detail) : null)) as string[]}::text[]) as u(c, e, s, d)`;
@@ -66,7 +67,7 @@ export interface EventQuery {
 /** A company's events, newest first. */
 export async function listEvents(wh: Warehouse, q: EventQuery): Promise<EventRow[]> {
   return wh.sql<EventRow[]>`
-    select id::int, company_key, happened_at, event, stream, detail from ${t(wh)}
+    select id::int, company_key, happened_at, event, stream, detail, actor from ${t(wh)}
     where company_key = ${q.companyKey}
       ${q.since ? wh.sql`and happened_at >= ${q.since}` : wh.sql``}
       ${q.beforeId !== undefined ? wh.sql`and id < ${q.beforeId}` : wh.sql``}

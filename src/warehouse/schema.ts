@@ -9,6 +9,7 @@ import { fencingTables } from './tables/fencing.ts';
 import { formTables } from './tables/forms.ts';
 import { peopleTables } from './tables/people.ts';
 import { pushModelTables, pushTables } from './tables/push.ts';
+import { operatorTables } from './tables/operators.ts';
 import { personalDataTables } from './tables/personal-data.ts';
 import { referenceTables } from './tables/reference.ts';
 import { schedulingTables } from './tables/scheduling.ts';
@@ -38,6 +39,7 @@ export function warehouseTables(schemaName: string) {
     ...companyTables(s),
     ...accessTables(s),
     ...personalDataTables(s),
+    ...operatorTables(s),
   };
 }
 

@@ -31,7 +31,7 @@ describe('the queue of a process that serves re-syncs', () => {
   it('keeps one reader of which companies backfill however many re-syncs it queues, and stops it once', async () => {
     app = new App(loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl }), pino({ level: 'silent' }));
     for (const stream of ['departments', 'individuals', 'departments'] as const) {
-      expect(await app.resync('default', stream, 'dashboard')).toMatch(/is queued$/);
+      expect(await app.resync('default', stream, 'dashboard', 'system')).toMatch(/is queued$/);
     }
     const dispatch = await app.dispatch();
     await dispatch({

@@ -77,7 +77,7 @@ describe('wfsync resync and timeline', () => {
     expect(events[0]).toEqual(['resync_requested', 'departments']);
     expect(events).toContainEqual(['company_added', null]);
     const text = await wfsync(['timeline', 'default', '--since', '1h']);
-    expect(text.stdout).toMatch(/ resync_requested +departments +via=cli request=\d+$/m);
+    expect(text.stdout).toMatch(/ resync_requested +departments +by cli:\S+ via=cli request=\d+$/m);
 
     for (const [args, line] of [
       [['resync', 'default', 'nothing'], /^wfsync: resync: stream "nothing" is not one of /],

@@ -1,36 +1,56 @@
 import { Hono } from 'hono';
 import { setCookie } from 'hono/cookie';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { DashboardAuth, SESSION_COOKIE, SIGN_IN_LIMITS, SignInThrottle } from '../../src/ops/auth.ts';
+import { DashboardAuth, operatorOf, SESSION_COOKIE, SIGN_IN_LIMITS, SignInThrottle } from '../../src/ops/auth.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { countSessions } from '../../src/warehouse/sessions.ts';
+import { freshDatabase } from '../support/db.ts';
 
-/** Dashboard sessions on a clock the test moves: one per sign-in, ended by sign-out, idle time and the cap. */
+/**
+ * Dashboard sessions, kept in the warehouse, on a clock the test moves: one per sign-in, ended by sign-out, idle
+ * time and the cap; a second server of the same warehouse knows them, and a sign-out ends them there too.
+ */
 
 const TOKEN = 'dashboard-token-0123456789';
 const MINUTE = 60_000;
+let wh: Warehouse;
+
+beforeAll(async () => {
+  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  await wh.migrate();
+});
+afterAll(() => wh?.close());
 
 function rig(options = { idleMs: 30 * MINUTE, maxAgeMs: 12 * 60 * MINUTE, secure: false }) {
   let now = Date.parse('2026-03-01T08:00:00Z');
-  const auth = new DashboardAuth(TOKEN, options, () => now);
-  const app = new Hono();
-  app.post('/in', async (c) => {
-    const r = auth.signIn((await c.req.text()) || TOKEN, 'client-a');
-    if (r.kind !== 'ok') return c.json(r, 403);
-    setCookie(c, SESSION_COOKIE, r.session, auth.cookie);
-    return c.body(null, 204);
-  });
-  app.get('/me', (c) => c.json({ signedIn: auth.signedIn(c) }));
-  app.post('/out', (c) => {
-    auth.signOut(c);
-    return c.body(null, 204);
-  });
+  const server = () => {
+    const auth = new DashboardAuth(wh, TOKEN, options, () => now);
+    const app = new Hono();
+    app.use('*', auth.resolve());
+    app.post('/in', async (c) => {
+      const r = await auth.signIn((await c.req.text()) || TOKEN, 'client-a');
+      if (r.kind !== 'ok') return c.json(r, 403);
+      setCookie(c, SESSION_COOKIE, r.session, auth.cookie);
+      return c.body(null, 204);
+    });
+    app.get('/me', (c) => c.json({ signedIn: !!operatorOf(c), who: operatorOf(c) ?? null }));
+    app.post('/out', async (c) => {
+      await auth.signOut(c);
+      return c.body(null, 204);
+    });
+    return { auth, app };
+  };
+  const one = server();
+  const other = server();
   const signIn = async () => {
-    const res = await app.request('/in', { method: 'POST' });
+    const res = await one.app.request('/in', { method: 'POST' });
     return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, header: res.headers.get('set-cookie')! };
   };
-  const signedIn = async (cookie: string) =>
-    ((await (await app.request('/me', { headers: { cookie } })).json()) as { signedIn: boolean }).signedIn;
-  return { auth, app, signIn, signedIn, advance: (ms: number) => (now += ms) };
+  const me = async (cookie: string, on = one) =>
+    (await (await on.app.request('/me', { headers: { cookie } })).json()) as { signedIn: boolean; who: unknown };
+  const signedIn = async (cookie: string, on = one) => (await me(cookie, on)).signedIn;
+  return { ...one, other, signIn, signedIn, me, advance: (ms: number) => (now += ms) };
 }
 
 describe('dashboard sessions', () => {
@@ -40,20 +60,25 @@ describe('dashboard sessions', () => {
     const b = await r.signIn();
     expect(a.cookie).not.toBe(b.cookie);
     expect(a.cookie).not.toContain(TOKEN);
-    expect(await r.signedIn(a.cookie)).toBe(true);
+    expect(await r.me(a.cookie)).toEqual({ signedIn: true, who: { actor: 'token:dashboard', role: 'admin' } });
     expect(await r.signedIn(b.cookie)).toBe(true);
     expect(a.header).toMatch(/HttpOnly/);
     expect(a.header).toMatch(/SameSite=Strict/);
     expect(a.header).not.toMatch(/Secure/);
+    // The warehouse holds a hash of the session, not the cookie's value.
+    const stored = await wh.sql`select session_hash from workforce.sessions`;
+    expect(JSON.stringify(stored)).not.toContain(a.cookie.split('=')[1]);
   });
 
-  it('ends a session at sign-out: a copy of the cookie stops working, other sessions go on', async () => {
+  it('is known to a second server of the warehouse; a sign-out on one ends it on both, other sessions go on', async () => {
     const r = rig();
     const a = await r.signIn();
     const b = await r.signIn();
+    expect(await r.signedIn(a.cookie, r.other)).toBe(true);
     await r.app.request('/out', { method: 'POST', headers: { cookie: a.cookie } });
     expect(await r.signedIn(a.cookie)).toBe(false);
-    expect(await r.signedIn(b.cookie)).toBe(true);
+    expect(await r.signedIn(a.cookie, r.other)).toBe(false);
+    expect(await r.signedIn(b.cookie, r.other)).toBe(true);
   });
 
   it('ends a session left idle, and any session at the absolute cap however busy', async () => {
@@ -62,7 +87,7 @@ describe('dashboard sessions', () => {
     const busy = await r.signIn();
     for (let i = 0; i < 5; i++) {
       r.advance(20 * MINUTE);
-      expect(await r.signedIn(busy.cookie)).toBe(true);
+      expect(await r.signedIn(busy.cookie, i % 2 ? r.other : undefined)).toBe(true);
     }
     expect(await r.signedIn(idle.cookie)).toBe(false);
     r.advance(20 * MINUTE);
@@ -77,36 +102,26 @@ describe('dashboard sessions', () => {
     expect(a.header).toMatch(/Max-Age=3600/);
   });
 
-  it('keeps a bounded number of sessions, dropping expired ones and then the least recently used', async () => {
+  it('drops expired sessions at the next sign-in', async () => {
     const r = rig();
-    for (let i = 0; i < 500; i++) r.auth.signIn(TOKEN, 'client-a');
-    r.advance(31 * MINUTE);
-    // The 500 expired ones are dropped at the next sign-in.
-    const oldest = await r.signIn();
-    expect(r.auth.sessionCount).toBe(1);
-    const used = await r.signIn();
-    for (let i = 0; i < 997; i++) r.auth.signIn(TOKEN, 'client-a');
-    expect(await r.signedIn(oldest.cookie)).toBe(true);
-    expect(r.auth.sessionCount).toBe(999);
-    // Full at 1000: the least recently used (used, not oldest, which was just read) gives way.
-    for (let i = 0; i < 2; i++) r.auth.signIn(TOKEN, 'client-a');
-    expect(r.auth.sessionCount).toBe(1000);
-    expect(await r.signedIn(used.cookie)).toBe(false);
-    expect(await r.signedIn(oldest.cookie)).toBe(true);
+    for (let i = 0; i < 50; i++) await r.signIn();
+    r.advance(13 * 60 * MINUTE);
+    await r.signIn();
+    expect(await countSessions(wh)).toBe(1);
   });
 });
 
 describe('failed sign-ins', () => {
-  it('throttles a client after its failures, right token or not, until the window ends; others are not held', () => {
+  it('throttles a client after its failures, right token or not, until the window ends; others are not held', async () => {
     let now = 0;
-    const auth = new DashboardAuth(TOKEN, undefined, () => now);
+    const auth = new DashboardAuth(wh, TOKEN, undefined, () => now);
     for (let i = 0; i < SIGN_IN_LIMITS.perClient; i++)
-      expect(auth.signIn('wrong-token-guess', '10.0.0.1').kind).toBe('wrong');
-    const held = auth.signIn(TOKEN, '10.0.0.1');
+      expect((await auth.signIn('wrong-token-guess', '10.0.0.1')).kind).toBe('wrong');
+    const held = await auth.signIn(TOKEN, '10.0.0.1');
     expect(held).toEqual({ kind: 'throttled', retryAfterS: SIGN_IN_LIMITS.windowMs / 1000 });
-    expect(auth.signIn(TOKEN, '10.0.0.2').kind).toBe('ok');
+    expect((await auth.signIn(TOKEN, '10.0.0.2')).kind).toBe('ok');
     now += SIGN_IN_LIMITS.windowMs;
-    expect(auth.signIn(TOKEN, '10.0.0.1').kind).toBe('ok');
+    expect((await auth.signIn(TOKEN, '10.0.0.1')).kind).toBe('ok');
   });
 
   it('throttles everyone once failures from all clients pass the overall limit', () => {
@@ -120,10 +135,10 @@ describe('failed sign-ins', () => {
     expect(t.retryAfterS('192.168.1.1')).toBe(0);
   });
 
-  it('without a token nobody signs in', () => {
-    const auth = new DashboardAuth(undefined);
-    expect(auth.enabled).toBe(false);
-    expect(auth.signIn('', 'x').kind).toBe('off');
+  it('without a token nobody signs in', async () => {
+    const auth = new DashboardAuth(wh, undefined);
+    expect(auth.tokenSignIn).toBe(false);
+    expect((await auth.signIn('', 'x')).kind).toBe('off');
   });
 });
 

@@ -104,7 +104,7 @@ describe('overview → a company → its timeline → a re-sync', () => {
     expect(state).toBe('ok');
     const finished = page.locator('#timeline tr[data-event="resync_finished"][data-stream="departments"]');
     expect(await finished.count()).toBe(1);
-    const detail = (await finished.locator('td').nth(3).textContent())!;
+    const detail = (await finished.locator('td').nth(4).textContent())!;
     expect(detail).toContain('outcome: ok');
     expect(detail).toContain('deleted: 0');
     expect(await departments()).toBe(before);

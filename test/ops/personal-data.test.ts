@@ -121,7 +121,7 @@ describe('the personal-data JSON routes', () => {
     expect(await individual(78)).toMatchObject({ first_name: 'Bo' });
     const rows = await wh.sql`select requested_by, cause, counts::text as counts from ${wh.sql(wh.schema)}.erasures`;
     expect(rows).toEqual([
-      { requested_by: 'api:privacy office', cause: 'request', counts: expect.not.stringContaining('E-77') },
+      { requested_by: 'token:env (privacy office)', cause: 'request', counts: expect.not.stringContaining('E-77') },
     ]);
   });
 });

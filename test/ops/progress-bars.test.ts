@@ -101,6 +101,7 @@ describe('progress bars', () => {
       canResync: false,
       canSwitch: false,
       events: [],
+      audit: [],
       schemaChanges: [],
       resyncs: [],
       now: Date.now(),

@@ -74,7 +74,7 @@ describe('without Redis', () => {
       body: new URLSearchParams({ company: 'north', stream: 'departments' }),
     });
     expect(res.status).toBe(403);
-    expect(await res.json()).toEqual({ error: 'read-only: WFS_DASHBOARD_TOKEN is not set' });
+    expect(await res.json()).toEqual({ error: 'read-only: neither WFS_DASHBOARD_TOKEN nor WFS_OIDC_ISSUER is set' });
     const signin = await t.get('/signin', {
       method: 'POST',
       body: new URLSearchParams({ token: 'anything-at-all-123' }),
@@ -108,7 +108,9 @@ describe('record contents', () => {
       expect(html).toContain('DateOfBirth: expected a date');
       expect(html).not.toContain('hedy@example.org');
       expect(html).not.toContain('Hedy');
-      expect(html).toMatch(/listens on 0\.0\.0\.0, beyond this machine, and WFS_DASHBOARD_TOKEN is not set/);
+      expect(html).toMatch(
+        /listens on 0\.0\.0\.0, beyond this machine, and no sign-in is set up \(WFS_DASHBOARD_TOKEN or WFS_OIDC_ISSUER\)/,
+      );
       const status = await (await open.get('/')).text();
       expect(status).toMatch(/<b><a href="\/rejects">1<\/a><\/b>open rejects/);
     } finally {

@@ -56,13 +56,13 @@ const post = (path: string, body: string, headers: Record<string, string> = {}) 
   });
 
 describe('push API', () => {
-  it('answers 401 to a wrong token and 503 when no token is set', async () => {
+  it('answers 401 to a wrong or missing token, naming how to make one, also without WFS_PUSH_TOKEN', async () => {
     expect((await post('/push/individuals', '{}', { authorization: 'Bearer nope' })).status).toBe(401);
     expect((await fetch(`${base}/push/1`)).status).toBe(401);
     const off = createPushApi({ intake: rig.intake });
     const res = await off.request('/push/individuals', { method: 'POST', body: '{}' });
-    expect(res.status).toBe(503);
-    expect(((await res.json()) as { error: string }).error).toMatch(/WFS_PUSH_TOKEN/);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: string }).error).toMatch(/wfsync tokens create, or set WFS_PUSH_TOKEN/);
   });
 
   it('refuses an array item by item with 422, storing nothing', async () => {

@@ -269,11 +269,11 @@ describe("a process's scheduler and the streams its companies turned off", () =>
       };
       expect(await fired()).toEqual({ 'run-log-forms': ['north', 'south'], forms: ['north', 'south'] });
 
-      await admin.streams('north', { off: ['run-log-forms', 'run-log-form-responses'] });
+      await admin.streams('cli:test', 'north', { off: ['run-log-forms', 'run-log-form-responses'] });
       expect(await fired()).toEqual({ 'run-log-forms': ['south'], forms: ['north', 'south'] });
 
       // One of the job's streams on again: the job runs for it, and its run skips the other.
-      await admin.streams('north', { on: ['run-log-forms'] });
+      await admin.streams('cli:test', 'north', { on: ['run-log-forms'] });
       expect(await fired()).toEqual({ 'run-log-forms': ['north', 'south'], forms: ['north', 'south'] });
     } finally {
       await app.stop();

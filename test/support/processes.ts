@@ -74,3 +74,19 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** Runs `wfsync <args>` to its end with `stdin` on its standard input (an API key, a password). */
+export function runWfsyncWithInput(args: string[], env: Record<string, string>, stdin: string): Promise<Ran> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [...WFSYNC_NODE_FLAGS, WFSYNC, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.once('exit', (code) => resolve({ code, stdout, stderr }));
+    proc.stdin.end(stdin);
+  });
+}

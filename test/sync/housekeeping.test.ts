@@ -83,17 +83,31 @@ describe('the housekeeping job', () => {
     ] as const) {
       await wh.sql`insert into ${wh.sql(wh.schema)}.events (company_key, event, happened_at) values ('acme', ${event}, ${daysAgo(ago)})`;
     }
+    for (const [company, target, ago] of [
+      ['acme', 'old', 450],
+      ['acme', 'recent', 300],
+      [null, 'old token', 420],
+      ['beta', 'old', 450],
+    ] as const) {
+      await wh.sql`insert into ${wh.sql(wh.schema)}.audit (at, actor, action, company_key, target, outcome)
+                   values (${daysAgo(ago)}, 'cli:ann', 'companies pause', ${company}, ${target}, 'done')`;
+    }
   });
 
   it('keeps everything when every horizon is longer than the oldest row', async () => {
-    const summary = await housekeep('acme', { runsDays: 100, resolvedRejectsDays: 100, pushPayloadsDays: 100 });
+    const summary = await housekeep('acme', {
+      runsDays: 100,
+      resolvedRejectsDays: 100,
+      pushPayloadsDays: 100,
+      auditDays: 500,
+    });
     expect(summary.failed).toBe(0);
     expect(await ids('sync_runs', 'acme')).toEqual(expect.arrayContaining([...gone, ...kept]));
     expect(await ids('sync_rejects', 'acme', 'record_key')).toHaveLength(3);
   });
 
   it('prunes what is past its setting, and counts it in its run record', async () => {
-    await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 });
+    await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30, auditDays: 400 });
     const runs = await ids('sync_runs', 'acme');
     for (const id of gone) expect(runs).not.toContain(id);
     for (const id of kept) expect(runs).toContain(id);
@@ -121,12 +135,21 @@ describe('the housekeeping job', () => {
       where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
     expect(record).toMatchObject({
       outcome: 'ok',
-      details: { pruned: { runs: 2, resolvedRejects: 1, pushPayloads: 2, events: 1 } },
+      details: { pruned: { runs: 2, resolvedRejects: 1, pushPayloads: 2, events: 1, audit: 2 } },
     });
+    // The audit is kept 400 days: the company's own rows and those of no company; another company's wait for its run.
+    const audit = await wh.sql<{ company_key: string | null; target: string; actor: string }[]>`
+      select company_key, target, actor from ${wh.sql(wh.schema)}.audit order by id`;
+    expect(audit.map((a) => [a.company_key, a.target])).toEqual([
+      ['acme', 'recent'],
+      ['beta', 'old'],
+      ['acme', 'runs 2, resolvedRejects 1, pushPayloads 2, events 1, audit 2'],
+    ]);
+    expect(audit.at(-1)!.actor).toBe('system');
   });
 
   it('finds nothing more to prune when run again', async () => {
-    await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30 });
+    await housekeep('acme', { runsDays: 30, resolvedRejectsDays: 30, pushPayloadsDays: 30, auditDays: 400 });
     const [record] = await wh.sql<{ details: { pruned: Record<string, number> } }[]>`
       select details from ${wh.sql(wh.schema)}.sync_runs where company_key = 'acme' and stream = 'housekeeping' order by id desc limit 1`;
     expect(record!.details.pruned).toEqual({
@@ -135,7 +158,12 @@ describe('the housekeeping job', () => {
       pushPayloads: 0,
       events: 0,
       formerErased: 0,
+      audit: 0,
     });
+    // A run that changed nothing is not a change: no audit row.
+    const [n] = await wh.sql<{ n: number }[]>`
+      select count(*)::int as n from ${wh.sql(wh.schema)}.audit where actor = 'system'`;
+    expect(n!.n).toBe(1);
   });
 });
 

@@ -138,6 +138,8 @@ describe('the companies table', () => {
       expect.arrayContaining(['individuals', 'sync_runs', 'sync_state', 'push_outbox', 'run_fences']),
     );
     expect(tables).not.toContain('companies');
+    // The audit outlives a purge: who removed the company stays on record.
+    expect(tables).not.toContain('audit');
     for (const key of ['north', 'south']) {
       await wh.sql`insert into workforce.sync_state (company_key, stream, partition, cursor) values (${key}, 's', 'p', '{}')`;
       for (let i = 0; i < 7; i++)

@@ -81,6 +81,7 @@ describe('wfsync migrate on a Citus coordinator', () => {
     expect(tables.filter((t) => t.kind === null)).toEqual([]);
     expect(tables.filter((t) => t.kind !== 'hs' || !t.beside).map((t) => [t.table, t.kind])).toEqual([
       ['access_grants', 'nt'],
+      ['audit', 'nt'],
       ['push_models', 'nt'],
     ]);
   });

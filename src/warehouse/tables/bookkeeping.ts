@@ -67,6 +67,8 @@ export const bookkeepingTables = (s: PgSchema) => ({
       event: text().notNull(),
       stream: text(),
       detail: jsonb(),
+      /** Who made the change (an audited action's actor); null for what the sync itself saw. */
+      actor: text(),
     },
     (t) => [primaryKey({ columns: [t.company_key, t.id] }), index().on(t.company_key, t.happened_at)],
   ),
