@@ -194,6 +194,16 @@ describe('sign-in through the identity provider', () => {
     expect(refused.map((r) => r.actor)).toEqual(['oidc:eve@example.org', 'oidc:unknown', 'oidc:unknown']);
   }, 120_000);
 
+  it('refuses a sign-in that waited for its callback past ten minutes', async () => {
+    const begun = await t.get('/signin');
+    const state = new URL(begun.headers.get('location')!).searchParams.get('state')!;
+    const wh = await t.app.warehouse();
+    await wh.sql`update ${wh.sql(wh.schema)}.sign_ins set started_at = now() - interval '11 minutes'`;
+    const late = await t.get(`/signin/callback?code=abc&state=${state}`, { headers: { cookie: `wfsync_signin=${state}` } });
+    expect(late.status).toBe(403);
+    expect(late.headers.get('set-cookie') ?? '').not.toMatch(/wfsync_session=[^;]/);
+  }, 60_000);
+
   it('refuses an issuer that is not the one its metadata names', async () => {
     const wrong = await startTestApp(
       sandbox,

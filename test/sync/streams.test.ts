@@ -9,6 +9,7 @@ import { bookkeepingTables } from '../../src/warehouse/tables/bookkeeping.ts';
 import { fencingTables } from '../../src/warehouse/tables/fencing.ts';
 import { companyTables } from '../../src/warehouse/tables/companies.ts';
 import { personalDataTables } from '../../src/warehouse/tables/personal-data.ts';
+import { operatorTables } from '../../src/warehouse/tables/operators.ts';
 import { pushModelTables, pushTables } from '../../src/warehouse/tables/push.ts';
 import { accessTables } from '../../src/warehouse/tables/access.ts';
 import type { Target } from '../../src/warehouse/targets.ts';
@@ -136,6 +137,7 @@ describe('the catalog and the warehouse', () => {
     ...declaredTables(personalDataTables(s)).keys(),
     ...declaredTables(accessTables(s)).keys(),
     ...declaredTables(pushModelTables(s)).keys(),
+    ...declaredTables(operatorTables(s)).keys(),
   ]);
   const written = [...streams.map((st) => st.target), ...envelopeTargets].flatMap(writtenTables);
 
