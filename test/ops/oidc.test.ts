@@ -201,6 +201,7 @@ describe('sign-in through the identity provider', () => {
     await wh.sql`update ${wh.sql(wh.schema)}.sign_ins set started_at = now() - interval '11 minutes'`;
     const late = await t.get(`/signin/callback?code=abc&state=${state}`, { headers: { cookie: `wfsync_signin=${state}` } });
     expect(late.status).toBe(403);
+    expect(await late.text()).toMatch(/no sign-in under way for this state \(used, expired or forged\)/);
     expect(late.headers.get('set-cookie') ?? '').not.toMatch(/wfsync_session=[^;]/);
   }, 60_000);
 
