@@ -11,7 +11,7 @@ import {
   type CompanyAdmin,
   type StreamsChangeInput,
 } from '../ops/company-admin.ts';
-import type { CompanyRecord } from '../warehouse/company-records.ts';
+import type { CompanyRecord, NewCompany } from '../warehouse/company-records.ts';
 import { cliActor } from '../warehouse/audit.ts';
 
 const USAGE = `usage:
@@ -95,127 +95,141 @@ function row(c: CompanyRecord): string {
   ].join(' ');
 }
 
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  json: { type: 'boolean' },
+  'base-url': { type: 'string' },
+  'api-key-stdin': { type: 'boolean' },
+  'form-ids': { type: 'string' },
+  'run-type-ids': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  purge: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
+  off: { type: 'string' },
+  on: { type: 'string' },
+} as const;
+
+const VERBS = ['add', 'list', 'pause', 'resume', 'rotate-key', 'remove', 'streams'];
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
+
+/** What the command was asked, checked before the warehouse is opened. */
+interface Request {
+  verb: string;
+  key: string | undefined;
+  values: Values;
+  change: StreamsChangeInput | undefined;
+  apiKey: string | undefined;
+  toAdd: NewCompany | undefined;
+}
+
 export async function runCompaniesCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      json: { type: 'boolean' },
-      'base-url': { type: 'string' },
-      'api-key-stdin': { type: 'boolean' },
-      'form-ids': { type: 'string' },
-      'run-type-ids': { type: 'string' },
-      'rate-limit': { type: 'string' },
-      purge: { type: 'boolean' },
-      yes: { type: 'boolean', short: 'y' },
-      off: { type: 'string' },
-      on: { type: 'string' },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   const [verb, key, ...extra] = positionals;
   if (values.help || !verb) {
     process.stdout.write(USAGE);
     return values.help ? 0 : 2;
   }
-  if (!['add', 'list', 'pause', 'resume', 'rotate-key', 'remove', 'streams'].includes(verb))
-    throw new UsageError(`companies: unknown subcommand "${verb}"\n${USAGE}`);
+  checkArguments(verb, key, extra, values);
+  const change = verb === 'streams' ? streamsChange(values) : undefined;
+
+  // Everything the command is given is checked before the warehouse is opened.
+  const apiKey = values['api-key-stdin'] ? await readApiKey(verb) : undefined;
+  const toAdd = verb === 'add' ? companyToAdd(key, values, apiKey) : undefined;
+  const request: Request = { verb, key, values, change, apiKey, toAdd };
+  if (!(await purgeConfirmed(request))) return 1;
+
+  const app = new App(loadConfig(), log);
+  try {
+    process.stdout.write(`${await runVerb(app, request)}\n`);
+    return 0;
+  } finally {
+    await app.stop();
+  }
+}
+
+/** Refuses a verb, a missing or extra argument, or an option that does not go with the verb. */
+function checkArguments(verb: string, key: string | undefined, extra: string[], values: Values): void {
+  if (!VERBS.includes(verb)) throw new UsageError(`companies: unknown subcommand "${verb}"\n${USAGE}`);
   if (verb !== 'list' && !key) throw new UsageError(`companies ${verb}: name the company KEY`);
   if (extra.length > 0) throw new UsageError(`companies ${verb}: unexpected argument "${extra[0]}"`);
   if ((verb === 'add' || verb === 'rotate-key') && !values['api-key-stdin'])
     throw new UsageError(`companies ${verb}: give the API key on standard input with --api-key-stdin`);
   if (verb !== 'streams' && (values.off !== undefined || values.on !== undefined))
     throw new UsageError(`companies ${verb}: --off and --on go with companies streams`);
-  const change = verb === 'streams' ? streamsChange(values) : undefined;
+}
 
-  // Everything the command is given is checked before the warehouse is opened.
-  let apiKey: string | undefined;
-  if (values['api-key-stdin']) {
-    const parsed = parseApiKey({ apiKey: await readStdin() });
-    if (!parsed.ok)
-      throw new UsageError(
-        `companies ${verb}: the API key on standard input: ${parsed.error.replace(/^apiKey: /, '')}`,
-      );
-    apiKey = parsed.value;
-  }
-  const newCompany =
-    verb === 'add'
-      ? parseNewCompany({
-          key,
-          baseUrl: values['base-url'],
-          apiKey,
-          formIds: values['form-ids'],
-          runTypeIds: values['run-type-ids'],
-          rateLimit: values['rate-limit'],
-        })
-      : undefined;
-  if (newCompany && !newCompany.ok) throw new UsageError(`companies add: ${optionName(newCompany.error)}`);
-  const toAdd = newCompany?.ok ? newCompany.value : undefined;
+async function readApiKey(verb: string): Promise<string> {
+  const parsed = parseApiKey({ apiKey: await readStdin() });
+  if (!parsed.ok)
+    throw new UsageError(`companies ${verb}: the API key on standard input: ${parsed.error.replace(/^apiKey: /, '')}`);
+  return parsed.value;
+}
+
+function companyToAdd(key: string | undefined, values: Values, apiKey: string | undefined): NewCompany {
+  const parsed = parseNewCompany({
+    key,
+    baseUrl: values['base-url'],
+    apiKey,
+    formIds: values['form-ids'],
+    runTypeIds: values['run-type-ids'],
+    rateLimit: values['rate-limit'],
+  });
+  if (!parsed.ok) throw new UsageError(`companies add: ${optionName(parsed.error)}`);
+  return parsed.value;
+}
+
+/** False, once it has said so, when a purge was not confirmed; true when there is none or it was. */
+async function purgeConfirmed({ verb, key, values, change }: Request): Promise<boolean> {
   if (verb === 'remove' && values.purge && !(await confirmPurge(verb, key!, !!values.yes, everyRow(key!)))) {
     process.stderr.write(`companies remove ${key}: not confirmed; nothing was removed\n`);
-    return 1;
+    return false;
   }
   if (change && 'off' in change && change.purge) {
     const rows = `company ${key}'s rows of ${change.off.join(', ')} for good`;
     if (!(await confirmPurge(verb, key!, !!values.yes, rows))) {
       process.stderr.write(`companies streams ${key}: not confirmed; nothing was changed\n`);
-      return 1;
+      return false;
     }
   }
+  return true;
+}
 
-  const app = new App(loadConfig(), log);
-  try {
-    const admin = await app.companyAdmin();
-    const by = cliActor();
-    switch (verb) {
-      case 'list': {
-        const list = await admin.list();
-        process.stdout.write(
-          values.json
-            ? `${JSON.stringify(list.map(companyView), null, 2)}\n`
-            : list.length
-              ? `${list.map(row).join('\n')}\n`
-              : 'no companies\n',
-        );
-        return 0;
-      }
-      case 'add': {
-        const added = await admin.add(by, toAdd!);
-        process.stdout.write(
-          `company ${added.key} added; running processes start its first runs within ${app.config.companiesRefreshMs / 1000} s\n`,
-        );
-        return 0;
-      }
-      case 'pause':
-        await admin.pause(by, key!);
-        process.stdout.write(`company ${key} paused; its runs stop after the page in flight\n`);
-        return 0;
-      case 'resume':
-        await admin.resume(by, key!);
-        process.stdout.write(`company ${key} resumed\n`);
-        return 0;
-      case 'streams':
-        process.stdout.write(`${await switchStreams(admin, key!, change!, app.config.companiesRefreshMs)}\n`);
-        return 0;
-      case 'rotate-key':
-        await admin.rotateKey(by, key!, apiKey!);
-        process.stdout.write(
-          `company ${key}: API key replaced; running processes send the new one within ${app.config.companiesRefreshMs / 1000} s\n`,
-        );
-        return 0;
-      default: {
-        const { purged } = await admin.remove(by, key!, { purge: !!values.purge });
-        const rows = purged ? Object.values(purged).reduce((a, b) => a + b, 0) : 0;
-        process.stdout.write(
-          `company ${key} removed${purged ? `; ${rows} rows purged from ${Object.keys(purged).length} tables` : '; its rows stay (--purge deletes them)'}\n`,
-        );
-        return 0;
-      }
+/** Does what the verb says and returns the line that says it is done. */
+async function runVerb(app: App, { verb, key, values, change, apiKey, toAdd }: Request): Promise<string> {
+  const admin = await app.companyAdmin();
+  const by = cliActor();
+  const within = `${app.config.companiesRefreshMs / 1000} s`;
+  switch (verb) {
+    case 'list':
+      return listing(await admin.list(), !!values.json);
+    case 'add': {
+      const added = await admin.add(by, toAdd!);
+      return `company ${added.key} added; running processes start its first runs within ${within}`;
     }
-  } finally {
-    await app.stop();
+    case 'pause':
+      await admin.pause(by, key!);
+      return `company ${key} paused; its runs stop after the page in flight`;
+    case 'resume':
+      await admin.resume(by, key!);
+      return `company ${key} resumed`;
+    case 'streams':
+      return await switchStreams(admin, key!, change!, app.config.companiesRefreshMs);
+    case 'rotate-key':
+      await admin.rotateKey(by, key!, apiKey!);
+      return `company ${key}: API key replaced; running processes send the new one within ${within}`;
+    default: {
+      const { purged } = await admin.remove(by, key!, { purge: !!values.purge });
+      const rows = purged ? Object.values(purged).reduce((a, b) => a + b, 0) : 0;
+      return `company ${key} removed${purged ? `; ${rows} rows purged from ${Object.keys(purged).length} tables` : '; its rows stay (--purge deletes them)'}`;
+    }
   }
+}
+
+/** The companies as JSON or one line each; the trailing line break is the caller's. */
+function listing(list: CompanyRecord[], json: boolean): string {
+  if (json) return JSON.stringify(list.map(companyView), null, 2);
+  return list.length ? list.map(row).join('\n') : 'no companies';
 }
 
 const everyRow = (key: string) => `every row of company ${key} from every table`;

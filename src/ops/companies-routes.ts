@@ -72,11 +72,32 @@ const scopeOf = (c: Context) =>
 
 /** Adds the companies page and form actions to the ops app, and the JSON routes. */
 export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions): void {
-  const { admin, log } = o;
-  const done = (c: Context, said: string) => c.redirect(`/companies?done=${encodeURIComponent(said)}`, 303);
-
+  const { admin, log, resync } = o;
   app.get('/companies', async (c) => c.html(companiesPage(await admin.list(), o.viewer(c), c.req.query('done'))));
+  mountCompanyActions(actions, o);
+  if (resync) mountResyncAction(actions, o, resync);
+  const api = companyApi(o);
+  mountCompanyApiChanges(api, o);
+  mountStreamRoutes(api, actions, { admin, log, actor: o.actor, apiActor });
+  mountCompanyEvents(api, admin);
+  if (resync) mountResyncApi(api, o, resync);
+  if (o.personalData) {
+    mountPersonalDataApi(api, { ...o.personalData, log, admin, actor: apiActor });
+    mountPersonalDataPages(app, actions, { ...o.personalData, log, admin, actor: o.actor, viewer: o.viewer });
+    mountNewFieldsApi(api, { ...o.personalData, log, admin, resync, actor: apiActor });
+    mountNewFieldsActions(actions, { ...o.personalData, log, admin, resync, actor: o.actor });
+  }
+  app.route('/api/companies', api);
+}
 
+type Resync = NonNullable<CompanyRoutesOptions['resync']>;
+
+/** Back to the companies page, saying what was done. */
+const done = (c: Context, said: string) => c.redirect(`/companies?done=${encodeURIComponent(said)}`, 303);
+
+/** The companies page's forms: add, pause, resume, rotate the API key, remove. */
+function mountCompanyActions(actions: Hono, o: CompanyRoutesOptions): void {
+  const { admin, log } = o;
   actions.post('/companies', (c) =>
     acting(c, async () => {
       const form = await readForm(c);
@@ -133,20 +154,24 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       );
     }),
   );
+}
 
-  const resync = o.resync;
-  if (resync) {
-    actions.post('/companies/:key/streams/:stream/resync', (c) =>
-      acting(c, async () => {
-        const target = resyncTarget(c, o.known);
-        if (!target.ok) return target.res;
-        const said = await resync(target.company, target.stream, 'dashboard', o.actor(c));
-        log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
-        return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
-      }),
-    );
-  }
+/** The company page's re-sync button. */
+function mountResyncAction(actions: Hono, o: CompanyRoutesOptions, resync: Resync): void {
+  actions.post('/companies/:key/streams/:stream/resync', (c) =>
+    acting(c, async () => {
+      const target = resyncTarget(c, o.known);
+      if (!target.ok) return target.res;
+      const said = await resync(target.company, target.stream, 'dashboard', o.actor(c));
+      o.log.info({ company: target.company, stream: target.stream }, 're-sync asked for from the dashboard');
+      return c.redirect(`/companies/${encodeURIComponent(target.company)}?done=${encodeURIComponent(said)}`, 303);
+    }),
+  );
+}
 
+/** The JSON routes' app, behind the body limit and the bearer token, with the list and the add. */
+function companyApi(o: CompanyRoutesOptions): Hono {
+  const { admin, log } = o;
   const api = new Hono();
   api.use(
     '*',
@@ -175,6 +200,12 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json(companyView(added), 201);
     }),
   );
+  return api;
+}
+
+/** The JSON routes that change one company: pause, resume, rotate its API key, remove it. */
+function mountCompanyApiChanges(api: Hono, o: CompanyRoutesOptions): void {
+  const { admin, log } = o;
   const answer = (c: Context, company: CompanyRecord) => c.json(companyView(company));
   for (const [path, act] of [
     ['pause', (by: Actor, k: string) => admin.pause(by, k)],
@@ -216,7 +247,10 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });
     }),
   );
-  mountStreamRoutes(api, actions, { admin, log, actor: o.actor, apiActor });
+}
+
+/** A company's timeline, newest first, a page at a time. */
+function mountCompanyEvents(api: Hono, admin: CompanyAdmin): void {
   api.get('/:key/events', async (c) => {
     const key = keyParam(c);
     if (!key.ok) return key.res;
@@ -232,24 +266,19 @@ export function mountCompanies(app: Hono, actions: Hono, o: CompanyRoutesOptions
     const events = await admin.timeline(key.key, { since: at, beforeId: before?.value, limit: size });
     return c.json({ events, next: events.length === size ? events.at(-1)!.id : null });
   });
-  if (resync) {
-    api.post('/:key/streams/:stream/resync', (c) =>
-      acting(c, async () => {
-        const target = resyncTarget(c, o.known);
-        if (!target.ok) return target.res;
-        const said = await resync(target.company, target.stream, 'api', apiActor(c));
-        log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
-        return c.json({ company: target.company, stream: target.stream, message: said }, 202);
-      }),
-    );
-  }
-  if (o.personalData) {
-    mountPersonalDataApi(api, { ...o.personalData, log, admin, actor: apiActor });
-    mountPersonalDataPages(app, actions, { ...o.personalData, log, admin, actor: o.actor, viewer: o.viewer });
-    mountNewFieldsApi(api, { ...o.personalData, log, admin, resync, actor: apiActor });
-    mountNewFieldsActions(actions, { ...o.personalData, log, admin, resync, actor: o.actor });
-  }
-  app.route('/api/companies', api);
+}
+
+/** Asks for a re-sync of one stream; 202 with what will happen. */
+function mountResyncApi(api: Hono, o: CompanyRoutesOptions, resync: Resync): void {
+  api.post('/:key/streams/:stream/resync', (c) =>
+    acting(c, async () => {
+      const target = resyncTarget(c, o.known);
+      if (!target.ok) return target.res;
+      const said = await resync(target.company, target.stream, 'api', apiActor(c));
+      o.log.info({ company: target.company, stream: target.stream }, 're-sync asked for through the API');
+      return c.json({ company: target.company, stream: target.stream, message: said }, 202);
+    }),
+  );
 }
 
 function companiesPage(companies: CompanyRecord[], viewer: Viewer, flash?: string): string {

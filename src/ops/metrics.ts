@@ -25,22 +25,93 @@ const statusClass = (status: number | undefined) => (status === undefined ? 'non
  * streams, pushes). Labels stay low-cardinality: endpoint, lane, status class, company, stream, kind, outcome.
  */
 export class Metrics {
-  readonly registry = new Registry();
-  readonly #requests: Counter<'endpoint' | 'status_class' | 'lane'>;
-  readonly #requestSeconds: Histogram<'endpoint'>;
-  readonly #rateLimited: Counter<'company'>;
-  readonly #limiterWait: Histogram<'lane'>;
-  readonly #budgetUsed: Gauge<'company'>;
-  readonly #budgetLimit: Gauge<'company'>;
-  readonly #rows: Counter<'stream'>;
-  readonly #rejects: Counter<'stream'>;
-  readonly #deletions: Counter<'stream'>;
-  readonly #streamRuns: Counter<'stream' | 'outcome'>;
-  readonly #streamSeconds: Histogram<'stream'>;
-  readonly #lastSuccess: Gauge<'company' | 'stream'>;
-  readonly #push: Counter<'kind' | 'outcome'>;
-  readonly #pushSeconds: Histogram<'kind'>;
-  readonly #schemaChanges: Counter<'stream' | 'kind'>;
+  readonly registry = withDefaultMetrics(new Registry());
+  readonly #requests = counter(
+    this.registry,
+    'requests_total',
+    'HTTP attempts to the workforce service, by endpoint, status class (2xx, 4xx, 5xx, none) and limiter lane',
+    ['endpoint', 'status_class', 'lane'],
+  );
+  readonly #requestSeconds = histogram(
+    this.registry,
+    'request_duration_seconds',
+    'Duration of one HTTP attempt to the workforce service',
+    ['endpoint'],
+    [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+  );
+  readonly #rateLimited = counter(
+    this.registry,
+    'rate_limited_total',
+    'Answers of 429 (rate limited) from the workforce service, by company',
+    ['company'],
+  );
+  readonly #limiterWait = histogram(
+    this.registry,
+    'limiter_wait_seconds',
+    'Time a request waited for the rate limiter before it started, by lane',
+    ['lane'],
+    [0, 0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120],
+  );
+  readonly #budgetUsed = gauge(
+    this.registry,
+    'budget_used_requests',
+    "Requests of the company's API key counted in the service's current window (limit minus remaining)",
+    ['company'],
+  );
+  readonly #budgetLimit = gauge(
+    this.registry,
+    'budget_limit_requests',
+    "The service's stated request limit per window for the company's API key",
+    ['company'],
+  );
+  readonly #rows = counter(this.registry, 'rows_written_total', 'Rows written to the warehouse, by stream', ['stream']);
+  readonly #rejects = counter(
+    this.registry,
+    'rejects_total',
+    'Records that failed their schema and went to sync_rejects, by stream',
+    ['stream'],
+  );
+  readonly #deletions = counter(this.registry, 'deletions_total', 'Rows marked deleted (_deleted_at), by stream', [
+    'stream',
+  ]);
+  readonly #streamRuns = counter(
+    this.registry,
+    'stream_runs_total',
+    'Stream runs that ended, by stream and outcome (ok, failed, interrupted)',
+    ['stream', 'outcome'],
+  );
+  readonly #streamSeconds = histogram(
+    this.registry,
+    'stream_duration_seconds',
+    'Duration of a stream run',
+    ['stream'],
+    [1, 5, 15, 60, 300, 900, 1800, 3600, 7200],
+  );
+  readonly #lastSuccess = gauge(
+    this.registry,
+    'stream_last_success_timestamp_seconds',
+    'When a stream last ended successfully (Unix time), by company and stream',
+    ['company', 'stream'],
+  );
+  readonly #push = counter(
+    this.registry,
+    'push_changes_total',
+    'Pushed changes that reached an outcome, by kind and outcome',
+    ['kind', 'outcome'],
+  );
+  readonly #pushSeconds = histogram(
+    this.registry,
+    'push_latency_seconds',
+    'From intake to the outcome of a pushed change',
+    ['kind'],
+    [0.5, 1, 5, 15, 60, 300, 900, 3600],
+  );
+  readonly #schemaChanges = counter(
+    this.registry,
+    'schema_changes_total',
+    'Fields the service sends that no column maps, by stream and kind: appeared (first seen) or gone (absent from three complete reads)',
+    ['stream', 'kind'],
+  );
 
   constructor(
     opts: {
@@ -49,147 +120,9 @@ export class Metrics {
       scheduleDelay?: () => Promise<number | null>;
     } = {},
   ) {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
-    this.#requests = new Counter({
-      name: `${PREFIX}requests_total`,
-      help: 'HTTP attempts to the workforce service, by endpoint, status class (2xx, 4xx, 5xx, none) and limiter lane',
-      labelNames: ['endpoint', 'status_class', 'lane'],
-      registers,
-    });
-    this.#requestSeconds = new Histogram({
-      name: `${PREFIX}request_duration_seconds`,
-      help: 'Duration of one HTTP attempt to the workforce service',
-      labelNames: ['endpoint'],
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
-      registers,
-    });
-    this.#rateLimited = new Counter({
-      name: `${PREFIX}rate_limited_total`,
-      help: 'Answers of 429 (rate limited) from the workforce service, by company',
-      labelNames: ['company'],
-      registers,
-    });
-    this.#limiterWait = new Histogram({
-      name: `${PREFIX}limiter_wait_seconds`,
-      help: 'Time a request waited for the rate limiter before it started, by lane',
-      labelNames: ['lane'],
-      buckets: [0, 0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120],
-      registers,
-    });
-    this.#budgetUsed = new Gauge({
-      name: `${PREFIX}budget_used_requests`,
-      help: "Requests of the company's API key counted in the service's current window (limit minus remaining)",
-      labelNames: ['company'],
-      registers,
-    });
-    this.#budgetLimit = new Gauge({
-      name: `${PREFIX}budget_limit_requests`,
-      help: "The service's stated request limit per window for the company's API key",
-      labelNames: ['company'],
-      registers,
-    });
-    this.#rows = new Counter({
-      name: `${PREFIX}rows_written_total`,
-      help: 'Rows written to the warehouse, by stream',
-      labelNames: ['stream'],
-      registers,
-    });
-    this.#rejects = new Counter({
-      name: `${PREFIX}rejects_total`,
-      help: 'Records that failed their schema and went to sync_rejects, by stream',
-      labelNames: ['stream'],
-      registers,
-    });
-    this.#deletions = new Counter({
-      name: `${PREFIX}deletions_total`,
-      help: 'Rows marked deleted (_deleted_at), by stream',
-      labelNames: ['stream'],
-      registers,
-    });
-    this.#streamRuns = new Counter({
-      name: `${PREFIX}stream_runs_total`,
-      help: 'Stream runs that ended, by stream and outcome (ok, failed, interrupted)',
-      labelNames: ['stream', 'outcome'],
-      registers,
-    });
-    this.#streamSeconds = new Histogram({
-      name: `${PREFIX}stream_duration_seconds`,
-      help: 'Duration of a stream run',
-      labelNames: ['stream'],
-      buckets: [1, 5, 15, 60, 300, 900, 1800, 3600, 7200],
-      registers,
-    });
-    this.#lastSuccess = new Gauge({
-      name: `${PREFIX}stream_last_success_timestamp_seconds`,
-      help: 'When a stream last ended successfully (Unix time), by company and stream',
-      labelNames: ['company', 'stream'],
-      registers,
-    });
-    this.#push = new Counter({
-      name: `${PREFIX}push_changes_total`,
-      help: 'Pushed changes that reached an outcome, by kind and outcome',
-      labelNames: ['kind', 'outcome'],
-      registers,
-    });
-    this.#pushSeconds = new Histogram({
-      name: `${PREFIX}push_latency_seconds`,
-      help: 'From intake to the outcome of a pushed change',
-      labelNames: ['kind'],
-      buckets: [0.5, 1, 5, 15, 60, 300, 900, 3600],
-      registers,
-    });
-    this.#schemaChanges = new Counter({
-      name: `${PREFIX}schema_changes_total`,
-      help: 'Fields the service sends that no column maps, by stream and kind: appeared (first seen) or gone (absent from three complete reads)',
-      labelNames: ['stream', 'kind'],
-      registers,
-    });
-    if (opts.outbox) {
-      const outbox = opts.outbox;
-      new Gauge({
-        name: `${PREFIX}push_outbox_changes`,
-        help: 'Changes in push_outbox, by status',
-        labelNames: ['status'],
-        registers,
-        async collect() {
-          this.reset();
-          for (const [status, n] of Object.entries(await outbox())) this.set({ status }, n);
-        },
-      });
-      new Gauge({
-        name: `${PREFIX}push_in_doubt_changes`,
-        help: 'Pushed changes whose outcome is in doubt until a lookup settles it',
-        registers,
-        async collect() {
-          this.set((await outbox()).in_doubt ?? 0);
-        },
-      });
-    }
-    const delay = opts.scheduleDelay;
-    new Gauge({
-      name: `${PREFIX}schedule_delay_seconds`,
-      help: 'How long the oldest queued sync run has waited for a worker (0: none waits, or no queue)',
-      registers,
-      async collect() {
-        this.set((await delay?.()) ?? 0);
-      },
-    });
-    if (opts.queues) {
-      const queues = opts.queues;
-      new Gauge({
-        name: `${PREFIX}queue_jobs`,
-        help: 'BullMQ jobs by queue and state',
-        labelNames: ['queue', 'state'],
-        registers,
-        async collect() {
-          this.reset();
-          for (const q of queues()) {
-            for (const [state, n] of Object.entries(await q.getJobCounts())) this.set({ queue: q.name, state }, n);
-          }
-        },
-      });
-    }
+    if (opts.outbox) outboxGauges(this.registry, opts.outbox);
+    scheduleDelayGauge(this.registry, opts.scheduleDelay);
+    if (opts.queues) queueGauge(this.registry, opts.queues);
   }
 
   /** The listener that turns events into series. */
@@ -244,4 +177,76 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/** The registry, with Node's own series (memory, event loop, GC) first. */
+function withDefaultMetrics(registry: Registry): Registry {
+  collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  return registry;
+}
+
+function counter<T extends string>(registry: Registry, name: string, help: string, labelNames: T[]): Counter<T> {
+  return new Counter({ name: `${PREFIX}${name}`, help, labelNames, registers: [registry] });
+}
+
+function gauge<T extends string>(registry: Registry, name: string, help: string, labelNames: T[]): Gauge<T> {
+  return new Gauge({ name: `${PREFIX}${name}`, help, labelNames, registers: [registry] });
+}
+
+function histogram<T extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: T[],
+  buckets: number[],
+): Histogram<T> {
+  return new Histogram({ name: `${PREFIX}${name}`, help, labelNames, buckets, registers: [registry] });
+}
+
+/** The push outbox's changes by status, and those in doubt, read from the warehouse at scrape time. */
+function outboxGauges(registry: Registry, outbox: OutboxCounts): void {
+  new Gauge({
+    name: `${PREFIX}push_outbox_changes`,
+    help: 'Changes in push_outbox, by status',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [status, n] of Object.entries(await outbox())) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}push_in_doubt_changes`,
+    help: 'Pushed changes whose outcome is in doubt until a lookup settles it',
+    registers: [registry],
+    async collect() {
+      this.set((await outbox()).in_doubt ?? 0);
+    },
+  });
+}
+
+function scheduleDelayGauge(registry: Registry, delay: (() => Promise<number | null>) | undefined): void {
+  new Gauge({
+    name: `${PREFIX}schedule_delay_seconds`,
+    help: 'How long the oldest queued sync run has waited for a worker (0: none waits, or no queue)',
+    registers: [registry],
+    async collect() {
+      this.set((await delay?.()) ?? 0);
+    },
+  });
+}
+
+function queueGauge(registry: Registry, queues: () => readonly QueueCounts[]): void {
+  new Gauge({
+    name: `${PREFIX}queue_jobs`,
+    help: 'BullMQ jobs by queue and state',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const q of queues()) {
+        for (const [state, n] of Object.entries(await q.getJobCounts())) this.set({ queue: q.name, state }, n);
+      }
+    },
+  });
 }

@@ -12,49 +12,19 @@ import { DashboardAuth, operatorOf, type SessionOptions } from './auth.ts';
 import { guardActions } from './roles.ts';
 import { mountOidcSignIn, mountSignOut, mountTokenSignIn } from './signin-routes.ts';
 import { OidcSignIn } from './oidc.ts';
-import { statusCharts } from './charts.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import type { LiveFigures } from './live.ts';
 import type { Metrics } from './metrics.ts';
-import {
-  holds,
-  inProcessPage,
-  rejectsPage,
-  signInPage,
-  type InProcessRun,
-  type RecordView,
-  type Viewer,
-} from './page.ts';
-import { companyPage } from './company-page.ts';
-import { overviewPage } from './overview-page.ts';
-import { filterCompanies, isStateFilter, readOverview, STATE_FILTERS, type StateFilter } from './overview.ts';
-import { listEvents } from '../warehouse/events.ts';
-import { listResyncs } from '../warehouse/resyncs.ts';
-import { readUsage } from '../warehouse/usage.ts';
-import { usageChart } from './usage-chart.ts';
-import { FORM_EXPECTED, idParam, nameParam, readForm } from './input.ts';
+import { holds, inProcessPage, signInPage, type InProcessRun, type RecordView, type Viewer } from './page.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { mountCompanies } from './companies-routes.ts';
 import { auditApi } from './audit-routes.ts';
 import { personalData } from '../resources/index.ts';
-import { listNewFields, newFieldModes } from '../warehouse/personal-data/new-fields.ts';
-import { newFieldsSection } from './new-fields-routes.ts';
 import { queueBoard } from './queues.ts';
 import { readiness } from './ready.ts';
-import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
-import { listSchemaChanges } from '../warehouse/schema-changes.ts';
-import { isStreamName, type StreamName } from '../resources/index.ts';
-import { audited, listAudit, type Actor } from '../warehouse/audit.ts';
-
-/** Companies on one page of the overview: a thousand stay well under 300 KB. */
-const OVERVIEW_PAGE = 1000;
-/** The newest schema changes the overview lists; each company's page lists all of its own. */
-const OVERVIEW_SCHEMA_CHANGES = 50;
-/** Companies on one page of /status, by default and at most. */
-const STATUS_PAGE = 50;
-const STATUS_PAGE_MAX = 500;
-const TIMELINE_PAGE = 50;
-const STATE_NAMES = STATE_FILTERS.join(', ');
+import { audited, type Actor } from '../warehouse/audit.ts';
+import { mountDashboardActions, type OpsActions } from './dashboard-actions.ts';
+import { mountPages } from './page-routes.ts';
 
 /** The dashboard's forms hold a token or a company and stream: nothing near this size. */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -65,20 +35,7 @@ export interface MountedApp {
   app: Hono<Env, Schema, string>;
 }
 
-/** What the dashboard's buttons do; a hook that is absent has no button. */
-export interface OpsActions {
-  /** Runs one stream of one company now (in this process, or enqueued); says what happened. */
-  runStream?(company: string, stream: StreamName, by: Actor): Promise<string>;
-  /** Sends a failed or in-doubt pushed change again; offered by the push module when push is configured. */
-  retryPush?(id: number, by: Actor): Promise<string>;
-  /** Runs, pauses, resumes or removes a push model; offered by the push module when push is configured. */
-  pushModel?(name: string, verb: PushModelVerb, by: Actor): Promise<string>;
-  /** Reads one stream of one company again from the start, through the queue or the running start; says what happened. */
-  resyncStream?(company: string, stream: StreamName, via: 'api' | 'dashboard', by: Actor): Promise<string>;
-}
-
-export const PUSH_MODEL_VERBS = ['run', 'pause', 'resume', 'remove'] as const;
-export type PushModelVerb = (typeof PUSH_MODEL_VERBS)[number];
+export { PUSH_MODEL_VERBS, type OpsActions, type PushModelVerb } from './dashboard-actions.ts';
 
 export interface OpsServerOptions {
   warehouse: Warehouse;
@@ -124,7 +81,32 @@ export interface OpsServer {
 /** The operator's HTTP side: status page, rejects, queues, metrics, health and readiness, and mounted apps. */
 export function createOpsApp(opts: OpsServerOptions): Hono {
   const app = new Hono();
-  const { warehouse: wh } = opts;
+  const who = operators(opts);
+  guard(app, opts, who.auth);
+  mountProbes(app, opts);
+  mountPages(app, { ...opts, companies: who.companies, viewer: who.viewer, records: who.records });
+  mountSignIn(app, opts, who);
+  mountActions(app, opts, who);
+  app.route('/api/audit', auditApi({ warehouse: opts.warehouse, envToken: opts.pushToken }));
+  mountQueues(app, opts, who);
+  for (const mounted of opts.apps ?? []) app.route(mounted.path, mounted.app);
+  return app;
+}
+
+/** Who is looking and what they may see: the sign-in, the viewer, record contents, the companies known. */
+interface Operators {
+  auth: DashboardAuth;
+  oidc: OidcSignIn | undefined;
+  canSignIn: () => boolean;
+  viewer: (c: Context) => Viewer;
+  /** Who a signed-in dashboard request acts as (the actions' guard lets no one else through). */
+  actor: (c: Context) => Actor;
+  records: (c: Context) => RecordView;
+  companies: () => readonly string[];
+}
+
+function operators(opts: OpsServerOptions): Operators {
+  const wh = opts.warehouse;
   // With an identity provider, everyone signs in by name: the shared dashboard token no longer does.
   const auth = new DashboardAuth(wh, opts.oidc ? undefined : opts.dashboardToken, opts.sessions);
   const oidc = opts.oidc ? new OidcSignIn(opts.oidc, wh) : undefined;
@@ -133,18 +115,14 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     const who = operatorOf(c);
     return { signedIn: !!who, canSignIn: canSignIn(), actor: who?.actor, role: who?.role, oidc: !!oidc };
   };
-  /** Who a signed-in dashboard request acts as (the actions' guard lets no one else through). */
   const actor = (c: Context): Actor => operatorOf(c)?.actor ?? 'unknown';
   const records = recordView(canSignIn, viewer, opts.host ?? DEFAULTS.httpHost);
   const companies = () => (typeof opts.companies === 'function' ? opts.companies() : opts.companies);
-  const noStore = async (c: { header(k: string, v: string): void }, next: () => Promise<void>) => {
-    await next();
-    c.header('cache-control', 'no-store');
-    // The dashboard's buttons act: no other site may frame them, and no answer is sniffed into markup.
-    c.header('x-frame-options', 'DENY');
-    c.header('x-content-type-options', 'nosniff');
-  };
+  return { auth, oidc, canSignIn, viewer, actor, records, companies };
+}
 
+/** Faults, caching and framing headers, control characters, the session, and the forms' body limit. */
+function guard(app: Hono, opts: OpsServerOptions, auth: DashboardAuth): void {
   app.onError((err, c) => {
     if (err instanceof HTTPException && err.status < 500) return err.getResponse();
     return internalError(c, opts.log, { err });
@@ -157,230 +135,78 @@ export function createOpsApp(opts: OpsServerOptions): Hono {
     onError: (c) => c.json({ error: `body: larger than ${FORM_MAX_BYTES} bytes` }, 413),
   });
   for (const path of ['/signin', '/signout', '/actions/*', '/queues/*']) app.use(path, forms);
+}
 
+/** /health, /ready and /metrics, as a worker's own HTTP side has them. */
+function mountProbes(app: Hono, opts: { metrics: Metrics; warehouse: Warehouse; redis?: Redis }): void {
   app.get('/health', (c) => c.json({ ok: true }));
   app.get('/ready', async (c) => {
-    const r = await readiness(wh, opts.redis);
+    const r = await readiness(opts.warehouse, opts.redis);
     return c.json(r, r.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) =>
     c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }),
   );
-  const overview = () => readOverview(wh, { companies: companies(), schedule: opts.schedule, budget: opts.budget });
-  /** The search and state filter of the overview and /status, or the 400 naming the bad one. */
-  const filterOf = (
-    c: Context,
-    searchName: string,
-  ): { ok: true; search?: string; state?: StateFilter } | { ok: false; error: string } => {
-    const search = nameParam(searchName, c.req.query(searchName));
-    if (!search.ok) return search;
-    const state = c.req.query('state') || undefined;
-    if (state !== undefined && !isStateFilter(state))
-      return { ok: false, error: `state: expected one of ${STATE_NAMES}` };
-    return { ok: true, search: search.value, state };
-  };
+}
 
-  // Pages of companies in key order: the cursor is the last key of the page before.
-  app.get('/status', async (c) => {
-    const f = filterOf(c, 'company');
-    if (!f.ok) return c.json({ error: f.error }, 400);
-    const cursor = nameParam('cursor', c.req.query('cursor'));
-    if (!cursor.ok) return c.json({ error: cursor.error }, 400);
-    const limitText = c.req.query('limit');
-    const limit = limitText === undefined || limitText === '' ? undefined : idParam('limit', limitText);
-    if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
-    const size = Math.min(limit?.value ?? STATUS_PAGE, STATUS_PAGE_MAX);
-    const o = await overview();
-    // ?company= names one company exactly (the overview's ?q= searches part of a key).
-    const matched = filterCompanies(o.companies, { state: f.state })
-      .filter((s) => (!f.search || s.company === f.search) && (!cursor.value || s.company > cursor.value))
-      .sort((a, b) => (a.company < b.company ? -1 : 1));
-    const page = matched.slice(0, size);
-    const keys = page.map((s) => s.company);
-    const status = await readStatus(wh, { companies: companies(), only: keys, schedule: opts.schedule });
-    const shown = new Set(keys);
-    return c.json({
-      counts: o.counts,
-      total: o.total,
-      companies: page,
-      ...status,
-      keys: opts.live.keys().filter((k) => shown.has(k.company)),
-      nextCursor: matched.length > size ? keys.at(-1) : null,
-      ...(await opts.extra?.()),
-    });
-  });
-
-  app.get('/', async (c) => {
-    const v = viewer(c);
-    const f = filterOf(c, 'q');
-    if (!f.ok) return c.json({ error: f.error }, 400);
-    const pageText = c.req.query('page');
-    const pageNo = pageText === undefined || pageText === '' ? undefined : idParam('page', pageText);
-    if (pageNo && !pageNo.ok) return c.json({ error: pageNo.error }, 400);
-    const o = await overview();
-    const matched = filterCompanies(o.companies, f);
-    const page = pageNo?.value ?? 1;
-    const retryable = opts.actions?.retryPush ? await readRetryablePushes(wh) : undefined;
-    const models = opts.actions?.pushModel ? await readPushModels(wh) : undefined;
-    return c.html(
-      overviewPage({
-        overview: o,
-        shown: matched.slice((page - 1) * OVERVIEW_PAGE, page * OVERVIEW_PAGE),
-        matched: matched.length,
-        filter: { search: f.search, state: f.state },
-        page,
-        pageSize: OVERVIEW_PAGE,
-        scheduleDelaySeconds: opts.scheduleDelay ? await opts.scheduleDelay() : undefined,
-        push: await readPushSummary(wh),
-        retryable,
-        viewer: v,
-        records: records(c),
-        models,
-        schemaChanges: await listSchemaChanges(wh, { limit: OVERVIEW_SCHEMA_CHANGES }),
-        flash: c.req.query('done'),
-        now: Date.now(),
-      }),
-    );
-  });
-
-  app.get('/companies/:key', async (c) => {
-    const key = nameParam('key', c.req.param('key'));
-    if (!key.ok || !key.value) return c.json({ error: key.ok ? 'key: required' : key.error }, 400);
-    const company = key.value;
-    const beforeText = c.req.query('before');
-    const before = beforeText === undefined || beforeText === '' ? undefined : idParam('before', beforeText);
-    if (before && !before.ok) return c.json({ error: before.error }, 400);
-    const status = await readStatus(wh, { companies: companies(), only: [company], schedule: opts.schedule });
-    if (!companies().includes(company) && status.streams.length === 0)
-      return c.json({ error: `key: company "${company}" is not known` }, 404);
-    const events = await listEvents(wh, { companyKey: company, beforeId: before?.value, limit: TIMELINE_PAGE });
-    return c.html(
-      companyPage({
-        company,
-        status,
-        keys: opts.live.keys().filter((k) => k.company === company),
-        viewer: viewer(c),
-        canRun: !!opts.actions?.runStream,
-        canResync: !!opts.actions?.resyncStream,
-        canSwitch: !!opts.companyAdmin,
-        charts: await statusCharts(wh, { companies: [company], live: opts.live, budget: opts.budget }),
-        usage: await companyUsage(wh, company),
-        events,
-        schemaChanges: await listSchemaChanges(wh, { companyKey: company }),
-        newFields: newFieldsSection(
-          company,
-          await listNewFields(wh, personalData, company),
-          (await newFieldModes(wh))[company] ?? 'keep',
-          viewer(c),
-          !!opts.companyAdmin,
-        ),
-        resyncs: await listResyncs(wh, company),
-        olderThan: events.length === TIMELINE_PAGE ? events.at(-1)!.id : undefined,
-        audit: await listAudit(wh, { company, limit: TIMELINE_PAGE }),
-        flash: c.req.query('done'),
-        now: Date.now(),
-      }),
-    );
-  });
-
-  app.get('/rejects', async (c) => {
-    const company = nameParam('company', c.req.query('company'));
-    const stream = nameParam('stream', c.req.query('stream'));
-    const beforeText = c.req.query('before');
-    const beforeId = beforeText === undefined || beforeText === '' ? undefined : idParam('before', beforeText);
-    for (const p of [company, stream, beforeId]) if (p && !p.ok) return c.json({ error: p.error }, 400);
-    const filter = { company: company.ok ? company.value : undefined, stream: stream.ok ? stream.value : undefined };
-    const before = beforeId?.ok ? beforeId.value : undefined;
-    const limit = 50;
-    const rejects = await readRejects(wh, { ...filter, before, limit });
-    return c.html(
-      rejectsPage(rejects, filter, viewer(c), records(c), rejects.length === limit ? rejects.at(-1)!.id : undefined),
-    );
-  });
-
-  const signIn = { auth, warehouse: wh, log: opts.log, viewer };
-  if (oidc) mountOidcSignIn(app, { ...signIn, oidc });
+function mountSignIn(app: Hono, opts: OpsServerOptions, who: Operators): void {
+  const signIn = { auth: who.auth, warehouse: opts.warehouse, log: opts.log, viewer: who.viewer };
+  if (who.oidc) mountOidcSignIn(app, { ...signIn, oidc: who.oidc });
   else mountTokenSignIn(app, signIn);
   mountSignOut(app, signIn);
+}
 
+/** Everything that changes something from the dashboard, under /actions behind the roles' guard. */
+function mountActions(app: Hono, opts: OpsServerOptions, who: Operators): void {
+  const wh = opts.warehouse;
   const actions = new Hono();
-  actions.use('*', guardActions(canSignIn));
-  actions.post('/run', async (c) => {
-    const run = opts.actions?.runStream;
-    if (!run) return c.json({ error: 'no runner in this process' }, 404);
-    const form = await readForm(c);
-    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-    const company = String(form.company ?? '');
-    const stream = String(form.stream ?? '');
-    if (!companies().includes(company))
-      return c.json({ error: `company: "${company.slice(0, 64)}" is not configured` }, 400);
-    if (!isStreamName(stream))
-      return c.json({ error: `stream: "${stream.slice(0, 64)}" is not a stream of the catalog` }, 400);
-    const said = await run(company, stream, actor(c));
-    opts.log.info({ company, stream }, 'stream run requested from the dashboard');
-    return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
-  });
-  actions.post('/retry-push', async (c) => {
-    const retry = opts.actions?.retryPush;
-    if (!retry) return c.json({ error: 'push is not configured' }, 404);
-    const form = await readForm(c);
-    if (!form) return c.json({ error: FORM_EXPECTED }, 400);
-    const id = idParam('id', typeof form.id === 'string' ? form.id : undefined);
-    if (!id.ok) return c.json({ error: id.error }, 400);
-    const said = await retry(id.value, actor(c));
-    opts.log.info({ changeId: id.value }, 'push retry requested from the dashboard');
-    return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
-  });
-  actions.post('/push-models/:name/:verb', async (c) => {
-    const act = opts.actions?.pushModel;
-    if (!act) return c.json({ error: 'push is not configured' }, 404);
-    const name = c.req.param('name');
-    const verb = c.req.param('verb') as PushModelVerb;
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
-      return c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
-    if (!PUSH_MODEL_VERBS.includes(verb))
-      return c.json({ error: `action: expected one of ${PUSH_MODEL_VERBS.join(', ')}` }, 400);
-    const said = await act(name, verb, actor(c));
-    opts.log.info({ model: name, action: verb }, 'push model action from the dashboard');
-    return c.redirect(`/?done=${encodeURIComponent(said)}`, 303);
-  });
+  actions.use('*', guardActions(who.canSignIn));
+  mountDashboardActions(actions, { actions: opts.actions, log: opts.log, companies: who.companies, actor: who.actor });
   if (opts.companyAdmin) {
     mountCompanies(app, actions, {
       admin: opts.companyAdmin,
       bearer: { warehouse: wh, envToken: opts.pushToken },
       log: opts.log,
-      viewer,
-      actor,
+      viewer: who.viewer,
+      actor: who.actor,
       resync: opts.actions?.resyncStream,
-      known: (company) => companies().includes(company),
+      known: (company) => who.companies().includes(company),
       personalData: { warehouse: wh, data: personalData },
     });
   }
   app.route('/actions', actions);
-  app.route('/api/audit', auditApi({ warehouse: wh, envToken: opts.pushToken }));
-
-  if (opts.queues) {
-    // bull-board answers its own faults with their message: the caller gets the generic answer instead.
-    app.use('/queues/*', async (c, next) => {
-      await next();
-      if (c.res.status >= 500)
-        c.res = internalError(c, opts.log, {
-          status: c.res.status,
-          answer: (await c.res.clone().text()).slice(0, 2000),
-        });
-    });
-    app.use('/queues', jobsShown(records, viewer));
-    app.use('/queues/*', jobsShown(records, viewer));
-    app.use('/queues/*', guardActions(canSignIn));
-    app.use('/queues/*', queueActionsAudited(wh, actor));
-    app.route('/queues', queueBoard(opts.queues, '/queues', !canSignIn()));
-  } else {
-    app.get('/queues', async (c) => c.html(inProcessPage(await recentRuns(wh), viewer(c))));
-  }
-
-  for (const mounted of opts.apps ?? []) app.route(mounted.path, mounted.app);
-  return app;
 }
+
+/** bull-board under /queues when jobs go through Redis; the recent runs otherwise. */
+function mountQueues(app: Hono, opts: OpsServerOptions, who: Operators): void {
+  const wh = opts.warehouse;
+  if (!opts.queues) {
+    app.get('/queues', async (c) => c.html(inProcessPage(await recentRuns(wh), who.viewer(c))));
+    return;
+  }
+  // bull-board answers its own faults with their message: the caller gets the generic answer instead.
+  app.use('/queues/*', async (c, next) => {
+    await next();
+    if (c.res.status >= 500)
+      c.res = internalError(c, opts.log, {
+        status: c.res.status,
+        answer: (await c.res.clone().text()).slice(0, 2000),
+      });
+  });
+  app.use('/queues', jobsShown(who.records, who.viewer));
+  app.use('/queues/*', jobsShown(who.records, who.viewer));
+  app.use('/queues/*', guardActions(who.canSignIn));
+  app.use('/queues/*', queueActionsAudited(wh, who.actor));
+  app.route('/queues', queueBoard(opts.queues, '/queues', !who.canSignIn()));
+}
+
+const noStore: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header('cache-control', 'no-store');
+  // The dashboard's buttons act: no other site may frame them, and no answer is sniffed into markup.
+  c.header('x-frame-options', 'DENY');
+  c.header('x-content-type-options', 'nosniff');
+};
 
 /**
  * Record contents (rejects' payloads: names, e-mail addresses, dates of birth) need an operator or an admin signed
@@ -476,13 +302,6 @@ async function recentRuns(wh: Warehouse, limit = 100): Promise<InProcessRun[]> {
     from ${wh.sql(wh.schema)}.sync_runs order by (finished_at is null) desc, started_at desc limit ${limit}`;
 }
 
-/** A company's requests per day over the last 30 days, drawn. */
-async function companyUsage(wh: Warehouse, company: string): Promise<string> {
-  const today = new Date().toISOString().slice(0, 10);
-  const since = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
-  return usageChart(company, await readUsage(wh, { company, since }), since, today);
-}
-
 /** Serves a hono app on host:port (0 for a free port). */
 export async function listen(app: Hono, port: number, host: string = DEFAULTS.httpHost): Promise<OpsServer> {
   let server: ServerType | undefined;
@@ -510,13 +329,6 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
 /** A worker's own HTTP side: /metrics, /health and /ready, nothing that reads the warehouse's tables. */
 export function createMetricsApp(opts: { metrics: Metrics; warehouse: Warehouse; redis?: Redis }): Hono {
   const app = new Hono();
-  app.get('/health', (c) => c.json({ ok: true }));
-  app.get('/ready', async (c) => {
-    const r = await readiness(opts.warehouse, opts.redis);
-    return c.json(r, r.ready ? 200 : 503);
-  });
-  app.get('/metrics', async (c) =>
-    c.body(await opts.metrics.render(), 200, { 'content-type': opts.metrics.contentType }),
-  );
+  mountProbes(app, opts);
   return app;
 }

@@ -154,12 +154,28 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
     description:
       'A token from `wfsync tokens create NAME --scope push|read|admin` (or WFS_PUSH_TOKEN, which has every scope). Each operation names the scope it needs in x-scope; a token made with --company acts on those companies only.',
   });
-  const security = [{ bearer: [] }];
-  const common = {
-    401: json(Problem, 'The bearer token is missing or wrong'),
-    403: json(Problem, "The token's scopes do not include the one this operation needs, or not this company"),
+  const doc: Documented = {
+    security: [{ bearer: [] }],
+    common: {
+      401: json(Problem, 'The bearer token is missing or wrong'),
+      403: json(Problem, "The token's scopes do not include the one this operation needs, or not this company"),
+    },
   };
+  guardPush(app, o);
+  mountIntake(app, o, doc);
+  mountChanges(app, o, doc);
+  mountModels(app, o, doc);
+  return app;
+}
 
+/** What every operation's document shares: its security scheme and the token's refusals. */
+interface Documented {
+  security: { bearer: never[] }[];
+  common: Record<number, ReturnType<typeof json>>;
+}
+
+/** The bearer token on every route but the OpenAPI document, and the body limit on changes. */
+function guardPush(app: OpenAPIHono, o: PushApiOptions): void {
   const checkToken = bearer({ warehouse: o.intake.warehouse, envToken: o.token }, scopeOf);
   app.use('/push/*', async (c, next) => (c.req.path === '/push/openapi.json' ? next() : checkToken(c, next)));
   app.use('/push', checkToken);
@@ -171,7 +187,10 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
         c.json({ error: `body: larger than ${PUSH_MAX_BYTES} bytes (at most ${MAX_CHANGES} changes at once)` }, 413),
     }),
   );
+}
 
+/** One POST route per kind of change: stores the changes, or previews them with dryRun=true. */
+function mountIntake(app: OpenAPIHono, o: PushApiOptions, { security, common }: Documented): void {
   for (const [path, k] of Object.entries(KINDS)) {
     app.openAPIRegistry.registerPath({
       method: 'post',
@@ -214,7 +233,10 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       return c.json(result.accepted, 202);
     });
   }
+}
 
+/** What became of the changes: one by id, the list, and the OpenAPI document itself. */
+function mountChanges(app: OpenAPIHono, o: PushApiOptions, { security, common }: Documented): void {
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/push/{id}',
@@ -272,8 +294,6 @@ export function createPushApi(o: PushApiOptions): OpenAPIHono {
       : c.json({ error: `no change ${c.req.param('id')}` }, 404);
   });
   app.get('/push', async (c) => list(c, o, ListQuery));
-  mountModels(app, o, security, common);
-  return app;
 }
 
 /** Postgres's word on an operator's query stays in the log and the CLI: an answer says what failed, not the database's message. */
@@ -361,56 +381,71 @@ const ModelRunRow = z.object({
 const ModelName = z.object({ name: z.string().regex(MODEL_NAME) });
 
 /** Push models under /push/models: the CLI's `push model` verbs as JSON routes, behind the push token. */
-function mountModels(
-  app: OpenAPIHono,
-  o: PushApiOptions,
-  security: { bearer: never[] }[],
-  common: Record<number, ReturnType<typeof json>>,
-): void {
-  const wh = o.intake.warehouse;
-  const named = (c: Context): string | undefined =>
-    MODEL_NAME.test(c.req.param('name') ?? '') ? c.req.param('name') : undefined;
-  const badName = (c: Context) => c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
-  const acting = async (c: Context, act: () => Promise<Response>) => {
-    try {
-      return await act();
-    } catch (err) {
-      if (err instanceof ModelError) return c.json({ error: err.message, kind: err.kind }, MODEL_STATUS[err.kind]);
-      throw err;
-    }
-  };
-  const ModelProblem = z.object({
-    error: z.string(),
-    kind: z.enum(['invalid', 'unknown_model', 'already_added', 'query_refused']).optional(),
-  });
-  const problems = {
-    400: json(ModelProblem, 'A bad name or body'),
-    404: json(ModelProblem, 'No such model'),
-    ...common,
-  };
-  const path = (
+function mountModels(app: OpenAPIHono, o: PushApiOptions, doc: Documented): void {
+  const routes = modelRoutes(app, doc);
+  mountOwnModels(app, o);
+  mountModelList(app, o, routes);
+  mountModelVerbs(app, o, routes);
+}
+
+const named = (c: Context): string | undefined =>
+  MODEL_NAME.test(c.req.param('name') ?? '') ? c.req.param('name') : undefined;
+const badName = (c: Context) => c.json({ error: 'name: expected letters, digits, - or _ (at most 64)' }, 400);
+
+/** A model's refusal as its status and kind; anything else is a fault. */
+async function acting(c: Context, act: () => Promise<Response>): Promise<Response> {
+  try {
+    return await act();
+  } catch (err) {
+    if (err instanceof ModelError) return c.json({ error: err.message, kind: err.kind }, MODEL_STATUS[err.kind]);
+    throw err;
+  }
+}
+
+const ModelProblem = z.object({
+  error: z.string(),
+  kind: z.enum(['invalid', 'unknown_model', 'already_added', 'query_refused']).optional(),
+});
+
+interface ModelRoutes {
+  /** Documents one model operation; reading needs `read`, anything else `admin`. */
+  path(
     method: 'get' | 'post' | 'delete',
     route: string,
     operationId: string,
     summary: string,
     responses: Record<number, ReturnType<typeof json> | { description: string }>,
     body?: z.ZodType,
-  ) =>
-    app.openAPIRegistry.registerPath({
-      method,
-      path: route,
-      operationId,
-      summary,
-      security,
-      'x-scope': method === 'get' ? 'read' : 'admin',
-      request: {
-        ...(route.includes('{name}') ? { params: ModelName } : {}),
-        ...(body ? { body: { required: true, content: { 'application/json': { schema: body } } } } : {}),
-      },
-      responses: { ...problems, ...responses },
-    });
+  ): void;
+}
 
-  // A token limited to companies knows only their models.
+function modelRoutes(app: OpenAPIHono, { security, common }: Documented): ModelRoutes {
+  const problems = {
+    400: json(ModelProblem, 'A bad name or body'),
+    404: json(ModelProblem, 'No such model'),
+    ...common,
+  };
+  return {
+    path: (method, route, operationId, summary, responses, body) =>
+      app.openAPIRegistry.registerPath({
+        method,
+        path: route,
+        operationId,
+        summary,
+        security,
+        'x-scope': method === 'get' ? 'read' : 'admin',
+        request: {
+          ...(route.includes('{name}') ? { params: ModelName } : {}),
+          ...(body ? { body: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+        },
+        responses: { ...problems, ...responses },
+      }),
+  };
+}
+
+/** A token limited to companies knows only their models. */
+function mountOwnModels(app: OpenAPIHono, o: PushApiOptions): void {
+  const wh = o.intake.warehouse;
   const ownModel: MiddlewareHandler = async (c, next) => {
     const caller = callerOf(c);
     const name = named(c);
@@ -422,7 +457,11 @@ function mountModels(
   };
   app.use('/push/models/:name', ownModel);
   app.use('/push/models/:name/*', ownModel);
+}
 
+/** The models, and adding one. */
+function mountModelList(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRoutes): void {
+  const wh = o.intake.warehouse;
   path('get', '/push/models', 'listModels', 'Push models', { 200: json(z.array(Model), 'The models, by name') });
   app.get('/push/models', async (c) => c.json((await listModels(wh)).filter((m) => mayActFor(callerOf(c), m.company))));
 
@@ -475,7 +514,10 @@ function mountModels(
       ),
     );
   });
+}
 
+/** What an operator does to one model: preview it, run it, read its runs, pause, resume or remove it. */
+function mountModelVerbs(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRoutes): void {
   path(
     'get',
     '/push/models/{name}/preview',

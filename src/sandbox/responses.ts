@@ -6,10 +6,12 @@ import type {
   FormAnswer,
   FormDef,
   FormResponse,
+  LocaleInfo,
   ResponseEntry,
   RunLogEntry,
   RunLogFormDef,
   RunLogFormResponse,
+  RunType,
   SandboxStore,
 } from './store.ts';
 import { COMPANY_ZONE, dateTime, latestStamp } from './time.ts';
@@ -129,6 +131,16 @@ export function editFormResponse(
 
 const ROLES = ['Lead', 'Driver', 'Attendant'];
 
+/** Who and where a run happened: its type, its crew and their locale's zone. */
+interface RunScene {
+  runMs: number;
+  runType: RunType;
+  crewPeople: readonly Individual[];
+  locale: LocaleInfo | undefined;
+  zone: AnswerContext['zone'];
+  crew: AnswerContext['crew'][number][];
+}
+
 /** A run with its run-log form responses: always a debrief, often utilization and chart review forms. */
 export function makeRun(
   store: SandboxStore,
@@ -148,11 +160,18 @@ export function makeRun(
     FirstName: p.FirstName ?? null,
     LastName: p.LastName ?? null,
   }));
+  const scene: RunScene = { runMs, runType, crewPeople, locale, zone, crew };
+  const run = runRecord(store, rng, scene);
+  return runLogForms(store, rng, runMs).map((form) => runLogResponse(store, rng, scene, run, form, people));
+}
+
+/** The run as the service reports it beside each of its run-log responses. */
+function runRecord(store: SandboxStore, rng: Rng, { runMs, runType, crewPeople, locale, zone, crew }: RunScene) {
   const seq = ++store.next.run;
   const place = rng.pick(CITIES);
   const transported = rng.chance(0.1) ? null : rng.chance(0.8);
   const automatic = rng.chance(0.15);
-  const run = {
+  return {
     RunId: `R${dateTime(runMs, zone).slice(0, 10).replaceAll('-', '')}-${String(seq).padStart(6, '0')}`,
     RunType: runType.name,
     RunCategory: runType.category,
@@ -197,6 +216,10 @@ export function makeRun(
     PatientCareReportNumber: rng.chance(0.9) ? `PCR-${rng.int(1_000_000, 9_999_999)}` : null,
     MatchedRules: rng.chance(0.3) ? [rng.pick(['Cardiac arrest review', 'Pediatric review', 'Refusal review'])] : null,
   };
+}
+
+/** The run-log forms a run gets: a debrief always; archived forms only for runs older than half a year. */
+function runLogForms(store: SandboxStore, rng: Rng, runMs: number): RunLogFormDef[] {
   const oldRun = runMs < store.nowMs - 180 * 86_400_000;
   const forms: RunLogFormDef[] = [];
   for (const type of ['Debrief', 'Utilization', 'ChartReview'] as const) {
@@ -205,33 +228,43 @@ export function makeRun(
     const candidates = store.runLogForms.filter((f) => f.FormType === type && (oldRun || !f.record.Archived));
     forms.push(rng.pick(candidates));
   }
-  return forms.map((form) => {
-    const responseId = 600_000 + ++store.next.response;
-    const submitter = crewPeople[0] ?? rng.pick(people);
-    const startMs = Math.min(runMs + rng.int(30, 240) * 60_000, latestStamp(store.nowMs));
-    const ctx: AnswerContext = { responseId, atMs: startMs, zone, people, crew };
-    const answers = answersFor(store, rng, form, ctx);
-    const rec: RunLogFormResponse = {
-      ResponseId: responseId,
-      SubmittedBy: formEmployee(store, submitter),
-      StartDate: dateTime(startMs, zone),
-      AssignedTo: rng.chance(0.7) ? formEmployee(store, rng.pick(people)) : null,
-      Status: rng.pick(form.statuses),
-      AttachedToType: 'RunLog',
-      Answers: answers,
-      RelatedRun: run,
-    };
-    const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, latestStamp(store.nowMs));
-    for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone))
-      store.addAudit(row, submittedMs, form.FormId);
-    return {
-      formId: form.FormId,
-      formType: form.FormType,
-      runTypeId: runType.id,
-      runMs,
-      zone,
-      updatedMs: submittedMs,
-      rec,
-    };
-  });
+  return forms;
+}
+
+/** One run-log response to `form`, submitted by the run's lead, with its audit rows. */
+function runLogResponse(
+  store: SandboxStore,
+  rng: Rng,
+  { runMs, runType, crewPeople, zone, crew }: RunScene,
+  run: ReturnType<typeof runRecord>,
+  form: RunLogFormDef,
+  people: readonly Individual[],
+): RunLogEntry {
+  const responseId = 600_000 + ++store.next.response;
+  const submitter = crewPeople[0] ?? rng.pick(people);
+  const startMs = Math.min(runMs + rng.int(30, 240) * 60_000, latestStamp(store.nowMs));
+  const ctx: AnswerContext = { responseId, atMs: startMs, zone, people, crew };
+  const answers = answersFor(store, rng, form, ctx);
+  const rec: RunLogFormResponse = {
+    ResponseId: responseId,
+    SubmittedBy: formEmployee(store, submitter),
+    StartDate: dateTime(startMs, zone),
+    AssignedTo: rng.chance(0.7) ? formEmployee(store, rng.pick(people)) : null,
+    Status: rng.pick(form.statuses),
+    AttachedToType: 'RunLog',
+    Answers: answers,
+    RelatedRun: run,
+  };
+  const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, latestStamp(store.nowMs));
+  for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone))
+    store.addAudit(row, submittedMs, form.FormId);
+  return {
+    formId: form.FormId,
+    formType: form.FormType,
+    runTypeId: runType.id,
+    runMs,
+    zone,
+    updatedMs: submittedMs,
+    rec,
+  };
 }

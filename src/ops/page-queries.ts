@@ -1,0 +1,58 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { STATE_FILTERS } from './overview.ts';
+
+/**
+ * The query parameters of the ops server's pages and /status, as zod schemas: a value that is not what the route
+ * expects is refused with a 400 naming the parameter (the same words as `idParam` and `nameParam`), before anything
+ * reaches Postgres. An empty parameter is an absent one.
+ */
+
+const blankAsAbsent = (v: unknown) => (v === '' ? undefined : v);
+
+/** An id: a Postgres bigint read as a JS number, 1 up to the largest exact integer. */
+const id = z.preprocess(
+  blankAsAbsent,
+  z
+    .string()
+    .regex(/^\d{1,16}$/, 'expected a positive whole number of at most 16 digits')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= Number.MAX_SAFE_INTEGER, `expected a number from 1 to ${Number.MAX_SAFE_INTEGER}`)
+    .optional(),
+);
+
+/** A company key or stream name as the service's words have them. */
+const name = z.preprocess(
+  blankAsAbsent,
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, - or _ (at most 64)')
+    .optional(),
+);
+
+const state = z.preprocess(
+  blankAsAbsent,
+  z.enum(STATE_FILTERS, { error: `expected one of ${STATE_FILTERS.join(', ')}` }).optional(),
+);
+
+/** `/status`: ?company= names one company exactly; pages in key order after `cursor`. */
+export const StatusQuery = z.object({ company: name, state, cursor: name, limit: id });
+
+/** The overview: ?q= searches part of a key. */
+export const OverviewQuery = z.object({ q: name, state, page: id });
+
+/** A company's page: its timeline before an event id. */
+export const CompanyPageQuery = z.object({ before: id });
+
+export const RejectsQuery = z.object({ company: name, stream: name, before: id });
+
+/** The route's query as its schema reads it, or the 400 naming the first parameter refused. */
+export function readQuery<T extends z.ZodType>(
+  c: Context,
+  schema: T,
+): { ok: true; query: z.output<T> } | { ok: false; res: Response } {
+  const parsed = schema.safeParse(c.req.query());
+  if (parsed.success) return { ok: true, query: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, res: c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400) };
+}
