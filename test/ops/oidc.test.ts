@@ -199,7 +199,9 @@ describe('sign-in through the identity provider', () => {
     const state = new URL(begun.headers.get('location')!).searchParams.get('state')!;
     const wh = await t.app.warehouse();
     await wh.sql`update ${wh.sql(wh.schema)}.sign_ins set started_at = now() - interval '11 minutes'`;
-    const late = await t.get(`/signin/callback?code=abc&state=${state}`, { headers: { cookie: `wfsync_signin=${state}` } });
+    const late = await t.get(`/signin/callback?code=abc&state=${state}`, {
+      headers: { cookie: `wfsync_signin=${state}` },
+    });
     expect(late.status).toBe(403);
     expect(await late.text()).toMatch(/no sign-in under way for this state \(used, expired or forged\)/);
     expect(late.headers.get('set-cookie') ?? '').not.toMatch(/wfsync_session=[^;]/);
