@@ -12,11 +12,11 @@ import {
   type ListedField,
   type ResyncDue,
 } from '../warehouse/personal-data/new-fields.ts';
-import { PersonalDataError } from '../warehouse/personal-data/policy.ts';
 import { FIELD_CLASSES, NEW_FIELD_MODES, type NewFieldMode } from '../warehouse/tables/personal-data.ts';
 import type { CompanyAdmin } from './company-admin.ts';
 import { esc, holds, type Viewer } from './page.ts';
-import { PERSONAL_DATA_STATUS } from './personal-data-routes.ts';
+import { FORM_EXPECTED, readForm, readJson } from './company-http.ts';
+import { refusing } from './personal-data-routes.ts';
 
 /**
  * The fields the service added, on the ops server: their classes and the company's mode for new fields, as JSON
@@ -61,33 +61,6 @@ const fieldOf = (c: Context) => {
 const BAD_KEY = 'key: expected letters, digits, - or _ (at most 40)';
 const BAD_FIELD = 'field: expected a field path of at most 200 characters';
 
-async function refusing(c: Context, act: () => Promise<Response>): Promise<Response> {
-  try {
-    return await act();
-  } catch (e) {
-    if (e instanceof PersonalDataError) return c.json({ error: e.message, kind: e.kind }, PERSONAL_DATA_STATUS[e.kind]);
-    throw e;
-  }
-}
-
-async function jsonOf(c: Context): Promise<{ ok: true; body: unknown } | { ok: false }> {
-  try {
-    const text = await c.req.text();
-    return { ok: true, body: text.trim() === '' ? {} : JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
-async function formOf(c: Context): Promise<Record<string, string | undefined> | undefined> {
-  try {
-    const form = await c.req.parseBody();
-    return Object.fromEntries(Object.entries(form).map(([k, v]) => [k, typeof v === 'string' ? v : undefined]));
-  } catch {
-    return undefined;
-  }
-}
-
 /** Asks for each re-sync due; what each ask said. */
 async function resyncAll(o: NewFieldsRoutesOptions, c: Context, due: readonly ResyncDue[], via: 'api' | 'dashboard') {
   const said: string[] = [];
@@ -115,7 +88,7 @@ export function mountNewFieldsApi(api: Hono, o: NewFieldsRoutesOptions): void {
       if (!key) return c.json({ error: BAD_KEY }, 400);
       const field = fieldOf(c);
       if (!field) return c.json({ error: BAD_FIELD }, 400);
-      const body = await jsonOf(c);
+      const body = await readJson(c);
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = ClassBody.safeParse(body.body);
       if (!parsed.success) return c.json({ error: refusal(parsed.error) }, 400);
@@ -129,7 +102,7 @@ export function mountNewFieldsApi(api: Hono, o: NewFieldsRoutesOptions): void {
     refusing(c, async () => {
       const key = keyOf(c);
       if (!key) return c.json({ error: BAD_KEY }, 400);
-      const body = await jsonOf(c);
+      const body = await readJson(c);
       if (!body.ok) return c.json({ error: 'body: expected JSON' }, 400);
       const parsed = ModeBody.safeParse(body.body);
       if (!parsed.success) return c.json({ error: refusal(parsed.error) }, 400);
@@ -141,8 +114,6 @@ export function mountNewFieldsApi(api: Hono, o: NewFieldsRoutesOptions): void {
   );
 }
 
-const FORM_EXPECTED = 'body: expected a form (application/x-www-form-urlencoded or multipart/form-data)';
-
 /** Adds the dashboard's actions (behind its sign-in): classify a field, set the mode; back to the company's page. */
 export function mountNewFieldsActions(actions: Hono, o: NewFieldsRoutesOptions): void {
   const back = (c: Context, key: string, said: string) =>
@@ -153,7 +124,7 @@ export function mountNewFieldsActions(actions: Hono, o: NewFieldsRoutesOptions):
       if (!key) return c.json({ error: BAD_KEY }, 400);
       const field = fieldOf(c);
       if (!field) return c.json({ error: BAD_FIELD }, 400);
-      const form = await formOf(c);
+      const form = await readForm(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const done = await o.admin.classify(o.actor(c), key, field, form.class);
       o.log.info({ company: key, field, class: done.class }, 'field classified from the dashboard');
@@ -165,7 +136,7 @@ export function mountNewFieldsActions(actions: Hono, o: NewFieldsRoutesOptions):
     refusing(c, async () => {
       const key = keyOf(c);
       if (!key) return c.json({ error: BAD_KEY }, 400);
-      const form = await formOf(c);
+      const form = await readForm(c);
       if (!form) return c.json({ error: FORM_EXPECTED }, 400);
       const done = await o.admin.newFields(o.actor(c), key, form.mode);
       o.log.info({ company: key, mode: done.mode }, 'new-fields mode set from the dashboard');

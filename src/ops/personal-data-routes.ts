@@ -58,7 +58,8 @@ async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined
   }
 }
 
-async function refusing(c: Context, act: () => Promise<Response>): Promise<Response> {
+/** A refusal of the personal-data rules is the caller's to fix: its one line, with the status it stands for. */
+export async function refusing(c: Context, act: () => Promise<Response>): Promise<Response> {
   try {
     return await act();
   } catch (e) {
