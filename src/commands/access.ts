@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { checkRoleName, listAccess, type AccessGrant } from '../warehouse/access.ts';
 import { cliActor } from '../warehouse/audit.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync access grant ROLE --company KEY [--company KEY2 ...] [--personal] [--create]
@@ -15,10 +16,6 @@ only the rows of the companies granted to it; without --personal, a company's pe
 phones, address, birth date, patients' data, ...) read null. Each company is granted with or without --personal.
 --create makes the role, able to log in, with the password read from standard input.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_ACCESS';
-}
 
 async function readPassword(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('password for the new role (then Ctrl-D): ');

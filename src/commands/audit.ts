@@ -5,6 +5,7 @@ import { log } from '../log.ts';
 import { listAudit, type AuditRow } from '../warehouse/audit.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
 import { parseSince } from './timeline.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: wfsync audit [--company KEY] [--actor A] [--since T] [--limit N] [--json]
 
@@ -13,10 +14,6 @@ token:<name>, system), what, to which company and target, and the outcome (done,
 --actor takes an actor (cli:ann) or a kind of actor (token:); --since an ISO date or time, or a duration back
 from now (90m, 12h, 7d).
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_AUDIT';
-}
 
 function line(a: AuditRow): string {
   return [

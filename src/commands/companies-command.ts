@@ -13,6 +13,7 @@ import {
 } from '../ops/company-admin.ts';
 import type { CompanyRecord, NewCompany } from '../warehouse/company-records.ts';
 import { cliActor } from '../warehouse/audit.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync companies add KEY --base-url URL --api-key-stdin [--form-ids 1,2] [--run-type-ids 1,2] [--rate-limit 100/60s]
@@ -31,10 +32,6 @@ streams --off stops reading streams the company does not want (no request, no ru
 unless --purge deletes them, with their checkpoints, so that --on starts them again with a first sync. A stream
 other streams read goes off only with them.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_COMPANIES';
-}
 
 /** Standard input up to its end, without the line break that ends it (`echo KEY |`, a here-string). */
 async function readStdin(): Promise<string> {

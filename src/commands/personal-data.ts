@@ -7,6 +7,7 @@ import { listPersonalData, type PersonalDataListing, type PersonRef } from '../w
 import { cliActor } from '../warehouse/audit.ts';
 import { DEFAULT_POLICY_KEY } from '../warehouse/personal-data/policy.ts';
 import type { RewriteCounts } from '../warehouse/personal-data/rewrite.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync personal-data set COMPANY|--default FIELD=keep|hash|block [FIELD=...]
@@ -22,10 +23,6 @@ classified personal or patient (wfsync schema classify). list shows each field w
 erase blocks every personal field of one employee everywhere and keeps their later records blocked; it does not
 reach patient fields.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_PERSONAL_DATA';
-}
 
 function countsLine(counts: RewriteCounts): string {
   const changed = Object.entries(counts).filter(([, n]) => n > 0);

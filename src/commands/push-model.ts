@@ -6,6 +6,7 @@ import { listModels, ModelError, type PushModel } from '../push/models.ts';
 import { previewModel, type ModelRunResult } from '../push/model-run.ts';
 import { addPushModel, pausePushModel, removePushModel, runPushModel } from '../push/operator.ts';
 import { cliActor } from '../warehouse/audit.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync push model add NAME --kind individuals|certifications --sql "SELECT ..." --key FIELD
@@ -19,10 +20,6 @@ const USAGE = `usage:
 The query's columns are named by the service's fields (FirstName, or first_name as the warehouse names it);
 --key is EmployeeNumber, UniqueNumber or ServiceId for individuals, IndividualCertificationId for credentials.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_PUSH_MODEL';
-}
 
 function modelLine(m: PushModel): string {
   return [

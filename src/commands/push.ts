@@ -15,6 +15,7 @@ import {
   type PushStatus,
 } from '../push/index.ts';
 import { cliActor } from '../warehouse/audit.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync push individual|certification|verification FILE|-   queue changes (JSON, a JSON array, or NDJSON)
@@ -33,10 +34,6 @@ const KINDS: Record<string, PushKind> = {
   certification: 'certification',
   verification: 'verification',
 };
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_PUSH';
-}
 
 function row(s: PushStatus): string {
   const ids = [

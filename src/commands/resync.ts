@@ -5,6 +5,7 @@ import { log } from '../log.ts';
 import { isStreamName, streams } from '../resources/index.ts';
 import { COMPANY_KEY, findCompany } from '../warehouse/company-records.ts';
 import { cliActor } from '../warehouse/audit.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: wfsync resync COMPANY STREAM
 
@@ -13,10 +14,6 @@ Reads one stream of one company again from the start, checkpoints ignored: a wor
 readable throughout; when the read ends, rows the service no longer has are marked deleted. Its progress shows
 on the company's page, and the request and its end on its timeline (wfsync timeline COMPANY).
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_RESYNC';
-}
 
 export async function runResyncCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -12,6 +12,7 @@ import {
 } from '../warehouse/personal-data/new-fields.ts';
 import { DEFAULT_POLICY_KEY } from '../warehouse/personal-data/policy.ts';
 import type { RewriteCounts } from '../warehouse/personal-data/rewrite.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync schema [--company KEY] [--json]
@@ -25,10 +26,6 @@ set COMPANY FIELD=hash|block); a company's own class wins over the default's. ne
 field no class names (removing those already stored); classifying it then, or keep, re-syncs the streams that
 sent it, whose next complete read stores its values.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_SCHEMA';
-}
 
 export async function runSchemaCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

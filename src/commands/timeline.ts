@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
 import { listEvents, type EventRow } from '../warehouse/events.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: wfsync timeline COMPANY [--since T] [--limit N] [--json]
 
@@ -11,10 +12,6 @@ What happened to a company, newest first: added, paused, resumed, key rotated, r
 fail and recovering; re-syncs asked for and finished; migrations and version changes at start. --since takes an
 ISO date or time (2026-11-01, 2026-11-01T06:00Z) or a duration back from now (90m, 12h, 7d).
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_TIMELINE';
-}
 
 /** An ISO date or time, or a duration back from now (`30m`, `12h`, `7d`). */
 export function parseSince(text: string, now = Date.now()): Date {

@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { listTokens, type ApiToken } from '../warehouse/api-tokens.ts';
 import { cliActor } from '../warehouse/audit.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   wfsync tokens create NAME --scope push|read|admin [--scope ...] [--company KEY ...]
@@ -15,10 +16,6 @@ once: it is stored only as a hash. push pushes changes (and dry runs); read read
 and events; admin is the companies, personal-data, erasure and access routes and the audit. With --company the
 token acts on those companies only. revoke takes effect on every server at its next request.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_TOKENS';
-}
 
 const day = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) : 'never');
 

@@ -4,16 +4,13 @@ import { loadConfig } from '../config.ts';
 import { log } from '../log.ts';
 import { COMPANY_KEY } from '../warehouse/company-records.ts';
 import { readUsage } from '../warehouse/usage.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage: wfsync usage [--company KEY] [--since YYYY-MM-DD] [--json]
 
 Requests sent to the service per UTC day, company and stream (since 30 days ago unless --since says), from the
 warehouse's usage_daily table: each run adds its requests as it ends, and the counts stay when runs are pruned.
 `;
-
-class UsageError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_USAGE';
-}
 
 export async function runUsageCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
