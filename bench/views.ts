@@ -1,6 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import type postgres from 'postgres';
 import { personalCatalog } from '../src/resources/index.ts';
 import { grantAccess, revokeAccess } from '../src/warehouse/access.ts';
 import { openWarehouse } from '../src/warehouse/connection.ts';
@@ -14,8 +15,9 @@ import { dropWarehouse, runSyncProcess, startSandboxProcess } from './sync-proce
  * How long each analyst view (`v_*`) takes at a sandbox size: `select count(*)` and the first 100 rows, its row
  * count, and at each join of its plan the planner's estimated rows beside the actual ones (EXPLAIN ANALYZE).
  * Each is timed as the warehouse's owner (the schema's own views) and as a role granted the company without
- * personal data (the analyst schema's masked views); the best of `--repeats` runs counts for each, and
- * `maskedRatio` is the masked role's slower statement over the owner's. It first syncs the sandbox at that size
+ * personal data (the analyst schema's masked views), the two taking turns statement by statement so both run on
+ * the same machine at the same moment; the best of `--repeats` runs counts for each, and `maskedRatio` is the
+ * masked role's slower statement over the owner's. It first syncs the sandbox at that size
  * into the warehouse, budget out of the way, then ANALYZEs it. Prints one JSON object.
  *
  *   node --import tsx bench/views.ts [--size medium] [--no-sync] [--timeout-seconds 120] [--repeats 3]
@@ -45,8 +47,6 @@ export interface ViewTiming {
 interface TimeOptions {
   goalSeconds: number;
   timeoutSeconds: number;
-  /** The schema whose `v_*` views are timed. */
-  schema: string;
   repeats: number;
 }
 
@@ -77,56 +77,94 @@ export function joinsOf(plan: PlanNode): JoinEstimate[] {
   return out;
 }
 
-/** The best of `repeats` runs; null seconds when one ran past the statement timeout. */
-async function timed<T>(run: () => Promise<T>, repeats = 1): Promise<{ value: T | null; seconds: number | null }> {
-  let best: { value: T | null; seconds: number | null } = { value: null, seconds: null };
-  for (let i = 0; i < repeats; i++) {
-    const t = performance.now();
-    try {
-      const value = await run();
-      const seconds = Math.round(performance.now() - t) / 1000;
-      if (best.seconds === null || seconds < best.seconds) best = { value, seconds };
-    } catch (e) {
-      if ((e as { code?: string }).code === '57014') return { value: null, seconds: null };
-      throw e;
-    }
-  }
-  return best;
+/** A statement's best time in seconds, to the tenth of a millisecond; null seconds once a run passed the timeout. */
+interface Best<T> {
+  value: T | null;
+  seconds: number | null;
+  timedOut?: boolean;
 }
 
-/** Times every `v_*` view of a schema at `url`, each statement cut at the timeout. */
-export async function timeViews(url: string, o: TimeOptions): Promise<ViewTiming[]> {
-  const sql = postgresAt(url, {
-    max: 1,
-    onnotice: () => {},
-    connection: { statement_timeout: o.timeoutSeconds * 1000 },
-  });
+const NONE: Best<never> = { value: null, seconds: null };
+
+/** One more run of a statement, kept when it is the best so far; none after one ran past the statement timeout. */
+async function runOnce<T>(best: Best<T>, run: () => Promise<T>): Promise<Best<T>> {
+  if (best.timedOut) return best;
+  const t = performance.now();
   try {
-    const views = await sql<{ name: string }[]>`
-      select viewname as name from pg_views where schemaname = ${o.schema} and viewname like 'v\\_%' order by viewname`;
-    const out: ViewTiming[] = [];
-    for (const { name } of views) {
-      const from = `"${o.schema}"."${name}"`;
-      const count = await timed(
-        async () => Number((await sql.unsafe(`select count(*)::bigint as n from ${from}`))[0]!.n),
-        o.repeats,
-      );
-      const first = await timed(() => sql.unsafe(`select * from ${from} limit 100`), o.repeats);
-      const explained = await timed(() => sql.unsafe(`explain (analyze, format json) select count(*) from ${from}`));
-      const plan = explained.value ?? (await sql.unsafe(`explain (format json) select count(*) from ${from}`));
-      const seconds = [count.seconds, first.seconds];
-      out.push({
-        view: name,
-        rows: count.value,
-        countSeconds: count.seconds,
-        first100Seconds: first.seconds,
-        withinGoal: seconds.every((s) => s !== null && s <= o.goalSeconds),
-        joins: joinsOf((plan[0]!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan),
-      });
-    }
+    const value = await run();
+    const seconds = Math.round((performance.now() - t) * 10) / 10_000;
+    return best.seconds === null || seconds < best.seconds ? { value, seconds } : best;
+  } catch (e) {
+    if ((e as { code?: string }).code === '57014') return { value: null, seconds: null, timedOut: true };
+    throw e;
+  }
+}
+
+/** The owner's and the masked role's statement, run in turn `repeats` times each, so both see the same machine. */
+async function bestOfBoth<T>(
+  repeats: number,
+  owner: () => Promise<T>,
+  masked: () => Promise<T>,
+): Promise<[Best<T>, Best<T>]> {
+  let a: Best<T> = NONE;
+  let b: Best<T> = NONE;
+  for (let i = 0; i < repeats; i++) {
+    a = await runOnce(a, owner);
+    b = await runOnce(b, masked);
+  }
+  return [a, b];
+}
+
+interface Side {
+  sql: postgres.Sql;
+  schema: string;
+}
+
+async function planOf(side: Side, name: string): Promise<PlanNode> {
+  const from = `"${side.schema}"."${name}"`;
+  const explained = await runOnce(NONE, () =>
+    side.sql.unsafe(`explain (analyze, format json) select count(*) from ${from}`),
+  );
+  const plan = explained.value ?? (await side.sql.unsafe(`explain (format json) select count(*) from ${from}`));
+  return (plan[0]!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
+}
+
+/** Times one view as the owner and as the masked role, their runs interleaved. */
+async function timeView(name: string, owner: Side, masked: Side, o: TimeOptions): Promise<[ViewTiming, ViewTiming]> {
+  const count = (side: Side) => async () =>
+    Number((await side.sql.unsafe(`select count(*)::bigint as n from "${side.schema}"."${name}"`))[0]!.n);
+  const first = (side: Side) => async () =>
+    (await side.sql.unsafe(`select * from "${side.schema}"."${name}" limit 100`)).length;
+  const counts = await bestOfBoth(o.repeats, count(owner), count(masked));
+  const firsts = await bestOfBoth(o.repeats, first(owner), first(masked));
+  const timing = async (side: Side, i: 0 | 1): Promise<ViewTiming> => {
+    const seconds = [counts[i].seconds, firsts[i].seconds];
+    return {
+      view: name,
+      rows: counts[i].value,
+      countSeconds: counts[i].seconds,
+      first100Seconds: firsts[i].seconds,
+      withinGoal: seconds.every((s) => s !== null && s <= o.goalSeconds),
+      joins: joinsOf(await planOf(side, name)),
+    };
+  };
+  return [await timing(owner, 0), await timing(masked, 1)];
+}
+
+/** Times every `v_*` view as the owner (`url`) and as the masked role (`maskedUrl`), each statement cut at the timeout. */
+export async function timeViews(url: string, maskedUrl: string, o: TimeOptions): Promise<[ViewTiming, ViewTiming][]> {
+  const connect = (u: string) =>
+    postgresAt(u, { max: 1, onnotice: () => {}, connection: { statement_timeout: o.timeoutSeconds * 1000 } });
+  const owner = { sql: connect(url), schema: DEFAULT_SCHEMA };
+  const masked = { sql: connect(maskedUrl), schema: analystSchemaOf(DEFAULT_SCHEMA) };
+  try {
+    const views = await owner.sql<{ name: string }[]>`
+      select viewname as name from pg_views where schemaname = ${owner.schema} and viewname like 'v\\_%' order by viewname`;
+    const out: [ViewTiming, ViewTiming][] = [];
+    for (const { name } of views) out.push(await timeView(name, owner, masked, o));
     return out;
   } finally {
-    await sql.end();
+    await Promise.all([owner.sql.end(), masked.sql.end()]);
   }
 }
 
@@ -137,8 +175,7 @@ function ratioOf(owner: ViewTiming, masked: ViewTiming | undefined): number | nu
     [owner.first100Seconds, masked?.first100Seconds],
   ];
   if (pairs.some(([a, b]) => a === null || b === null || b === undefined)) return null;
-  // A millisecond is the clock's grain here: below it, both are the same.
-  return Math.max(...pairs.map(([a, b]) => Math.max(b!, 0.001) / Math.max(a!, 0.001)));
+  return Math.round(Math.max(...pairs.map(([a, b]) => b! / a!)) * 100) / 100;
 }
 
 /** A login granted every company without personal data, for as long as `run` takes. */
@@ -198,12 +235,8 @@ async function main(): Promise<void> {
     await sql.unsafe(`analyze`);
     await sql.end();
     const o = { goalSeconds, timeoutSeconds, repeats };
-    const views = await timeViews(url, { ...o, schema: DEFAULT_SCHEMA });
-    const masked = await asMaskedRole(url, (m) => timeViews(m, { ...o, schema: analystSchemaOf(DEFAULT_SCHEMA) }));
-    const rows = views.map((v) => {
-      const m = masked.find((x) => x.view === v.view);
-      return { ...v, masked: m && { ...m, joins: undefined }, maskedRatio: ratioOf(v, m) };
-    });
+    const timed = await asMaskedRole(url, (maskedUrl) => timeViews(url, maskedUrl, o));
+    const rows = timed.map(([v, m]) => ({ ...v, masked: { ...m, joins: undefined }, maskedRatio: ratioOf(v, m) }));
     const ratios = rows.map((r) => r.maskedRatio);
     const summary = {
       everyViewWithinGoal: rows.every((r) => r.withinGoal && r.masked?.withinGoal),
