@@ -153,7 +153,7 @@ export class EntityWorker {
     // A change given up on while in doubt stays marked by its attempts: a retry looks before it sends.
     const giveUp = v.outcome === 'failed' || attempts >= this.#settings.maxAttempts;
     const status = giveUp ? 'failed' : v.outcome === 'in_doubt' ? 'in_doubt' : 'queued';
-    await markUnsettled(wh.sql, wh, ids, status, v.message, attempts);
+    await markUnsettled(wh.sql, wh, ids, { status, message: v.message, attempts });
     return status;
   }
 }

@@ -407,16 +407,19 @@ const ModelProblem = z.object({
   kind: z.enum(['invalid', 'unknown_model', 'already_added', 'query_refused']).optional(),
 });
 
+/** One model operation as the OpenAPI document shows it. */
+interface ModelOperation {
+  method: 'get' | 'post' | 'delete';
+  route: string;
+  operationId: string;
+  summary: string;
+  responses: Record<number, ReturnType<typeof json> | { description: string }>;
+  body?: z.ZodType;
+}
+
 interface ModelRoutes {
   /** Documents one model operation; reading needs `read`, anything else `admin`. */
-  path(
-    method: 'get' | 'post' | 'delete',
-    route: string,
-    operationId: string,
-    summary: string,
-    responses: Record<number, ReturnType<typeof json> | { description: string }>,
-    body?: z.ZodType,
-  ): void;
+  path(operation: ModelOperation): void;
 }
 
 function modelRoutes(app: OpenAPIHono, { security, common }: Documented): ModelRoutes {
@@ -426,7 +429,7 @@ function modelRoutes(app: OpenAPIHono, { security, common }: Documented): ModelR
     ...common,
   };
   return {
-    path: (method, route, operationId, summary, responses, body) =>
+    path: ({ method, route, operationId, summary, responses, body }) =>
       app.openAPIRegistry.registerPath({
         method,
         path: route,
@@ -462,21 +465,27 @@ function mountOwnModels(app: OpenAPIHono, o: PushApiOptions): void {
 /** The models, and adding one. */
 function mountModelList(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRoutes): void {
   const wh = o.intake.warehouse;
-  path('get', '/push/models', 'listModels', 'Push models', { 200: json(z.array(Model), 'The models, by name') });
+  path({
+    method: 'get',
+    route: '/push/models',
+    operationId: 'listModels',
+    summary: 'Push models',
+    responses: { 200: json(z.array(Model), 'The models, by name') },
+  });
   app.get('/push/models', async (c) => c.json((await listModels(wh)).filter((m) => mayActFor(callerOf(c), m.company))));
 
-  path(
-    'post',
-    '/push/models',
-    'addModel',
-    'Add a push model (its query is planned and its columns checked first)',
-    {
+  path({
+    method: 'post',
+    route: '/push/models',
+    operationId: 'addModel',
+    summary: 'Add a push model (its query is planned and its columns checked first)',
+    responses: {
       201: json(Model, 'The model'),
       409: json(ModelProblem, 'A model of that name exists'),
       422: json(ModelProblem, 'The query does not plan'),
     },
-    NewModelBody,
-  );
+    body: NewModelBody,
+  });
   app.post('/push/models', async (c) => {
     let raw: unknown;
     try {
@@ -518,20 +527,24 @@ function mountModelList(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRout
 
 /** What an operator does to one model: preview it, run it, read its runs, pause, resume or remove it. */
 function mountModelVerbs(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRoutes): void {
-  path(
-    'get',
-    '/push/models/{name}/preview',
-    'previewModel',
-    'What a run would queue and refuse now; nothing is stored or sent',
-    { 200: json(ModelRun, 'The dry run') },
-  );
+  path({
+    method: 'get',
+    route: '/push/models/{name}/preview',
+    operationId: 'previewModel',
+    summary: 'What a run would queue and refuse now; nothing is stored or sent',
+    responses: { 200: json(ModelRun, 'The dry run') },
+  });
   app.get('/push/models/:name/preview', async (c) => {
     const name = named(c);
     return name ? acting(c, async () => c.json(withoutDetail(await previewModel(o.intake, name)))) : badName(c);
   });
 
-  path('post', '/push/models/{name}/run', 'runModel', 'Run the model now: queue what differs', {
-    200: json(ModelRun, 'The run (outcome failed: over its cap or its query failed; nothing queued)'),
+  path({
+    method: 'post',
+    route: '/push/models/{name}/run',
+    operationId: 'runModel',
+    summary: 'Run the model now: queue what differs',
+    responses: { 200: json(ModelRun, 'The run (outcome failed: over its cap or its query failed; nothing queued)') },
   });
   app.post('/push/models/:name/run', async (c) => {
     const name = named(c);
@@ -540,8 +553,12 @@ function mountModelVerbs(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRou
       : badName(c);
   });
 
-  path('get', '/push/models/{name}/runs', 'listModelRuns', "The model's latest runs, newest first", {
-    200: json(z.array(ModelRunRow), 'The runs'),
+  path({
+    method: 'get',
+    route: '/push/models/{name}/runs',
+    operationId: 'listModelRuns',
+    summary: "The model's latest runs, newest first",
+    responses: { 200: json(z.array(ModelRunRow), 'The runs') },
   });
   app.get('/push/models/:name/runs', async (c) => {
     const name = named(c);
@@ -552,13 +569,13 @@ function mountModelVerbs(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRou
     ['pause', true],
     ['resume', false],
   ] as const) {
-    path(
-      'post',
-      `/push/models/{name}/${verb}`,
-      `${verb}Model`,
-      paused ? 'Pause the model: its cron does not run it' : 'Resume the model on its cron',
-      { 200: json(Model, 'The model') },
-    );
+    path({
+      method: 'post',
+      route: `/push/models/{name}/${verb}`,
+      operationId: `${verb}Model`,
+      summary: paused ? 'Pause the model: its cron does not run it' : 'Resume the model on its cron',
+      responses: { 200: json(Model, 'The model') },
+    });
     app.post(`/push/models/:name/${verb}`, async (c) => {
       const name = named(c);
       return name
@@ -567,8 +584,12 @@ function mountModelVerbs(app: OpenAPIHono, o: PushApiOptions, { path }: ModelRou
     });
   }
 
-  path('delete', '/push/models/{name}', 'removeModel', 'Remove the model (its runs and queued changes stay)', {
-    204: { description: 'Removed' },
+  path({
+    method: 'delete',
+    route: '/push/models/{name}',
+    operationId: 'removeModel',
+    summary: 'Remove the model (its runs and queued changes stay)',
+    responses: { 204: { description: 'Removed' } },
   });
   app.delete('/push/models/:name', async (c) => {
     const name = named(c);

@@ -127,7 +127,7 @@ async function changeOf(
   const settable = Object.fromEntries(
     Object.entries(want).filter(([f, v]) => f !== m.keyField && (c.current || v !== null)),
   );
-  const diff = diffFields(k.table, settable, c.current ?? {}, [], treatments, policy);
+  const diff = diffFields(k.table, settable, c.current ?? {}, [], { treatments, policy });
   const changed = diff.changed ?? {};
   if (c.current && Object.keys(changed).length === 0) return undefined;
   const record: Record<string, number> | null = c.current

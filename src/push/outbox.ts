@@ -311,14 +311,19 @@ export async function markRefused(
   );
 }
 
+/** Where an attempt left changes it did not settle, why, and the attempts they have had. */
+export interface Unsettled {
+  status: 'queued' | 'in_doubt' | 'failed';
+  message: string;
+  attempts: number;
+}
+
 /** Not settled by this attempt: queued or in doubt again after the retry delay for `attempts`, or `failed` (the webhook told). */
 export async function markUnsettled(
   sql: Sql,
   wh: { schema: string },
   ids: readonly number[],
-  status: 'queued' | 'in_doubt' | 'failed',
-  message: string,
-  attempts: number,
+  { status, message, attempts }: Unsettled,
 ): Promise<void> {
   // Citus takes no function short of immutable inside a CASE of an UPDATE: the statement says whether to notify.
   const notify = status === 'failed' ? ', notify_next_at = now()' : '';

@@ -86,7 +86,10 @@ export async function previewPush(ctx: IntakeContext, kind: PushKind, items: rea
       });
       return;
     }
-    changes.push({ ...base, ...compared(kind, a.change, current[i] ?? null, policies.get(a.company)!, policy) });
+    changes.push({
+      ...base,
+      ...compared(kind, a.change, current[i] ?? null, { treatments: policies.get(a.company)!, policy }),
+    });
   });
   changes.sort((x, y) => x.index - y.index);
   const valid = changes.filter((c) => c.valid);
@@ -178,13 +181,7 @@ type Compared = Pick<
   'action' | 'record' | 'changed' | 'unchanged' | 'notCompared' | 'note' | 'requests'
 >;
 
-function compared(
-  kind: PushKind,
-  change: Accepted,
-  row: CurrentRow,
-  treatments: ReadonlyMap<string, FieldTreatment>,
-  policy: FieldPolicy,
-): Compared {
+function compared(kind: PushKind, change: Accepted, row: CurrentRow, personal: PersonalTreatment): Compared {
   const p = change.payload;
   if (kind === 'individual') {
     const lookedUpBy =
@@ -195,7 +192,7 @@ function compared(
           : 'UniqueNumber';
     const extra: Record<string, string> = change.ssn ? { SSN: 'never kept in the warehouse' } : {};
     if (!row) {
-      const diff = diffFields('individuals', p, {}, [], treatments, policy);
+      const diff = diffFields('individuals', p, {}, [], personal);
       if (lookedUpBy === 'ServiceId') {
         return {
           action: 'update',
@@ -209,7 +206,7 @@ function compared(
       // A lookup that finds nobody, then the Insert.
       return { action: 'insert', record: null, ...diff, notCompared: { ...diff.notCompared, ...extra }, requests: 2 };
     }
-    const diff = diffFields('individuals', p, row, [lookedUpBy], treatments, policy);
+    const diff = diffFields('individuals', p, row, [lookedUpBy], personal);
     // A lookup (which returns the individual to merge into), then the Update.
     return {
       action: 'update',
@@ -220,7 +217,7 @@ function compared(
     };
   }
   if (typeof p.IndividualCertificationId === 'number') {
-    const diff = diffFields('individual_certifications', p, row ?? {}, IDENTITY.certification, treatments, policy);
+    const diff = diffFields('individual_certifications', p, row ?? {}, IDENTITY.certification, personal);
     const note = row
       ? undefined
       : `the warehouse has no credential ${p.IndividualCertificationId}: the service refuses the change unless it has one`;
@@ -234,12 +231,18 @@ function compared(
     };
   }
   const holder = (row?.holder ?? null) as CurrentRow;
-  const diff = diffFields('individual_certifications', p, {}, IDENTITY.certification, treatments, policy);
+  const diff = diffFields('individual_certifications', p, {}, IDENTITY.certification, personal);
   const note = holder
     ? undefined
     : 'the warehouse has no such holder: the service refuses the credential unless the holder exists by then';
   // A holder lookup unless the ServiceId is given, the Insert, and the holder's credential list read back.
   return { action: 'insert', record: null, ...diff, note, requests: typeof p.ServiceId === 'number' ? 2 : 3 };
+}
+
+/** What a company's personal-data policy does to each field it names, and the hash it stores for `hash`. */
+export interface PersonalTreatment {
+  treatments: ReadonlyMap<string, FieldTreatment>;
+  policy: FieldPolicy;
 }
 
 /** Compares each pushed field with the row's column (`snake_case` of the field, as the mapper names it). */
@@ -248,8 +251,7 @@ export function diffFields(
   payload: Record<string, unknown>,
   row: Record<string, unknown>,
   identity: readonly string[],
-  treatments: ReadonlyMap<string, FieldTreatment>,
-  policy: FieldPolicy,
+  { treatments, policy }: PersonalTreatment,
 ): Pick<PreviewedChange, 'changed' | 'unchanged' | 'notCompared'> {
   const info = tableInfo(table);
   const changed: Record<string, [unknown, unknown]> = {};

@@ -196,8 +196,9 @@ function assignments(store: SandboxStore, rng: Rng, p: Period, pools: Pools, siz
             : 'assignmentsUnassigned',
     );
   };
-  const createdAt = publish(store, rng, p, pools, size, emit);
-  move(store, rng, p, pools, size, emit, createdAt);
+  const scene: AssignmentScene = { store, rng, p, pools, size, emit };
+  const createdAt = publish(scene);
+  move(scene, createdAt);
   clock(store, rng, p);
   // Stable: events of one stamp stay in the order they were applied.
   log.sort((a, b) => a.at - b.at);
@@ -285,18 +286,21 @@ function offsetOfText(text: string | null | undefined): number {
 
 type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => void;
 
+/** What the period's assignment changes are made in: the store, the draws, the period, and where each is told. */
+interface AssignmentScene {
+  store: SandboxStore;
+  rng: Rng;
+  p: Period;
+  pools: Pools;
+  size: SizeProfile;
+  emit: Emit;
+}
+
 /**
  * As days pass, the day at the end of the publishing horizon gets its schedule (Created changes), stamped at the
  * moment its publishing day began, or the period's start if that was earlier. Returns when each new one was created.
  */
-function publish(
-  store: SandboxStore,
-  rng: Rng,
-  p: Period,
-  pools: Pools,
-  size: SizeProfile,
-  emit: Emit,
-): Map<number, number> {
+function publish({ store, rng, p, pools, size, emit }: AssignmentScene): Map<number, number> {
   const createdAt = new Map<number, number>();
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   while (store.horizonDay < dayOf(p.toMs) + size.futureDays) {
@@ -305,7 +309,7 @@ function publish(
       Math.max((store.horizonDay - size.futureDays) * DAY_MS + rng.int(0, 3_600_000), p.fromMs + 1),
       latestStamp(p.toMs),
     );
-    for (const slot of scheduleDay(store, rng, pools, store.horizonDay, factor, 0.2)) {
+    for (const slot of scheduleDay(store, rng, pools, { day: store.horizonDay, factor, openShare: 0.2 })) {
       store.insertAssignment(slot.rec, slot.startMs);
       emit(slot.rec, 'Created', at, slot.rec.Assignee ?? null);
       createdAt.set(slot.rec.ShiftAssignmentId, at);
@@ -318,15 +322,8 @@ function publish(
  * Upcoming shifts get assigned, unassigned, reassigned or deleted. The moves are applied in the order of their
  * stamps, so the last change record of an assignment always describes what GetList shows.
  */
-function move(
-  store: SandboxStore,
-  rng: Rng,
-  p: Period,
-  pools: Pools,
-  size: SizeProfile,
-  emit: Emit,
-  createdAt: Map<number, number>,
-): void {
+function move(scene: AssignmentScene, createdAt: Map<number, number>): void {
+  const { store, rng, p, size, emit } = scene;
   const today = dayOf(p.toMs);
   const moves = rng.count(size.assignmentsPerDay * RATES.assignmentMoves * p.days);
   const deletes = rng.count(size.assignmentsPerDay * RATES.assignmentDeletes * p.days);
@@ -344,21 +341,12 @@ function move(
       b.starts.splice(i, 1);
       emit(a, 'Deleted', op.at, a.Assignee ?? null);
     } else if (!(a.Type === 'Ride Along' && a.Assignee != null && a.Assignee.ServiceId == null)) {
-      reassign(store, rng, pools, b, i, op.at, p, emit);
+      reassign(scene, b, i, op.at);
     }
   }
 }
 
-function reassign(
-  store: SandboxStore,
-  rng: Rng,
-  pools: Pools,
-  b: DayBucket,
-  i: number,
-  at: number,
-  p: Period,
-  emit: Emit,
-): void {
+function reassign({ store, rng, pools, p, emit }: AssignmentScene, b: DayBucket, i: number, at: number): void {
   const a = b.items[i] as ShiftAssignment;
   const candidate = pickPerson(store, rng, pools.byTitle.get(a.JobTitleId ?? 0) ?? []);
   if (a.Assignee == null) {
@@ -412,7 +400,7 @@ function timeOff(store: SandboxStore, rng: Rng, p: Period, perDay: number): void
     const r = rng.next();
     const status = r < 0.8 ? 'Approved' : r < 0.95 ? 'Denied' : 'Canceled';
     const reviewer = supervisors.length > 0 ? rng.pick(supervisors) : undefined;
-    e.rec = decide(store, rng, e, status, reviewer, p.at());
+    e.rec = decide(store, rng, e, { status, reviewer, atMs: p.at() });
     add(p, 'timeOffDecisions');
   }
   const employees = [...store.individuals.values()].filter((i) => i.IsEmployee === 1 && i.Status === 'Active');
@@ -448,15 +436,11 @@ function forms(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: Siz
     const e = rng.pick(recent);
     const form = store.forms.find((f) => f.FormId === e.formId);
     if (!form) continue;
-    editFormResponse(
-      store,
-      rng,
-      e,
-      form,
-      Math.min(Math.max(p.at(), e.updatedMs + 1000), latestStamp(p.toMs)),
-      rng.pick(people),
+    editFormResponse(store, rng, e, form, {
+      atMs: Math.min(Math.max(p.at(), e.updatedMs + 1000), latestStamp(p.toMs)),
+      editor: rng.pick(people),
       people,
-    );
+    });
     add(p, 'formResponsesEdited');
   }
   const runsPerDay = size.runs / size.historyDays;
@@ -497,17 +481,15 @@ function editRuns(store: SandboxStore, rng: Rng, p: Period, people: readonly Ind
     const { answers, changed } = editAnswers(store, rng, form, e.rec.Answers ?? [], ctx);
     e.rec = { ...e.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : e.rec.Status, Answers: answers };
     e.updatedMs = at;
-    for (const row of auditRows(
-      store,
-      form,
-      e.rec.ResponseId,
-      e.rec.RelatedRun?.RunId ?? null,
-      changed,
-      editor,
-      at,
-      e.zone,
-    ))
-      store.addAudit(row, at, form.FormId);
+    const edit = {
+      responseId: e.rec.ResponseId,
+      runId: e.rec.RelatedRun?.RunId ?? null,
+      answers: changed,
+      by: editor,
+      atMs: at,
+      zone: e.zone,
+    };
+    for (const row of auditRows(store, form, edit)) store.addAudit(row, at, form.FormId);
     add(p, 'runLogResponsesEdited');
   }
 }

@@ -218,16 +218,21 @@ function answerText(value: unknown): string | null {
   return typeof selected === 'string' ? selected : JSON.stringify(value);
 }
 
+/** Answers given or changed in one response: by whom, when and in which zone, and the run it belongs to. */
+export interface AuditedAnswers {
+  responseId: number;
+  runId: string | null;
+  answers: readonly FormAnswer[];
+  by: Individual | undefined;
+  atMs: number;
+  zone: Zone;
+}
+
 /** One audit row per answer (service-spec.md, "FormAudit (one item per form response answer)"). */
 export function auditRows(
   store: SandboxStore,
   form: FormDef,
-  responseId: number,
-  runId: string | null,
-  answers: readonly FormAnswer[],
-  by: Individual | undefined,
-  atMs: number,
-  zone: Zone,
+  { responseId, runId, answers, by, atMs, zone }: AuditedAnswers,
 ): FormAudit[] {
   const insertDate = dateTime(atMs, zone);
   const who = by

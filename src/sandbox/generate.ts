@@ -102,16 +102,25 @@ interface ChangeLog {
   times: number[];
 }
 
+/** Where the past's assignments are placed: the store, the draws, the people to assign, and their change records. */
+interface HistoryScene {
+  store: SandboxStore;
+  rng: Rng;
+  pools: Pools;
+  log: ChangeLog;
+}
+
 function generateAssignments(store: SandboxStore, rng: Rng, pools: Pools, size: SizeProfile): void {
   const today = dayOf(store.nowMs);
   const factor = size.assignmentsPerDay / slotsPerDay(store);
   const log: ChangeLog = { recs: [], times: [] };
+  const scene: HistoryScene = { store, rng, pools, log };
   store.horizonDay = today + size.futureDays;
   for (let day = today - size.historyDays; day <= store.horizonDay; day++) {
     const ahead = Math.max(0, day - today) / size.futureDays;
     const publishedMs = Math.min((day - size.futureDays) * DAY_MS + rng.int(0, 20) * HOUR_MS, store.nowMs - 60_000);
-    for (const slot of scheduleDay(store, rng, pools, day, factor, 0.05 + 0.15 * ahead)) {
-      placeHistoricSlot(store, rng, pools, slot, publishedMs, log);
+    for (const slot of scheduleDay(store, rng, pools, { day, factor, openShare: 0.05 + 0.15 * ahead })) {
+      placeHistoricSlot(scene, slot, publishedMs);
     }
   }
   for (const b of store.days.values()) sortBucket(b);
@@ -139,14 +148,7 @@ function between(rng: Rng, a: number, b: number): number {
  * Stores a slot as it stands at the clock's time: clocked in and out if it has passed, with the change
  * records that led to its current assignee. A few slots were deleted after creation.
  */
-function placeHistoricSlot(
-  store: SandboxStore,
-  rng: Rng,
-  pools: Pools,
-  slot: Slot,
-  createdMs: number,
-  log: ChangeLog,
-): void {
+function placeHistoricSlot({ store, rng, pools, log }: HistoryScene, slot: Slot, createdMs: number): void {
   const { rec, startMs, zone } = slot;
   const emit = (type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     // A day's schedule is published at one instant, so its Created stamps share one string.
@@ -234,7 +236,7 @@ function generateTimeOff(store: SandboxStore, rng: Rng, size: SizeProfile): void
           (ind.SupervisorId != null ? byIndividualId.get(ind.SupervisorId) : undefined) ??
           (supervisors.length ? rng.pick(supervisors) : undefined);
         const reviewedMs = Math.min(requestedMs + rng.int(1, 120) * HOUR_MS, store.nowMs);
-        entry.rec = decide(store, rng, entry, status, reviewer, reviewedMs);
+        entry.rec = decide(store, rng, entry, { status, reviewer, atMs: reviewedMs });
       }
       store.timeOff.push(entry);
     }

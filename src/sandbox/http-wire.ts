@@ -305,6 +305,13 @@ function xmlEnvelope(endpoint: Endpoint, result: ReadResult, page: Page, codec: 
 
 const NO_QUIRKS: ReadonlySet<Quirk> = new Set();
 
+/** How a read's answer is written: the format asked for, the response's shape, and the quirks the service shows. */
+export interface ReadShape {
+  format: Format;
+  kind?: Response['kind'];
+  quirks?: ReadonlySet<Quirk>;
+}
+
 /**
  * The body of a successful read, shaped as the catalog's response description says, or as `kind` says where
  * the earlier representation differs (its certification list is a plain array).
@@ -314,9 +321,7 @@ export function renderRead(
   result: ReadResult,
   page: Page,
   codec: RecordCodec,
-  format: Format,
-  kind: Response['kind'] = endpoint.response.kind,
-  quirks: ReadonlySet<Quirk> = NO_QUIRKS,
+  { format, kind = endpoint.response.kind, quirks = NO_QUIRKS }: ReadShape,
 ): Buffer | string {
   const xml = format === 'xml';
   if (!xml && kind === 'envelope' && quirks.has('bare-array')) return joinJson('[', result.items, codec, CLOSE_ARRAY);

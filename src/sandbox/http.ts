@@ -258,7 +258,11 @@ export class SandboxApi {
     }
     const codec = this.#codecs.for(endpoint, earlier);
     const kind = plain ? 'array' : endpoint.response.kind;
-    this.#reply(ctx, 200, renderRead(endpoint, outcome.value, page, codec, ctx.format, kind, this.#deps.quirks));
+    this.#reply(
+      ctx,
+      200,
+      renderRead(endpoint, outcome.value, page, codec, { format: ctx.format, kind, quirks: this.#deps.quirks }),
+    );
   }
 
   async #write(req: IncomingMessage, ctx: Ctx, endpoint: Endpoint, earlier: boolean): Promise<void> {

@@ -122,7 +122,11 @@ export function lateTimeOff(store: SandboxStore, rng: Rng, p: Period, perDay: nu
     if (!e) continue;
     const r = rng.next();
     const status = e.rec.Status === 'Approved' ? 'Canceled' : r < 0.7 ? 'Approved' : r < 0.9 ? 'Denied' : 'Canceled';
-    e.rec = decide(store, rng, e, status, supervisors.length > 0 ? rng.pick(supervisors) : undefined, p.at());
+    e.rec = decide(store, rng, e, {
+      status,
+      reviewer: supervisors.length > 0 ? rng.pick(supervisors) : undefined,
+      atMs: p.at(),
+    });
     add(p, 'timeOffLateDecisions');
   }
 }

@@ -81,7 +81,14 @@ export function makeFormResponse(
     Answers: answers,
   };
   const submittedMs = Math.min(startMs + rng.int(2, 90) * 60_000, latestStamp(store.nowMs));
-  for (const row of auditRows(store, form, responseId, null, answers, submitter, submittedMs, zone))
+  for (const row of auditRows(store, form, {
+    responseId,
+    runId: null,
+    answers,
+    by: submitter,
+    atMs: submittedMs,
+    zone,
+  }))
     store.addAudit(row, submittedMs, form.FormId);
   return { formId: form.FormId, startMs, updatedMs: submittedMs, rec };
 }
@@ -111,21 +118,33 @@ export function editAnswers(
   return { answers: next, changed };
 }
 
+/** When a response is edited, by whom, and the people its answers may name. */
+export interface ResponseEdit {
+  atMs: number;
+  editor: Individual;
+  people: readonly Individual[];
+}
+
 export function editFormResponse(
   store: SandboxStore,
   rng: Rng,
   entry: ResponseEntry,
   form: FormDef,
-  atMs: number,
-  editor: Individual,
-  people: readonly Individual[],
+  { atMs, editor, people }: ResponseEdit,
 ): void {
   const zone = zoneOf(store, editor);
   const ctx: AnswerContext = { responseId: entry.rec.ResponseId, atMs, zone, people, crew: [] };
   const { answers, changed } = editAnswers(store, rng, form, entry.rec.Answers ?? [], ctx);
   entry.rec = { ...entry.rec, Status: rng.chance(0.5) ? rng.pick(form.statuses) : entry.rec.Status, Answers: answers };
   entry.updatedMs = atMs;
-  for (const row of auditRows(store, form, entry.rec.ResponseId, null, changed, editor, atMs, zone))
+  for (const row of auditRows(store, form, {
+    responseId: entry.rec.ResponseId,
+    runId: null,
+    answers: changed,
+    by: editor,
+    atMs,
+    zone,
+  }))
     store.addAudit(row, atMs, form.FormId);
 }
 
@@ -139,6 +158,8 @@ interface RunScene {
   locale: LocaleInfo | undefined;
   zone: AnswerContext['zone'];
   crew: AnswerContext['crew'][number][];
+  /** The company's people, whom the answers may name. */
+  people: readonly Individual[];
 }
 
 /** A run with its run-log form responses: always a debrief, often utilization and chart review forms. */
@@ -160,9 +181,9 @@ export function makeRun(
     FirstName: p.FirstName ?? null,
     LastName: p.LastName ?? null,
   }));
-  const scene: RunScene = { runMs, runType, crewPeople, locale, zone, crew };
+  const scene: RunScene = { runMs, runType, crewPeople, locale, zone, crew, people };
   const run = runRecord(store, rng, scene);
-  return runLogForms(store, rng, runMs).map((form) => runLogResponse(store, rng, scene, run, form, people));
+  return runLogForms(store, rng, runMs).map((form) => runLogResponse(store, rng, scene, run, form));
 }
 
 /** The run as the service reports it beside each of its run-log responses. */
@@ -235,10 +256,9 @@ function runLogForms(store: SandboxStore, rng: Rng, runMs: number): RunLogFormDe
 function runLogResponse(
   store: SandboxStore,
   rng: Rng,
-  { runMs, runType, crewPeople, zone, crew }: RunScene,
+  { runMs, runType, crewPeople, zone, crew, people }: RunScene,
   run: ReturnType<typeof runRecord>,
   form: RunLogFormDef,
-  people: readonly Individual[],
 ): RunLogEntry {
   const responseId = 600_000 + ++store.next.response;
   const submitter = crewPeople[0] ?? rng.pick(people);
@@ -256,7 +276,14 @@ function runLogResponse(
     RelatedRun: run,
   };
   const submittedMs = Math.min(startMs + rng.int(5, 60) * 60_000, latestStamp(store.nowMs));
-  for (const row of auditRows(store, form, responseId, run.RunId, answers, submitter, submittedMs, zone))
+  for (const row of auditRows(store, form, {
+    responseId,
+    runId: run.RunId,
+    answers,
+    by: submitter,
+    atMs: submittedMs,
+    zone,
+  }))
     store.addAudit(row, submittedMs, form.FormId);
   return {
     formId: form.FormId,

@@ -40,32 +40,31 @@ export function slotsPerDay(store: SandboxStore): number {
  * The assignments of one local calendar day across all schedules. `factor` scales each shift's crew count
  * so the dataset reaches its size; `openShare` is the share left open (higher for days far ahead).
  */
-export function scheduleDay(
-  store: SandboxStore,
-  rng: Rng,
-  pools: Pools,
-  day: number,
-  factor: number,
-  openShare: number,
-): Slot[] {
+export function scheduleDay(store: SandboxStore, rng: Rng, pools: Pools, plan: DayPlan): Slot[] {
   const slots: Slot[] = [];
   for (const schedule of store.schedules) {
     for (const shift of schedule.shifts) {
-      const n = rng.count(shift.slots * factor);
-      for (let k = 0; k < n; k++) slots.push(makeSlot(store, rng, pools, schedule, shift, day, openShare));
+      const n = rng.count(shift.slots * plan.factor);
+      const place = { schedule, shift };
+      for (let k = 0; k < n; k++) slots.push(makeSlot(store, rng, pools, plan, place));
     }
   }
   return slots;
+}
+
+/** The local calendar day a schedule is made for, how its crews are scaled, and the share of slots left open. */
+export interface DayPlan {
+  day: number;
+  factor: number;
+  openShare: number;
 }
 
 function makeSlot(
   store: SandboxStore,
   rng: Rng,
   pools: Pools,
-  schedule: ScheduleDef,
-  shift: ScheduleDef['shifts'][number],
-  day: number,
-  openShare: number,
+  { day, openShare }: DayPlan,
+  { schedule, shift }: { schedule: ScheduleDef; shift: ScheduleDef['shifts'][number] },
 ): Slot {
   const zone = schedule.locale.zone;
   const startMs = zone.toUtc(day * DAY_MS + shift.startHour * HOUR_MS);

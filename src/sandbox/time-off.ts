@@ -40,13 +40,18 @@ export function makeTimeOff(
 }
 
 /** The request after a supervisor's decision at `atMs`; approved hours may be split across two policies. */
+/** A supervisor's decision on a request: what it was, who made it, and when. */
+export interface Decision {
+  status: 'Approved' | 'Denied' | 'Canceled';
+  reviewer: Individual | undefined;
+  atMs: number;
+}
+
 export function decide(
   store: SandboxStore,
   rng: Rng,
   entry: TimeOffEntry,
-  status: 'Approved' | 'Denied' | 'Canceled',
-  reviewer: Individual | undefined,
-  atMs: number,
+  { status, reviewer, atMs }: Decision,
 ): TimeOffRequest {
   const r = entry.rec;
   const requester = store.individual(entry.serviceId);

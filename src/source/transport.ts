@@ -70,6 +70,14 @@ const notActedOn = (err: SourceError) => err.kind === 'rate_limit' || err.code =
 /** How one attempt ended: its result, or the error with the reset instant a rate limit named. */
 type Attempt<T> = { ok: true; result: T } | { ok: false; error: SourceError; resetAtMs?: number };
 
+/** One attempt at a request: its endpoint and call, the limiter lane it waits in, and its number (0 the first). */
+interface RequestTry {
+  e: Endpoint;
+  req: OutgoingCall;
+  lane: Lane;
+  attempt: number;
+}
+
 export class Transport {
   readonly maxRetries: number;
   readonly #o: TransportOptions;
@@ -111,7 +119,7 @@ export class Transport {
     const lane = opts.lane ?? e.lane ?? 'incremental';
     const mayRetry = (err: SourceError) => err.retryable && (isRepeatable(e) || notActedOn(err));
     for (let attempt = 0; ; attempt++) {
-      const done = await this.#attempt(e, req, lane, opts, attempt, take);
+      const done = await this.#attempt({ e, req, lane, attempt }, opts, take);
       if (done.ok) return done.result;
       if (!mayRetry(done.error) || attempt >= this.maxRetries) throw done.error;
       await this.pause(e, done.error, attempt, { signal: opts.signal, resetAtMs: done.resetAtMs });
@@ -148,14 +156,8 @@ export class Transport {
     await sleep(delay, signal);
   }
 
-  async #attempt<T>(
-    e: Endpoint,
-    req: OutgoingCall,
-    lane: Lane,
-    opts: RequestOptions,
-    attempt: number,
-    take: (res: OpenResponse) => Promise<T>,
-  ): Promise<Attempt<T>> {
+  async #attempt<T>(t: RequestTry, opts: RequestOptions, take: (res: OpenResponse) => Promise<T>): Promise<Attempt<T>> {
+    const { e, req, lane, attempt } = t;
     let resetAtMs: number | undefined;
     let sentAt: number | undefined;
     let status: number | undefined;
@@ -171,10 +173,10 @@ export class Transport {
       this.#o.log.debug({ endpoint: e.name, status: res.status, ms: Date.now() - sentAt, attempt }, 'response');
       if (refusal) throw refusal;
       const result = await take(res);
-      this.#report(e, req, lane, attempt, sentAt, status);
+      this.#report(t, sentAt, status);
       return { ok: true, result };
     } catch (err) {
-      if (sentAt !== undefined) this.#report(e, req, lane, attempt, sentAt, status, err);
+      if (sentAt !== undefined) this.#report(t, sentAt, status, err);
       if (!(err instanceof SourceError)) throw err;
       return { ok: false, error: err, resetAtMs };
     }
@@ -197,15 +199,7 @@ export class Transport {
   }
 
   /** Tells the observers how one attempt ended. */
-  #report(
-    e: Endpoint,
-    req: OutgoingCall,
-    lane: Lane,
-    attempt: number,
-    sentAt: number,
-    status?: number,
-    err?: unknown,
-  ): void {
+  #report({ e, req, lane, attempt }: RequestTry, sentAt: number, status?: number, err?: unknown): void {
     const run = streamRun.getStore();
     if (!this.#o.observers && !run?.onRequest) return;
     const kind =

@@ -2,7 +2,7 @@ import type { ZodType } from 'zod';
 import { forEachLimited } from './windows.ts';
 import { ChangeCursor, SinceCursor, SnapshotCursor, StatusCursor, WindowCursor } from './cursors.ts';
 import { StreamCursor } from './stream-cursor.ts';
-import { partitionsOf, type Partition } from './partitions.ts';
+import { partitionsOf } from './partitions.ts';
 import type { Strategy, StreamDef } from '../resources/stream.ts';
 import {
   windowsAtOnce,
@@ -12,7 +12,6 @@ import {
   type StreamRun,
   type SyncContext,
 } from './context.ts';
-import type { PageCounter } from './estimate.ts';
 import { runFull } from './strategies/full.ts';
 import { runSnapshot } from './strategies/snapshot.ts';
 import { runUpdatedSince } from './strategies/updated-since.ts';
@@ -89,7 +88,7 @@ export async function runStream(
   try {
     // Partitions keep checkpoints of their own: they are read side by side, like windows.
     await forEachLimited(partitions, windowsAtOnce(ctx), async (partition) => {
-      const run = streamRun(ctx, stream, partition, counters, opts, progress.counter(partition.key));
+      const run = streamRun({ ctx, stream, partition, counters, opts, progress: progress.counter(partition.key) });
       await readPartition(run, readerOf(stream.strategy), stream.strategy);
       progress.finish(partition.key);
     });
@@ -100,14 +99,14 @@ export async function runStream(
 }
 
 /** One partition's run, with the cursor that owns its progress. */
-export function streamRun(
-  ctx: SyncContext,
-  stream: StreamDef,
-  partition: Partition,
-  counters: StreamCounters,
-  opts: RunOptions,
-  progress?: PageCounter,
-): StreamRun {
+export function streamRun({
+  ctx,
+  stream,
+  partition,
+  counters,
+  opts,
+  progress,
+}: Pick<StreamRun, 'ctx' | 'stream' | 'partition' | 'counters' | 'opts' | 'progress'>): StreamRun {
   const syncedAt = new Date();
   const cursor = new StreamCursor({
     warehouse: ctx.warehouse,

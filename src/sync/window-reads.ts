@@ -62,6 +62,12 @@ function windowQuery(run: StreamRun, w: Window, spec: WindowSpec): Record<string
   return { ...spec.query, [spec.start]: w.start, [spec.end]: end };
 }
 
+/** A pass's slice read as a window: where its pages' progress is stored, and where a resumed read stands. */
+export interface SliceRead {
+  progress?: ReadProgress;
+  resume?: ReadPoint;
+}
+
 /**
  * Reads one window completely (halving it when refused) and marks what it did not return gone. A window
  * resumed part way goes on from where it stands: its records before that were not seen by this read.
@@ -71,8 +77,7 @@ export async function readWindow(
   w: Window,
   lane: Lane,
   spec: WindowSpec,
-  progress?: ReadProgress,
-  resume?: ReadPoint,
+  { progress, resume }: SliceRead = {},
 ): Promise<'whole' | 'split'> {
   const range = spec.deleteMissing ? { ...spec.deleteMissing, from: w.start, to: w.end } : undefined;
   // A window resumed part way infers nothing (below): it need not ask what its scope held. One whose keys are
@@ -145,10 +150,8 @@ export async function readWindows(run: StreamRun, windows: Window[], lane: Lane,
 export async function readPass(
   run: StreamRun,
   pass: Pass,
-  sliceMs: number,
   lane: Lane,
-  spec: WindowSpec,
-  cursorWith: (p: Pass | undefined) => unknown,
+  { sliceMs, spec, cursorWith }: Pick<PassOwed, 'sliceMs' | 'spec' | 'cursorWith'>,
 ): Promise<void> {
   const done = new Set(pass.done);
   const at = pass.at ?? {};
@@ -170,8 +173,8 @@ export async function readPass(
     // A resumed slice does not simply go on after its last written page: offset paging shifts when records
     // before it are deleted meanwhile, which would skip as many unread records (RESUME_OVERLAP).
     const sliceRun = run.progress ? { ...run, progress: run.progress.slice(id) } : run;
-    if ((await readWindow(sliceRun, w, lane, spec, progress, progress.everyPage ? at[id] : undefined)) === 'split')
-      await run.cursor.closeSlice(id);
+    const resume = progress.everyPage ? at[id] : undefined;
+    if ((await readWindow(sliceRun, w, lane, spec, { progress, resume })) === 'split') await run.cursor.closeSlice(id);
     sliceRun.progress?.settle();
   });
 }
@@ -254,7 +257,7 @@ export async function readOwedPass(run: StreamRun, o: PassOwed): Promise<PassRea
     begun ??
     newPass(reread!.name, ...spanOf(rereadSpan(reread!, o.signpost, o.backfillFrom, o.horizon), o.align ?? ((d) => d)));
   const backfill = pass.name === 'backfill';
-  const read = () => readPass(run, pass, o.sliceMs, backfill ? 'backfill' : 'incremental', o.spec, o.cursorWith);
+  const read = () => readPass(run, pass, backfill ? 'backfill' : 'incremental', o);
   await (backfill ? read() : rereading(run, pass.name, read));
   return {
     backfillOrResumed: begun !== undefined,

@@ -206,13 +206,16 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   const databaseDir = cluster?.databaseDir ?? join(root, 'pg');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   const port = await freePort();
-  const flags = ['-c', 'listen_addresses=127.0.0.1'];
-  const onLog = (m: string) => logger?.debug({ embedded: m.trim() }, 'embedded postgres');
+  const start: EmbeddedStart = {
+    fresh,
+    port,
+    flags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: (m: string) => logger?.debug({ embedded: m.trim() }, 'embedded postgres'),
+    logger,
+  };
   await stopOrphan(databaseDir, logger);
   if (fresh) logger?.info({ databaseDir }, 'initialising embedded Postgres');
-  const started = cluster
-    ? startRootEmbedded(cluster, fresh, port, flags, onLog)
-    : startLibraryEmbedded(databaseDir, fresh, port, flags, onLog, logger);
+  const started = cluster ? startRootEmbedded(cluster, start) : startLibraryEmbedded(databaseDir, start);
   await started.catch((e: unknown) => {
     throw new Error(
       `embedded Postgres under ${databaseDir} did not start${e ? `: ${e instanceof Error ? e.message : String(e)}` : ''}`,
@@ -232,13 +235,18 @@ async function startEmbedded(dataDir: string, logger?: Logger): Promise<Embedded
   };
 }
 
+/** How an embedded Postgres starts: initialised first or not, on which port, with which flags, logging where. */
+interface EmbeddedStart {
+  fresh: boolean;
+  port: number;
+  flags: string[];
+  onLog: (m: string) => void;
+  logger: Logger | undefined;
+}
+
 async function startLibraryEmbedded(
   databaseDir: string,
-  fresh: boolean,
-  port: number,
-  flags: string[],
-  onLog: (m: string) => void,
-  logger?: Logger,
+  { fresh, port, flags, onLog, logger }: EmbeddedStart,
 ): Promise<void> {
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
@@ -257,13 +265,7 @@ async function startLibraryEmbedded(
   await pg.start();
 }
 
-async function startRootEmbedded(
-  cluster: RootCluster,
-  fresh: boolean,
-  port: number,
-  flags: string[],
-  onLog: (m: string) => void,
-): Promise<void> {
+async function startRootEmbedded(cluster: RootCluster, { fresh, port, flags, onLog }: EmbeddedStart): Promise<void> {
   const locale = bestLocale();
   if (fresh) await initRootCluster(cluster, EMBEDDED_USER, EMBEDDED_PASSWORD, locale);
   await startRootCluster(cluster, port, flags, locale, onLog);

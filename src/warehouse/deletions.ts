@@ -139,7 +139,7 @@ export async function markDeletedByKey(wh: Warehouse, o: MarkByKeyOptions): Prom
        returning ${key.map((k) => `x."${k}"`).join(', ')}`,
       [o.companyKey, at, ...arrays, ...(scope?.params ?? [])] as never[],
     );
-    await afterDelete(tx, schema, o.target, o.companyKey, gone, at);
+    await afterDelete(tx, schema, o, gone, at);
     return gone.length;
   }) as Promise<number>;
 }
@@ -159,8 +159,7 @@ function inTransaction<T>(wh: Warehouse, fn: (tx: Tx) => Promise<T>): Promise<T>
 async function afterDelete(
   tx: Tx,
   schema: string,
-  target: Target,
-  companyKey: string,
+  { target, companyKey }: Pick<MarkByKeyOptions, 'target' | 'companyKey'>,
   gone: readonly Record<string, unknown>[],
   at: Date,
 ): Promise<void> {

@@ -220,14 +220,7 @@ interface Opens {
  * statement: RETURNING hands the rows as written to the history insert, so the page's rows are neither sent nor
  * looked up a second time. `at` is the parameter holding the version's start.
  */
-function openingHistory(
-  schema: string,
-  _table: TableInfo,
-  history: TableInfo,
-  _source: Source,
-  write: string,
-  at: string,
-): string {
+function openingHistory(schema: string, history: TableInfo, write: string, at: string): string {
   return cached(`opening:${history.name}:${write}`, () => {
     const content = history.columns
       .filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to')
@@ -240,14 +233,19 @@ on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content.ma
   });
 }
 
+/** A table written in a page's transaction: the pipeline it is sent on and the warehouse's schema. */
+interface TableWrite {
+  readonly pipe: Pipeline;
+  readonly schema: string;
+  readonly table: TableInfo;
+}
+
 /**
  * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
  * by COPY), else unnested from array parameters, a chunk at a time. With `opens`, the rows open their history.
  */
 async function insertFrom(
-  pipe: Pipeline,
-  schema: string,
-  table: TableInfo,
+  { pipe, schema, table }: TableWrite,
   rows: readonly Row[],
   statement: Statement,
   opens?: Opens,
@@ -257,7 +255,7 @@ async function insertFrom(
     const write = statement(schema, table, source);
     if (!opens) return pipe.send(write, params);
     const at = `$${params.length + 1}`;
-    pipe.send(openingHistory(schema, table, opens.history, source, write, at), [...params, opens.at.toISOString()]);
+    pipe.send(openingHistory(schema, opens.history, write, at), [...params, opens.at.toISOString()]);
   };
   const s = staging(schema, table);
   if (
@@ -271,10 +269,10 @@ async function insertFrom(
   for (const chunk of chunks(rows)) send(unnested(table), columnsAsArrays(chunk, table.columns));
 }
 
-const upsertRows = (pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], opens?: Opens) =>
-  insertFrom(pipe, schema, table, rows, upsertStatement, opens);
-const insertRows = (pipe: Pipeline, schema: string, table: TableInfo, rows: readonly Row[], opens?: Opens) =>
-  insertFrom(pipe, schema, table, rows, insertStatement, opens);
+const upsertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>
+  insertFrom(into, rows, upsertStatement, opens);
+const insertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>
+  insertFrom(into, rows, insertStatement, opens);
 
 /** Key values (after company_key) of mapped parents, one text array per key column. */
 function keyArrays(rows: readonly Row[], key: readonly string[]): string[] {
@@ -287,9 +285,7 @@ function keyArrays(rows: readonly Row[], key: readonly string[]): string[] {
  * INSERT fails and the page is written again as an upsert, which passes every parent as stored).
  */
 async function replaceChildren(
-  pipe: Pipeline,
-  schema: string,
-  target: Target,
+  { pipe, schema, target }: TargetWrite,
   parents: readonly MappedItem[],
   stored: readonly MappedItem[],
 ): Promise<void> {
@@ -311,9 +307,7 @@ async function replaceChildren(
       ]);
     }
     await insertRows(
-      pipe,
-      schema,
-      table,
+      { pipe, schema, table },
       parents.flatMap((p) => p.children[i]!),
     );
   }
@@ -324,14 +318,7 @@ function renameKey(row: Row, from: readonly string[], to: readonly string[]): Ro
 }
 
 /** Closes the open history version of each key (the rows written then open their next one: openingHistory). */
-function closeHistory(
-  pipe: Pipeline,
-  schema: string,
-  target: Target,
-  companyKey: string,
-  close: readonly Row[],
-  at: Date,
-): void {
+function closeHistory({ pipe, schema, target, companyKey, syncedAt: at }: TargetWrite, close: readonly Row[]): void {
   if (!target.history || close.length === 0) return;
   const history = tableInfo(target.history);
   const { from, on } = keyJoin(schema, history, target.key, 3);
@@ -351,20 +338,26 @@ function closeHistory(
  */
 type NewRows = 'fresh' | 'insert' | 'upsert';
 
+/** One target's rows written in a page's transaction: where, for which company, and the sync's time. */
+interface TargetWrite {
+  readonly pipe: Pipeline;
+  readonly schema: string;
+  readonly target: Target;
+  readonly companyKey: string;
+  readonly syncedAt: Date;
+}
+
 /**
  * Writes mapped items of one target with children and history; counts what changed. `prepare` is handed the
  * items about to be written (not those found unchanged) before any is sent.
  */
 async function writeMapped(
-  pipe: Pipeline,
-  schema: string,
-  target: Target,
-  companyKey: string,
+  into: TargetWrite,
   mapped: readonly MappedItem[],
-  syncedAt: Date,
   newRows: NewRows,
   prepare?: (items: readonly MappedItem[]) => void,
 ): Promise<WriteResult> {
+  const { pipe, schema, target, syncedAt } = into;
   const result: WriteResult = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   if (mapped.length === 0) return result;
   for (const m of mapped) {
@@ -398,13 +391,13 @@ async function writeMapped(
     if (before && !before.wasDeleted) close.push(m.row);
   }
   prepare?.(changed);
-  closeHistory(pipe, schema, target, companyKey, close, syncedAt);
+  closeHistory(into, close);
   const opens = target.history ? { history: tableInfo(target.history), at: syncedAt } : undefined;
-  await insertRows(pipe, schema, table, fresh, opens);
+  await insertRows({ pipe, schema, table }, fresh, opens);
   // Rows read before are locked until commit, so their upsert always finds them.
-  await upsertRows(pipe, schema, table, rewrite, opens);
+  await upsertRows({ pipe, schema, table }, rewrite, opens);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
-  if (changed.length > 0) await replaceChildren(pipe, schema, target, changed, stored);
+  if (changed.length > 0) await replaceChildren(into, changed, stored);
   return result;
 }
 
@@ -459,26 +452,14 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
       if (page.envelope) {
         // The guess of fresh keys is the page's target's; the envelope's keys are always read.
         const e = await writeMapped(
-          pipe,
-          wh.schema,
-          page.envelope.target,
-          o.companyKey,
+          { pipe, schema: wh.schema, target: page.envelope.target, companyKey: o.companyKey, syncedAt: o.syncedAt },
           page.envelope.mapped,
-          o.syncedAt,
           newRows === 'fresh' ? 'insert' : newRows,
         );
         envelopeInserted = e.inserted;
       }
-      const result = await writeMapped(
-        pipe,
-        wh.schema,
-        o.target,
-        o.companyKey,
-        mapped,
-        o.syncedAt,
-        newRows,
-        personal.prepare,
-      );
+      const into = { pipe, schema: wh.schema, target: o.target, companyKey: o.companyKey, syncedAt: o.syncedAt };
+      const result = await writeMapped(into, mapped, newRows, personal.prepare);
       sendRejects(pipe, wh.schema, {
         companyKey: o.companyKey,
         stream: o.stream,

@@ -49,13 +49,13 @@ function watched(sent: string[]): Warehouse {
 }
 
 function runOf(company: string, sent: string[] = []): StreamRun {
-  return streamRun(
-    { ...sync.ctx, companyKey: company, warehouse: watched(sent) },
-    individuals,
-    { key: '-', query: {} },
-    emptyCounters(),
-    {},
-  );
+  return streamRun({
+    ctx: { ...sync.ctx, companyKey: company, warehouse: watched(sent) },
+    stream: individuals,
+    partition: { key: '-', query: {} },
+    counters: emptyCounters(),
+    opts: {},
+  });
 }
 
 const live = async (company: string) =>

@@ -192,7 +192,6 @@ export async function erase(
   companyKey: string,
   ref: PersonRef,
   requestedBy: string,
-  cause: 'request' | 'retention' = 'request',
 ): Promise<Erasure> {
   await knownCompany(wh, companyKey);
   if (companyKey === DEFAULT_POLICY_KEY) throw new PersonalDataError('unknown_company', 'erase needs a company');
@@ -205,7 +204,15 @@ export async function erase(
     ...('employeeNumber' in ref ? [ref.employeeNumber] : []),
     ...person.employeeNumbers.filter((n) => !HASHED.test(n)),
   ];
-  return erasePeople(wh, pd, companyKey, person, clearNumbers, requestedBy, cause);
+  return erasePeople(wh, pd, companyKey, { ids: person, clearNumbers, requestedBy, cause: 'request' });
+}
+
+/** Whom an erasure names (with their employee numbers in clear, to suppress), who asked for it, and why. */
+interface ErasureOrder {
+  ids: PersonIds;
+  clearNumbers: readonly string[];
+  requestedBy: string;
+  cause: 'request' | 'retention';
 }
 
 /** Erases the people of `ids` in one pass: one erasures row, one event, one rewrite of every table. */
@@ -213,10 +220,7 @@ async function erasePeople(
   wh: Warehouse,
   pd: PersonalData,
   companyKey: string,
-  ids: PersonIds,
-  clearNumbers: readonly string[],
-  requestedBy: string,
-  cause: 'request' | 'retention',
+  { ids, clearNumbers, requestedBy, cause }: ErasureOrder,
 ): Promise<Erasure> {
   const hmac = personalHmac(wh.personalDataKey());
   const hashes = [
@@ -270,15 +274,12 @@ export async function eraseFormerIndividuals(
   if (due.length === 0) return { people: 0 };
   const numbers = due.flatMap((r) => (r.employee_number ? [r.employee_number] : []));
   const ids: PersonIds = { serviceIds: due.map((r) => Number(r.service_id)), employeeNumbers: numbers };
-  const erasure = await erasePeople(
-    wh,
-    pd,
-    companyKey,
+  const erasure = await erasePeople(wh, pd, companyKey, {
     ids,
-    numbers.filter((n) => !HASHED.test(n)),
-    'retention',
-    'retention',
-  );
+    clearNumbers: numbers.filter((n) => !HASHED.test(n)),
+    requestedBy: 'retention',
+    cause: 'retention',
+  });
   return { people: due.length, erasure };
 }
 
