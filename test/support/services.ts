@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importEmbeddedPostgres, postgresBinaries, stopPostmaster } from '../../src/warehouse/connection.ts';
+import { importEmbeddedPostgres, postgresBinaries } from '../../src/warehouse/embedded.ts';
+import { stopPostmaster } from '../../src/warehouse/postmaster.ts';
 import {
   bestLocale,
   initRootCluster,

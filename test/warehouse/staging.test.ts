@@ -5,7 +5,8 @@ import { claimStaging, staging } from '../../src/warehouse/staging.ts';
 import { readCheckpoint } from '../../src/warehouse/state.ts';
 import { readRows } from '../support/rows.ts';
 import { targets } from '../../src/resources/index.ts';
-import { COPY_MIN_ROWS, writePage } from '../../src/warehouse/upsert.ts';
+import { COPY_MIN_ROWS } from '../../src/warehouse/row-writes.ts';
+import { writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
 
 let wh: Warehouse;

@@ -3,7 +3,8 @@ import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { targets } from '../../src/resources/index.ts';
 import { tableInfo } from '../../src/warehouse/catalog.ts';
 import { ANALYZE_AFTER_ROWS } from '../../src/warehouse/statistics.ts';
-import { lockAndReadStatement, writePage } from '../../src/warehouse/upsert.ts';
+import { lockAndReadStatement } from '../../src/warehouse/write-sql.ts';
+import { writePage } from '../../src/warehouse/upsert.ts';
 import { migratedWarehouse, parsed } from './fixtures.ts';
 
 let wh: Warehouse;

@@ -1,0 +1,116 @@
+import { exec, type Pipeline, type Tx } from './pipeline.ts';
+import type { Row, TableInfo } from './catalog.ts';
+import type { MappedItem } from './mapper.ts';
+import { columnsAsArrays, textArray } from './encoding.ts';
+import { claimStaging, stageRows, staging } from './staging.ts';
+import {
+  insertStatement,
+  lockAndReadStatement,
+  openingHistory,
+  q,
+  type Source,
+  type Statement,
+  unnested,
+  upsertStatement,
+} from './write-sql.ts';
+
+/**
+ * Rows of one table into a page's transaction: the stored state of the page's keys locked and read, and rows
+ * inserted or upserted, unnested from one array parameter per column a chunk at a time, or by COPY into a
+ * session's staging table (staging.ts) when there are many.
+ */
+
+/** Rows per statement: bounds the size of one message, not a parameter count. */
+export const CHUNK_ROWS = 5000;
+
+/**
+ * From this many rows on, rows go by COPY into staging. Measured end to end on shift assignments (writePage,
+ * TCP_NODELAY): COPY lost to unnest at 50 to 200 rows (the service's pages: its two extra round trips, CopyIn
+ * and CopyDone, and the staging table's truncation at commit cost more than it saves) and drew level at 1,000.
+ */
+export const COPY_MIN_ROWS = 1000;
+
+export function chunks<T>(items: readonly T[], size = CHUNK_ROWS): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export interface Previous {
+  hash: string;
+  wasDeleted: boolean;
+}
+
+/** The stored state of the page's keys that exist, by key text; those rows stay locked until the page commits. */
+export async function lockAndRead(
+  tx: Tx,
+  schema: string,
+  table: TableInfo,
+  mapped: readonly MappedItem[],
+): Promise<Map<string, Previous>> {
+  const previous = new Map<string, Previous>();
+  const key = table.primaryKey.slice(1);
+  for (const chunk of chunks(mapped)) {
+    const rows = chunk.map((m) => m.row);
+    for (const o of await exec(tx, lockAndReadStatement(schema, table), [
+      rows[0]!.company_key,
+      ...keyArrays(rows, key),
+    ])) {
+      const keyText = JSON.stringify(key.map((k) => o[k] as string | null));
+      previous.set(keyText, { hash: o._hash as string, wasDeleted: o.was_deleted as boolean });
+    }
+  }
+  return previous;
+}
+
+/** Where the rows written open their new history version: the history table and the time it is valid from. */
+export interface Opens {
+  readonly history: TableInfo;
+  readonly at: Date;
+}
+
+/** A table written in a page's transaction: the pipeline it is sent on and the warehouse's schema. */
+export interface TableWrite {
+  readonly pipe: Pipeline;
+  readonly schema: string;
+  readonly table: TableInfo;
+}
+
+/**
+ * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
+ * by COPY), else unnested from array parameters, a chunk at a time. With `opens`, the rows open their history.
+ */
+async function insertFrom(
+  { pipe, schema, table }: TableWrite,
+  rows: readonly Row[],
+  statement: Statement,
+  opens?: Opens,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const send = (source: Source, params: string[]) => {
+    const write = statement(schema, table, source);
+    if (!opens) return pipe.send(write, params);
+    const at = `$${params.length + 1}`;
+    pipe.send(openingHistory(schema, opens.history, write, at), [...params, opens.at.toISOString()]);
+  };
+  const s = staging(schema, table);
+  if (
+    rows.length >= COPY_MIN_ROWS &&
+    claimStaging(pipe.tx, s) &&
+    (await pipe.alone(() => stageRows(pipe.tx, s, rows)))
+  ) {
+    send({ id: 'staged', from: `${q(s.name)} i` }, []);
+    return;
+  }
+  for (const chunk of chunks(rows)) send(unnested(table), columnsAsArrays(chunk, table.columns));
+}
+
+export const upsertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>
+  insertFrom(into, rows, upsertStatement, opens);
+export const insertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>
+  insertFrom(into, rows, insertStatement, opens);
+
+/** Key values (after company_key) of mapped parents, one text array per key column. */
+export function keyArrays(rows: readonly Row[], key: readonly string[]): string[] {
+  return key.map((k) => textArray(rows.map((r) => (r[k] == null ? null : String(r[k])))));
+}
