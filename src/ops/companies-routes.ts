@@ -11,7 +11,7 @@ import {
   mountPersonalDataPages,
   type PersonalDataRoutesOptions,
 } from './personal-data-routes.ts';
-import { idParam } from './input.ts';
+import { CompanyEventsQuery, readQuery } from './page-queries.ts';
 import { mountNewFieldsActions, mountNewFieldsApi } from './new-fields-routes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
 import type { Actor } from '../warehouse/audit.ts';
@@ -254,16 +254,11 @@ function mountCompanyEvents(api: Hono, admin: CompanyAdmin): void {
   api.get('/:key/events', async (c) => {
     const key = keyParam(c);
     if (!key.ok) return key.res;
-    const since = c.req.query('since');
-    const at = since ? new Date(since) : undefined;
-    if (since !== undefined && (!/^\d{4}-\d{2}-\d{2}/.test(since) || Number.isNaN(at!.getTime())))
-      return c.json({ error: 'since: expected an ISO date or time' }, 400);
-    const before = c.req.query('before') ? idParam('before', c.req.query('before')) : undefined;
-    if (before && !before.ok) return c.json({ error: before.error }, 400);
-    const limit = c.req.query('limit') ? idParam('limit', c.req.query('limit')) : undefined;
-    if (limit && !limit.ok) return c.json({ error: limit.error }, 400);
-    const size = Math.min(limit?.value ?? EVENTS_PAGE, EVENTS_PAGE_MAX);
-    const events = await admin.timeline(key.key, { since: at, beforeId: before?.value, limit: size });
+    const q = readQuery(c, CompanyEventsQuery);
+    if (!q.ok) return q.res;
+    const { since, before, limit } = q.query;
+    const size = Math.min(limit ?? EVENTS_PAGE, EVENTS_PAGE_MAX);
+    const events = await admin.timeline(key.key, { since, beforeId: before, limit: size });
     return c.json({ events, next: events.length === size ? events.at(-1)!.id : null });
   });
 }

@@ -46,6 +46,20 @@ export const CompanyPageQuery = z.object({ before: id });
 
 export const RejectsQuery = z.object({ company: name, stream: name, before: id });
 
+/** A day or an instant as ISO 8601 writes it (`2026-11-01`, `2026-11-01T08:00:00Z`), read as that instant. */
+const instant = z.preprocess(
+  blankAsAbsent,
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}/, 'expected an ISO date or time')
+    .transform((s) => new Date(s))
+    .refine((d) => !Number.isNaN(d.getTime()), 'expected an ISO date or time')
+    .optional(),
+);
+
+/** `/api/companies/KEY/events`: the timeline since an instant, a page of `limit` events before an event id. */
+export const CompanyEventsQuery = z.object({ since: instant, before: id, limit: id });
+
 /** The route's query as its schema reads it, or the 400 naming the first parameter refused. */
 export function readQuery<T extends z.ZodType>(
   c: Context,

@@ -213,6 +213,27 @@ describe('the known faults', () => {
     expect((await t.get('/rejects?before=1')).status).toBe(200);
   });
 
+  it("a company's timeline: a since, before or limit that is not one is a 400 naming it", async () => {
+    const cases: [string, RegExp][] = [
+      ['since=yesterday', /^since: expected an ISO date or time$/],
+      ['since=2026-13-45', /^since: expected an ISO date or time$/],
+      [`since=${encodeURIComponent(XSS)}`, /^since: /],
+      ['before=1e400', /^before: /],
+      ['before=0', /^before: /],
+      ['limit=0x10', /^limit: /],
+      ['limit=-1', /^limit: /],
+      ['limit=99999999999999999999', /^limit: /],
+    ];
+    for (const [query, error] of cases) {
+      const res = await t.get(`/api/companies/north/events?${query}`, { headers: bearer });
+      expect(res.status, query).toBe(400);
+      expect(((await res.json()) as { error: string }).error, query).toMatch(error);
+    }
+    const res = await t.get('/api/companies/north/events?since=2026-01-01&before=1&limit=5', { headers: bearer });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ events: [], next: null });
+  });
+
   it("a company's streams: a 4xx naming the field, and nothing changes", async () => {
     const post = (key: string, body: string) =>
       t.get(`/api/companies/${key}/streams`, {
