@@ -1,5 +1,6 @@
 import { CompanyStopped } from './company-stopped.ts';
 import { finishRun } from '../warehouse/runs.ts';
+import type { STREAM_OUTCOMES } from '../warehouse/tables/bookkeeping.ts';
 import {
   abandonEnd,
   beat,
@@ -29,7 +30,7 @@ export interface StreamOutcome extends StreamCounters {
    * `interrupted`: shutdown began (or the process died) before the stream ended; it goes on from its checkpoint.
    * `off`: the company turned the stream off; it was not read and no run is recorded.
    */
-  outcome: 'ok' | 'failed' | 'interrupted' | 'off';
+  outcome: (typeof STREAM_OUTCOMES)[number];
   error?: string;
   durationMs: number;
   /** Its pages were refused: its run lost the job's lock to a later run (fencing.ts). */

@@ -2,12 +2,16 @@ import { allTableInfos } from './catalog.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
 
 /**
- * What every table, view and column means, for analysts reading `\d+` or a BI tool's catalog. The COMMENT
- * statements of the migrations are generated from these maps (`commentStatements`), and a test checks that
- * the database ends up with a comment on every table, view and column.
+ * What every table, view and column means, for analysts reading `\d+` or a BI tool's catalog. Every migrate
+ * writes them where the warehouse's COMMENTs differ (comments.ts), and a test checks that the database ends up
+ * with a comment on every table, view and column.
  */
 
 export const TABLE_DOCS: Record<string, string> = {
+  companies:
+    'The companies the sync serves: added with wfsync companies or the ops server, or mirrored from WFS_COMPANIES / WFS_API_KEY (managed_by environment). Running processes read it again within WFS_COMPANIES_REFRESH_SECONDS.',
+  run_fences:
+    'One row per company and job: the fence token, raised each time a run of the job takes its lock. Pages of a run whose token is not the latest are refused.',
   individuals: 'Individuals (employees and others) of the company, latest version (GET /Individual/GetList).',
   individuals_history:
     'Every version of each individual row: valid_from is when this content was first synced, valid_to when it was replaced or deleted (null while current).',
@@ -130,7 +134,6 @@ const FIELD_DOCS: Record<string, string> = {
   is_employee: '1 when an employee, 0 when not.',
   is_supervisor: '1 when a supervisor, 0 when not.',
   work_status: 'Work status name.',
-  status: 'Status as reported by the service.',
   supervisor_id: 'IndividualId of the primary supervisor.',
   supervisor_name: 'Last/first name of the primary supervisor (sent by the service as Supervisor or SupervisorName).',
   primary_email_address: 'Primary e-mail address.',
@@ -223,7 +226,6 @@ const FIELD_DOCS: Record<string, string> = {
   run_log_type_name: 'Run-log type name.',
   run_log_form_type: 'Run-log form type: Debrief, Utilization or ChartReview.',
   crew_role: 'Role of the crew member on the run.',
-  run_id: 'Id of the run.',
   item_id: 'Id of the form item (question).',
   answer_id: 'Id of the answer; -1 means no response.',
   answer_text: 'Answer text.',
@@ -243,16 +245,13 @@ const FIELD_DOCS: Record<string, string> = {
   cursor: 'Where the stream partition reached (JSON, its shape depends on the stream).',
   updated_at: 'When the row was last changed.',
   id: 'Generated id.',
-  started_at: 'When the run started.',
   finished_at: 'When the run finished; null while running.',
-  outcome: 'Outcome of the run: ok or failed.',
   requests: 'Requests made to the service.',
   rows: 'Records received.',
   rejects: 'Records that failed their schema.',
   error: 'Error message, when failed.',
   details: 'Other figures of the run (JSON).',
   raw: 'Raw record as received (JSON, SSN removed).',
-  reason: 'Why the record was rejected.',
   seen_at: 'When a read last refused the record.',
   record_key:
     "The refused record's key as its row has it (a JSON list of the key values), or payload: and a hash of the payload when it gives no key.",
@@ -269,11 +268,9 @@ const FIELD_DOCS: Record<string, string> = {
   gone_at:
     'When the field was found gone: absent from every record of three complete reads in a row; null while it comes.',
   resolved_at: 'When the record was next written (it passed); null while it is still refused.',
-  kind: 'Kind of change: individual, certification (credential insert or update) or verification (result).',
   payload: 'The change to push (JSON); never holds an SSN in plain text (a CHECK constraint refuses it).',
   sealed: 'Sensitive fields of the change (such as SSN), encrypted with the secret key; never plain text.',
   attempts: 'Push attempts so far.',
-  created_at: 'When the change was queued.',
   change_id:
     "The caller's id of the change (or one made at intake); unique per company, so a resend is the same change.",
   entity_key:
@@ -288,14 +285,9 @@ const FIELD_DOCS: Record<string, string> = {
   notify_attempts: 'Webhook deliveries tried for the final state.',
   notify_next_at: 'When the next webhook delivery is due (null: none due).',
   happened_at: 'When the event happened.',
-  role: "A Postgres role of the operator (by name) that reads this company's rows.",
   personal:
     'Whether the role also reads the personal columns (names, e-mail, phones, address, birth date, ...); false: only the other columns.',
   granted_at: 'When the role was granted this company.',
-  field:
-    'A personal field of the service, by its name (PrimaryEmailAddress, DateOfBirth, ...; see PERSONAL_FIELDS in src/source/schemas/personal.ts).',
-  action:
-    'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
   changed_at: 'When this was last changed.',
   class:
     "not-personal (readable with the rest of the row), personal (an employee's data) or patient (a patient's or health data): both under the personal-data policies.",
@@ -318,14 +310,12 @@ const FIELD_DOCS: Record<string, string> = {
   runs: 'Runs that ended that day.',
   event:
     'What happened (see EVENTS in src/warehouse/events.ts): company_added, stream_failing, field_appeared, resync_requested, ...',
-  name: 'Name of the push model, unique.',
   query: "The model's SQL query of the desired state; its columns are named by the service's fields.",
   key_field:
     'The service field a model row is matched by: EmployeeNumber, UniqueNumber, ServiceId or IndividualCertificationId.',
   service_fields: "The model query's columns as service fields, checked when the model was added.",
   cron: 'When the model runs (a cron expression, UTC); null: only when run by hand.',
   max_changes: 'Most rows a run may change: a run with more differing rows queues nothing and fails.',
-  paused: 'True while the model is paused: its cron does not run it.',
   model_name: 'Name of the push model the run belongs to.',
   rows_read: "Rows the model's query returned.",
   unchanged: 'Rows equal to the warehouse on every field the model names.',
@@ -333,8 +323,6 @@ const FIELD_DOCS: Record<string, string> = {
   queued: 'Changes put in the push outbox by the run.',
   refused: 'Changed rows push validation refused (not queued).',
   over_cap: 'True when more rows differed than max_changes: nothing was queued.',
-  actor:
-    "Who made the change (the audit's actor: oidc:<e-mail or subject>, token:<name>, cli:<user> or system); null for what the sync itself saw.",
   detail:
     'What else the event says (JSON): the error of a failing stream, the JSON path of a new field, ...; never a personal value.',
 };
@@ -578,8 +566,83 @@ function companionDoc(column: string): string | undefined {
   return undefined;
 }
 
-/** Columns whose name means something else in this one table than FIELD_DOCS says (an audit's action, a session's role). */
-const TABLE_COLUMN_DOCS: Record<string, string> = {
+/**
+ * Column names whose meaning differs from table to table ("run" is a sync run in sync_rejects, an EMS run in
+ * form_audit): FIELD_DOCS names none of them, and each such column's doc is keyed `table.column` below.
+ */
+export const PER_TABLE_NAMES: ReadonlySet<string> = new Set([
+  'run_id',
+  'status',
+  'outcome',
+  'reason',
+  'kind',
+  'created_at',
+  'started_at',
+  'role',
+  'field',
+  'action',
+  'name',
+  'paused',
+  'actor',
+]);
+
+/** Columns by table: those of PER_TABLE_NAMES, and those whose table says more than FIELD_DOCS does. */
+export const TABLE_COLUMN_DOCS: Record<string, string> = {
+  'individuals.status': 'Status of the individual at the service: Active, LOA or Former.',
+  'individuals_history.status': 'Status of the individual at the service: Active, LOA or Former.',
+  'supervisors.status': 'Status of the supervisor at the service: Active, LOA or Former.',
+  'time_off_requests.status': 'Status of the request at the service: Pending, Approved, Denied or Canceled.',
+  'individual_courses.status': 'Status of the completed course, as the service reports it.',
+  'form_responses.status': "Status of the response, one of the form's own statuses (each company defines them).",
+  'run_log_form_responses.status':
+    "Status of the response, one of the form's own statuses (each company defines them).",
+  'form_audit.run_id': 'RunId: id of the EMS run the answered form belongs to; null for a generic form.',
+  'sync_rejects.run_id': 'The sync run (sync_runs.id) whose read last refused the record.',
+  'sync_rejects.reason': 'Why the record was rejected.',
+  'sync_runs.started_at': 'When the run started.',
+  'sync_runs.outcome':
+    'Outcome of the run: ok, failed, or interrupted (its process stopped first; recorded by the next process that opens the warehouse); null while running.',
+  'resync_requests.started_at': "When the re-sync's run started; null while it waits.",
+  'resync_requests.outcome':
+    "Outcome of the re-sync's run: ok, failed, interrupted (its process stopped first) or off (the stream was turned off for the company); null until it ends.",
+  'push_outbox.kind':
+    'Kind of change: individual, certification (credential insert or update) or verification (result).',
+  'push_outbox.status':
+    'Where the change stands: queued, sending, in_doubt (sent and its answer lost: looked up before any resend), applied, refused (by validation or the service; fields says why) or failed (given up; error says why).',
+  'push_outbox.created_at': 'When the change was queued.',
+  'push_models.name': 'Name of the push model, unique.',
+  'push_models.kind': 'What the model sets: individuals or certifications (credentials).',
+  'push_models.paused': 'True while the model is paused: its cron does not run it.',
+  'push_models.created_at': 'When the model was added.',
+  'push_model_runs.started_at': 'When the model run started.',
+  'push_model_runs.outcome':
+    'Outcome of the model run: ok, or failed (more rows differed than max_changes, or its query failed: nothing queued); null while running.',
+  'access_grants.role': "A Postgres role of the operator (by name) that reads this company's rows.",
+  'personal_data_policies.field':
+    'A personal field of the service, by its name (PrimaryEmailAddress, DateOfBirth, ...; see PERSONAL_FIELDS in src/source/schemas/personal.ts).',
+  'personal_data_policies.action':
+    'keep (stored as sent), hash (HMAC-SHA-256 hex under the personal-data key: equal values stay equal) or block (never stored).',
+  'events.actor':
+    "Who made the change (the audit's actor: oidc:<e-mail or subject>, token:<name>, cli:<user> or system); null for what the sync itself saw.",
+  'run_fences.company_key': 'The company the job runs for.',
+  'run_fences.job': 'The scheduled job (jobs/), e.g. shift-assignments.',
+  'run_fences.token': "Raised by one each time a run takes the job's lock; the run's pages carry the value it got.",
+  'run_fences.holder': 'The queue job id of the run that took the latest token.',
+  'run_fences.taken_at': 'When the latest token was taken.',
+  'companies.company_key': 'Key of the company account: the company_key of every row synced from it.',
+  'companies.base_url': 'Base URL of the service for this company.',
+  'companies.api_key_sealed':
+    "The company's API key, encrypted with the secret key (AES-256-GCM under WFS_SECRET_KEY); never plain text.",
+  'companies.form_ids': 'Generic form ids whose responses are synced.',
+  'companies.run_type_ids': 'Run-log type ids whose form responses are synced.',
+  'companies.rate_limit': "The API key's budget: requests per window, such as 100/60s.",
+  'companies.paused': 'True while the company is paused: no run starts, and runs under way stop after their page.',
+  'companies.managed_by':
+    'environment (mirrored from WFS_COMPANIES or WFS_API_KEY at start-up; change it there) or operator (wfsync companies, the ops server).',
+  'companies.created_at': 'When the company was added.',
+  'companies.updated_at': 'When the company was last changed (paused, resumed, key rotated, mirrored).',
+  'companies.streams_off':
+    'Streams the company does not want in the warehouse (wfsync companies streams KEY --off): no request is sent for them and no run is scheduled; a stream others read is off only with them.',
   'audit.at': 'When the change was asked for.',
   'audit.actor':
     'Who: oidc:<e-mail or subject> (signed in through the identity provider), token:<name> (an API token, or the dashboard token), cli:<operating-system user>, or system (the housekeeping).',
@@ -613,9 +676,11 @@ const TABLE_COLUMN_DOCS: Record<string, string> = {
     'A field the service sends that no column maps, by its path as schema_changes.field_path names it (BadgeNumber; a field of a list stored as child rows after the list, Answers.Comment).',
 };
 
-function columnDoc(table: string, column: string, sqlType: string): string {
+/** A column's doc: by table and column first; by its bare name only for a name that means one thing everywhere. */
+export function columnDoc(table: string, column: string, sqlType: string): string {
   const doc =
-    TABLE_COLUMN_DOCS[`${table}.${column}`] || FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column);
+    TABLE_COLUMN_DOCS[`${table}.${column}`] ||
+    (PER_TABLE_NAMES.has(column) ? undefined : FIELD_DOCS[column] || prefixedDoc(column) || companionDoc(column));
   if (!doc) throw new Error(`no description for ${table}.${column}`);
   return sqlType === 'timestamp with time zone'
     ? `${doc} An instant: the source's UTC offset is normalized away.`
@@ -634,21 +699,58 @@ function prefixedDoc(column: string): string | undefined {
 
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-/** COMMENT statements for every table and column of the schema (views: see viewCommentStatements). */
-export function tableCommentStatements(schema = DEFAULT_SCHEMA, only?: readonly string[]): string[] {
+/** What a table or view says of itself, and of each of its columns (by name). */
+export interface RelationDocs {
+  name: string;
+  kind: 'table' | 'view';
+  doc: string;
+  columns: Map<string, string>;
+}
+
+/** The docs of every table of the schema (views: see viewDocs). */
+export function tableDocs(only?: readonly string[]): RelationDocs[] {
   return allTableInfos()
     .filter((t) => !only || only.includes(t.name))
-    .flatMap((t) => {
-      const table = `"${schema}"."${t.name}"`;
+    .map((t) => {
       const doc = TABLE_DOCS[t.name];
       if (!doc) throw new Error(`no description for table ${t.name}`);
-      return [
-        `COMMENT ON TABLE ${table} IS ${literal(doc)};`,
-        ...t.columns.map(
-          (c) => `COMMENT ON COLUMN ${table}."${c.name}" IS ${literal(columnDoc(t.name, c.name, c.sqlType))};`,
-        ),
-      ];
+      const columns = new Map(t.columns.map((c) => [c.name, columnDoc(t.name, c.name, c.sqlType)]));
+      return { name: t.name, kind: 'table', doc, columns };
     });
+}
+
+/** The docs of the views, given their columns (name → SQL type) as the database reports them. */
+export function viewDocs(views: Record<string, Record<string, string>>): RelationDocs[] {
+  return Object.entries(views).map(([name, types]) => {
+    const v = VIEW_DOCS[name];
+    if (!v) throw new Error(`no description for view ${name}`);
+    const columns = new Map(Object.entries(types).map(([c, type]) => [c, v.columns[c] ?? columnDoc(name, c, type)]));
+    return { name, kind: 'view', doc: v.doc, columns };
+  });
+}
+
+/** The COMMENT statement of a table or view (`column` undefined) or of one of its columns. */
+export function commentStatement(
+  schema: string,
+  r: Pick<RelationDocs, 'name' | 'kind'>,
+  column: string | undefined,
+  doc: string,
+): string {
+  const relation = `"${schema}"."${r.name}"`;
+  return column === undefined
+    ? `COMMENT ON ${r.kind === 'view' ? 'VIEW' : 'TABLE'} ${relation} IS ${literal(doc)};`
+    : `COMMENT ON COLUMN ${relation}."${column}" IS ${literal(doc)};`;
+}
+
+const statementsOf = (schema: string, docs: readonly RelationDocs[]) =>
+  docs.flatMap((r) => [
+    commentStatement(schema, r, undefined, r.doc),
+    ...[...r.columns].map(([c, doc]) => commentStatement(schema, r, c, doc)),
+  ]);
+
+/** COMMENT statements for every table and column of the schema (views: see viewCommentStatements). */
+export function tableCommentStatements(schema = DEFAULT_SCHEMA, only?: readonly string[]): string[] {
+  return statementsOf(schema, tableDocs(only));
 }
 
 /** COMMENT statements for the views, given their columns (name → SQL type) as the database reports them. */
@@ -656,17 +758,7 @@ export function viewCommentStatements(
   views: Record<string, Record<string, string>>,
   schema = DEFAULT_SCHEMA,
 ): string[] {
-  return Object.entries(views).flatMap(([name, columns]) => {
-    const v = VIEW_DOCS[name];
-    if (!v) throw new Error(`no description for view ${name}`);
-    const view = `"${schema}"."${name}"`;
-    return [
-      `COMMENT ON VIEW ${view} IS ${literal(v.doc)};`,
-      ...Object.entries(columns).map(
-        ([c, type]) => `COMMENT ON COLUMN ${view}."${c}" IS ${literal(v.columns[c] ?? columnDoc(name, c, type))};`,
-      ),
-    ];
-  });
+  return statementsOf(schema, viewDocs(views));
 }
 
 export const VIEW_NAMES = Object.keys(VIEW_DOCS);

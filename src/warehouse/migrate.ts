@@ -9,11 +9,12 @@ import { postgresAt } from './socket.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_SCHEMA } from './schema.ts';
 import { ensureAccessPolicies } from './access-policies.ts';
+import { ensureComments } from './comments.ts';
 import { ensureDistribution } from './distribution.ts';
 import { dropMaskedViews, ensureMaskedViews } from './masked-views.ts';
 import type { PersonalCatalog } from './personal-data/catalog.ts';
 
-/** drizzle/ beside src/: generated migrations plus the hand-written views and comments. */
+/** drizzle/ beside src/: generated migrations plus the hand-written views (the comments follow descriptions.ts). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
 /** drizzle's bookkeeping, one table per warehouse schema so two schemas in one database stay apart. */
@@ -59,6 +60,8 @@ export async function migrateWarehouse(url: string, schema: string, o: MigrateOp
       migrationsSchema: 'drizzle',
       migrationsTable: migrationsTable(schema),
     });
+    // The analyst schema's views copy the comments: they are made again with the new ones.
+    if ((await ensureComments(client, schema)) > 0) await client.begin((tx) => dropMaskedViews(tx, schema));
     // Data, not a migration: a table a later migration adds with a company_key is covered as it appears.
     await client.begin((tx) => ensureAccessPolicies(tx, schema));
     // On Citus, a table a migration added (with its policy) is distributed as it appears, like the policies;

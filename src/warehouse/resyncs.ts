@@ -1,4 +1,5 @@
 import type { Warehouse } from './connection.ts';
+import type { STREAM_OUTCOMES } from './tables/bookkeeping.ts';
 import { recordEvent, recordEvents } from './events.ts';
 
 /**
@@ -53,7 +54,7 @@ export async function finishResyncs(
   company: string,
   stream: string,
   ids: readonly number[],
-  outcome: { outcome: string; rows?: number; deleted?: number; error?: string },
+  outcome: { outcome: (typeof STREAM_OUTCOMES)[number]; rows?: number; deleted?: number; error?: string },
 ): Promise<void> {
   if (ids.length === 0) return;
   await wh.sql`update ${t(wh)} set finished_at = now(), outcome = ${outcome.outcome} where id = any(${ids as number[]}::bigint[])`;

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { SyncRunOutcome } from './tables/bookkeeping.ts';
 import type { Warehouse } from './connection.ts';
 import { recordEvent } from './events.ts';
 import { addRunUsage } from './usage.ts';
@@ -53,7 +54,7 @@ export interface RunKey {
 }
 
 export interface RunOutcome {
-  outcome: string;
+  outcome: SyncRunOutcome;
   requests?: number;
   rows?: number;
   rejects?: number;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { finishRun, openRun } from '../../src/warehouse/runs.ts';
+import type { SyncRunOutcome } from '../../src/warehouse/tables/bookkeeping.ts';
 import { listEvents } from '../../src/warehouse/events.ts';
 import { recordStart } from '../../src/warehouse/start-events.ts';
 import { freshDatabase } from '../support/db.ts';
@@ -18,7 +19,7 @@ afterAll(async () => {
   await wh?.close();
 });
 
-const run = async (company: string, stream: string, outcome: string, error?: string) => {
+const run = async (company: string, stream: string, outcome: SyncRunOutcome, error?: string) => {
   const id = await openRun(wh, { companyKey: company, stream });
   await finishRun(wh, { companyKey: company, id }, { outcome, ...(error ? { error } : {}) });
 };

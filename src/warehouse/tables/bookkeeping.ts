@@ -1,6 +1,13 @@
 import { bigint, date, index, integer, jsonb, primaryKey, text, uniqueIndex, type PgSchema } from 'drizzle-orm/pg-core';
 import { companyKey, tz } from './columns.ts';
 
+/** What a stream's run came to: `interrupted` when its process stopped before it ended (the next one records it). */
+export const RUN_OUTCOMES = ['ok', 'failed', 'interrupted'] as const;
+export type SyncRunOutcome = (typeof RUN_OUTCOMES)[number];
+
+/** What a stream's turn in a sync came to: its run's outcome, or `off` when the company turned it off (no run). */
+export const STREAM_OUTCOMES = [...RUN_OUTCOMES, 'off'] as const;
+
 /** The sync's own state: cursors, runs and rejected items (the push outbox: ./push.ts). */
 export const bookkeepingTables = (s: PgSchema) => ({
   syncState: s.table(
