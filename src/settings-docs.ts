@@ -25,13 +25,13 @@ export const SETTING_DOCS: readonly SettingDoc[] = [
   },
   {
     names: ['WFS_RATE_LIMIT'],
-    meaning: 'requests per window per API key, e.g. `100/60s`, `100/1s`, `5/250ms`',
+    meaning: 'requests per period per API key, e.g. `100/60s`, `100/1s`, `5/250ms`',
     default: code(formatRateLimit(DEFAULTS.rateLimit)),
   },
   {
     names: ['WFS_RATE_LIMIT_MARGIN_MS'],
-    meaning: 'extra time each request stays counted in the window, to cover network jitter',
-    default: '2% of the window, at most 250 ms',
+    meaning: 'extra time each request stays counted in its period, to cover network jitter',
+    default: '2% of the period, at most 250 ms',
   },
   {
     names: ['WFS_FORM_IDS', 'WFS_RUN_TYPE_IDS'],

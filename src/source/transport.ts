@@ -162,7 +162,7 @@ export class Transport {
     let sentAt: number | undefined;
     let status: number | undefined;
     try {
-      sentAt = await this.#waitTurn(lane, opts);
+      sentAt = await this.#waitForBudget(lane, opts);
       const res = await this.#send(e, req, opts.signal);
       status = res.status;
       const feedback = feedbackOf(res);
@@ -183,7 +183,7 @@ export class Transport {
   }
 
   /** Waits for the limiter; returns when the request may be sent (our clock). */
-  async #waitTurn(lane: Lane, opts: RequestOptions): Promise<number> {
+  async #waitForBudget(lane: Lane, opts: RequestOptions): Promise<number> {
     const waitFrom = Date.now();
     const { waitSignal, signal } = opts;
     const either = waitSignal ? AbortSignal.any([waitSignal, ...(signal ? [signal] : [])]) : signal;

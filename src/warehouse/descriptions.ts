@@ -635,7 +635,7 @@ export const TABLE_COLUMN_DOCS: Record<string, string> = {
     "The company's API key, encrypted with the secret key (AES-256-GCM under WFS_SECRET_KEY); never plain text.",
   'companies.form_ids': 'Generic form ids whose responses are synced.',
   'companies.run_type_ids': 'Run-log type ids whose form responses are synced.',
-  'companies.rate_limit': "The API key's budget: requests per window, such as 100/60s.",
+  'companies.rate_limit': "The API key's budget: requests per period, such as 100/60s.",
   'companies.paused': 'True while the company is paused: no run starts, and runs under way stop after their page.',
   'companies.managed_by':
     'environment (mirrored from WFS_COMPANIES or WFS_API_KEY at start-up; change it there) or operator (wfsync companies, the ops server).',

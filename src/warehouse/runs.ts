@@ -78,7 +78,7 @@ export async function finishRun(wh: Warehouse, run: RunKey, o: RunOutcome): Prom
           else ${wh.sql.json(details as never)}::jsonb end
     where company_key = ${companyKey} and id = ${id}`;
   await addRunUsage(wh, companyKey, id);
-  if (outcome === 'ok' || outcome === 'failed') await recordTurn(wh, run, outcome, error);
+  if (outcome === 'ok' || outcome === 'failed') await recordHealthChange(wh, run, outcome, error);
   endSettled(wh, id);
 }
 
@@ -142,7 +142,12 @@ export function runEndsRecorded(wh: Warehouse): Promise<void> {
  * A stream starting to fail, or recovering, goes on its company's timeline: compared with the outcome of the
  * stream's run before this one (an interrupted run says neither), not every run.
  */
-async function recordTurn(wh: Warehouse, key: RunKey, outcome: 'ok' | 'failed', error: string | null): Promise<void> {
+async function recordHealthChange(
+  wh: Warehouse,
+  key: RunKey,
+  outcome: 'ok' | 'failed',
+  error: string | null,
+): Promise<void> {
   const { id, companyKey } = key;
   const [run] = await wh.sql<{ company: string; stream: string; before: string | null }[]>`
     select r.company_key as company, r.stream, (

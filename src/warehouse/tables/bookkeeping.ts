@@ -5,7 +5,7 @@ import { companyKey, tz } from './columns.ts';
 export const RUN_OUTCOMES = ['ok', 'failed', 'interrupted'] as const;
 export type SyncRunOutcome = (typeof RUN_OUTCOMES)[number];
 
-/** What a stream's turn in a sync came to: its run's outcome, or `off` when the company turned it off (no run). */
+/** What a stream came to in a sync: its run's outcome, or `off` when the company switched it off (no run). */
 export const STREAM_OUTCOMES = [...RUN_OUTCOMES, 'off'] as const;
 
 /** The sync's own state: cursors, runs and rejected items (the push outbox: ./push.ts). */
