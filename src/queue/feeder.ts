@@ -64,6 +64,25 @@ export async function dropStaleRuns(
   return dropped;
 }
 
+/** Drops the stale runs given out (`dropStaleRuns`), one check at a time: with Redis away, a check waits for it. */
+function staleCheck(o: { queue: Queue<SyncJobData>; connection: Redis; log: Logger }): () => void {
+  const missing = new Map<string, string>();
+  let checking = false;
+  return () => {
+    if (checking) return;
+    checking = true;
+    void dropStaleRuns(o.queue, o.connection, missing)
+      .then((dropped) => {
+        if (dropped.length > 0)
+          o.log.warn({ jobIds: dropped }, 'sync jobs ended or removed unseen; their companies take turns again');
+      })
+      .catch((err: unknown) => o.log.debug({ err }, 'could not check the runs given to the workers'))
+      .finally(() => {
+        checking = false;
+      });
+  };
+}
+
 export interface Feeder {
   /** Gives out runs now if a slot is free (a job ended). */
   feedSoon(): void;
@@ -106,14 +125,7 @@ export function startFeeder(o: {
         }
       });
   };
-  const missing = new Map<string, string>();
-  const check = () =>
-    void dropStaleRuns(o.queue, o.connection, missing)
-      .then((dropped) => {
-        if (dropped.length > 0)
-          o.log.warn({ jobIds: dropped }, 'sync jobs ended or removed unseen; their companies take turns again');
-      })
-      .catch((err: unknown) => o.log.debug({ err }, 'could not check the runs given to the workers'));
+  const check = staleCheck(o);
   const timers = [setInterval(feedSoon, FEED_EVERY_MS), setInterval(check, STALE_CHECK_MS)];
   for (const t of timers) t.unref();
   feedSoon();
