@@ -130,7 +130,7 @@ interface Found {
   frontierMs: number | null;
 }
 
-async function find(connection: Redis, run: ScheduledRun): Promise<Found> {
+async function find(connection: Redis, run: Pick<ScheduledRun, 'company'> & { job: { name: string } }): Promise<Found> {
   const member = dedupIdOf(run);
   const replies =
     (await connection
@@ -174,8 +174,19 @@ function dataOf(run: ScheduledRun): SyncJobData {
   };
 }
 
-function queued(run: ScheduledRun, data: SyncJobData, order: number): QueuedRun {
+function entryOf(run: ScheduledRun, data: SyncJobData, order: number): QueuedRun {
   return { jobId: syncJobId(run), order, data: { ...data, order } };
+}
+
+/** The run found queued, with the turn of a run that coalesces with it when that sorts earlier; else nothing. */
+function earlierTurn(
+  found: QueuedRun | undefined,
+  order: number,
+  turn: Pick<SyncJobData, 'turnStartMs' | 'turnEndMs'>,
+): QueuedRun | undefined {
+  if (found?.data.turnStartMs === undefined || turn.turnStartMs === undefined || !(order < found.order))
+    return undefined;
+  return { ...found, order, data: { ...found.data, turnStartMs: turn.turnStartMs, turnEndMs: turn.turnEndMs, order } };
 }
 
 /**
@@ -192,15 +203,10 @@ function planTurn(run: ScheduledRun, fairness: Fairness, found: Found, now: numb
   const data = { ...dataOf(run), turnStartMs: turn.startMs, turnEndMs: turn.endMs };
   const hold = run.startAfterMs && !found.fed && !isBehind(found.frontierMs, run.intervalMs, now);
   const order = turnOrderOf(run, fairness, turn.endMs);
-  const q = found.queued;
-  const earlier =
-    q && q.data.turnStartMs !== undefined && order < q.order
-      ? { ...q, order, data: { ...q.data, turnStartMs: turn.startMs, turnEndMs: turn.endMs, order } }
-      : undefined;
   return {
-    entry: queued(run, data, order),
+    entry: entryOf(run, data, order),
     heldUntilMs: hold ? now + run.startAfterMs! : undefined,
-    earlier,
+    earlier: earlierTurn(found.queued, order, data),
     found,
     whenFed: 'behind',
   };
@@ -210,7 +216,7 @@ function planTurn(run: ScheduledRun, fairness: Fairness, found: Found, now: numb
 function planPlain(run: ScheduledRun, fairness: Fairness | undefined, now: number): Plan {
   const heldUntilMs = run.startAfterMs ? now + run.startAfterMs : undefined;
   const order = fairness ? backfillOrder(run, fairness, now) : (heldUntilMs ?? now);
-  return { entry: queued(run, dataOf(run), order), heldUntilMs, whenFed: 'behind' };
+  return { entry: entryOf(run, dataOf(run), order), heldUntilMs, whenFed: 'behind' };
 }
 
 /** What queue-run.lua did. */
@@ -287,14 +293,10 @@ export async function requeueRun(
   await finishRun(connection, member, String(run.id));
   for (let plans = 1; ; plans++) {
     const now = Date.now();
-    const found = await find(connection, { company: run.data.company, job: { name: run.data.job } } as ScheduledRun);
+    const found = await find(connection, { company: run.data.company, job: { name: run.data.job } });
     const order = run.data.order ?? now;
     const entry: QueuedRun = { jobId: o.jobId, order, data: { ...run.data, order } };
-    const q = found.queued;
-    const earlier =
-      q && q.data.turnStartMs !== undefined && run.data.turnStartMs !== undefined && order < q.order
-        ? { ...q, order, data: { ...q.data, turnStartMs: run.data.turnStartMs, turnEndMs: run.data.turnEndMs, order } }
-        : undefined;
+    const earlier = earlierTurn(found.queued, order, run.data);
     const plan: Plan = { entry, heldUntilMs: now + o.delayMs, earlier, found, whenFed: 'drop' };
     const outcome = await queueRun(connection, plan, now);
     if (outcome !== 'changed' || plans >= PLANS) return outcome === 'queued';
