@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobs } from '../jobs/index.ts';
-import { enqueueRun, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
+import { enqueueRun, queuedRuns, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
 import type { SandboxStats } from '../src/sandbox/http.ts';
 import { clusterNodes, createCitusDatabase, onNode, startCitusCluster, withDatabase } from '../test/support/citus.ts';
 import { type Spawned, spawnWfsync, waitFor } from '../test/support/processes.ts';
@@ -77,10 +77,11 @@ async function stats(url: string): Promise<SandboxStats> {
   return (await (await fetch(`${url}/_sandbox/stats`)).json()) as SandboxStats;
 }
 
-/** The companies with a job waiting or running. */
-async function busy(queue: Queue<SyncJobData>): Promise<number> {
-  const pending = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'], 0, -1);
-  return new Set(pending.filter(Boolean).map((j) => j.data.company)).size;
+/** The companies with a job queued, waiting or running. */
+async function busy(queue: Queue<SyncJobData>, connection: Redis): Promise<number> {
+  const pending = await queue.getJobs(['waiting', 'active', 'delayed', 'waiting-children'], 0, -1);
+  const queued = await queuedRuns(connection);
+  return new Set([...pending.filter(Boolean), ...queued].map((j) => j.data.company)).size;
 }
 
 /** Each server's CPU seconds and rows written, and the pages the service answered, at one moment. */
@@ -149,7 +150,7 @@ async function backfill(label: string, wh: Warehouse) {
       label,
       seconds: Math.round((after.at - before.at) / 1000),
       pages,
-      companiesStillBackfilling: await busy(queue),
+      companiesStillBackfilling: await busy(queue, connection),
       rateLimited: after.stats.rateLimited - before.stats.rateLimited,
       workerErrors: errorLines(workers),
       nodes: wh.nodes.map((n, i) => ({

@@ -7,7 +7,7 @@ import { Cron } from 'croner';
 import postgres from 'postgres';
 import { jobs } from '../jobs/index.ts';
 import { dependencyBounds } from '../src/queue/dependencies.ts';
-import { createSyncQueue, enqueueRun, redisConnection } from '../src/queue/sync-queue.ts';
+import { createSyncQueue, enqueueRun, redisConnection, syncJobCounts } from '../src/queue/sync-queue.ts';
 import { WFSYNC } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
 import { BENCH_KEY, startSandboxProcess } from './sync-process.ts';
@@ -108,8 +108,8 @@ const runs = { enqueued: 0, coalescedFirings: 0, failed: 0 };
 
 async function drained(): Promise<void> {
   for (;;) {
-    const c = await queue.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children');
-    if (Object.values(c).every((n) => n === 0)) return;
+    const c = await syncJobCounts(queue, connection);
+    if (['active', 'waiting', 'delayed', 'waiting-children', 'queued'].every((state) => !c[state])) return;
     if (worker.proc.exitCode !== null) throw new Error(`worker exited: ${worker.stderr()}`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { jobs } from '../jobs/index.ts';
-import { enqueueRun, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
+import { enqueueRun, queuedRuns, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
 import type { SandboxStats } from '../src/sandbox/http.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
@@ -73,9 +73,10 @@ async function rowsWritten(sql: postgres.Sql): Promise<number> {
 }
 
 /** Companies with a job still to do or doing. */
-async function companiesWithWork(queue: Queue<SyncJobData>): Promise<Set<string>> {
-  const pending = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'], 0, -1);
-  return new Set(pending.filter(Boolean).map((j) => j.data.company));
+async function companiesWithWork(queue: Queue<SyncJobData>, connection: Redis): Promise<Set<string>> {
+  const pending = await queue.getJobs(['waiting', 'active', 'delayed', 'waiting-children'], 0, -1);
+  const queued = await queuedRuns(connection);
+  return new Set([...pending.filter(Boolean), ...queued].map((j) => j.data.company));
 }
 
 const pct = (x: number) => Math.round(x * 1000) / 10;
@@ -147,7 +148,7 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
     for (let w = 0; w < WINDOWS; w++) {
       await sleep(t0 + (w + 1) * WINDOW_MS - Date.now());
       const now = await stats(sandbox.url);
-      const busy = await companiesWithWork(queue);
+      const busy = await companiesWithWork(queue, connection);
       const shares: number[] = [];
       for (let i = 0; i < COMPANIES; i++) {
         if (!busy.has(company(i))) continue;

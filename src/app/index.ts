@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { Observers } from '../observers.ts';
 import type { ScheduleOptions } from '../queue/schedules.ts';
 import { LiveFigures } from '../ops/live.ts';
-import { Metrics } from '../ops/metrics.ts';
+import { Metrics, type QueueCounts } from '../ops/metrics.ts';
 // The HTTP side (hono, bull-board) loads only in a process that serves it: a scheduler starts without it.
 import type { MountedApp, OpsActions, OpsServer } from '../ops/server.ts';
 import { outboxCounts, readStatus } from '../ops/status.ts';
@@ -82,6 +82,8 @@ export class App {
   #redis?: Promise<Redis>;
   /** The sync queue once made, for /metrics. */
   #queue?: Queue<SyncJobData>;
+  /** Its counts for /metrics: BullMQ's, and the runs queued and not yet given to a worker. */
+  #queueCounts?: QueueCounts;
   #queueMade?: Promise<Queue<SyncJobData>>;
   #runner?: InProcessRunner;
   #enqueue?: Promise<Dispatch>;
@@ -92,7 +94,7 @@ export class App {
     readonly console: Console = stderrConsole,
   ) {
     this.metrics = new Metrics({
-      queues: () => (this.#queue ? [this.#queue, ...this.boardQueues] : this.boardQueues),
+      queues: () => (this.#queueCounts ? [this.#queueCounts, ...this.boardQueues] : this.boardQueues),
       outbox: () => (this.#warehouse ? outboxCounts(this.#warehouse) : Promise.resolve({})),
       scheduleDelay: () => this.scheduleDelay(),
     });
@@ -185,10 +187,12 @@ export class App {
   }
 
   async #makeSyncQueue(): Promise<Queue<SyncJobData>> {
-    const { createSyncQueue } = await queueModule();
-    const queue = createSyncQueue(await this.redis());
+    const { createSyncQueue, syncJobCounts } = await queueModule();
+    const redis = await this.redis();
+    const queue = createSyncQueue(redis);
     redisHealth(this.log).watch(queue);
     this.#queue = queue;
+    this.#queueCounts = { name: queue.name, getJobCounts: () => syncJobCounts(queue, redis) };
     this.onStop('queue', () => closeQueue(queue));
     return queue;
   }

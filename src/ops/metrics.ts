@@ -239,7 +239,7 @@ function scheduleDelayGauge(registry: Registry, delay: (() => Promise<number | n
 function queueGauge(registry: Registry, queues: () => readonly QueueCounts[]): void {
   new Gauge({
     name: `${PREFIX}queue_jobs`,
-    help: 'BullMQ jobs by queue and state',
+    help: "Jobs by queue and state: BullMQ's states, and for the sync queue `queued`, the runs not yet given to a worker",
     labelNames: ['queue', 'state'],
     registers: [registry],
     async collect() {

@@ -52,7 +52,7 @@ export interface Scheduler {
 }
 
 /**
- * Companies a firing dispatches at once. Queueing a run is a few round trips to Redis: one company at a time, the
+ * Companies a firing dispatches at once. Queueing a run is one or two round trips to Redis: one company at a time, the
  * last company of a large fleet is queued only after every other company's round trips, which a busy Redis makes
  * long, and the first companies' next firing may come before it.
  */

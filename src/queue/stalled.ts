@@ -2,7 +2,7 @@ import { QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { REDIS_GOODBYE_MS, settlesWithin } from '../redis-health.ts';
-import { createSyncQueue, requeueRun, SYNC_QUEUE } from './sync-queue.ts';
+import { createSyncQueue, finishRun, requeueRun, SYNC_QUEUE } from './sync-queue.ts';
 
 /** What BullMQ gives as the reason of a job it failed for stalling more than `maxStalledCount` times. */
 export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
@@ -26,8 +26,8 @@ export interface StalledRetries {
 /**
  * BullMQ fails a job that stalled too often (its workers died or lost Redis each time), and it would wait for its
  * next cron, hours away for some jobs. This puts it back on the queue a few seconds later, from its checkpoints,
- * in the turn it had and coalescing with its job's firings as any run does (`requeueRun`), and tells the operator
- * with one error line.
+ * in the order it had and coalescing with its job's firings as any run does (`requeueRun`), and tells the operator
+ * with one error line. A job that keeps stalling lets its company's job be given out again at its next cron.
  */
 export async function retryStalledJobs(connection: Redis, log: Logger): Promise<StalledRetries> {
   const own = connection.duplicate();
@@ -44,6 +44,7 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
       const retryId = stalledRetryId(jobId);
       if (!job) return;
       if (!retryId) {
+        await finishRun(connection, `${job.data.company}.${job.data.job}`, jobId);
         log.error(
           { jobId, job: job.data.job, company: job.data.company },
           'sync job stalled too often, again; it waits for its next cron',
@@ -51,7 +52,7 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
         return;
       }
       const context = { jobId, job: job.data.job, company: job.data.company };
-      if (await requeueRun(queue, connection, job, { jobId: retryId, delay: STALLED_RETRY_DELAY_MS })) {
+      if (await requeueRun(connection, job, { jobId: retryId, delayMs: STALLED_RETRY_DELAY_MS })) {
         log.error(
           { ...context, retryJobId: retryId, delayMs: STALLED_RETRY_DELAY_MS },
           'sync job stalled too often (its workers died or lost Redis); it runs again soon from its checkpoints',

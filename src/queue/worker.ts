@@ -11,7 +11,8 @@ import { redisStreamLocks } from '../locks/stream-lock.ts';
 import { retryStalledJobs } from './stalled.ts';
 import { REDIS_GOODBYE_MS, settlesWithin, type RedisHealth } from '../redis-health.ts';
 import { DEFAULTS } from '../config.ts';
-import { SYNC_QUEUE, taken, type SyncJobData } from './sync-queue.ts';
+import { createSyncQueue, SYNC_QUEUE, taken, type SyncJobData } from './sync-queue.ts';
+import { finishJob, startFeeder } from './feeder.ts';
 
 export interface SyncWorkerOptions {
   env: CompanyContexts;
@@ -39,9 +40,17 @@ export interface SyncWorker {
 export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
   const shutdown = new AbortController();
   const lockDuration = opts.lockDurationMs ?? DEFAULTS.jobLockMs;
+  let running = 0;
   const worker = new Worker<SyncJobData, SyncJobResult>(
     SYNC_QUEUE,
-    (job, token) => processSyncJob(opts, job, token, shutdown.signal, lockDuration),
+    async (job, token) => {
+      running++;
+      try {
+        return await processSyncJob(opts, job, token, shutdown.signal, lockDuration);
+      } finally {
+        running--;
+      }
+    },
     {
       connection: opts.connection,
       concurrency: opts.concurrency,
@@ -52,6 +61,7 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
   );
   if (opts.health) opts.health.watch(worker);
   else worker.on('error', (err) => opts.log.warn({ err: { message: err.message } }, 'queue connection error'));
+  const feeder = feedWorker(opts, worker, () => worker.concurrency - running);
   worker.on('failed', (job, err) => opts.log.error({ jobId: job?.id, err }, 'sync job failed'));
   worker.on('stalled', (jobId) => opts.log.warn({ jobId }, 'sync job stalled; it runs again'));
   const stalled = retryStalledJobs(opts.connection, opts.log);
@@ -59,6 +69,7 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
   return {
     worker,
     close: async () => {
+      feeder.stop();
       shutdown.abort();
       await opts.runsEnded?.();
       // The runs have ended; what is left is Redis's part (jobs put back on the queue, locks released). A Redis that
@@ -78,9 +89,38 @@ export function startSyncWorker(opts: SyncWorkerOptions): SyncWorker {
       // A Redis that did not answer the worker's goodbye (one shutting down) is not waited for a second time.
       const unanswered = gone || !answered || opts.connection.status !== 'ready';
       await settlesWithin(
-        stalled.then((retries) => retries.close(unanswered ? 0 : REDIS_GOODBYE_MS)),
+        Promise.all([
+          stalled.then((retries) => retries.close(unanswered ? 0 : REDIS_GOODBYE_MS)),
+          feeder.close(unanswered ? 0 : REDIS_GOODBYE_MS),
+        ]),
         REDIS_GOODBYE_MS,
       );
+    },
+  };
+}
+
+/**
+ * Gives the worker queued runs as its slots free (feeder.ts), and, once BullMQ is done with a job for good
+ * (completed, or failed with no attempt left), lets its company's job be given out again.
+ */
+function feedWorker(opts: SyncWorkerOptions, worker: Worker<SyncJobData, SyncJobResult>, free: () => number) {
+  const queue = createSyncQueue(opts.connection);
+  queue.on('error', () => {});
+  const feeder = startFeeder({ queue, connection: opts.connection, free, log: opts.log });
+  const finished = (job: Job<SyncJobData> | undefined) => {
+    if (!job?.id) return feeder.feedSoon();
+    void finishJob(opts.connection, job.id, job.data)
+      .catch((err: unknown) => opts.log.debug({ err, jobId: job.id }, 'could not record a sync job finished'))
+      .finally(feeder.feedSoon);
+  };
+  worker.on('completed', (job) => finished(job));
+  // A job failed with attempts left is retried by BullMQ: it stays given out. `finishedOn` is set on the last failure.
+  worker.on('failed', (job) => (job?.finishedOn ? finished(job) : feeder.feedSoon()));
+  return {
+    stop: feeder.stop,
+    close: async (waitMs: number) => {
+      feeder.stop();
+      if (!(await settlesWithin(queue.close(), waitMs))) void queue.disconnect().catch(() => undefined);
     },
   };
 }
@@ -93,7 +133,7 @@ async function processSyncJob(
   lockDuration: number,
 ): Promise<SyncJobResult> {
   const log = opts.log.child({ jobId: job.id, job: job.data.job, company: job.data.company });
-  await taken(opts.connection, String(job.id), job.data);
+  await taken(opts.connection, job.data);
   // The companies table is read again when the job names a company added since the last refresh.
   const company = await opts.env.resolve(job.data.company);
   if (!company || company.paused) {

@@ -4,10 +4,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs } from '../../jobs/index.ts';
 import type { JobDef } from '../../src/queue/job.ts';
 import { backfillingCompanies } from '../../src/queue/fairness.ts';
+import { feedRuns, finishJob } from '../../src/queue/feeder.ts';
+import { DUE_KEY, LATER_KEY, QUEUED_KEY } from '../../src/queue/scripts.ts';
 import {
   createSyncQueue,
   enqueueRun,
-  followTakenRun,
+  queuedRuns,
   scheduleDelaySeconds,
   SYNC_QUEUE,
   syncJobId,
@@ -16,19 +18,11 @@ import {
   type SyncJobData,
 } from '../../src/queue/sync-queue.ts';
 import { shareOf, sharesOf } from '../../src/queue/spread.ts';
-import {
-  EPOCH_KEY,
-  FRONTIER_KEY,
-  rebase,
-  TAKEN_KEY,
-  TURN_SPAN,
-  turnOf,
-  turnOrder,
-  turnPriority,
-} from '../../src/queue/turns.ts';
+import { FRONTIER_KEY, TAKEN_KEY, turnOf, turnOrder } from '../../src/queue/turns.ts';
 import { streams } from '../../src/resources/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
+import { emptySyncQueue, takeAll, takeOne } from '../support/sync-queue.ts';
 
 /** A saturated queue, in real Redis over a real warehouse: companies take turns, backfills wait, firings coalesce or follow a running job. */
 
@@ -66,15 +60,20 @@ async function withTaker(fn: (taker: Worker<SyncJobData>) => Promise<void>): Pro
     await fn(taker);
   } finally {
     await taker.close();
-    await queue.obliterate({ force: true });
+    await emptySyncQueue(queue, connection);
   }
 }
 
 /** An empty queue and no turn taken yet: the job to queue runs of, and when. */
 async function emptyQueue(): Promise<{ job: JobDef; now: number }> {
-  await queue.obliterate({ force: true });
+  await emptySyncQueue(queue, connection);
   await connection.del(FRONTIER_KEY, TAKEN_KEY);
   return { job: incremental[0]!, now: Date.now() };
+}
+
+/** The company and job of every run given out to workers with `free` slots, in the order given. */
+async function givenOut(free = 10_000): Promise<string[]> {
+  return (await feedRuns(queue, connection, free)).map((r) => `${r.data.company}/${r.data.job}`);
 }
 
 describe('a saturated queue', () => {
@@ -82,46 +81,53 @@ describe('a saturated queue', () => {
     expect([...(await backfillingCompanies(wh, ['alpha', 'beta', 'gamma']))]).toEqual(['alpha']);
   });
 
-  it('takes the company served longest ago first, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
+  it('gives out the company served longest ago first, incremental runs before a backfill queued earlier, and coalesces firings of a queued job', async () => {
+    await emptySyncQueue(queue, connection);
     const intervalMs = 600_000;
     const firedAt = new Date(Math.floor(Date.now() / intervalMs) * intervalMs - 3_600_000);
     // beta's turns at every job last started a minute before the firing, gamma's ten minutes before, on a grid of whole
     // intervals: gamma's next turn ends first.
     for (const job of incremental) {
-      await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: firedAt.getTime() - 60_000 });
-      await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: firedAt.getTime() - intervalMs });
+      await taken(connection, { company: 'beta', job: job.name, turnStartMs: firedAt.getTime() - 60_000 });
+      await taken(connection, { company: 'gamma', job: job.name, turnStartMs: firedAt.getTime() - intervalMs });
     }
     // alpha's backfill is queued first, then beta's and gamma's every job.
     for (const company of ['alpha', 'beta', 'gamma'])
       for (const job of incremental)
         await enqueueRun(queue, { company, job, firedAt, intervalMs, share: 0 }, { fairness, connection });
     const total = 3 * incremental.length;
-    expect(await queue.count()).toBe(total);
+    expect(await queuedRuns(connection)).toHaveLength(total);
     // The next firings find every job still queued: nothing more is queued.
     const later = new Date(firedAt.getTime() + 120_000);
     for (const company of ['alpha', 'beta', 'gamma'])
       for (const job of incremental)
         await enqueueRun(queue, { company, job, firedAt: later, intervalMs, share: 0 }, { fairness, connection });
-    expect(await queue.count()).toBe(total);
+    expect(await queuedRuns(connection)).toHaveLength(total);
 
-    const order = (await queue.getJobs(['prioritized', 'waiting'], 0, -1, true)).map(
-      (j) => `${j.data.company}/${j.data.job}`,
-    );
+    // Nothing is in BullMQ until a worker has a free slot.
+    expect(await queue.count()).toBe(0);
+    const order = [...(await givenOut(4)), ...(await givenOut())];
     const expected = [
       ...incremental.map((j) => `gamma/${j.name}`),
       ...incremental.map((j) => `beta/${j.name}`),
       ...incremental.map((j) => `alpha/${j.name}`),
     ];
     expect(order).toEqual(expected);
+    // BullMQ holds what was given out, in that order, as plain jobs.
+    const held = await queue.getJobs(['waiting'], 0, -1, true);
+    expect(held.map((j) => `${j.data.company}/${j.data.job}`)).toEqual(expected);
+    expect(held.every((j) => !j.opts.priority && !j.opts.deduplication)).toBe(true);
+    await emptySyncQueue(queue, connection);
   });
 
-  it('says how long the oldest queued run has waited, and nothing once the queue is empty', async () => {
-    const [oldest] = await connection.zrange('wfsync:sync:queued', 0, 0, 'WITHSCORES').then((r) => [Number(r[1])]);
-    const delay = await scheduleDelaySeconds(queue, connection, oldest! + 90_000);
-    expect(delay).toBe(90);
-    await queue.obliterate({ force: true });
+  it('says how long the oldest queued run has waited, and nothing once it is given out', async () => {
+    await enqueueRun(queue, { company: 'beta', job: incremental[0]!, firedAt: new Date() }, { fairness, connection });
+    const [, oldest] = await connection.zrange(QUEUED_KEY, 0, 0, 'WITHSCORES');
+    expect(await scheduleDelaySeconds(queue, connection, Number(oldest) + 90_000)).toBe(90);
+    await givenOut();
     expect(await scheduleDelaySeconds(queue, connection)).toBeNull();
-    expect(await connection.zcard('wfsync:sync:queued')).toBe(0);
+    expect(await connection.zcard(QUEUED_KEY)).toBe(0);
+    await emptySyncQueue(queue, connection);
   });
 
   it('holds a spread run until its share of the window is up, and counts its wait from then', async () => {
@@ -131,12 +137,13 @@ describe('a saturated queue', () => {
       { company: 'beta', job: incremental[0]!, firedAt, startAfterMs: 60_000 },
       { fairness, connection },
     );
-    const [job] = await queue.getJobs(['delayed']);
-    expect(job?.data.company).toBe('beta');
+    expect(await givenOut()).toEqual([]);
+    const [held, untilMs] = await connection.zrange(LATER_KEY, 0, 0, 'WITHSCORES');
+    expect(held).toBe(`beta.${incremental[0]!.name}`);
     // Due in a minute: nothing has waited yet, and a minute and a half after its firing it has waited 30 s.
     expect(await scheduleDelaySeconds(queue, connection)).toBe(0);
-    expect(await scheduleDelaySeconds(queue, connection, job!.timestamp + 90_000)).toBe(30);
-    await queue.obliterate({ force: true });
+    expect(await scheduleDelaySeconds(queue, connection, Number(untilMs) + 30_000)).toBe(30);
+    await emptySyncQueue(queue, connection);
   });
   it("follows a company's last turn by one interval on its grid, and puts a company behind on it no more than an interval before the frontier", () => {
     const intervalMs = 60_000;
@@ -196,28 +203,26 @@ describe('a saturated queue', () => {
   });
 
   it('serves a company once before any company served after it is served again, and a new company at the frontier', async () => {
-    await queue.obliterate({ force: true });
-    await connection.del(FRONTIER_KEY, TAKEN_KEY);
+    await emptyQueue();
     const now = Date.now();
     const job = incremental[0]!;
     // beta's turn started 6 s before gamma's, the latest taken, each on its grid; delta has never run this job.
     const minute = Math.floor(now / 60_000) * 60_000;
     const share = { beta: 0.1, gamma: 0.2, delta: 0.5 };
-    await taken(connection, 'x', { company: 'beta', job: job.name, turnStartMs: minute + 6_000 });
-    await taken(connection, 'x', { company: 'gamma', job: job.name, turnStartMs: minute + 12_000 });
+    await taken(connection, { company: 'beta', job: job.name, turnStartMs: minute + 6_000 });
+    await taken(connection, { company: 'gamma', job: job.name, turnStartMs: minute + 12_000 });
     for (const company of ['gamma', 'beta', 'delta'] as const)
       await enqueueRun(
         queue,
         { company, job, firedAt: new Date(now), intervalMs: 60_000, share: share[company] },
         { fairness, connection },
       );
-    const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.company);
-    expect(order).toEqual(['delta', 'beta', 'gamma']);
-    await queue.obliterate({ force: true });
+    expect(await givenOut()).toEqual(['delta', 'beta', 'gamma'].map((c) => `${c}/${job.name}`));
+    await emptySyncQueue(queue, connection);
   });
 
   it('queues a firing that finds its job running once that run ends, at once, and counts the next turn from the take', async () => {
-    await queue.obliterate({ force: true });
+    await emptySyncQueue(queue, connection);
     const job = incremental[0]!;
     await enqueueRun(
       queue,
@@ -225,23 +230,22 @@ describe('a saturated queue', () => {
       { fairness, connection },
     );
     await withTaker(async (taker) => {
+      await givenOut(1);
       const running = (await taker.getNextJob('token'))!;
-      await taken(connection, String(running.id), running.data);
-      // A firing while it runs, with a spread share: not coalesced into the running job, and not queued yet.
+      await taken(connection, running.data);
+      // A firing while it runs, with a spread share: not coalesced into the running job, and not given out yet.
       const next = new Date();
       await enqueueRun(
         queue,
         { company: 'beta', job, firedAt: next, intervalMs: 30_000, startAfterMs: 60_000 },
         { fairness, connection },
       );
-      expect(await queue.getJobCounts('prioritized', 'delayed', 'waiting')).toEqual({
-        prioritized: 0,
-        delayed: 0,
-        waiting: 0,
-      });
+      expect(await givenOut()).toEqual([]);
+      expect(await connection.zcard(LATER_KEY)).toBe(0);
       await running.moveToCompleted('done', 'token', false);
-      const [queued] = await queue.getJobs(['prioritized', 'waiting']);
-      expect(queued?.id).toBe(`beta.${job.name}.${next.getTime()}`);
+      await finishJob(connection, running.id!, running.data);
+      const [queued] = await feedRuns(queue, connection, 10);
+      expect(queued?.jobId).toBe(`beta.${job.name}.${next.getTime()}`);
       // Its turn follows on from the one taken, an interval later.
       expect(queued!.data.turnStartMs).toBe(running.data.turnStartMs! + 30_000);
       expect(await connection.get(FRONTIER_KEY)).toBe(String(running.data.turnStartMs));
@@ -256,6 +260,7 @@ describe('a saturated queue', () => {
       { fairness, connection },
     );
     await withTaker(async (taker) => {
+      await givenOut(1);
       const running = (await taker.getNextJob('token'))!;
       // The next firing comes between the worker's take and its record of it: the company gets no second go at that turn.
       await enqueueRun(
@@ -264,7 +269,8 @@ describe('a saturated queue', () => {
         { fairness, connection },
       );
       await running.moveToCompleted('done', 'token', false);
-      const [queued] = await queue.getJobs(['prioritized', 'waiting']);
+      await finishJob(connection, running.id!, running.data);
+      const [queued] = await feedRuns(queue, connection, 10);
       // The grid's next point from half an interval on.
       expect(queued!.data.turnStartMs! - running.data.turnStartMs!).toBeGreaterThanOrEqual(15_000);
       expect(queued!.data.turnStartMs! - running.data.turnStartMs!).toBeLessThan(45_000);
@@ -278,34 +284,48 @@ describe('a saturated queue', () => {
       { company: 'gamma', job, firedAt: new Date(Date.now() - 60_000), intervalMs: 30_000 },
       { fairness, connection },
     );
-    const [queued] = await queue.getJobs(['prioritized']);
+    const [queued] = await queuedRuns(connection);
     await withTaker(async (taker) => {
-      // The next firing read gamma's run as queued and took the same turn to coalesce with it; a worker takes that run
-      // before the firing's run reaches the queue, and BullMQ keeps the firing's run for when the taken one ends.
-      const running = (await taker.getNextJob('token'))!;
+      // The next firing reads gamma's run as queued; a worker takes that run before the firing's run is queued.
+      const racing = connection.duplicate();
+      const multi = racing.multi.bind(racing);
+      let running: Awaited<ReturnType<typeof taker.getNextJob>>;
+      racing.multi = ((...args: Parameters<typeof multi>) => {
+        const tx = multi(...args);
+        const exec = tx.exec.bind(tx);
+        tx.exec = async () => {
+          const read = await exec();
+          if (!running) {
+            await givenOut(1);
+            running = await taker.getNextJob('token');
+          }
+          return read;
+        };
+        return tx;
+      }) as typeof racing.multi;
       const run = { company: 'gamma', job, firedAt: new Date(), intervalMs: 30_000 };
-      const data = { ...queued!.data, firedAt: run.firedAt.toISOString() };
-      await queue.add(job.name, data, {
-        jobId: syncJobId(run),
-        deduplication: { id: `gamma.${job.name}`, keepLastIfActive: true },
-        priority: queued!.priority,
-      });
-      await followTakenRun(queue, connection, run, data, String(running.id));
-      await running.moveToCompleted('done', 'token', false);
-      const [kept] = await queue.getJobs(['prioritized']);
-      expect(kept!.id).toBe(syncJobId(run));
+      try {
+        await enqueueRun(queue, run, { fairness, connection: racing });
+      } finally {
+        racing.disconnect();
+      }
+      expect(running!.id).toBe(queued!.jobId);
+      // Not given out beside the running one.
+      expect(await givenOut()).toEqual([]);
+      await running!.moveToCompleted('done', 'token', false);
+      await finishJob(connection, running!.id!, running!.data);
+      const [kept] = await feedRuns(queue, connection, 10);
+      expect(kept!.jobId).toBe(syncJobId(run));
       // Its turn is the grid's next point after the taken one, not the taken one again.
-      expect(kept!.data.turnStartMs! - running.data.turnStartMs!).toBeGreaterThanOrEqual(15_000);
-      expect(kept!.data.turnStartMs! - running.data.turnStartMs!).toBeLessThan(45_000);
-      expect(kept!.priority).toBe(turnPriority(kept!.data.turnEndMs!, Number(await connection.get(EPOCH_KEY))));
-      expect(kept!.priority).toBeGreaterThan(queued!.priority);
+      expect(kept!.data.turnStartMs! - running!.data.turnStartMs!).toBeGreaterThanOrEqual(15_000);
+      expect(kept!.data.turnStartMs! - running!.data.turnStartMs!).toBeLessThan(45_000);
+      expect(Math.floor(kept!.order)).toBe(kept!.data.turnEndMs);
     });
   });
 
   it('gives a queued run the earlier turn of a firing on more frequent crons, and leaves it as it is otherwise', async () => {
     const { job, now } = await emptyQueue();
-    await connection.set(EPOCH_KEY, String(now - 60_000));
-    await taken(connection, 'x', { company: 'delta', job: job.name, turnStartMs: now });
+    await taken(connection, { company: 'delta', job: job.name, turnStartMs: now });
     try {
       // Queued under a cron every 10 minutes: its turn ends 15 to 25 minutes on.
       await enqueueRun(
@@ -313,36 +333,35 @@ describe('a saturated queue', () => {
         { company: 'delta', job, firedAt: new Date(now), intervalMs: 600_000 },
         { fairness, connection },
       );
-      const [before] = await queue.getJobs(['prioritized']);
+      const [before] = await queuedRuns(connection);
       // A firing on the same cron coalesces and changes nothing.
       await enqueueRun(
         queue,
         { company: 'delta', job, firedAt: new Date(now + 1_000), intervalMs: 600_000 },
         { fairness, connection },
       );
-      expect((await queue.getJob(before!.id!))!.priority).toBe(before!.priority);
+      expect(await queuedRuns(connection)).toEqual([before]);
       // The cron now fires every 30 seconds: the queued run takes the turn on that grid from 15 s on.
       await enqueueRun(
         queue,
         { company: 'delta', job, firedAt: new Date(now + 2_000), intervalMs: 30_000 },
         { fairness, connection },
       );
-      const queued = await queue.getJobs(['prioritized']);
-      expect(queued.map((j) => j.id)).toEqual([before!.id]);
+      const queued = await queuedRuns(connection);
+      expect(queued.map((r) => r.jobId)).toEqual([before!.jobId]);
       const turn = queued[0]!.data;
       expect(turn.turnStartMs).toBeGreaterThanOrEqual(now + 15_000);
       expect(turn.turnStartMs).toBeLessThan(now + 45_000);
       expect(turn.turnEndMs).toBe(turn.turnStartMs! + 30_000);
-      // Priorities count milliseconds: the earlier turn comes that many places ahead.
-      expect(before!.priority - queued[0]!.priority).toBe(before!.data.turnEndMs! - turn.turnEndMs!);
+      // It sorts by its new turn's end.
+      expect(Math.floor(Number(await connection.zscore(DUE_KEY, `delta.${job.name}`)))).toBe(turn.turnEndMs);
     } finally {
-      await queue.obliterate({ force: true });
+      await emptySyncQueue(queue, connection);
     }
   });
 
   it('takes a fleet in the same order at every turn, whatever order its runs were queued in', async () => {
     const { job, now } = await emptyQueue();
-    await connection.set(EPOCH_KEY, String(now - 60_000));
     await connection.set(FRONTIER_KEY, String(now));
     // Four hundred companies take turns at a ten-second job: 25 ms apart, forty to a second.
     const fleet = Array.from({ length: 400 }, (_, i) => `t${i}`);
@@ -354,17 +373,9 @@ describe('a saturated queue', () => {
           { company, job, firedAt: new Date(firedAt), intervalMs: 10_000, share: shares.get(company) },
           { fairness, connection },
         );
-      const takes: string[] = [];
+      let takes: string[] = [];
       await withTaker(async (taker) => {
-        for (
-          let next = await taker.getNextJob('token', { block: false });
-          next;
-          next = await taker.getNextJob('token', { block: false })
-        ) {
-          await taken(connection, String(next.id), next.data);
-          await next.moveToCompleted('done', 'token', false);
-          takes.push(next.data.company);
-        }
+        takes = (await takeAll(queue, connection, taker)).map((t) => t.company);
       });
       return takes;
     };
@@ -381,7 +392,6 @@ describe('a saturated queue', () => {
 
   it("queues a firing in the order of its companies' turns when some were taken since the last firing and the others not yet", async () => {
     const { job, now } = await emptyQueue();
-    await connection.set(EPOCH_KEY, String(now - 120_000));
     const intervalMs = 10_000;
     const fleet = Array.from({ length: 100 }, (_, i) => `o${i}`);
     const shares = sharesOf(fleet, job.name);
@@ -403,9 +413,7 @@ describe('a saturated queue', () => {
           { company, job, firedAt, intervalMs, share: shares.get(company) },
           { fairness, connection },
         );
-        const next = await taker.getNextJob('token', { block: false });
-        await next!.moveToCompleted('done', 'token', false);
-        takes.push(next!.data);
+        takes.push((await takeOne(queue, connection, taker))!);
       }
     });
     const ends = takes.map((t) => t.turnEndMs!);
@@ -419,75 +427,19 @@ describe('a saturated queue', () => {
     const { job, now } = await emptyQueue();
     // The latest turn taken started a second ago: the box keeps up, and the run waits for its share.
     await connection.set(FRONTIER_KEY, String(now - 1_000));
-    await enqueueRun(
-      queue,
-      { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 },
-      { fairness, connection },
-    );
-    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 0, delayed: 1 });
-    await queue.obliterate({ force: true });
-    // It started ten minutes ago: the box is behind, and the run is queued at once.
-    await connection.set(FRONTIER_KEY, String(now - 600_000));
-    await enqueueRun(
-      queue,
-      { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 },
-      { fairness, connection },
-    );
-    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 1, delayed: 0 });
-    await queue.obliterate({ force: true });
-  });
-
-  it('moves the epoch on once the frontier is twenty minutes past it, and every queued turn, delayed or held behind a running run, with it', async () => {
-    const { job, now } = await emptyQueue();
-    await connection.set(EPOCH_KEY, String(now - 15 * 60_000));
-    await connection.set(FRONTIER_KEY, String(now));
-    const fire = (company: string, intervalMs: number, startAfterMs?: number, at = now, share?: number) =>
+    const fire = () =>
       enqueueRun(
         queue,
-        { company, job, firedAt: new Date(at), intervalMs, startAfterMs, share },
+        { company: 'beta', job, firedAt: new Date(now), intervalMs: 60_000, startAfterMs: 20_000 },
         { fairness, connection },
       );
-    const turnsOf = async () =>
-      (await queue.getJobs(['prioritized', 'delayed'])).map((j) => ({
-        company: j.data.company,
-        priority: j.priority,
-        endMs: j.data.turnEndMs!,
-      }));
-    await withTaker(async (taker) => {
-      // epsilon's run is running, and a firing is held behind it.
-      await fire('epsilon', 60_000);
-      const running = (await taker.getNextJob('token'))!;
-      await taken(connection, String(running.id), running.data);
-      await fire('epsilon', 60_000, undefined, now + 1_000);
-      // gamma and beta are queued, delta waits for its share. beta's half-hour turn starts five minutes ago and ends
-      // 25 minutes on, past the span: it takes the last priority.
-      await fire('gamma', 600_000);
-      const halfHour = 1_800_000;
-      await fire('beta', halfHour, undefined, now, (((now - 300_000) % halfHour) + 1) / halfHour);
-      await fire('delta', 600_000, 60_000);
-      const before = await turnsOf();
-      expect(before.find((t) => t.company === 'beta')!.priority).toBe(TURN_SPAN);
-      expect(await queue.getJobCounts('delayed')).toEqual({ delayed: 1 });
-      // The frontier moves on ten minutes: the epoch follows it, and every turn is counted from there.
-      const epoch = await rebase(queue, connection, now - 15 * 60_000, now + 10 * 60_000);
-      expect(epoch).toBe(now);
-      expect(Number(await connection.get(EPOCH_KEY))).toBe(now);
-      const after = await turnsOf();
-      expect(after).toHaveLength(3);
-      for (const t of after) expect(t.priority).toBe(turnPriority(t.endMs, epoch));
-      expect(after.find((t) => t.company === 'beta')!.priority).toBeLessThan(TURN_SPAN);
-      // The held run is queued with its turn counted from the new epoch once the running one ends.
-      await running.moveToCompleted('done', 'token', false);
-      const held = (await queue.getJobs(['prioritized'])).find((j) => j.data.company === 'epsilon')!;
-      expect(held.data.turnStartMs).toBe(running.data.turnStartMs! + 60_000);
-      expect(held.priority).toBe(turnPriority(held.data.turnEndMs!, epoch));
-    });
-    // A firing once the frontier is more than twenty minutes past the epoch moves it to ten minutes before the frontier.
-    const frontier = Date.now() - 5_000;
-    await connection.set(EPOCH_KEY, String(frontier - 21 * 60_000));
-    await connection.set(FRONTIER_KEY, String(frontier));
-    await fire('gamma', 600_000, undefined, Date.now());
-    expect(Number(await connection.get(EPOCH_KEY))).toBe(frontier - 10 * 60_000);
-    await queue.obliterate({ force: true });
+    await fire();
+    expect([await connection.zcard(DUE_KEY), await connection.zcard(LATER_KEY)]).toEqual([0, 1]);
+    await emptySyncQueue(queue, connection);
+    // It started ten minutes ago: the box is behind, and the run is due at once.
+    await connection.set(FRONTIER_KEY, String(now - 600_000));
+    await fire();
+    expect([await connection.zcard(DUE_KEY), await connection.zcard(LATER_KEY)]).toEqual([1, 0]);
+    await emptySyncQueue(queue, connection);
   });
 });

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { sandboxSettings } from '../support/sandbox-settings.ts';
-import { SYNC_QUEUE } from '../../src/queue/sync-queue.ts';
+import { SYNC_QUEUE, syncJobCounts } from '../../src/queue/sync-queue.ts';
 import { selectStreams } from '../../src/sync/runner.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
@@ -124,11 +124,9 @@ describe('Redis killed for longer than the job lock, under two workers and a sch
       await waitFor(
         () => `the queue to drain: ${said()}`,
         async () => {
-          const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed');
+          const c = await syncJobCounts(queue, observer);
           const n = (k: string) => c[k] ?? 0;
-          return (
-            n('completed') >= scheduled.length && n('waiting') + n('active') + n('delayed') + n('prioritized') === 0
-          );
+          return n('completed') >= scheduled.length && n('waiting') + n('active') + n('delayed') + n('queued') === 0;
         },
         300_000,
         500,

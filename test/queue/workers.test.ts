@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { jobs } from '../../jobs/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { SYNC_QUEUE } from '../../src/queue/sync-queue.ts';
+import { SYNC_QUEUE, syncJobCounts } from '../../src/queue/sync-queue.ts';
 import { freshDatabase } from '../support/db.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
@@ -109,10 +109,9 @@ describe('workers and scheduler', () => {
     const counts = await waitFor(
       () => `every job to finish (worker said: ${workers[1]!.output().slice(-3000)})`,
       async () => {
-        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized');
+        const c = await syncJobCounts(queue, redis);
         const n = (k: string) => c[k] ?? 0;
-        return n('completed') + n('failed') >= expected &&
-          n('waiting') + n('active') + n('delayed') + n('prioritized') === 0
+        return n('completed') + n('failed') >= expected && n('waiting') + n('active') + n('delayed') + n('queued') === 0
           ? { completed: n('completed'), failed: n('failed') }
           : undefined;
       },
@@ -188,8 +187,8 @@ describe('workers and scheduler', () => {
     await waitFor(
       () => `the queue to drain (workers said: ${said()})`,
       async () => {
-        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-        return Object.values(c).every((n) => n === 0);
+        const c = await syncJobCounts(queue, redis);
+        return c.waiting === 0 && c.active === 0 && c.delayed === 0 && c.queued === 0;
       },
       120_000,
       500,

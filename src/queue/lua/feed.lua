@@ -1,0 +1,29 @@
+-- Gives out up to `free` queued runs, lowest order first, after moving the held runs whose time has come into `due`.
+-- Each run given out leaves `due`, `runs` and `queued` and is marked `fed` until BullMQ is done with it (finish.lua).
+-- KEYS: due, runs, later, fed, queued (as in queue-run.lua).
+-- ARGV: free, now in ms.
+-- Returns the entries given out, in order.
+local due, runs, later, fed, queued = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local free, now = tonumber(ARGV[1]), ARGV[2]
+
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', later, '-inf', now)) do
+  redis.call('ZREM', later, member)
+  local entry = redis.call('HGET', runs, member)
+  if entry then redis.call('ZADD', due, cjson.decode(entry)['order'], member) end
+end
+
+local out = {}
+while #out < free do
+  local head = redis.call('ZPOPMIN', due)
+  if #head == 0 then break end
+  local member = head[1]
+  local entry = redis.call('HGET', runs, member)
+  -- A member already fed keeps its entry as the run to follow it (finish.lua puts it back).
+  if entry and redis.call('HEXISTS', fed, member) == 0 then
+    redis.call('HDEL', runs, member)
+    redis.call('ZREM', queued, member)
+    redis.call('HSET', fed, member, entry)
+    out[#out + 1] = entry
+  end
+end
+return out
