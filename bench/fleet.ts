@@ -402,7 +402,7 @@ async function main(): Promise<void> {
         if (res.status !== 201) throw new Error(`adding a company: ${res.status} ${await res.text()}`);
         added = { at: now };
       }
-      const delay = (await scheduleDelaySeconds(queue, connection)) ?? 0;
+      const delay = (await scheduleDelaySeconds(connection)) ?? 0;
       delays.push(delay);
       // Past the warm-up, the first syncs are done: the steady state, until the overload.
       const overloaded = overload !== undefined && now >= overloadAt;

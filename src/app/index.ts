@@ -106,7 +106,7 @@ export class App {
   async scheduleDelay(): Promise<number | null> {
     if (!this.#queue) return null;
     const { scheduleDelaySeconds } = await queueModule();
-    return scheduleDelaySeconds(this.#queue, await this.redis());
+    return scheduleDelaySeconds(await this.redis());
   }
 
   /** Registers how to undo a step; steps stop in the reverse order they started. */

@@ -11,7 +11,7 @@ import {
   mountPersonalDataPages,
   type PersonalDataRoutesOptions,
 } from './personal-data-routes.ts';
-import { CompanyEventsQuery, readQuery } from './page-queries.ts';
+import { CompanyEventsQuery, readQuery, RemoveQuery } from './page-queries.ts';
 import { mountNewFieldsActions, mountNewFieldsApi } from './new-fields-routes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
 import type { Actor } from '../warehouse/audit.ts';
@@ -238,10 +238,9 @@ function mountCompanyApiChanges(api: Hono, o: CompanyRoutesOptions): void {
     acting(c, async () => {
       const key = keyParam(c);
       if (!key.ok) return key.res;
-      const purgeText = c.req.query('purge');
-      if (purgeText !== undefined && !['true', 'false', '1', '0', ''].includes(purgeText))
-        return c.json({ error: 'purge: expected true or false' }, 400);
-      const purge = purgeText === 'true' || purgeText === '1';
+      const q = readQuery(c, RemoveQuery);
+      if (!q.ok) return q.res;
+      const purge = q.query.purge === true;
       const { removed, purged } = await admin.remove(apiActor(c), key.key, { purge });
       log.info({ company: key.key, purged }, 'company removed through the API');
       return c.json({ removed: companyView(removed), ...(purged ? { purged } : {}) });

@@ -1,5 +1,5 @@
-import type { Context } from 'hono';
 import { z } from 'zod';
+import { flagParam } from '../push/http-query.ts';
 import { STATE_FILTERS } from './overview.ts';
 
 /**
@@ -60,13 +60,7 @@ const instant = z.preprocess(
 /** `/api/companies/KEY/events`: the timeline since an instant, a page of `limit` events before an event id. */
 export const CompanyEventsQuery = z.object({ since: instant, before: id, limit: id });
 
-/** The route's query as its schema reads it, or the 400 naming the first parameter refused. */
-export function readQuery<T extends z.ZodType>(
-  c: Context,
-  schema: T,
-): { ok: true; query: z.output<T> } | { ok: false; res: Response } {
-  const parsed = schema.safeParse(c.req.query());
-  if (parsed.success) return { ok: true, query: parsed.data };
-  const issue = parsed.error.issues[0]!;
-  return { ok: false, res: c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400) };
-}
+/** `DELETE /api/companies/KEY`: ?purge=true also deletes the company's rows. */
+export const RemoveQuery = z.object({ purge: flagParam });
+
+export { readQuery } from '../push/http-query.ts';

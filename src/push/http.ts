@@ -18,6 +18,7 @@ import { bearer, callerOf, mayActFor, notForCompany } from './bearer.ts';
 import { MAX_CHANGES } from './bounds.ts';
 import { knownCompanies, parseBody, type IntakeContext } from './intake.ts';
 import { getChange, listChanges } from './outbox.ts';
+import { countParam, readQuery } from './http-query.ts';
 import { previewPush } from './preview.ts';
 import { CertificationChange, IndividualChange, VerificationChange } from './validate.ts';
 
@@ -82,10 +83,12 @@ const Preview = z.object({
 });
 const DryRun = z.object({
   dryRun: z
-    .enum(['true', 'false'])
+    .enum(['true', 'false'], { error: 'expected true or false' })
     .optional()
     .describe('true: check and compare with the warehouse only; nothing is stored or sent'),
 });
+/** Change ids are bigints: past the largest exact JS integer no id can be named, nor reach Postgres. */
+const ChangeId = z.object({ id: countParam(Number.MAX_SAFE_INTEGER) });
 const Status = z.object({
   id: z.number().int(),
   changeId: z.string(),
@@ -222,11 +225,10 @@ function mountIntake(app: OpenAPIHono, o: PushApiOptions, { security, common }: 
       const ndjson = (c.req.header('content-type') ?? '').includes('ndjson');
       const body = parseBody(await c.req.text(), ndjson);
       if ('error' in body) return c.json({ error: body.error }, 400);
-      const dryRun = c.req.query('dryRun');
-      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
-        return c.json({ error: 'dryRun: expected true or false' }, 400);
+      const q = readQuery(c, DryRun);
+      if (!q.ok) return q.res;
       const intake = intakeFor(c, o.intake);
-      if (dryRun === 'true') return c.json(await previewPush(intake, k.kind, body.items), 200);
+      if (q.query.dryRun === 'true') return c.json(await previewPush(intake, k.kind, body.items), 200);
       const result = await pushChanges(intake, actorOf(c), k.kind, body.items);
       if (!result.ok)
         return c.json({ error: 'some changes are refused: nothing was stored', refused: result.refused }, 422);
@@ -254,7 +256,7 @@ function mountChanges(app: OpenAPIHono, o: PushApiOptions, { security, common }:
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected a company key')
       .optional(),
-    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+    limit: countParam(10_000).optional(),
   });
   app.openAPIRegistry.registerPath({
     method: 'get',
@@ -283,11 +285,9 @@ function mountChanges(app: OpenAPIHono, o: PushApiOptions, { security, common }:
     ),
   );
   app.get('/push/:id{[0-9]+}', async (c) => {
-    const id = Number(c.req.param('id'));
-    // Change ids are bigints: past the largest exact JS integer no id can be named, nor reach Postgres.
-    if (!/^\d{1,16}$/.test(c.req.param('id')) || id < 1 || id > Number.MAX_SAFE_INTEGER) {
-      return c.json({ error: `id: expected a change id from 1 to ${Number.MAX_SAFE_INTEGER}` }, 400);
-    }
+    const parsed = ChangeId.safeParse(c.req.param());
+    if (!parsed.success) return c.json({ error: `id: ${parsed.error.issues[0]!.message}` }, 400);
+    const { id } = parsed.data;
     const found = await getChange(o.intake.warehouse.sql, o.intake.warehouse, id);
     return found && mayActFor(callerOf(c), found.company)
       ? c.json(found)
@@ -606,16 +606,9 @@ async function list(
   o: PushApiOptions,
   schema: z.ZodType<{ status?: (typeof PUSH_STATES)[number]; since?: string; company?: string; limit?: number }>,
 ) {
-  // The schema coerces limit, which would take 1e3 or 0x10; a limit is written in digits.
-  const limitText = c.req.query('limit');
-  if (limitText !== undefined && !/^\d{1,5}$/.test(limitText))
-    return c.json({ error: 'limit: expected a whole number from 1 to 10000' }, 400);
-  const q = schema.safeParse(c.req.query());
-  if (!q.success) {
-    const issue = q.error.issues[0]!;
-    return c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400);
-  }
-  const { status, since, company, limit } = q.data;
+  const q = readQuery(c, schema);
+  if (!q.ok) return q.res;
+  const { status, since, company, limit } = q.query;
   const caller = callerOf(c);
   if (company && !mayActFor(caller, company)) return notForCompany(c, company);
   return c.json(

@@ -327,11 +327,7 @@ export async function taken(
  * How long the oldest run due and not yet given to a worker has waited, in seconds; null when none waits. A run held
  * for its share of the window waits from when the share is up.
  */
-export async function scheduleDelaySeconds(
-  _queue: Queue<SyncJobData>,
-  client: Redis,
-  now = Date.now(),
-): Promise<number | null> {
+export async function scheduleDelaySeconds(client: Redis, now = Date.now()): Promise<number | null> {
   const [member, score] = await client.zrange(QUEUED_KEY, 0, 0, 'WITHSCORES');
   if (member === undefined) return null;
   return Math.max(0, (now - Number(score)) / 1000);

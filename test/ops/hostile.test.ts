@@ -234,6 +234,23 @@ describe('the known faults', () => {
     expect(await res.json()).toEqual({ events: [], next: null });
   });
 
+  it('flags are true or false: ?dryRun=maybe and ?purge=maybe are 400s naming them, and nothing changes', async () => {
+    const before = await outboxRows();
+    const push = await t.get('/push/individuals?dryRun=maybe', {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ ServiceId: 1, FirstName: 'A' }),
+    });
+    expect(push.status).toBe(400);
+    expect(((await push.json()) as { error: string }).error).toBe('dryRun: expected true or false');
+    const remove = await t.get('/api/companies/north?purge=maybe', { method: 'DELETE', headers: bearer });
+    expect(remove.status).toBe(400);
+    expect(((await remove.json()) as { error: string }).error).toBe('purge: expected true or false');
+    expect(await outboxRows()).toBe(before);
+    const companies = (await (await t.get('/api/companies', { headers: bearer })).json()) as { key: string }[];
+    expect(companies.map((c) => c.key)).toContain('north');
+  });
+
   it("a company's streams: a 4xx naming the field, and nothing changes", async () => {
     const post = (key: string, body: string) =>
       t.get(`/api/companies/${key}/streams`, {

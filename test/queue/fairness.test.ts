@@ -123,9 +123,9 @@ describe('a saturated queue', () => {
   it('says how long the oldest queued run has waited, and nothing once it is given out', async () => {
     await enqueueRun(queue, { company: 'beta', job: incremental[0]!, firedAt: new Date() }, { fairness, connection });
     const [, oldest] = await connection.zrange(QUEUED_KEY, 0, 0, 'WITHSCORES');
-    expect(await scheduleDelaySeconds(queue, connection, Number(oldest) + 90_000)).toBe(90);
+    expect(await scheduleDelaySeconds(connection, Number(oldest) + 90_000)).toBe(90);
     await givenOut();
-    expect(await scheduleDelaySeconds(queue, connection)).toBeNull();
+    expect(await scheduleDelaySeconds(connection)).toBeNull();
     expect(await connection.zcard(QUEUED_KEY)).toBe(0);
     await emptySyncQueue(queue, connection);
   });
@@ -141,8 +141,8 @@ describe('a saturated queue', () => {
     const [held, untilMs] = await connection.zrange(LATER_KEY, 0, 0, 'WITHSCORES');
     expect(held).toBe(`beta.${incremental[0]!.name}`);
     // Due in a minute: nothing has waited yet, and a minute and a half after its firing it has waited 30 s.
-    expect(await scheduleDelaySeconds(queue, connection)).toBe(0);
-    expect(await scheduleDelaySeconds(queue, connection, Number(untilMs) + 30_000)).toBe(30);
+    expect(await scheduleDelaySeconds(connection)).toBe(0);
+    expect(await scheduleDelaySeconds(connection, Number(untilMs) + 30_000)).toBe(30);
     await emptySyncQueue(queue, connection);
   });
   it("follows a company's last turn by one interval on its grid, and puts a company behind on it no more than an interval before the frontier", () => {
