@@ -133,7 +133,7 @@ async function measureSpeed(size: string, rateLimit: string, latencyMs: number):
       b.minimum += m;
     }
     const requests = stats.requests;
-    const floorSeconds = (requests / limit.limit) * (limit.windowMs / 1000);
+    const floorSeconds = (requests / limit.limit) * (limit.periodMs / 1000);
     const runSeconds = run.summary.durationMs / 1000;
     const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
     return {

@@ -9,7 +9,7 @@ import { startPostgres } from '../test/support/services.ts';
  * run every --every-minutes for --days days (housekeeping keeps 30), and --changes pushed changes spread over the
  * same month. Each read's median time over --repeat reads (rows parsed and grouped in this process included), and
  * for two of them Postgres's own time and the shared buffers they touched (EXPLAIN ANALYZE): these grow with the
- * window and the companies shown, not with the history kept. Prints one JSON object.
+ * hours and the companies shown, not with the history kept. Prints one JSON object.
  *
  *   node --import tsx bench/charts.ts [--companies 50] [--days 30] [--every-minutes 30] [--changes 1000000] [--repeat 5]
  */

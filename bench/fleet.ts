@@ -103,9 +103,9 @@ const SETTLE_INTERVALS = 2;
  * intervals of its job; and the gaps longer than two intervals during which another company ran the same stream
  * twice (a company passed over while another was served).
  *
- * `settled`: each stream judged from two of its intervals into the window on. Until its first run on new crons, a
- * company's last run of a job is one of the old crons', and its turn counts from that run; the turn puts its first
- * new run at most two new intervals in.
+ * `settled`: each stream judged from two of its intervals into the span judged (`from` to `to`) on. Until its
+ * first run on new crons, a company's last run of a job is one of the old crons', and its turn counts from that run;
+ * the turn puts its first new run at most two new intervals in.
  */
 function sharing(
   runs: readonly { company: string; stream: string; at: number }[],
@@ -131,7 +131,7 @@ function sharing(
   const withoutRunsByStream: Record<string, number> = {};
   let passedOver = 0;
   const passedOverByStream: Record<string, number> = {};
-  /** Passed-over gaps by the minute of the window they began in. */
+  /** Passed-over gaps by the minute of the span they began in. */
   const passedOverByMinute: number[] = Array.from({ length: Math.ceil((to - from) / 60_000) }, () => 0);
   let demand = 0;
   for (const [stream, interval] of intervalOf) {
@@ -148,7 +148,7 @@ function sharing(
       const edges = [start, ...times, to];
       for (let i = 1; i < edges.length; i++) {
         const gap = edges[i]! - edges[i - 1]!;
-        // The window's edges cut gaps short: only a gap between two runs is whole.
+        // The span's edges cut gaps short: only a gap between two runs is whole.
         if (i > 1 && i < edges.length - 1) gaps.push(gap / interval);
         if (gap <= 2 * interval) continue;
         for (const [other, theirs] of byCompany) {
@@ -504,14 +504,14 @@ async function main(): Promise<void> {
     await takes!.stop();
     /** The takes of a phase: how the queue shared it, before the runs' own starts move them apart. */
     const takesIn = async (from: number, to: number, s: ReturnType<typeof compressedSchedule>, settled = false) => {
-      const inWindow = takes!.takes.filter((t) => t.at >= from && t.at < to && t.company !== company(COMPANIES));
+      const inSpan = takes!.takes.filter((t) => t.at >= from && t.at < to && t.company !== company(COMPANIES));
       const runs = await sql<{ company: string; stream: string; at: number }[]>`
         select company_key as company, stream, extract(epoch from started_at)::float8 * 1000 as at
         from workforce.sync_runs where started_at >= ${new Date(from)} and company_key <> ${company(COMPANIES)}`;
       const byJob = (f: (x: { job: JobDef; ms: number; cron: string }) => number | string) =>
         new Map(s.schedule.map((x) => [x.job.name, f(x)]));
       const { gapsInIntervals, passedOver, passedOverByStream, companyStreamsWithoutRuns } = sharing(
-        inWindow.map((t) => ({ company: t.company, stream: t.job, at: t.at })),
+        inSpan.map((t) => ({ company: t.company, stream: t.job, at: t.at })),
         byJob((x) => x.ms) as Map<string, number>,
         byJob((x) => x.cron) as Map<string, string>,
         from,
@@ -524,7 +524,7 @@ async function main(): Promise<void> {
         gapsInIntervals,
         passedOver,
         passedOverByJob: passedOverByStream,
-        takeToStartSeconds: takeToStart(inWindow, runs, s.schedule),
+        takeToStartSeconds: takeToStart(inSpan, runs, s.schedule),
       };
     };
     if (process.env.TAKES_FILE) {

@@ -51,7 +51,7 @@ const pg = await startPostgres();
 const sandbox = await startSandbox({ port: 0, seed: 3, size: SIZE, rateLimit: null, log: pino({ level: 'silent' }) });
 const wh = await openWarehouse({ databaseUrl: pg.url });
 await wh.migrate();
-const limiter = createRateLimiter({ rateLimit: { limit: 100_000, windowMs: 1000 } });
+const limiter = createRateLimiter({ rateLimit: { limit: 100_000, periodMs: 1000 } });
 const client = new SourceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, limiter });
 const ctx: SyncContext = {
   companyKey: 'bench',

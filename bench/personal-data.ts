@@ -28,9 +28,9 @@ import { targetOfEndpoint } from './sandbox-backfill.ts';
  *             DateOfBirth, HomeAddressLine1, MobilePhoneNumber block; on shifts, FirstName and LastName hash,
  *             EmployeeNumber and MobilePhoneNumber block, the fields their pages carry), and one keeping every
  *             field of the same pages with each hashed field's values as wide as a hash (`keepWide`: the width's
- *             share; `extraOverWidePercent` is the policy's extra beyond it), their pages written in turn, each
- *             after a full collection (a list of fewer than BENCH_PAGES_PER_ROUND responses, such as individuals,
- *             which is one, by as many triples of such companies). Time on a CPU of the sync's main
+ *             share; `extraOverWidePercent` is the policy's extra beyond it), their pages written alternately,
+ *             each after a full collection (a list of fewer than BENCH_PAGES_PER_ROUND responses, such as
+ *             individuals, which is one, by as many triples of such companies). Time on a CPU of the sync's main
  *             thread and of Postgres per 200 records, median of BENCH_ROUNDS rounds (default 10; the extra in
  *             percent is the median of each round's ratio), each under a key new to the process, of three passes:
  *             `firstSight` (every row inserted, every value hashed for the first time: a first sync), `changed`
@@ -112,9 +112,9 @@ interface Cost {
 const PAGE_RECORDS = 200;
 
 /**
- * Companies' passes over the recorded pages, as their syncs read and write them, page by page in turn (the order
- * rotating from page to page, and with `flip` from round to round): whatever slows the machine for a while
- * slows every company's share alike. CPU per page for each company.
+ * Companies' passes over the recorded pages, as their syncs read and write them, page by page, one company after
+ * another (the order rotating from page to page, and with `flip` from round to round): whatever slows the machine
+ * for a while slows every company's share alike. CPU per page for each company.
  */
 async function passes(
   wh: Warehouse,
@@ -131,7 +131,7 @@ async function passes(
   const postgres = companies.map(() => 0);
   let records = 0;
   for (const i of companies[0]!.rec.bodies.keys()) {
-    // Each company takes each place in turn, page after page: none is always first or always after another.
+    // Each company takes each place in rotation, page after page: none is always first or always after another.
     const order = companies.map((_, k) => (k + i + flip) % companies.length);
     for (const k of order) {
       const { key, rec } = companies[k]!;
@@ -244,7 +244,7 @@ function widened(rec: Recorded, fields: ReadonlySet<string>): Recorded {
 /**
  * Each round, under a key of its own (so nothing was hashed before): a company keeping every field, one under the
  * stream's four, and one keeping every field of pages whose hashed fields are as wide as hashes (the width's share
- * of the extra), each pass page by page in turn.
+ * of the extra), each pass page by page, one after another.
  */
 async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Record<string, 'hash' | 'block'>) {
   const names = Object.keys(PASSES) as (keyof typeof PASSES)[];
@@ -272,12 +272,12 @@ async function rowPath(url: string, dataDir: string, rec: Recorded, policy: Reco
       // A new client's sessions pay for what a server caches per session on their first pages: not this bench's.
       await passes(wh, dataDir, [{ key: warm, rec }]);
       for (const n of names) {
-        const turn = nones.flatMap((none, j) => [
+        const lineUp = nones.flatMap((none, j) => [
           { key: none, rec: pages[n] },
           { key: fours[j]!, rec: pages[n] },
           { key: wides[j]!, rec: widePages[n] },
         ]);
-        const costs = await passes(wh, dataDir, turn, r);
+        const costs = await passes(wh, dataDir, lineUp, r);
         figures[n]!.none.push(mean(costs.filter((_, i) => i % 3 === 0)));
         figures[n]!.four.push(mean(costs.filter((_, i) => i % 3 === 1)));
         figures[n]!.wide.push(mean(costs.filter((_, i) => i % 3 === 2)));
@@ -369,7 +369,7 @@ async function rewrite(): Promise<void> {
     databaseUrl: pg.url,
     personalDataKey: KEY,
     companyKey: 'bench',
-    rateLimit: { limit: 1_000_000, windowMs: 1000 },
+    rateLimit: { limit: 1_000_000, periodMs: 1000 },
   });
   const { ctx, warehouse: wh } = sync;
   try {

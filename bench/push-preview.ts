@@ -35,7 +35,7 @@ const repeats = Number(process.env.BENCH_REPEATS ?? 5);
 const modelRows = Number(process.env.BENCH_MODEL_ROWS ?? 10_000);
 const modelChanged = Number(process.env.BENCH_MODEL_CHANGED ?? 50);
 const log = pino({ level: 'silent' });
-const rateLimit = { limit: 100, windowMs: 1000 };
+const rateLimit = { limit: 100, periodMs: 1000 };
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

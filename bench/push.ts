@@ -16,15 +16,15 @@ import { startPostgres } from '../test/support/services.ts';
  * Push against the key's budget, for each budget in BENCH_RATE_LIMITS (default `100/1s,100/10s,100/60s`: the
  * real one and two compressed), against the sandbox over HTTP with a real Postgres outbox. Two runs per budget:
  *   under_backfill  BENCH_BACKFILL_LOOPS (8) loops read in the backfill lane as fast as the limiter lets them,
- *                   holding the budget at 100%. After one window of backfill alone (so the window is full of
+ *                   holding the budget at 100%. After one period of backfill alone (so the period is full of
  *                   its starts), one individual update is pushed every W/20 for max(W, 10 s): latency from
  *                   intake to applied, p50/p95, against the goal 2 × (2 × W/L + the service's latency): a push is
  *                   two requests (a lookup and an Update), each allowed two slots' wait;
  *   throughput      no pull: enough individual updates (one per individual) queued at once to keep the push lane
- *                   busy for BENCH_WINDOWS (3) windows, and at least 10 s after the first as far as the sandbox's
- *                   individuals allow (at 100/1s: 8 windows). The push lane may burst in the first window, so the rate
- *                   is measured over the windows after it: requests/min in the push lane against L per minute
- *                   (goal ≥ 95%), and pushes/min (each push is two requests, so at most L/2 per window).
+ *                   busy for BENCH_PERIODS (3) periods, and at least 10 s after the first as far as the sandbox's
+ *                   individuals allow (at 100/1s: 8 periods). The push lane may burst in the first period, so the rate
+ *                   is measured over the periods after it: requests/min in the push lane against L per minute
+ *                   (goal ≥ 95%), and pushes/min (each push is two requests, so at most L/2 per period).
  * Prints one JSON document. At 100/60s the whole bench takes about seven minutes.
  */
 
@@ -33,7 +33,7 @@ const budgets = (process.env.BENCH_RATE_LIMITS ?? '100/1s,100/10s,100/60s')
   .map((s) => parseRateLimit(s.trim()));
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 5);
 const backfillLoops = Number(process.env.BENCH_BACKFILL_LOOPS ?? 8);
-const windows = Number(process.env.BENCH_WINDOWS ?? 3);
+const periods = Number(process.env.BENCH_PERIODS ?? 3);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const log = pino({ level: 'silent' });
 
@@ -124,10 +124,10 @@ async function underBackfill(pg: string, rateLimit: RateLimit) {
   const loops = Array.from({ length: backfillLoops }, async () => {
     while (!stop) await r.client.all(endpoints.departments, {}, { lane: 'backfill' }).catch(() => undefined);
   });
-  // One window of backfill alone, so the window is full of its starts when the pushes begin.
-  await sleep(rateLimit.windowMs);
-  const pushEveryMs = rateLimit.windowMs / 20;
-  const forMs = Math.max(rateLimit.windowMs, 10_000);
+  // One period of backfill alone, so the period is full of its starts when the pushes begin.
+  await sleep(rateLimit.periodMs);
+  const pushEveryMs = rateLimit.periodMs / 20;
+  const forMs = Math.max(rateLimit.periodMs, 10_000);
   counting = true;
   const started = Date.now();
   let n = 0;
@@ -138,13 +138,13 @@ async function underBackfill(pg: string, rateLimit: RateLimit) {
   }
   const elapsedS = (Date.now() - started) / 1000;
   counting = false;
-  const settleBy = Date.now() + 30_000 + 2 * rateLimit.windowMs;
+  const settleBy = Date.now() + 30_000 + 2 * rateLimit.periodMs;
   while (latencies.length < n && Date.now() < settleBy) await sleep(100);
   stop = true;
   await Promise.all(loops);
   const limited = r.sandbox.stats().rateLimited;
   await r.close();
-  const slotMs = (rateLimit.windowMs + defaultSafetyMarginMs(rateLimit)) / rateLimit.limit;
+  const slotMs = (rateLimit.periodMs + defaultSafetyMarginMs(rateLimit)) / rateLimit.limit;
   const goal = 2 * (2 * slotMs + latencyMs);
   const p95 = quantile(latencies, 0.95);
   const perS = (lane: string) => round((lanes[lane] ?? 0) / elapsedS, 2);
@@ -161,7 +161,7 @@ async function underBackfill(pg: string, rateLimit: RateLimit) {
       max: Math.max(...pushWaits),
     },
     budget_used: round(
-      (perS('push') + perS('backfill') + perS('incremental')) / (rateLimit.limit / (rateLimit.windowMs / 1000)),
+      (perS('push') + perS('backfill') + perS('incremental')) / (rateLimit.limit / (rateLimit.periodMs / 1000)),
       3,
     ),
     requests_per_s_by_lane: { push: perS('push'), backfill: perS('backfill') },
@@ -181,32 +181,32 @@ async function throughput(pg: string, rateLimit: RateLimit) {
   });
   // One change per individual, so coalescing does not shrink the work.
   const distinct = [...new Map(r.people.map((p) => [p.EmployeeNumber, p])).values()];
-  // At least 10 s past the first window, so a compressed window measures more than start-up, but no more windows
+  // At least 10 s past the first period, so a compressed period measures more than start-up, but no more periods
   // than the individuals can keep busy (each push is two requests), so the queue does not run dry.
   const affordable = Math.floor((2 * distinct.length) / (1.2 * rateLimit.limit));
-  const runWindows = Math.min(affordable, Math.max(windows, Math.ceil(10_000 / rateLimit.windowMs) + 1));
-  // A fifth more than the windows can take.
-  const wanted = Math.ceil(((runWindows * rateLimit.limit) / 2) * 1.2);
+  const runPeriods = Math.min(affordable, Math.max(periods, Math.ceil(10_000 / rateLimit.periodMs) + 1));
+  // A fifth more than the periods can take.
+  const wanted = Math.ceil(((runPeriods * rateLimit.limit) / 2) * 1.2);
   const batch = distinct.slice(0, wanted).map((p, n) => r.update(p, n));
   await pushIndividuals(r.intake, batch);
   const started = Date.now();
   await r.runner.start();
-  const end = started + runWindows * rateLimit.windowMs;
+  const end = started + runPeriods * rateLimit.periodMs;
   await sleep(end - Date.now());
-  const from = started + rateLimit.windowMs;
+  const from = started + rateLimit.periodMs;
   const measured = (ts: number[]) => ts.filter((t) => t >= from && t < end).sort((a, b) => a - b);
   const limited = r.sandbox.stats().rateLimited;
   await r.close();
-  const perMinuteBudget = rateLimit.limit * (60_000 / rateLimit.windowMs);
-  // The push lane may burst, so whole windows would count bursts, not the rate: the sustained rate is L over the
+  const perMinuteBudget = rateLimit.limit * (60_000 / rateLimit.periodMs);
+  // The push lane may burst, so whole periods would count bursts, not the rate: the sustained rate is L over the
   // mean time from one request start to the L-th after it (as bench/ratelimit.ts measures it).
   const starts = measured(pushRequests);
   const requestsPerMin = (rateLimit.limit * 60_000) / meanSpan(starts, rateLimit.limit);
   const requestsPerPush = starts.length / Math.max(1, measured(applied).length);
   return {
     queued: batch.length,
-    measured: `windows 2-${runWindows}, after the first (the push lane may burst in it)`,
-    applied_in_first_window: applied.filter((t) => t < from).length,
+    measured: `periods 2-${runPeriods}, after the first (the push lane may burst in it)`,
+    applied_in_first_period: applied.filter((t) => t < from).length,
     requests_per_push: round(requestsPerPush, 2),
     pushes_per_min: Math.round(requestsPerMin / requestsPerPush),
     push_lane_requests_per_min: Math.round(requestsPerMin),
@@ -226,7 +226,7 @@ try {
   for (const rateLimit of budgets) {
     results.push({
       rate_limit: formatRateLimit(rateLimit),
-      slot_ms: round((rateLimit.windowMs + defaultSafetyMarginMs(rateLimit)) / rateLimit.limit),
+      slot_ms: round((rateLimit.periodMs + defaultSafetyMarginMs(rateLimit)) / rateLimit.limit),
       under_backfill: await underBackfill(pg.url, rateLimit),
       throughput: await throughput(pg.url, rateLimit),
     });

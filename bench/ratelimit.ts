@@ -9,22 +9,22 @@ import { runProcesses, summarise, type Summary, type WorkerConfig } from '../tes
 
 /**
  * Three ways to pace requests against the sandbox's per-key limit, each in one run of PROCESSES processes with
- * WORKERS concurrent workers each, over WINDOWS compressed windows:
+ * WORKERS concurrent workers each, over PERIODS compressed periods:
  *   limiter  this project's Redis limiter (also at other safety margins, to show what the margin buys and costs);
  *   bullmq   BullMQ's worker limiter ({ max: L, duration: W }), one request per job;
  *   sleep    a fixed W/L pause after each request in every worker, as a naive client paces itself.
- * Prints one JSON document. Settings: BENCH_RATE_LIMIT (100/1s), BENCH_WINDOWS (10), BENCH_PROCESSES (2),
+ * Prints one JSON document. Settings: BENCH_RATE_LIMIT (100/1s), BENCH_PERIODS (10), BENCH_PROCESSES (2),
  * BENCH_WORKERS (3), BENCH_MARGINS (0,2,5,20: extra limiter runs besides the default margin).
  */
 
 const rateLimit = parseRateLimit(process.env.BENCH_RATE_LIMIT ?? '100/1s');
-const windows = Number(process.env.BENCH_WINDOWS ?? 10);
+const periods = Number(process.env.BENCH_PERIODS ?? 10);
 const processes = Number(process.env.BENCH_PROCESSES ?? 2);
 const workers = Number(process.env.BENCH_WORKERS ?? 3);
 const margins = (process.env.BENCH_MARGINS ?? '0,2,5,20').split(',').filter(Boolean).map(Number);
 const defaultMargin = defaultSafetyMarginMs(rateLimit);
-// One window more than measured, so the last measured window still has work queued behind it.
-const durationMs = (windows + 1) * rateLimit.windowMs;
+// One period more than measured, so the last measured period still has work queued behind it.
+const durationMs = (periods + 1) * rateLimit.periodMs;
 
 interface Scenario {
   name: string;
@@ -44,7 +44,7 @@ const scenarios: Scenario[] = [
 /** Enough one-request jobs that BullMQ's workers never run dry during the run. */
 async function fillQueue(connection: Redis, name: string): Promise<Queue> {
   const queue = new Queue(name, { connection });
-  const jobs = Array.from({ length: Math.ceil(rateLimit.limit * (windows + 1) * 2) }, (_, i) => ({
+  const jobs = Array.from({ length: Math.ceil(rateLimit.limit * (periods + 1) * 2) }, (_, i) => ({
     name: 'request',
     data: { i },
     opts: { removeOnComplete: true, removeOnFail: true },
@@ -83,7 +83,7 @@ async function runScenario(
       queue: queueName,
     };
     const { startAt, sent } = await runProcesses(cfg, processes);
-    const summary = summarise(sent, startAt, { ...cfg, durationMs: windows * rateLimit.windowMs });
+    const summary = summarise(sent, startAt, { ...cfg, durationMs: periods * rateLimit.periodMs });
     return s.safetyMarginMs === undefined ? summary : { safetyMarginMs: s.safetyMarginMs, ...summary };
   } finally {
     if (queue) {
@@ -105,15 +105,15 @@ async function main(): Promise<void> {
     }
     const report = {
       rateLimit: formatRateLimit(rateLimit),
-      windows,
+      periods,
       processes,
       workersPerProcess: workers,
       defaultSafetyMarginMs: defaultMargin,
       notes: {
-        usedPct: 'admitted requests per window as % of the limit, over the measured windows',
+        usedPct: 'admitted requests per period as % of the limit, over the measured periods',
         sustainedPct: 'long-run admitted rate as % of the limit (W over the mean span of L admitted requests)',
         limited: '429s: requests sent and refused (wasted)',
-        maxSentPerWindow: 'most requests sent in any sliding window of W',
+        maxSentInAnyPeriod: 'most requests sent in any span of one period W',
       },
       results,
     };

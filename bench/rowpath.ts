@@ -90,7 +90,7 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as (o: { type: 'minor' }) => void;
 let collections = 0;
 new PerformanceObserver((list) => void (collections += list.getEntries().length)).observe({ entryTypes: ['gc'] });
-// GC entries reach the observer on a later turn of the event loop.
+// GC entries reach the observer on a later tick of the event loop.
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 interface StageFigures {

@@ -13,21 +13,21 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
 
 /**
  * Many companies on one box: COMPANIES companies (one sandbox, one API key each, each key LIMIT per 60 s, the real
- * window) synced by worker processes for WINDOWS windows, first by one worker, then by two sharing Redis. For each:
- * the share of each key's budget used per window by the keys that still had work at its end (goal ≥ 95% for
+ * period) synced by worker processes for PERIODS periods, first by one worker, then by two sharing Redis. For each:
+ * the share of each key's budget used per period by the keys that still had work at its end (goal ≥ 95% for
  * every one), 429s (goal 0), rows written per second, the CPU left on the machine, and the CPU per page (request)
  * of the workers, Postgres (server and backends), Redis and the sandbox. Prints one JSON object.
  *
- *   COMPANIES=100 WINDOWS=3 SIZE=small WORKERS=1,2 [CONCURRENCY=n] node --import tsx bench/tenants.ts
+ *   COMPANIES=100 PERIODS=3 SIZE=small WORKERS=1,2 [CONCURRENCY=n] node --import tsx bench/tenants.ts
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 100);
-const WINDOWS = Number(process.env.WINDOWS ?? 3);
+const PERIODS = Number(process.env.PERIODS ?? 3);
 const SIZE = process.env.SIZE ?? 'small';
 const WORKERS = (process.env.WORKERS ?? '1,2').split(',').map(Number);
 const CONCURRENCY = process.env.CONCURRENCY;
 const LIMIT = Number(process.env.LIMIT ?? 100);
-const WINDOW_MS = 60_000;
+const PERIOD_MS = 60_000;
 const SEED = 7;
 
 const apiKey = (i: number) => `tenant-key-${String(i).padStart(3, '0')}`;
@@ -144,9 +144,9 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
     const redis0 = await redisCpuSeconds(connection);
     const rows0 = await rowsWritten(sql);
     let before = await stats(sandbox.url);
-    const windows = [];
-    for (let w = 0; w < WINDOWS; w++) {
-      await sleep(t0 + (w + 1) * WINDOW_MS - Date.now());
+    const periods = [];
+    for (let w = 0; w < PERIODS; w++) {
+      await sleep(t0 + (w + 1) * PERIOD_MS - Date.now());
       const now = await stats(sandbox.url);
       const busy = await companiesWithWork(queue, connection);
       const shares: number[] = [];
@@ -154,8 +154,8 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
         if (!busy.has(company(i))) continue;
         shares.push((now.byKey[apiKey(i)]!.requests - before.byKey[apiKey(i)]!.requests) / LIMIT);
       }
-      windows.push({
-        window: w + 1,
+      periods.push({
+        period: w + 1,
         keysWithWork: shares.length,
         keysBelow95: shares.filter((s) => s < 0.95).length,
         share: spread(shares),
@@ -169,8 +169,8 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
     const rows = (await rowsWritten(sql)) - rows0;
     const machineBusy = (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total);
     const last = await stats(sandbox.url);
-    // Pages are requests: every request the workers sent in the windows, each a page (or a lookup) to write.
-    const pages = windows.reduce((n, w) => n + w.requests, 0);
+    // Pages are requests: every request the workers sent in the periods, each a page (or a lookup) to write.
+    const pages = periods.reduce((n, w) => n + w.requests, 0);
     const msPerPage = (cpuSeconds: number) => Math.round(((cpuSeconds * 1000) / Math.max(1, pages)) * 100) / 100;
     const workersCpu = workers.reduce((sum, w, i) => sum + (processCpu(w.proc.pid!) - own0[i]!) / HZ, 0);
     const redisCpu = (await redisCpuSeconds(connection)) - redis0;
@@ -178,10 +178,10 @@ async function run(workerCount: number, pgAdminUrl: string, pgDataDir: string) {
       workers: workerCount,
       concurrency: CONCURRENCY ? Number(CONCURRENCY) : 'default',
       seconds: Math.round(seconds),
-      windows,
+      periods,
       rateLimited: last.rateLimited,
       rowsPerSecond: Math.round(rows / seconds),
-      requestsPerSecond: Math.round((windows.reduce((n, w) => n + w.requests, 0) / seconds) * 10) / 10,
+      requestsPerSecond: Math.round((periods.reduce((n, w) => n + w.requests, 0) / seconds) * 10) / 10,
       cpu: {
         machineLeftPct: pct(1 - machineBusy),
         workersPctOfOneCore: workers.map((w, i) => pct((processCpu(w.proc.pid!) - own0[i]!) / HZ / seconds)),
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
     const runs = [];
     for (const n of WORKERS) runs.push(await run(n, pg.url, pg.dataDir));
     process.stdout.write(
-      `${JSON.stringify({ companies: COMPANIES, size: SIZE, budget: `${LIMIT}/60s per key`, windows: WINDOWS, cpus: availableParallelism(), note: 'the sandbox, Postgres and Redis share these CPUs with the workers', runs }, null, 2)}\n`,
+      `${JSON.stringify({ companies: COMPANIES, size: SIZE, budget: `${LIMIT}/60s per key`, periods: PERIODS, cpus: availableParallelism(), note: 'the sandbox, Postgres and Redis share these CPUs with the workers', runs }, null, 2)}\n`,
     );
   } finally {
     await pg.stop();

@@ -15,7 +15,7 @@ import { dropWarehouse, runSyncProcess, startSandboxProcess } from './sync-proce
  * How long each analyst view (`v_*`) takes at a sandbox size: `select count(*)` and the first 100 rows, its row
  * count, and at each join of its plan the planner's estimated rows beside the actual ones (EXPLAIN ANALYZE).
  * Each is timed as the warehouse's owner (the schema's own views) and as a role granted the company without
- * personal data (the analyst schema's masked views), the two taking turns statement by statement so both run on
+ * personal data (the analyst schema's masked views), the two alternating statement by statement so both run on
  * the same machine at the same moment; the best of `--repeats` runs counts for each, and `maskedRatio` is the
  * masked role's slower statement over the owner's. It first syncs the sandbox at that size
  * into the warehouse, budget out of the way, then ANALYZEs it. Prints one JSON object.
@@ -100,7 +100,7 @@ async function runOnce<T>(best: Best<T>, run: () => Promise<T>): Promise<Best<T>
   }
 }
 
-/** The owner's and the masked role's statement, run in turn `repeats` times each, so both see the same machine. */
+/** The owner's and the masked role's statement, run alternately `repeats` times each, so both see the same machine. */
 async function bestOfBoth<T>(
   repeats: number,
   owner: () => Promise<T>,

@@ -2,26 +2,26 @@ import { availableParallelism } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-/** `L/Ws` (or `L/Wms`, `L/Wm`): at most L request starts in any W-long window. */
+/** `L/Ws` (or `L/Wms`, `L/Wm`): at most L request starts in any period of W. */
 export interface RateLimit {
   limit: number;
-  windowMs: number;
+  periodMs: number;
 }
 
 const RATE_LIMIT = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/;
 
 export function parseRateLimit(text: string): RateLimit {
   const m = RATE_LIMIT.exec(text);
-  if (!m) throw new Error(`expected LIMIT/WINDOW such as 100/60s, got "${text}"`);
+  if (!m) throw new Error(`expected LIMIT/PERIOD such as 100/60s, got "${text}"`);
   const unit = m[3] ?? 's';
-  const windowMs = Number(m[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000);
+  const periodMs = Number(m[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000);
   const limit = Number(m[1]);
-  if (limit < 1 || windowMs <= 0) throw new Error(`limit and window must be positive, got "${text}"`);
-  return { limit, windowMs };
+  if (limit < 1 || periodMs <= 0) throw new Error(`limit and period must be positive, got "${text}"`);
+  return { limit, periodMs };
 }
 
 export function formatRateLimit(r: RateLimit): string {
-  return r.windowMs % 1000 === 0 ? `${r.limit}/${r.windowMs / 1000}s` : `${r.limit}/${r.windowMs}ms`;
+  return r.periodMs % 1000 === 0 ? `${r.limit}/${r.periodMs / 1000}s` : `${r.limit}/${r.periodMs}ms`;
 }
 
 /**
@@ -30,7 +30,7 @@ export function formatRateLimit(r: RateLimit): string {
  */
 export const DEFAULTS = {
   /** The service's budget: 100 requests a minute per API key. */
-  rateLimit: { limit: 100, windowMs: 60_000 } as Readonly<RateLimit>,
+  rateLimit: { limit: 100, periodMs: 60_000 } as Readonly<RateLimit>,
   dbSchema: 'workforce',
   httpPort: 8080,
   httpHost: '127.0.0.1',
@@ -251,7 +251,7 @@ export interface Config {
   redisUrl?: string;
   dbSchema: string;
   rateLimit: RateLimit;
-  /** Extra time a start stays in the limiter's window, covering network jitter; default 2% of the window, at most 250 ms. */
+  /** Extra time a start stays in the limiter's period, covering network jitter; default 2% of the period, at most 250 ms. */
   rateLimitMarginMs?: number;
   formIds: number[];
   runTypeIds: number[];

@@ -5,15 +5,15 @@ describe('settings', () => {
   it('runs on embedded defaults with no settings: the sandbox, 100 requests per 60 s', () => {
     const c = loadConfig({});
     expect(c.sandbox).toBe(true);
-    expect(c.rateLimit).toEqual({ limit: 100, windowMs: 60_000 });
+    expect(c.rateLimit).toEqual({ limit: 100, periodMs: 60_000 });
     expect(c.dbSchema).toBe('workforce');
     expect(c.companies).toHaveLength(1);
   });
 
-  it('reads a compressed rate-limit window', () => {
-    expect(parseRateLimit('100/1s')).toEqual({ limit: 100, windowMs: 1000 });
-    expect(parseRateLimit('5/250ms')).toEqual({ limit: 5, windowMs: 250 });
-    expect(parseRateLimit('1000/1m')).toEqual({ limit: 1000, windowMs: 60_000 });
+  it('reads a compressed rate-limit period', () => {
+    expect(parseRateLimit('100/1s')).toEqual({ limit: 100, periodMs: 1000 });
+    expect(parseRateLimit('5/250ms')).toEqual({ limit: 5, periodMs: 250 });
+    expect(parseRateLimit('1000/1m')).toEqual({ limit: 1000, periodMs: 60_000 });
   });
 
   it('stops on a bad setting with one line naming it', () => {
@@ -67,7 +67,7 @@ describe('empty settings', () => {
     const c = loadConfig({ WFS_BASE_URL: '', WFS_API_KEY: '', WFS_FORM_IDS: '', WFS_RATE_LIMIT: '' });
     expect(c.sandbox).toBe(true);
     expect(c.formIds).toEqual([]);
-    expect(c.rateLimit).toEqual({ limit: 100, windowMs: 60_000 });
+    expect(c.rateLimit).toEqual({ limit: 100, periodMs: 60_000 });
   });
 });
 

@@ -29,7 +29,7 @@ export interface Environment extends CompanyContexts {
 }
 
 /** The built-in sandbox for runs with no WFS_BASE_URL: small, quick, and said plainly. */
-export const BUILT_IN_SANDBOX = { seed: 1, size: 'small', rateLimit: { limit: 100, windowMs: 1000 } } as const;
+export const BUILT_IN_SANDBOX = { seed: 1, size: 'small', rateLimit: { limit: 100, periodMs: 1000 } } as const;
 
 /**
  * The warehouse (migrated), one limiter per budget and a client per company of the companies table (the

@@ -113,12 +113,12 @@ export class DashboardAuth {
 /** The operator signed in on this request (after DashboardAuth.resolve), if any. */
 export const operatorOf = (c: Context): Operator | undefined => c.get('operator');
 
-/** Failed sign-ins allowed per client address, and from everyone together, in each window. */
-export const SIGN_IN_LIMITS = { perClient: 10, overall: 100, windowMs: 15 * 60_000, clients: 10_000 };
+/** Failed sign-ins allowed per client address, and from everyone together, in each period. */
+export const SIGN_IN_LIMITS = { perClient: 10, overall: 100, periodMs: 15 * 60_000, clients: 10_000 };
 
 /**
- * Counts failed sign-ins per client address and overall in fixed windows; past either limit every sign-in from
- * that client (or from anyone) waits for the window to end, right token or not, so guessing stays slow. The
+ * Counts failed sign-ins per client address and overall in fixed periods; past either limit every sign-in from
+ * that client (or from anyone) waits for the period to end, right token or not, so guessing stays slow. The
  * addresses kept are bounded: past the bound, new addresses share one count.
  */
 export class SignInThrottle {
@@ -139,11 +139,11 @@ export class SignInThrottle {
 
   failed(client: string): void {
     const at = this.now();
-    if (this.#overall.resetAt <= at) this.#overall = { failures: 0, resetAt: at + SIGN_IN_LIMITS.windowMs };
+    if (this.#overall.resetAt <= at) this.#overall = { failures: 0, resetAt: at + SIGN_IN_LIMITS.periodMs };
     this.#overall.failures++;
     const k = this.#keyOf(client);
     const c = this.#clients.get(k);
-    if (!c || c.resetAt <= at) this.#clients.set(k, { failures: 1, resetAt: at + SIGN_IN_LIMITS.windowMs });
+    if (!c || c.resetAt <= at) this.#clients.set(k, { failures: 1, resetAt: at + SIGN_IN_LIMITS.periodMs });
     else c.failures++;
   }
 

@@ -26,11 +26,11 @@ export interface PushHour {
 export interface ChartsData {
   since: { budget: Date; runs: Date; push: Date };
   now: Date;
-  /** Per company: requests per minute, every minute of the window (0 where none). */
+  /** Per company: requests per minute, every minute of the hours shown (0 where none). */
   budget: Map<string, MinuteUse[]>;
-  /** Per company, per stream: its finished runs of the window, oldest first. */
+  /** Per company, per stream: its finished runs of the hours shown, oldest first. */
   runs: Map<string, Map<string, RunRows[]>>;
-  /** Every hour of the window, oldest first. */
+  /** Every hour shown, oldest first. */
   push: PushHour[];
 }
 
@@ -44,12 +44,12 @@ export interface ChartsOptions {
 }
 
 /**
- * A run counts toward a window when it started at most this long before the window: a longer one (a backfill of
+ * A run counts toward a chart when it started at most this long before the chart's hours: a longer one (a backfill of
  * more than a day) shows only from its later runs. Keeps each (company, stream) read an index range.
  */
 const LONGEST_RUN_MS = 24 * HOUR_MS;
 
-/** What the status page's charts draw, each read bounded by its window. */
+/** What the status page's charts draw, each read bounded by the hours its chart shows. */
 export async function readCharts(wh: Warehouse, opts: ChartsOptions): Promise<ChartsData> {
   const now = opts.now ?? new Date();
   const since = {
@@ -112,7 +112,7 @@ export async function readBudgetUse(
   );
 }
 
-/** Each stream's finished runs that started in the window, per company: rows written per run. */
+/** Each stream's finished runs that started in the hours shown, per company: rows written per run. */
 export async function readRunRows(
   wh: Warehouse,
   companies: readonly string[],
@@ -140,9 +140,9 @@ export async function readRunRows(
 }
 
 /**
- * Changes received per hour of the window, by status now. The outbox has no index on created_at: its ids grow with
- * it, so the read starts after the newest change made before the window, found by walking the primary key back from
- * the newest change (reading only the window's changes).
+ * Changes received per hour shown, by status now. The outbox has no index on created_at: its ids grow with it, so
+ * the read starts after the newest change made before the first hour shown, found by walking the primary key back
+ * from the newest change (reading only the changes of the hours shown).
  */
 export async function readPushHours(wh: Warehouse, since: Date, now: Date): Promise<PushHour[]> {
   const { sql } = wh;

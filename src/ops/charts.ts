@@ -115,7 +115,7 @@ function budgetTable(minutes: MinuteUse[], limit: number | undefined): string {
 
 function runsCharts(company: string, byStream: Map<string, RunRows[]>, since: Date, now: Date): string {
   if (byStream.size === 0)
-    return `<div class="chart runs" data-company="${esc(company)}"><h3>${esc(company)}</h3><p class="muted">No run finished in this window.</p></div>`;
+    return `<div class="chart runs" data-company="${esc(company)}"><h3>${esc(company)}</h3><p class="muted">No run finished in these hours.</p></div>`;
   const charts = [...byStream].map(([stream, runs]) => runChart(stream, runs, since, now)).join('');
   const rows = [...byStream]
     .map(([stream, runs]) => {
@@ -153,7 +153,7 @@ function pushChart(hours: PushHour[], since: Date, now: Date): string {
   const f = PUSH;
   const statuses = [...new Set(hours.flatMap((h) => Object.keys(h.counts)))].sort((a, b) => order(a) - order(b));
   if (statuses.length === 0)
-    return `<div class="chart push"><p class="muted">No change was pushed in this window.</p></div>`;
+    return `<div class="chart push"><p class="muted">No change was pushed in these hours.</p></div>`;
   const from = Math.floor(since.getTime() / 3_600_000) * 3_600_000;
   const to = now.getTime();
   const top = niceMax(Math.max(1, ...hours.map((h) => sumOf(h.counts))));
@@ -256,7 +256,7 @@ export async function statusCharts(
   );
   const limitPerMinute = (company: string) => {
     const budget = opts.budget?.(company);
-    return budget ? Math.floor((budget.limit * 60_000) / budget.windowMs) : undefined;
+    return budget ? Math.floor((budget.limit * 60_000) / budget.periodMs) : undefined;
   };
   return chartsSection({ data, limitPerMinute, ownMinutes: own });
 }

@@ -58,7 +58,7 @@ export class LiveFigures {
     return observers.add(this.observer);
   }
 
-  /** Every key seen; a window that has reset since the service last spoke counts as unused. */
+  /** Every key seen; a period that has reset since the service last spoke counts as unused. */
   keys(now = Date.now()): KeyFigures[] {
     return [...this.#keys.values()].map((k) =>
       k.resetAtMs !== undefined && k.resetAtMs < now && k.limit !== undefined ? { ...k, remaining: k.limit } : { ...k },

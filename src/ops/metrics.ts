@@ -55,13 +55,13 @@ export class Metrics {
   readonly #budgetUsed = gauge(
     this.registry,
     'budget_used_requests',
-    "Requests of the company's API key counted in the service's current window (limit minus remaining)",
+    "Requests of the company's API key counted in the service's current period (limit minus remaining)",
     ['company'],
   );
   readonly #budgetLimit = gauge(
     this.registry,
     'budget_limit_requests',
-    "The service's stated request limit per window for the company's API key",
+    "The service's stated request limit per period for the company's API key",
     ['company'],
   );
   readonly #rows = counter(this.registry, 'rows_written_total', 'Rows written to the warehouse, by stream', ['stream']);

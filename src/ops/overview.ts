@@ -188,7 +188,7 @@ export async function readOverview(wh: Warehouse, opts: OverviewOptions): Promis
       running: f.running,
       rejectsOpen: rejects.get(f.company) ?? 0,
       requestsLastHour: used,
-      budgetUsed: budget ? Math.round((used / (budget.limit * (3_600_000 / budget.windowMs))) * 1000) / 1000 : null,
+      budgetUsed: budget ? Math.round((used / (budget.limit * (3_600_000 / budget.periodMs))) * 1000) / 1000 : null,
       progress,
       streamsOff: off.get(f.company) ?? [],
     };

@@ -98,7 +98,7 @@ export function keyRows(keys: KeyFigures[], now: number): string {
     const reset = k.resetAtMs !== undefined && k.resetAtMs > now ? `${Math.ceil((k.resetAtMs - now) / 1000)} s` : '-';
     return `<tr data-company="${esc(k.company)}"><td>${esc(k.company)}</td><td class="n">${used}</td><td class="n">${reset}</td><td class="n">${k.requests}</td><td class="n ${k.rateLimited ? 'failed' : ''}">${k.rateLimited}</td></tr>`;
   });
-  return `<table id="keys"><thead><tr><th>company (API key)</th><th>budget used in window</th><th>window resets in</th><th>requests</th><th>429s</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<table id="keys"><thead><tr><th>company (API key)</th><th>budget used in period</th><th>period resets in</th><th>requests</th><th>429s</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 /** Fields the service added that no column maps, and those that stopped coming (schema_changes). */

@@ -142,7 +142,7 @@ export class ProgressBoard {
     const budget =
       key?.limit !== undefined && key.remaining !== undefined ? `budget ${key.remaining}/${key.limit}` : 'budget -';
     const now = Date.now();
-    // When the window is spent, the next request starts at its reset: the limiter's own ETA.
+    // When the period's budget is spent, the next request starts at its reset: the limiter's own ETA.
     const eta =
       key?.remaining === 0 && key.resetAtMs !== undefined && key.resetAtMs > now
         ? `, next request in ${Math.ceil((key.resetAtMs - now) / 1000)} s`

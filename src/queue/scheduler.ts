@@ -16,7 +16,7 @@ export interface ScheduledRun {
   startAfterMs?: number;
   /** The job's interval, from its cron: a saturated queue's turns are this far apart (turns.ts). */
   intervalMs?: number;
-  /** The company's share of the job's window and interval among the companies fired (spread.ts `sharesOf`). */
+  /** The company's share of the job's spread and interval among the companies fired (spread.ts `sharesOf`). */
   share?: number;
 }
 

@@ -325,7 +325,7 @@ export async function taken(
 
 /**
  * How long the oldest run due and not yet given to a worker has waited, in seconds; null when none waits. A run held
- * for its share of the window waits from when the share is up.
+ * for its share of the spread waits from when the share is up.
  */
 export async function scheduleDelaySeconds(client: Redis, now = Date.now()): Promise<number | null> {
   const [member, score] = await client.zrange(QUEUED_KEY, 0, 0, 'WITHSCORES');

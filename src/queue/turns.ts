@@ -61,7 +61,7 @@ function onGrid(atLeastMs: number, intervalMs: number, share: number): number {
 
 /**
  * Past capacity, the frontier trails the clock by more than a firing's spread (at most half an interval): holding a
- * run back for its share of the window only makes it miss its turn, since the queue is long anyway.
+ * run back for its share of the spread only makes it miss its turn, since the queue is long anyway.
  */
 export function isBehind(frontierMs: number | null, intervalMs: number | undefined, now: number): boolean {
   return frontierMs !== null && intervalMs !== undefined && frontierMs < now - intervalMs / 2;

@@ -12,9 +12,9 @@ export type { OnStart } from './waiting.ts';
 export interface CreateRateLimiterOptions {
   rateLimit: RateLimit;
   /**
-   * Added to the window: a start leaves the log W + margin after it was granted, which absorbs the jitter
+   * Added to the period: a start leaves the log W + margin after it was granted, which absorbs the jitter
    * between granting a start and the service counting it (process scheduling, the network, the service's own
-   * queue). Default: 2% of the window, at most 250 ms: on a loaded 2-core sandbox, 100/1s needed 20 ms to see no
+   * queue). Default: 2% of the period, at most 250 ms: on a loaded 2-core sandbox, 100/1s needed 20 ms to see no
    * 429s (5 and 10 ms still saw some); 100/60s gets 250 ms, which costs 0.4% of the budget.
    */
   safetyMarginMs?: number;
@@ -27,7 +27,7 @@ export interface CreateRateLimiterOptions {
 export type RateLimiterMaker = (o: CreateRateLimiterOptions) => RateLimiter;
 
 export function defaultSafetyMarginMs(rateLimit: RateLimit): number {
-  return Math.min(250, Math.ceil(rateLimit.windowMs / 50));
+  return Math.min(250, Math.ceil(rateLimit.periodMs / 50));
 }
 
 function safetyMarginOf(o: CreateRateLimiterOptions): number {

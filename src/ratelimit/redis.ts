@@ -23,11 +23,11 @@ import {
  * that read Redis's own clock, so processes on machines with different clocks agree.
  *
  * Keys (the braces keep one key's entries in one cluster slot):
- *   wfsync:rl:{<key>}            ZSET  start id → start time (ms); starts and key expire after window + grace
+ *   wfsync:rl:{<key>}            ZSET  start id → start time (ms); starts and key expire after the period + grace
  *   wfsync:rl:{<key>}:pause      STRING set with PX while the service said stop
  *   wfsync:rl:{<key>}:w:<lane>   ZSET  process id → registration expiry (ms): who waits in which lane
- *   wfsync:rl:{<key>}:turn       HASH   t: the next lower-lane start's turn (ms); w: the turn a waiter was refused
- *                                       before (see paceSpacingMs and nextTurnMs)
+ *   wfsync:rl:{<key>}:pace       HASH   t: when the next lower-lane start is paced to come (ms); w: the paced start
+ *                                       a waiter was refused before (see paceSpacingMs and nextPacedAtMs)
  */
 
 /** Shared Lua: register(...) records which lanes this process waits in (KEYS[3..5]: the lane sets); clock() is Redis's time in ms. */
@@ -50,14 +50,14 @@ end
 `;
 
 /**
- * KEYS: log, pause, waiters push/incremental/backfill, turn.
- * ARGV: limit, window (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms),
- * start id, grace (ms: how long starts stay in the log after the window, for reconciliation only), spacing (ms:
- * the lower lanes' pace), slack (ms: lateness that is not idle time; see nextTurnMs).
+ * KEYS: log, pause, waiters push/incremental/backfill, pace.
+ * ARGV: limit, period (ms, with margin), lane (1..3), member, ttl, count push/incremental/backfill, yield (ms),
+ * start id, grace (ms: how long starts stay in the log after the period, for reconciliation only), spacing (ms:
+ * the lower lanes' pace), slack (ms: lateness that is not idle time; see nextPacedAtMs).
  * Returns {granted 0/1, wait ms, reason, start time (ms, as text: a Lua number reply would be truncated)}.
  */
 const ACQUIRE = `${REGISTER}
-local limit, window, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local limit, period, lane = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local member, ttl, grace = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[11])
 local spacing, slack = tonumber(ARGV[12]), tonumber(ARGV[13])
 local counts = { ARGV[6], ARGV[7], ARGV[8] }
@@ -65,25 +65,25 @@ local now = clock()
 register(now, member, ttl, counts)
 local pause = redis.call('PTTL', KEYS[2])
 if pause > 0 then return { 0, pause, 'paused' } end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - window - grace))
-local horizon = string.format('(%.3f', now - window)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - period - grace))
+local horizon = string.format('(%.3f', now - period)
 local used = redis.call('ZCOUNT', KEYS[1], horizon, '+inf')
-local fullMs, turnMs = 0, 0
+local fullMs, pacedMs = 0, 0
 if used >= limit then
   local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], horizon, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  fullMs = tonumber(oldest[2]) + window - now
+  fullMs = tonumber(oldest[2]) + period - now
 end
--- Lower lanes wait for their turn as well; both waits are answered at once, so one timer covers them.
-local turnText, awaited = nil, nil
+-- Lower lanes wait for their paced start as well; both waits are answered at once, so one timer covers them.
+local pacedAtText, awaited = nil, nil
 if lane > 1 then
   local pace = redis.call('HMGET', KEYS[6], 't', 'w')
-  turnText, awaited = pace[1], pace[2]
+  pacedAtText, awaited = pace[1], pace[2]
 end
-local turn = turnText and tonumber(turnText) or nil
-if turn and now < turn then turnMs = turn - now end
-if fullMs > 0 or turnMs > 0 then
-  if turnMs > 0 then redis.call('HSET', KEYS[6], 'w', turnText) end
-  return { 0, math.max(1, math.ceil(math.max(fullMs, turnMs))), fullMs >= turnMs and 'full' or 'paced' }
+local pacedAt = pacedAtText and tonumber(pacedAtText) or nil
+if pacedAt and now < pacedAt then pacedMs = pacedAt - now end
+if fullMs > 0 or pacedMs > 0 then
+  if pacedMs > 0 then redis.call('HSET', KEYS[6], 'w', pacedAtText) end
+  return { 0, math.max(1, math.ceil(math.max(fullMs, pacedMs))), fullMs >= pacedMs and 'full' or 'paced' }
 end
 -- A slot is free, but a live waiter of a higher lane in any process takes it first.
 for i = 1, lane - 1 do
@@ -91,24 +91,24 @@ for i = 1, lane - 1 do
   if redis.call('ZCARD', KEYS[i + 2]) > 0 then return { 0, tonumber(ARGV[9]), 'yield' } end
 end
 redis.call('ZADD', KEYS[1], now, ARGV[10])
-redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
+redis.call('PEXPIRE', KEYS[1], math.ceil(period + grace) + 1000)
 if lane > 1 then
-  -- As nextTurnMs in waiting.ts: the phase is kept when less than the slack late, or (at most a quarter window
-  -- behind) when a waiter was waiting for the turn; after idle time the schedule restarts from now.
-  local nextTurn = now + spacing
-  if turn and now - turn < slack then
-    nextTurn = turn + spacing
-  elseif turn and awaited == turnText then
-    nextTurn = math.max(turn, now - window / 4) + spacing
+  -- As nextPacedAtMs in waiting.ts: the phase is kept when less than the slack late, or (at most a quarter period
+  -- behind) when a waiter was waiting for the paced start; after idle time the schedule restarts from now.
+  local nextPacedAt = now + spacing
+  if pacedAt and now - pacedAt < slack then
+    nextPacedAt = pacedAt + spacing
+  elseif pacedAt and awaited == pacedAtText then
+    nextPacedAt = math.max(pacedAt, now - period / 4) + spacing
   end
-  redis.call('HSET', KEYS[6], 't', string.format('%.3f', nextTurn), 'w', '')
-  redis.call('PEXPIRE', KEYS[6], math.ceil(window + grace) + 1000)
+  redis.call('HSET', KEYS[6], 't', string.format('%.3f', nextPacedAt), 'w', '')
+  redis.call('PEXPIRE', KEYS[6], math.ceil(period + grace) + 1000)
 end
 if tonumber(counts[lane]) <= 1 then redis.call('ZREM', KEYS[lane + 2], member) end
 return { 1, 0, 'ok', string.format('%.3f', now) }
 `;
 
-/** KEYS: log. ARGV: start id, window + grace (ms). Moves a granted start to now, when it is handed over. */
+/** KEYS: log. ARGV: start id, period + grace (ms). Moves a granted start to now, when it is handed over. */
 const HANDED_OVER = `
 local t = redis.call('TIME')
 redis.call('ZADD', KEYS[1], 'GT', tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000, ARGV[1])
@@ -123,24 +123,24 @@ return 1
 `;
 
 /**
- * KEYS: log, pause. ARGV: limit, window, pause ms, pause-if-behind ms, remaining (-1: none), placeholder lifetime
- * ms, id prefix, grace ms. Adds placeholder starts when the service counts more than the log (window and grace)
+ * KEYS: log, pause. ARGV: limit, period, pause ms, pause-if-behind ms, remaining (-1: none), placeholder lifetime
+ * ms, id prefix, grace ms. Adds placeholder starts when the service counts more than the log (period and grace)
  * does, and pauses the key (never shortening a longer pause). Returns {placeholders added, pause ms set}.
  */
 const OBSERVE = `
-local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+local limit, period = tonumber(ARGV[1]), tonumber(ARGV[2])
 local pause, pauseIfBehind = tonumber(ARGV[3]), tonumber(ARGV[4])
 local remaining, life, grace = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local missing = 0
 if remaining >= 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - window - grace))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.3f', now - period - grace))
   missing = limit - redis.call('ZCARD', KEYS[1]) - remaining
 end
 if missing > 0 then
-  for i = 1, missing do redis.call('ZADD', KEYS[1], now + life - window, ARGV[7] .. i) end
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window + grace) + 1000)
+  for i = 1, missing do redis.call('ZADD', KEYS[1], now + life - period, ARGV[7] .. i) end
+  redis.call('PEXPIRE', KEYS[1], math.ceil(period + grace) + 1000)
   pause = math.max(pause, pauseIfBehind)
 else
   missing = 0
@@ -164,8 +164,8 @@ declare module 'ioredis' {
 
 export interface RedisStoreOptions {
   limit: number;
-  /** The effective window: the service's plus the safety margin. */
-  windowMs: number;
+  /** The effective period: the service's plus the safety margin. */
+  periodMs: number;
   /** A waiter registration lives this long without a heartbeat (a crashed process stops blocking lower lanes). */
   registrationTtlMs?: number;
   logger?: Logger;
@@ -192,9 +192,9 @@ export class RedisStore implements Store {
   ) {
     this.ttlMs = opts.registrationTtlMs ?? 3000;
     this.heartbeatMs = Math.floor(this.ttlMs / 3);
-    this.yieldMs = Math.min(250, Math.max(5, Math.round(opts.windowMs / opts.limit)));
-    this.graceMs = reconcileGraceMs(opts.windowMs);
-    this.spacingMs = paceSpacingMs(opts.limit, opts.windowMs);
+    this.yieldMs = Math.min(250, Math.max(5, Math.round(opts.periodMs / opts.limit)));
+    this.graceMs = reconcileGraceMs(opts.periodMs);
+    this.spacingMs = paceSpacingMs(opts.limit, opts.periodMs);
     redis.defineCommand('wfsyncRlAcquire', { numberOfKeys: 6, lua: ACQUIRE });
     redis.defineCommand('wfsyncRlAnnounce', { numberOfKeys: 6, lua: ANNOUNCE });
     redis.defineCommand('wfsyncRlObserve', { numberOfKeys: 2, lua: OBSERVE });
@@ -206,7 +206,7 @@ export class RedisStore implements Store {
     const [granted, waitMs, reason, at] = await this.redis.wfsyncRlAcquire(
       ...keys(key),
       this.opts.limit,
-      this.opts.windowMs,
+      this.opts.periodMs,
       LANES.indexOf(lane) + 1,
       this.member,
       this.ttlMs,
@@ -222,7 +222,7 @@ export class RedisStore implements Store {
 
   /** Not awaited: it only ever moves a start later, and the next command on the connection runs after it. */
   handedOver(key: string, id: string): void {
-    this.redis.wfsyncRlHandedOver(keys(key)[0], id, this.opts.windowMs + this.graceMs).catch((err: unknown) => {
+    this.redis.wfsyncRlHandedOver(keys(key)[0], id, this.opts.periodMs + this.graceMs).catch((err: unknown) => {
       this.opts.logger?.warn({ err, key: shortKey(key) }, 'rate limiter could not move a start to its hand-over');
     });
   }
@@ -241,7 +241,7 @@ export class RedisStore implements Store {
   }
 
   async observe(key: string, feedback: ServiceFeedback, signal?: AbortSignal): Promise<void> {
-    const plan = planFeedback(feedback, this.opts.limit, this.opts.windowMs);
+    const plan = planFeedback(feedback, this.opts.limit, this.opts.periodMs);
     if (plan.pauseMs === 0 && plan.remaining < 0) return;
     // What the service said is advice: with Redis out of reach it is dropped, not queued for the reconnection (the
     // page it came with would wait for it, and a shutdown with the page).
@@ -251,7 +251,7 @@ export class RedisStore implements Store {
       log,
       pause,
       this.opts.limit,
-      this.opts.windowMs,
+      this.opts.periodMs,
       plan.pauseMs,
       plan.pauseIfBehindMs,
       plan.remaining,
@@ -289,7 +289,7 @@ function keys(key: string): [string, string, string, string, string, string] {
     base,
     `${base}:pause`,
     ...(LANES.map((lane) => `${base}:w:${lane}`) as [string, string, string]),
-    `${base}:turn`,
+    `${base}:pace`,
   ];
 }
 
@@ -311,7 +311,7 @@ export function createRedisRateLimiter(o: RedisRateLimiterOptions): RateLimiter 
   else if (owns) redis.on('error', () => {});
   const store = new RedisStore(redis, owns, {
     limit: o.rateLimit.limit,
-    windowMs: o.rateLimit.windowMs + o.safetyMarginMs,
+    periodMs: o.rateLimit.periodMs + o.safetyMarginMs,
     registrationTtlMs: o.registrationTtlMs,
     logger: o.logger,
   });

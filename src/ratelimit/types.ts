@@ -1,5 +1,5 @@
 /**
- * The request limiter: at most `limit` request starts in any `windowMs` window per API key,
+ * The request limiter: at most `limit` request starts in any span of one period (`periodMs`) per API key,
  * shared by every process that uses the same key.
  */
 

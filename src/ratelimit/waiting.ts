@@ -218,46 +218,46 @@ export function shortKey(key: string): string {
 }
 
 /**
- * Starts stay in the log this long after they left the window, only to be compared with the service's counts: a
- * response read after some of the starts it counted have left the window would otherwise look like another client's
+ * Starts stay in the log this long after they left the period, only to be compared with the service's counts: a
+ * response read after some of the starts it counted have left the period would otherwise look like another client's
  * use of the key.
  */
-export function reconcileGraceMs(windowMs: number): number {
-  return Math.ceil(windowMs / 4);
+export function reconcileGraceMs(periodMs: number): number {
+  return Math.ceil(periodMs / 4);
 }
 
 /**
- * Lower lanes (`incremental`, `backfill`) are paced: a lower-lane start needs a free slot in the window and also
- * its turn on an even schedule, one every `windowMs / limit`. A sliding-window log alone lets a backfill start L
- * requests at once, and those slots free only a whole window later, so a push arriving after them would wait for
- * the window whatever its lane; paced, a slot frees every W/L, and the push lane (never paced, free to burst)
+ * Lower lanes (`incremental`, `backfill`) are paced: a lower-lane start needs a free slot in the period and also
+ * its paced start on an even schedule, one every `periodMs / limit`. A sliding-window log alone lets a backfill
+ * start L requests at once, and those slots free only a whole period later, so a push arriving after them would
+ * wait for the period whatever its lane; paced, a slot frees every W/L, and the push lane (never paced, free to burst)
  * takes the next one.
  */
-export function paceSpacingMs(limit: number, windowMs: number): number {
-  return windowMs / limit;
+export function paceSpacingMs(limit: number, periodMs: number): number {
+  return periodMs / limit;
 }
 
 /**
- * The next lower-lane turn after a start granted at `nowMs` for the turn `turnMs` (undefined: the first start).
- * `awaited`: a lower-lane waiter was already waiting for that turn before it came.
+ * The next paced lower-lane start after a start granted at `nowMs` for the one paced at `pacedAtMs` (undefined: the
+ * first start). `awaited`: a lower-lane waiter was already waiting for that paced start before it came.
  *
  * A start less than `paceSlackMs` late keeps the schedule's phase, so timers that fire late and responses that
  * come back late cost nothing (spacing each start from the previous actual start would lose that lateness at every
  * slot: at 100/1s, a tenth of the budget). A later start after a waiter was waiting means the process stalled (a
- * busy machine): the schedule keeps its phase, making up at most a quarter window, as the sliding window alone
+ * busy machine): the schedule keeps its phase, making up at most a quarter period, as the sliding-window log alone
  * would have. A later start nobody waited for ends idle time: the schedule restarts from now, never making idle
  * time up with a burst.
  */
-export function nextTurnMs(
-  turnMs: number | undefined,
+export function nextPacedAtMs(
+  pacedAtMs: number | undefined,
   nowMs: number,
   spacingMs: number,
-  windowMs: number,
+  periodMs: number,
   awaited: boolean,
 ): number {
-  if (turnMs === undefined) return nowMs + spacingMs;
-  if (nowMs - turnMs < paceSlackMs(spacingMs)) return turnMs + spacingMs;
-  if (awaited) return Math.max(turnMs, nowMs - windowMs / 4) + spacingMs;
+  if (pacedAtMs === undefined) return nowMs + spacingMs;
+  if (nowMs - pacedAtMs < paceSlackMs(spacingMs)) return pacedAtMs + spacingMs;
+  if (awaited) return Math.max(pacedAtMs, nowMs - periodMs / 4) + spacingMs;
   return nowMs + spacingMs;
 }
 
@@ -281,20 +281,20 @@ export interface FeedbackPlan {
 }
 
 /**
- * `windowMs` is the limiter's effective window (with its safety margin). A 429 pauses until the reset (the whole
- * window when the service gave none). `remaining: 0` pauses until the reset only when the log disagrees: when it
+ * `periodMs` is the limiter's effective period (with its safety margin). A 429 pauses until the reset (the whole
+ * period when the service gave none). `remaining: 0` pauses until the reset only when the log disagrees: when it
  * agrees, the log already holds the next start back, and the reset is rounded up to whole seconds by the service,
  * so pausing on every period's last request would waste up to a second per period. A reset already past makes the
- * counts stale, so they are not reconciled; a 429 then still pauses for one request's share of the window.
+ * counts stale, so they are not reconciled; a 429 then still pauses for one request's share of the period.
  */
-export function planFeedback(f: ServiceFeedback, limit: number, windowMs: number, nowMs = Date.now()): FeedbackPlan {
+export function planFeedback(f: ServiceFeedback, limit: number, periodMs: number, nowMs = Date.now()): FeedbackPlan {
   const resetIn = f.resetAtMs === undefined ? undefined : Math.max(0, Math.ceil(f.resetAtMs - nowMs));
-  const pauseMs = !f.limited ? 0 : resetIn === undefined ? windowMs : Math.max(resetIn, Math.ceil(windowMs / limit));
+  const pauseMs = !f.limited ? 0 : resetIn === undefined ? periodMs : Math.max(resetIn, Math.ceil(periodMs / limit));
   const fresh = f.remaining !== undefined && f.remaining >= 0 && resetIn !== 0;
   return {
     pauseMs,
-    pauseIfBehindMs: fresh && f.remaining === 0 ? (resetIn ?? windowMs) : 0,
+    pauseIfBehindMs: fresh && f.remaining === 0 ? (resetIn ?? periodMs) : 0,
     remaining: fresh ? Math.floor(f.remaining!) : -1,
-    placeholderMs: Math.min(resetIn ?? windowMs, windowMs),
+    placeholderMs: Math.min(resetIn ?? periodMs, periodMs),
   };
 }

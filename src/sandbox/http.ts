@@ -327,7 +327,7 @@ export class SandboxApi {
     if (rate) {
       headers['x-ratelimit-limit'] = rate.limit;
       headers['x-ratelimit-remaining'] = rate.remaining;
-      headers['x-ratelimit-reset'] = resetHeader(rate.resetAtMs, this.#deps.limiter?.rate.windowMs ?? 1000);
+      headers['x-ratelimit-reset'] = resetHeader(rate.resetAtMs, this.#deps.limiter?.rate.periodMs ?? 1000);
     }
     return headers;
   }

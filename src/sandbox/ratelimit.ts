@@ -4,10 +4,10 @@ import type { RateLimit } from '../config.ts';
  * The service's own request limit, per API key (service-spec.md, "Limits": 100 requests per 1-minute interval,
  * 429 beyond, "resets after 1 minute").
  *
- * A period is fixed: it starts with the first request after the previous period ended and lasts exactly one
- * window. A refused request (429) does not count against the budget, so a client that waits for the reset is
- * never punished for having been refused. Any client that never starts more than `limit` requests in any
- * `windowMs` window is always admitted, because each period is exactly one window long.
+ * A period is fixed (a fixed-window counter): it starts with the first request after the previous period ended and
+ * lasts exactly `periodMs`. A refused request (429) does not count against the budget, so a client that waits for
+ * the reset is never punished for having been refused. Any client that never starts more than `limit` requests in
+ * any span of `periodMs` is always admitted, because each fixed period is exactly that long.
  */
 
 export interface BudgetVerdict {
@@ -42,7 +42,7 @@ export class FixedWindowLimiter {
     const now = this.#now();
     let period = this.#periods.get(key);
     if (!period || now >= period.endsAtMs) {
-      period = { endsAtMs: now + this.#rate.windowMs, used: 0 };
+      period = { endsAtMs: now + this.#rate.periodMs, used: 0 };
       this.#periods.set(key, period);
     }
     const allowed = period.used < this.#rate.limit;
@@ -59,7 +59,7 @@ export class FixedWindowLimiter {
         allowed: true,
         limit: this.#rate.limit,
         remaining: this.#rate.limit,
-        resetAtMs: now + this.#rate.windowMs,
+        resetAtMs: now + this.#rate.periodMs,
       };
     }
     return {
@@ -72,11 +72,11 @@ export class FixedWindowLimiter {
 }
 
 /**
- * `X-RateLimit-Reset` is a unix timestamp in seconds. With whole-second windows it is rounded up, so a client
- * that waits for it never arrives early; with compressed windows (`100/250ms`) rounding would be off by whole
+ * `X-RateLimit-Reset` is a unix timestamp in seconds. With whole-second periods it is rounded up, so a client
+ * that waits for it never arrives early; with compressed periods (`100/250ms`) rounding would be off by whole
  * periods, so it carries fractional seconds.
  */
-export function resetHeader(resetAtMs: number, windowMs: number): string {
-  if (windowMs % 1000 === 0) return String(Math.ceil(resetAtMs / 1000));
+export function resetHeader(resetAtMs: number, periodMs: number): string {
+  if (periodMs % 1000 === 0) return String(Math.ceil(resetAtMs / 1000));
   return (resetAtMs / 1000).toFixed(3).replace(/\.?0+$/, '');
 }

@@ -40,7 +40,7 @@ interface Asked {
   cancel: AbortController;
 }
 
-function pageWindow(e: Endpoint, opts: PagingOptions): { limit: number; first: number; maxAhead: number } {
+function pageBounds(e: Endpoint, opts: PagingOptions): { limit: number; first: number; maxAhead: number } {
   const limit = opts.pageSize ?? PAGE_LIMIT_MAX;
   const first = opts.startOffset ?? 0;
   if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) {
@@ -73,7 +73,7 @@ export async function* envelopePages<E extends Endpoint>(
   query: QueryOf<E>,
   opts: PagingOptions,
 ): AsyncIterable<PageResult<ItemOf<E>>> {
-  const { limit, first, maxAhead } = pageWindow(e, opts);
+  const { limit, first, maxAhead } = pageBounds(e, opts);
   const ask = (offset: number): Asked => {
     const cancel = new AbortController();
     const path = `${e.path}?${buildQuery(e, query as Record<string, unknown>, { offset, limit })}`;

@@ -148,7 +148,7 @@ function passEstimate(s: PartitionState): { done: number; total: number } {
 }
 
 /** Requests a key may start per second under its budget. */
-export const requestsPerSecond = (budget: RateLimit) => budget.limit / (budget.windowMs / 1000);
+export const requestsPerSecond = (budget: RateLimit) => budget.limit / (budget.periodMs / 1000);
 
 /**
  * Seconds until each stream of one key is read through, when the streams under way share its budget equally

@@ -322,7 +322,7 @@ async function runOne(
   const turnedOff = ctx.streamStopped?.(stream.name);
   const signal = AbortSignal.any([ctx.signal, lost, turnedOff].filter((x): x is AbortSignal => x !== undefined));
   const log = streamLog(ctx, stream);
-  // Turned off after this run began, before the stream's turn came.
+  // Turned off after this run began, before the run reached the stream.
   if (turnedOff?.aborted) return { stream: stream.name, outcome: 'off', ...emptyCounters(), durationMs: 0 };
   const wh = ctx.warehouse;
   const runId = await openStreamRun(ctx, stream, syncStartedAt, signal);

@@ -70,7 +70,7 @@ export function scramVerifier(password: string, iterations = 4096): string {
   return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
 }
 
-/** Grants and revokes take turns with migrations, which re-apply every role's privileges. */
+/** Grants, revokes and migrations hold one lock, one at a time: migrations re-apply every role's privileges. */
 async function lockAccess(sql: postgres.TransactionSql, schema: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext(${`wfsync-migrate:${schema}`}))`;
 }

@@ -45,7 +45,7 @@ export interface MigrateOptions {
 
 /**
  * Applies pending migrations. drizzle's migrator needs a one-connection client; an advisory lock on that
- * connection makes processes that migrate at once take turns, and the later ones find nothing to do.
+ * connection makes processes that migrate at once go one after another, and the later ones find nothing to do.
  */
 export async function migrateWarehouse(url: string, schema: string, o: MigrateOptions = {}): Promise<void> {
   const { logger, catalog } = o;

@@ -24,7 +24,7 @@ export type SocketFactory = (target: SocketTarget) => Promise<Socket>;
 
 /**
  * postgres.js's `socket` option: each call starts connecting a new socket with no-delay set. Several hosts are
- * tried in turn, one per call, as postgres.js does for the sockets it connects.
+ * tried one after another, one per call, as postgres.js does for the sockets it connects.
  *
  * The socket is handed over while it still connects, as postgres.js's own are: a connection that fails then
  * fails with the socket's 'error' and 'close', which postgres.js handles by failing the query and connecting

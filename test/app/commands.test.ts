@@ -13,7 +13,7 @@ let env: Record<string, string>;
 let cwd: string;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   cwd = mkdtempSync(join(tmpdir(), 'wfsync-app-'));
   env = {
     WFS_BASE_URL: sandbox.url,

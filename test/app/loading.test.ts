@@ -58,7 +58,7 @@ export async function load(url, context, next) {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 2, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 2, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   dir = mkdtempSync(join(tmpdir(), 'wfsync-modules-'));
   const env = {
     WFS_BASE_URL: sandbox.url,

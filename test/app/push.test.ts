@@ -11,7 +11,7 @@ let sandbox: RunningSandbox;
 let t: TestApp;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   t = await startTestApp(sandbox, { WFS_PUSH_TOKEN: TOKEN }, async (app) => {
     await app.push({ serve: true, run: true });
     await app.startRunners();

@@ -81,7 +81,7 @@ async function scene(kinds: readonly Kind[], extra: Record<string, string> = {})
   const [redis, pg, sandbox] = await Promise.all([
     startRestartableRedis(),
     startRestartablePostgres(),
-    startSandbox({ port: 0, seed: 48, size: 'small', rateLimit: { limit: 100, windowMs: 1000 } }),
+    startSandbox({ port: 0, seed: 48, size: 'small', rateLimit: { limit: 100, periodMs: 1000 } }),
   ]);
   const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
   const env = {

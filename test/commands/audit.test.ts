@@ -28,7 +28,7 @@ beforeAll(async () => {
     port: 0,
     seed: 3,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     keys: [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY].map(parseKeySpec),
   });
   dir = mkdtempSync(join(tmpdir(), 'wfsync-audit-'));

@@ -38,7 +38,7 @@ beforeAll(async () => {
     port: 0,
     seed: 5,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     keys: [NORTH_KEY, SOUTH_KEY, SOUTH_NEW_KEY].map(parseKeySpec),
   });
   const databaseUrl = await freshDatabase();
@@ -320,7 +320,7 @@ describe('wfsync companies streams', () => {
   beforeAll(async () => {
     // A sandbox each: what one receives is what its company's runs asked for.
     const started = (seed: number) =>
-      startSandbox({ port: 0, seed, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+      startSandbox({ port: 0, seed, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
     [north, south] = await Promise.all([started(21), started(22)]);
     const databaseUrl = await freshDatabase();
     db = postgres(databaseUrl, { max: 1, onnotice: () => {} });

@@ -112,15 +112,15 @@ describe('dashboard sessions', () => {
 });
 
 describe('failed sign-ins', () => {
-  it('throttles a client after its failures, right token or not, until the window ends; others are not held', async () => {
+  it('throttles a client after its failures, right token or not, until the period ends; others are not held', async () => {
     let now = 0;
     const auth = new DashboardAuth(wh, TOKEN, undefined, () => now);
     for (let i = 0; i < SIGN_IN_LIMITS.perClient; i++)
       expect((await auth.signIn('wrong-token-guess', '10.0.0.1')).kind).toBe('wrong');
     const held = await auth.signIn(TOKEN, '10.0.0.1');
-    expect(held).toEqual({ kind: 'throttled', retryAfterS: SIGN_IN_LIMITS.windowMs / 1000 });
+    expect(held).toEqual({ kind: 'throttled', retryAfterS: SIGN_IN_LIMITS.periodMs / 1000 });
     expect((await auth.signIn(TOKEN, '10.0.0.2')).kind).toBe('ok');
-    now += SIGN_IN_LIMITS.windowMs;
+    now += SIGN_IN_LIMITS.periodMs;
     expect((await auth.signIn(TOKEN, '10.0.0.1')).kind).toBe('ok');
   });
 
@@ -128,10 +128,10 @@ describe('failed sign-ins', () => {
     let now = 0;
     const t = new SignInThrottle(() => now);
     for (let i = 0; i < SIGN_IN_LIMITS.overall; i++) t.failed(`10.1.${Math.floor(i / 200)}.${i % 200}`);
-    expect(t.retryAfterS('192.168.1.1')).toBe(SIGN_IN_LIMITS.windowMs / 1000);
-    now += SIGN_IN_LIMITS.windowMs / 2;
-    expect(t.retryAfterS('192.168.1.1')).toBe(SIGN_IN_LIMITS.windowMs / 2000);
-    now += SIGN_IN_LIMITS.windowMs / 2;
+    expect(t.retryAfterS('192.168.1.1')).toBe(SIGN_IN_LIMITS.periodMs / 1000);
+    now += SIGN_IN_LIMITS.periodMs / 2;
+    expect(t.retryAfterS('192.168.1.1')).toBe(SIGN_IN_LIMITS.periodMs / 2000);
+    now += SIGN_IN_LIMITS.periodMs / 2;
     expect(t.retryAfterS('192.168.1.1')).toBe(0);
   });
 

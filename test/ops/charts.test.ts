@@ -21,7 +21,7 @@ let m0: number;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  sandbox = await startSandbox({ port: 0, seed: 6, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 6, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   t = await startTestApp(sandbox, {
     WFS_COMPANIES: JSON.stringify([
       { key: 'north', apiKey: sandbox.apiKey, baseUrl: sandbox.url },
@@ -222,7 +222,7 @@ describe('the status page charts', () => {
       Number(await bar('refused', m0 - 2 * HOUR).getAttribute('y')) +
         Number(await bar('refused', m0 - 2 * HOUR).getAttribute('height')),
     ).toBeCloseTo(Number(await bar('applied', m0 - 2 * HOUR).getAttribute('y')), 0);
-    // Changes of 30 hours ago are past the window.
+    // Changes of 30 hours ago are before the hours shown.
     const total = (
       await svg.locator('rect.push-bar').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-count'))))
     ).reduce((a, n) => a + n, 0);

@@ -22,7 +22,7 @@ beforeAll(async () => {
     port: 0,
     seed: 3,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     keys: [NORTH_KEY, EAST_KEY, EAST_NEW_KEY].map(parseKeySpec),
   });
   t = await startTestApp(

@@ -26,7 +26,7 @@ beforeAll(async () => {
     port: 0,
     seed: 8,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     quirks: ['new-field'],
   });
   t = await startTestApp(

@@ -29,7 +29,7 @@ beforeAll(async () => {
     port: 0,
     seed: 5,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     // south's key may not read individuals: its individuals runs fail.
     keys: [
       { key: DEFAULT_API_KEY, scopes: [...SCOPES] },

@@ -31,12 +31,12 @@ let sandbox: RunningSandbox;
 let t: TestApp;
 /**
  * Sessions taken before any hostile sign-in: the barrage's wrong tokens soon hold this client's sign-ins for the
- * throttle's window, and each route is sent hostile input signed in, to reach past the guards.
+ * throttle's period, and each route is sent hostile input signed in, to reach past the guards.
  */
 const sessions: string[] = [];
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 11, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 11, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   t = await startTestApp(
     sandbox,
     {

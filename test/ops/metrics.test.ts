@@ -13,7 +13,7 @@ beforeAll(async () => {
     port: 0,
     seed: 3,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     latencyMs: 20,
   });
   t = await startTestApp(sandbox);
@@ -66,7 +66,7 @@ describe('/metrics', () => {
       expect(at * 1000).toBeGreaterThanOrEqual(started - 1000);
       expect(at * 1000).toBeLessThanOrEqual(Date.now());
     }
-    // The sandbox states 100 per window; what this key used is what the service said last.
+    // The sandbox states 100 per period; what this key used is what the service said last.
     expect(sample(text, 'wfsync_budget_limit_requests', { company: 'north' })).toBe(100);
     const used = sample(text, 'wfsync_budget_used_requests', { company: 'north' })!;
     expect(used).toBeGreaterThan(0);

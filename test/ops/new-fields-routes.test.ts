@@ -15,7 +15,7 @@ let t: TestApp;
 let wh: Warehouse;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   t = await startTestApp(
     sandbox,
     {

@@ -49,7 +49,7 @@ function settings(port: number, over: Record<string, string> = {}): Record<strin
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 6, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 6, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   const [port, other] = [await freePort(), await freePort()];
   issuer = createServer();
   await new Promise<void>((r) => issuer.listen(0, '127.0.0.1', r));

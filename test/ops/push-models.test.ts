@@ -14,7 +14,7 @@ beforeAll(async () => {
     port: 0,
     seed: 5,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     log: pino({ level: 'silent' }),
   });
   t = await startTestApp(

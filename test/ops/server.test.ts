@@ -17,7 +17,7 @@ let t: TestApp;
 const retried: number[] = [];
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   t = await startTestApp(sandbox, {}, (app) => {
     const push = new Hono();
     push.get('/openapi.json', (c) => c.json({ openapi: '3.1.0' }));

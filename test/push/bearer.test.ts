@@ -20,7 +20,7 @@ let dir: string;
 let cli: Record<string, string>;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 4, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   const settings = {
     WFS_COMPANIES: JSON.stringify([
       { key: 'north', apiKey: sandbox.apiKey, baseUrl: sandbox.url },

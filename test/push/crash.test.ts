@@ -75,7 +75,7 @@ describe.each([
     const sandbox = await startSandbox({
       seed: 3,
       size: 'tiny',
-      rateLimit: { limit: 100, windowMs: 1000 },
+      rateLimit: { limit: 100, periodMs: 1000 },
       keys: [{ key: apiKey, scopes: ['individuals', 'certifications'] }],
       log: pino({ level: 'silent' }),
       faults: parseFaults('lost=0.1,reset=0.05,500=0.05,only=writes'),

@@ -13,7 +13,7 @@ import { openWarehouse } from '../../src/warehouse/connection.ts';
 const env = process.env;
 const log = pino({ level: 'warn' });
 const warehouse = await openWarehouse({ databaseUrl: env.DATABASE_URL!, max: 6 });
-const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 } });
+const limiter = createRateLimiter({ rateLimit: { limit: 100, periodMs: 1000 } });
 const client = new SourceClient({
   baseUrl: env.BASE_URL!,
   apiKey: env.API_KEY!,

@@ -45,14 +45,14 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
   const sandbox = await startSandbox({
     seed: 7,
     size: 'tiny',
-    rateLimit: { limit: 100, windowMs: 1000 },
+    rateLimit: { limit: 100, periodMs: 1000 },
     log: pino({ level: 'silent' }),
     ...o.sandbox,
   });
   const databaseUrl = await freshDatabase();
   const warehouse = await openWarehouse({ databaseUrl });
   await warehouse.migrate();
-  const limiter = createRateLimiter({ rateLimit: { limit: 100, windowMs: 1000 } });
+  const limiter = createRateLimiter({ rateLimit: { limit: 100, periodMs: 1000 } });
   const log = o.log ?? pino({ level: 'silent' });
   const observers = new Observers();
   const client = new SourceClient({

@@ -14,7 +14,7 @@ import { openWarehouse } from '../../src/warehouse/connection.ts';
 const env = process.env;
 const log = pino({ level: 'info' });
 const warehouse = await openWarehouse({ databaseUrl: env.DATABASE_URL!, max: 8 });
-const limiter = (await rateLimiterMaker(env.REDIS_URL))({ rateLimit: { limit: 100, windowMs: 1000 }, logger: log });
+const limiter = (await rateLimiterMaker(env.REDIS_URL))({ rateLimit: { limit: 100, periodMs: 1000 }, logger: log });
 const client = new SourceClient({
   baseUrl: env.BASE_URL!,
   apiKey: env.API_KEY!,

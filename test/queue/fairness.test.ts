@@ -130,7 +130,7 @@ describe('a saturated queue', () => {
     await emptySyncQueue(queue, connection);
   });
 
-  it('holds a spread run until its share of the window is up, and counts its wait from then', async () => {
+  it('holds a spread run until its share of the spread is up, and counts its wait from then', async () => {
     const firedAt = new Date();
     await enqueueRun(
       queue,
@@ -423,7 +423,7 @@ describe('a saturated queue', () => {
     expect(shares.get(takes.at(-1)!.company)).toBeLessThan(0.5);
   });
 
-  it('on a box behind its schedule, queues a run at once rather than after its share of the window', async () => {
+  it('on a box behind its schedule, queues a run at once rather than after its share of the spread', async () => {
     const { job, now } = await emptyQueue();
     // The latest turn taken started a second ago: the box keeps up, and the run waits for its share.
     await connection.set(FRONTIER_KEY, String(now - 1_000));

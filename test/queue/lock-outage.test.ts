@@ -37,7 +37,7 @@ const scheduled = jobs.filter((j) => !j.fullRefresh && !j.run);
 
 beforeAll(async () => {
   [sandbox, redis] = await Promise.all([
-    startSandbox({ port: 0, seed: 41, size: 'small', rateLimit: { limit: 100, windowMs: 1000 }, latencyMs: 20 }),
+    startSandbox({ port: 0, seed: 41, size: 'small', rateLimit: { limit: 100, periodMs: 1000 }, latencyMs: 20 }),
     startRestartableRedis(),
   ]);
   const databaseUrl = await freshDatabase();

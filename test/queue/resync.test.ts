@@ -12,7 +12,7 @@ let sandbox: RunningSandbox;
 let t: TestApp;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 9, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   t = await startTestApp(sandbox, { REDIS_URL: `${inject('redisUrl')}/9`, WFS_PUSH_TOKEN: PUSH_TOKEN }, async (app) => {
     await (await app.syncQueue()).obliterate({ force: true });
     await app.worker();

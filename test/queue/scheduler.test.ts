@@ -131,7 +131,7 @@ describe('scheduler', () => {
     });
   });
 
-  it("spreads the companies' runs of a job over a window: one company's always at the same share, within half an interval", async () => {
+  it("spreads the companies' runs of a job after its firing: one company's always at the same share, within half an interval", async () => {
     const many = Array.from({ length: 1000 }, (_, i) => `c${i}`);
     const runs: ScheduledRun[] = [];
     schedulers.push(

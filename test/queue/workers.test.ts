@@ -16,7 +16,7 @@ import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
  * fires every few seconds: no stream runs twice at once for a company, and the individuals the credentials job
  * depends on are not read again while the individuals job's last read is within its interval.
  */
-const rateLimit = { limit: 100, windowMs: 1000 };
+const rateLimit = { limit: 100, periodMs: 1000 };
 const REDIS_DB = 3;
 let sandboxes: Record<'north' | 'south', RunningSandbox>;
 let wh: Warehouse;

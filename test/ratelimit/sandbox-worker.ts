@@ -79,7 +79,7 @@ async function run(cfg: WorkerConfig, startAt: number): Promise<Sent[]> {
   return sent;
 }
 
-/** Connections are made before the start, so the first window measures pacing, not connecting. */
+/** Connections are made before the start, so the first period measures pacing, not connecting. */
 async function startsAt(startAt: number): Promise<void> {
   await sleep(Math.max(0, startAt - Date.now()));
 }
@@ -111,7 +111,7 @@ async function byLimiter(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>
 }
 
 async function bySleep(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>, startAt: number, deadline: number) {
-  const pause = cfg.rateLimit.windowMs / cfg.rateLimit.limit;
+  const pause = cfg.rateLimit.periodMs / cfg.rateLimit.limit;
   await startsAt(startAt);
   const loop = async () => {
     while (Date.now() < deadline) {
@@ -134,7 +134,7 @@ async function viaBullmq(cfg: WorkerConfig, send: () => Promise<ServiceFeedback>
     {
       connection,
       concurrency: cfg.workers,
-      limiter: { max: cfg.rateLimit.limit, duration: cfg.rateLimit.windowMs },
+      limiter: { max: cfg.rateLimit.limit, duration: cfg.rateLimit.periodMs },
     },
   );
   await sleep(Math.max(0, deadline - Date.now()));
@@ -155,7 +155,7 @@ export async function runProcesses(cfg: WorkerConfig, processes: number): Promis
     return line.value;
   };
   await Promise.all(children.map((_, i) => next(i)));
-  // Time for every child to connect before the first window.
+  // Time for every child to connect before the first period.
   const startAt = Date.now() + 1000;
   for (const child of children) child.stdin!.end(`go ${startAt}\n`);
   const results = await Promise.all(children.map(async (_, i) => JSON.parse(await next(i)) as Sent[]));
@@ -167,29 +167,29 @@ export interface Summary {
   ok: number;
   /** 429s: requests sent and refused (wasted). */
   limited: number;
-  /** Admitted requests per window, as a share of the limit, over the whole windows of the run. */
+  /** Admitted requests per period, as a share of the limit, over the whole periods of the run. */
   usedPct: number;
-  /** The least-used whole window, as a share of the limit. */
-  minWindowPct: number;
-  /** Admitted requests in each whole window. */
-  perWindow: number[];
+  /** The least-used whole period, as a share of the limit. */
+  minPeriodPct: number;
+  /** Admitted requests in each whole period. */
+  perPeriod: number[];
   /**
    * The long-run rate, as a share of the limit: W over the mean time from one admitted request to the L-th after it.
    * Unlike `usedPct` it is not rounded to whole bursts, so it shows what a safety margin costs.
    */
   sustainedPct: number;
-  /** The most requests sent (admitted or not) in any window of W. */
-  maxSentPerWindow: number;
-  windows: number;
+  /** The most requests sent (admitted or not) in any span of one period W. */
+  maxSentInAnyPeriod: number;
+  periods: number;
 }
 
 export function summarise(sent: Sent[], startAt: number, cfg: WorkerConfig): Summary {
-  const { limit, windowMs } = cfg.rateLimit;
-  const windows = Math.floor(cfg.durationMs / windowMs);
-  const perWindow = new Array<number>(windows).fill(0);
+  const { limit, periodMs } = cfg.rateLimit;
+  const periods = Math.floor(cfg.durationMs / periodMs);
+  const perPeriod = new Array<number>(periods).fill(0);
   for (const s of sent) {
-    const i = Math.floor((s.t - startAt) / windowMs);
-    if (s.status !== 429 && i >= 0 && i < windows) perWindow[i]!++;
+    const i = Math.floor((s.t - startAt) / periodMs);
+    if (s.status !== 429 && i >= 0 && i < periods) perPeriod[i]!++;
   }
   const admitted = sent.filter((s) => s.status !== 429).map((s) => s.t);
   const round = (x: number) => Math.round(x * 10) / 10;
@@ -197,15 +197,15 @@ export function summarise(sent: Sent[], startAt: number, cfg: WorkerConfig): Sum
     requests: sent.length,
     ok: admitted.length,
     limited: sent.length - admitted.length,
-    usedPct: round((100 * perWindow.reduce((a, b) => a + b, 0)) / (windows * limit)),
-    minWindowPct: round((100 * Math.min(...perWindow)) / limit),
-    perWindow,
-    sustainedPct: round((100 * windowMs) / meanSpan(admitted, limit)),
-    maxSentPerWindow: maxInWindow(
+    usedPct: round((100 * perPeriod.reduce((a, b) => a + b, 0)) / (periods * limit)),
+    minPeriodPct: round((100 * Math.min(...perPeriod)) / limit),
+    perPeriod,
+    sustainedPct: round((100 * periodMs) / meanSpan(admitted, limit)),
+    maxSentInAnyPeriod: maxInAnyPeriod(
       sent.map((s) => s.t),
-      windowMs,
+      periodMs,
     ),
-    windows,
+    periods,
   };
 }
 
@@ -217,11 +217,11 @@ function meanSpan(times: number[], n: number): number {
 }
 
 /** The most times that lie in any (t - W, t]. */
-export function maxInWindow(times: number[], windowMs: number): number {
+export function maxInAnyPeriod(times: number[], periodMs: number): number {
   let max = 0;
   let lo = 0;
   for (let hi = 0; hi < times.length; hi++) {
-    while (times[lo]! <= times[hi]! - windowMs) lo++;
+    while (times[lo]! <= times[hi]! - periodMs) lo++;
     max = Math.max(max, hi - lo + 1);
   }
   return max;

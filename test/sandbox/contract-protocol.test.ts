@@ -309,8 +309,8 @@ describe('rate limit ("100 requests per 1-minute interval; exceeding gives 429; 
     }
   });
 
-  it('runs compressed windows: fractional X-RateLimit-Reset, a new period after it, 429s not counted', async () => {
-    const sb = await startSandbox({ size: 'tiny', rateLimit: { limit: 5, windowMs: 700 } });
+  it('runs compressed periods: fractional X-RateLimit-Reset, a new period after it, 429s not counted', async () => {
+    const sb = await startSandbox({ size: 'tiny', rateLimit: { limit: 5, periodMs: 700 } });
     try {
       const first = await call(sb, v2('/Schedule/GetList'));
       const reset = Number(first.headers['x-ratelimit-reset']);
@@ -334,7 +334,7 @@ describe('rate limit ("100 requests per 1-minute interval; exceeding gives 429; 
   });
 
   it('carries X-RateLimit-Limit, -Remaining and -Reset on every response, errors included', async () => {
-    const sb = await startSandbox({ size: 'tiny', rateLimit: { limit: 50, windowMs: 60_000 } });
+    const sb = await startSandbox({ size: 'tiny', rateLimit: { limit: 50, periodMs: 60_000 } });
     try {
       const responses = [
         await call(sb, v2('/Schedule/GetList')),
@@ -358,7 +358,7 @@ describe('rate limit ("100 requests per 1-minute interval; exceeding gives 429; 
   it('keeps a separate budget per API key', async () => {
     const sb = await startSandbox({
       size: 'tiny',
-      rateLimit: { limit: 2, windowMs: 60_000 },
+      rateLimit: { limit: 2, periodMs: 60_000 },
       keys: [
         { key: 'north', scopes: ['individuals'] },
         { key: 'south', scopes: ['individuals'] },

@@ -15,7 +15,7 @@ async function statuses(sb: RunningSandbox, n: number): Promise<number[]> {
 describe('faults on demand', () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ size: 'tiny', seed: 21, rateLimit: { limit: 1000, windowMs: 60_000 } });
+    sb = await startSandbox({ size: 'tiny', seed: 21, rateLimit: { limit: 1000, periodMs: 60_000 } });
   });
   afterAll(() => sb.close());
 
@@ -61,7 +61,7 @@ describe('faults on demand', () => {
     expect(res.status).toBe(429);
     expect(res.json()).toMatchObject({ error: 'too_many_requests' });
     expect(res.headers['x-ratelimit-remaining']).toBe('0');
-    // With budget left, the reset says when the storm ends (rounded up to a whole second), not a window (60 s) later.
+    // With budget left, the reset says when the storm ends (rounded up to a whole second), not a period (60 s) later.
     const resetMs = Number(res.headers['x-ratelimit-reset']) * 1000;
     expect(resetMs - Date.now()).toBeLessThanOrEqual(2000);
     await new Promise((r) => setTimeout(r, 450));
@@ -137,7 +137,7 @@ describe('latency and admin routes', () => {
   });
 
   it('serves now, info, stats, truth and advance under /_sandbox/ without a key or rate limit', async () => {
-    const sb = await startSandbox({ size: 'tiny', rateLimit: { limit: 1, windowMs: 60_000 } });
+    const sb = await startSandbox({ size: 'tiny', rateLimit: { limit: 1, periodMs: 60_000 } });
     try {
       const now = (await call(sb, '/_sandbox/now', { key: null })).json().now;
       expect(now).toBe(sb.data.now().toISOString());

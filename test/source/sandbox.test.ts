@@ -18,7 +18,7 @@ import { capturingLogger, RecordingLimiter } from './helpers.ts';
 
 const DAY = 86_400_000;
 const fast = { baseMs: 5, capMs: 50 };
-const roomy = { limit: 100_000, windowMs: 1000 };
+const roomy = { limit: 100_000, periodMs: 1000 };
 
 function client(sb: RunningSandbox, opts: Partial<SourceClientOptions> = {}): SourceClient {
   return new SourceClient({
@@ -416,10 +416,10 @@ describe('faults', () => {
   });
 
   it('rides out a 429 storm by waiting for X-RateLimit-Reset', async () => {
-    await withSandbox({ rateLimit: { limit: 1000, windowMs: 1000 } }, async (sb) => {
-      // A storm period that is not a multiple of the window, so whole-second resets do not land in every storm.
+    await withSandbox({ rateLimit: { limit: 1000, periodMs: 1000 } }, async (sb) => {
+      // Storms every 1.5 s, not a multiple of the period, so whole-second resets do not land in every storm.
       sb.setFaults({ storm429: { everyMs: 1500, forMs: 400 } });
-      const limiter: RateLimiter = createRateLimiter({ rateLimit: { limit: 1000, windowMs: 1000 } });
+      const limiter: RateLimiter = createRateLimiter({ rateLimit: { limit: 1000, periodMs: 1000 } });
       const c = client(sb, { limiter });
       try {
         const got = await c.all(endpoints.shiftAssignments, assignments(sb), { pageSize: 20 });
@@ -433,7 +433,7 @@ describe('faults', () => {
   });
 
   it('waits out the service’s own budget when the limiter does not pace', async () => {
-    await withSandbox({ rateLimit: { limit: 4, windowMs: 500 } }, async (sb) => {
+    await withSandbox({ rateLimit: { limit: 4, periodMs: 500 } }, async (sb) => {
       const recording = new RecordingLimiter();
       const c = client(sb, { limiter: recording });
       try {
@@ -448,10 +448,10 @@ describe('faults', () => {
   });
 
   it('gets no 429 at all when the shared limiter paces to the same budget', async () => {
-    await withSandbox({ rateLimit: { limit: 4, windowMs: 500 } }, async (sb) => {
+    await withSandbox({ rateLimit: { limit: 4, periodMs: 500 } }, async (sb) => {
       // The margin covers the first request's connection setup, which delays when the service starts its period;
-      // the default (1% of a window this short: 5 ms) is less than that under a loaded test run.
-      const limiter = createRateLimiter({ rateLimit: { limit: 4, windowMs: 500 }, safetyMarginMs: 50 });
+      // the default (1% of a period this short: 5 ms) is less than that under a loaded test run.
+      const limiter = createRateLimiter({ rateLimit: { limit: 4, periodMs: 500 }, safetyMarginMs: 50 });
       const c = client(sb, { limiter });
       try {
         for (let i = 0; i < 10; i++) await c.all(endpoints.locales, {});

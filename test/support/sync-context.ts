@@ -39,7 +39,7 @@ export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOption
     catalog: personalCatalog,
   });
   await warehouse.migrate();
-  const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, windowMs: 1000 } });
+  const limiter = createRateLimiter({ rateLimit: opts.rateLimit ?? { limit: 100, periodMs: 1000 } });
   const log = opts.log ?? pino({ level: 'silent' });
   const client = new SourceClient({
     baseUrl: opts.baseUrl ?? sandbox.url,

@@ -19,7 +19,7 @@ export async function syncedWarehouse(o: {
   quirks?: readonly Quirk[];
 }): Promise<SyncedWarehouse> {
   const sandbox = await startSandbox({ port: 0, seed: o.seed ?? 3, size: o.size, rateLimit: null, quirks: o.quirks });
-  const sync = await openTestSync(sandbox, { rateLimit: { limit: 100_000, windowMs: 1000 } });
+  const sync = await openTestSync(sandbox, { rateLimit: { limit: 100_000, periodMs: 1000 } });
   const summary = await runStreams(sync.ctx, selectStreams());
   if (summary.failed > 0)
     throw new Error(`the first sync failed: ${JSON.stringify(summary.streams.filter((s) => s.outcome !== 'ok'))}`);

@@ -17,7 +17,7 @@ let cwd: string;
 const opened: Warehouse[] = [];
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 8, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   databaseUrl = await freshDatabase();
   cwd = mkdtempSync(join(tmpdir(), 'wfsync-cli-'));
   env = {

@@ -33,9 +33,9 @@ async function converge(size: SandboxSize, steps: number, stepHours: number): Pr
     port: 0,
     seed: 13,
     size,
-    rateLimit: unlimited ? null : { limit: 100, windowMs: 1000 },
+    rateLimit: unlimited ? null : { limit: 100, periodMs: 1000 },
   });
-  const sync = await openTestSync(sandbox, unlimited ? { rateLimit: { limit: 100_000, windowMs: 1000 } } : {});
+  const sync = await openTestSync(sandbox, unlimited ? { rateLimit: { limit: 100_000, periodMs: 1000 } } : {});
   runs.push({ sandbox, sync });
   const started = Date.now();
   const first = await runStreams(sync.ctx, selectStreams());

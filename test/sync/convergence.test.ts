@@ -11,7 +11,7 @@ import { freshDatabase } from '../support/db.ts';
 import { divergence, spansWithinBound, summarizeDivergence, withinBounds } from '../support/convergence.ts';
 import { clockProbe } from '../../src/resources/index.ts';
 
-const rateLimit = { limit: 100, windowMs: 1000 };
+const rateLimit = { limit: 100, periodMs: 1000 };
 let sandbox: RunningSandbox;
 let wh: Warehouse;
 let limiter: RateLimiter;

@@ -21,7 +21,7 @@ let cwd: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  const rateLimit = { limit: 100, windowMs: 1000 };
+  const rateLimit = { limit: 100, periodMs: 1000 };
   sandbox = await startSandbox({ port: 0, seed: 3, size: 'tiny', rateLimit });
   truncating = await startSandbox({ port: 0, seed: 3, size: 'tiny', rateLimit, faults: { truncate: 1 } });
   // What a gateway in front of a service that is down answers: a 502 page of HTML.

@@ -12,7 +12,7 @@ import { defaultSchedule } from '../support/schedule.ts';
  * key at 100 a minute.
  */
 
-const budget = { limit: 5, windowMs: 1000 };
+const budget = { limit: 5, periodMs: 1000 };
 let sandbox: RunningSandbox;
 let sync: TestSync;
 

@@ -68,7 +68,7 @@ async function attempt<T extends object>(q: Promise<T[]>): Promise<T[] | string>
 const DENIED = '42501';
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 11, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 11, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   // Empty: the owner migrates the warehouse itself, as a superuser's migration would leave objects it cannot use.
   adminUrl = await freshDatabase({ empty: true });
   admin = postgres(adminUrl, { max: 1, onnotice: () => {} });

@@ -51,7 +51,7 @@ describe('the companies table', () => {
       runTypeIds: [3],
       paused: false,
       managedBy: 'operator',
-      rateLimit: { limit: 100, windowMs: 60_000 },
+      rateLimit: { limit: 100, periodMs: 60_000 },
     });
     expect(JSON.stringify(added)).not.toContain(CLEAR_KEY);
     expect(JSON.stringify(await listCompanies(wh))).not.toContain(CLEAR_KEY);

@@ -40,7 +40,7 @@ let wh: Warehouse;
 const logins: postgres.Sql[] = [];
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, seed: 21, size: 'tiny', rateLimit: { limit: 100, windowMs: 1000 } });
+  sandbox = await startSandbox({ port: 0, seed: 21, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
   url = await freshDatabase({ empty: true });
   admin = postgres(url, { max: 1, onnotice: () => {} });
 }, 120_000);

@@ -6,7 +6,7 @@ import { listEvents } from '../../src/warehouse/events.ts';
 import { recordStart } from '../../src/warehouse/start-events.ts';
 import { freshDatabase } from '../support/db.ts';
 
-/** What the sync itself puts on a company's timeline: a stream's turn to failing and back, and upgrades at start. */
+/** What the sync itself puts on a company's timeline: a stream's change to failing and back, and upgrades at start. */
 
 let wh: Warehouse;
 

@@ -21,7 +21,7 @@ import { listEvents } from '../../src/warehouse/events.ts';
 import { runHousekeeping } from '../../src/sync/housekeeping.ts';
 import { DEFAULT_RETENTION } from '../../src/config.ts';
 
-const rateLimit = { limit: 100, windowMs: 1000 };
+const rateLimit = { limit: 100, periodMs: 1000 };
 let sandboxA: RunningSandbox;
 let sandboxB: RunningSandbox;
 let a: TestSync;

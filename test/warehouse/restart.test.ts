@@ -23,7 +23,7 @@ let pg: RestartablePostgres;
 
 beforeAll(async () => {
   [sandbox, pg] = await Promise.all([
-    startSandbox({ port: 0, seed: 31, size: 'small', rateLimit: { limit: 100, windowMs: 1000 }, latencyMs: 20 }),
+    startSandbox({ port: 0, seed: 31, size: 'small', rateLimit: { limit: 100, periodMs: 1000 }, latencyMs: 20 }),
     startRestartablePostgres(),
   ]);
 });

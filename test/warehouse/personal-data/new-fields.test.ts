@@ -21,7 +21,7 @@ import { openTestSync, type TestSync } from '../../support/sync-context.ts';
  * personal or patient puts them under the personal-data policies.
  */
 
-const rateLimit = { limit: 100, windowMs: 1000 };
+const rateLimit = { limit: 100, periodMs: 1000 };
 const sandboxes: RunningSandbox[] = [];
 let a: TestSync;
 let b: TestSync;
