@@ -1,6 +1,6 @@
 import type { AssignmentChange, Individual, ShiftAssignment } from '../source/schemas/index.ts';
 import type { ChangeSummary } from './service.ts';
-import { add, randomOf, type Period } from './period.ts';
+import { add, randomOf, type Advance } from './advance.ts';
 import { bound } from './queries.ts';
 import { deleteResponses, lateTimeOff, oldCourses, QUIET_KINDS, quietAssignments, quietPeople } from './quiet.ts';
 import { makeCourse } from './courses.ts';
@@ -17,7 +17,7 @@ import { decide, insertTimeOff, makeTimeOff, zoneOf } from './time-off.ts';
 
 /**
  * The moving clock: `advance` moves the sandbox's time forward and applies the changes a real company makes in
- * that time, each stamped inside the advanced period. Volumes scale with the roster and the hours.
+ * that time, each stamped inside the stretch advanced. Volumes scale with the roster and the hours.
  * Rates are per 100 individuals per day unless named otherwise.
  */
 const RATES = {
@@ -72,7 +72,7 @@ export function advance(store: SandboxStore, rng: Rng, size: SizeProfile, hours:
   const toMs = fromMs + Math.max(0, hours) * HOUR_MS;
   store.nowMs = toMs;
   const counts: Record<string, number> = Object.fromEntries(CHANGE_KINDS.map((k) => [k, 0]));
-  const period: Period = {
+  const span: Advance = {
     fromMs,
     toMs,
     days: hours / 24,
@@ -82,19 +82,19 @@ export function advance(store: SandboxStore, rng: Rng, size: SizeProfile, hours:
   if (hours > 0) {
     const perDay = store.individuals.size / 100;
     const auditFrom = store.audit.length;
-    people(store, rng, period, perDay);
-    quietPeople(store, rng, period, perDay);
-    credentials(store, rng, period, perDay);
+    people(store, rng, span, perDay);
+    quietPeople(store, rng, span, perDay);
+    credentials(store, rng, span, perDay);
     const pools = poolsOf(store);
-    assignments(store, rng, period, pools, size);
-    quietAssignments(store, rng, period, size.assignmentsPerDay);
-    timeOff(store, rng, period, perDay);
-    lateTimeOff(store, rng, period, perDay);
-    courses(store, rng, period, perDay);
-    oldCourses(store, rng, period, perDay);
-    forms(store, rng, period, pools, size);
-    deleteResponses(store, rng, period, size.formResponses / size.historyDays, size.runs / size.historyDays);
-    lateAudit(store, rng, period, auditFrom);
+    assignments(store, rng, span, pools, size);
+    quietAssignments(store, rng, span, size.assignmentsPerDay);
+    timeOff(store, rng, span, perDay);
+    lateTimeOff(store, rng, span, perDay);
+    courses(store, rng, span, perDay);
+    oldCourses(store, rng, span, perDay);
+    forms(store, rng, span, pools, size);
+    deleteResponses(store, rng, span, size.formResponses / size.historyDays, size.runs / size.historyDays);
+    lateAudit(store, rng, span, auditFrom);
     sortAudit(store, auditFrom);
     counts.auditRows = store.audit.length - auditFrom;
     store.bump();
@@ -103,7 +103,7 @@ export function advance(store: SandboxStore, rng: Rng, size: SizeProfile, hours:
 }
 
 /** New hires (with fresh credentials) and status moves along Active → LOA → Former. */
-function people(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+function people(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   const everyone = [...store.individuals.values()];
   const supervisors = everyone.filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
   for (let n = rng.count(RATES.hires * perDay * p.days); n > 0; n--) {
@@ -123,7 +123,7 @@ function people(store: SandboxStore, rng: Rng, p: Period, perDay: number): void 
 }
 
 /** Renewals (new ExpirationDate, UpdateDate the new clock date), deletions and newly entered credentials. */
-function credentials(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+function credentials(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   const today = dateOnly(p.toMs);
   const ids = [...store.certs.keys()];
   const live = (id: number) => {
@@ -181,7 +181,7 @@ function credentials(store: SandboxStore, rng: Rng, p: Period, perDay: number): 
   }
 }
 
-function assignments(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
+function assignments(store: SandboxStore, rng: Rng, p: Advance, pools: Pools, size: SizeProfile): void {
   const log: { rec: AssignmentChange; at: number }[] = [];
   const emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => {
     log.push({ rec: changeOf(a, type, dateTime(at, zoneOfSchedule(store, a.ScheduleId)), who), at });
@@ -210,11 +210,11 @@ function assignments(store: SandboxStore, rng: Rng, p: Period, pools: Pools, siz
 
 /**
  * Some events arrive late, as the service's own change records sometimes do: they become visible only now, stamped
- * up to `store.lateMs` before the period began, i.e. before the last moment a reader could have read. A reader
+ * up to `store.lateMs` before the advance began, i.e. before the last moment a reader could have read. A reader
  * whose windows overlap by less than `lateMs` misses them. An event is never stamped before an earlier event of
  * the same assignment, so the last record still says what GetList shows.
  */
-function stampLate(store: SandboxStore, rng: Rng, p: Period, log: { rec: AssignmentChange; at: number }[]): void {
+function stampLate(store: SandboxStore, rng: Rng, p: Advance, log: { rec: AssignmentChange; at: number }[]): void {
   if (store.lateMs <= 0) return;
   const last = new Map<number, number>();
   for (const e of log) {
@@ -258,8 +258,8 @@ function sortChanges(store: SandboxStore, from: number): void {
   }
 }
 
-/** The audit rows of some answers arrive late: stamped up to `store.lateMs` before the period began. */
-function lateAudit(store: SandboxStore, rng: Rng, p: Period, from: number): void {
+/** The audit rows of some answers arrive late: stamped up to `store.lateMs` before the advance began. */
+function lateAudit(store: SandboxStore, rng: Rng, p: Advance, from: number): void {
   if (store.lateMs <= 0) return;
   let group = '';
   let lateStamp = 0;
@@ -286,11 +286,11 @@ function offsetOfText(text: string | null | undefined): number {
 
 type Emit = (a: ShiftAssignment, type: AssignmentChange['EventType'], at: number, who: Assignee | null) => void;
 
-/** What the period's assignment changes are made in: the store, the draws, the period, and where each is told. */
+/** What the advance's assignment changes are made in: the store, the draws, the advance, and where each is told. */
 interface AssignmentScene {
   store: SandboxStore;
   rng: Rng;
-  p: Period;
+  p: Advance;
   pools: Pools;
   size: SizeProfile;
   emit: Emit;
@@ -298,7 +298,7 @@ interface AssignmentScene {
 
 /**
  * As days pass, the day at the end of the publishing horizon gets its schedule (Created changes), stamped at the
- * moment its publishing day began, or the period's start if that was earlier. Returns when each new one was created.
+ * moment its publishing day began, or the advance's start if that was earlier. Returns when each new one was created.
  */
 function publish({ store, rng, p, pools, size, emit }: AssignmentScene): Map<number, number> {
   const createdAt = new Map<number, number>();
@@ -358,12 +358,12 @@ function reassign({ store, rng, pools, p, emit }: AssignmentScene, b: DayBucket,
   emit(a, 'Unassigned', at, a.Assignee);
   const next = candidate !== null && candidate !== a.Assignee && rng.chance(0.7) ? candidate : null;
   b.items[i] = { ...a, Assignee: next };
-  // The reassignment follows the unassignment by a second, still inside the period.
+  // The reassignment follows the unassignment by a second, still inside the advance.
   if (next) emit(a, 'Assigned', Math.min(at + 1000, latestStamp(p.toMs)), next);
 }
 
-/** Employees clock in to shifts whose start passed in the period, and out of those whose end passed. */
-function clock(store: SandboxStore, rng: Rng, p: Period): void {
+/** Employees clock in to shifts whose start passed in the advance, and out of those whose end passed. */
+function clock(store: SandboxStore, rng: Rng, p: Advance): void {
   for (let d = dayOf(p.fromMs) - 2; d <= dayOf(p.toMs); d++) {
     const b = store.days.get(d);
     if (!b) continue;
@@ -387,12 +387,12 @@ function clock(store: SandboxStore, rng: Rng, p: Period): void {
   }
 }
 
-function clamp(ms: number, p: Period): number {
+function clamp(ms: number, p: Advance): number {
   return Math.min(Math.max(ms, p.fromMs + 1000), latestStamp(p.toMs));
 }
 
 /** Supervisors decide pending requests; employees file new ones for the coming weeks. */
-function timeOff(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+function timeOff(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   // Requests that started long ago are decided late, by lateTimeOff.
   const pending = store.timeOff.filter((e) => e.rec.Status === 'Pending' && e.startMs >= p.toMs - 30 * DAY_MS);
   const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
@@ -412,7 +412,7 @@ function timeOff(store: SandboxStore, rng: Rng, p: Period, perDay: number): void
   }
 }
 
-function courses(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+function courses(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   const active = [...store.individuals.values()].filter((i) => i.Status === 'Active');
   for (let n = rng.count(RATES.courses * perDay * p.days); n > 0 && active.length > 0; n--) {
     store.courses.push(makeCourse(store, rng, rng.pick(active), dayOf(p.toMs), dayOf(p.toMs)));
@@ -421,7 +421,7 @@ function courses(store: SandboxStore, rng: Rng, p: Period, perDay: number): void
 }
 
 /** New and edited form responses, new runs, and edited run-log responses, each with its audit rows. */
-function forms(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: SizeProfile): void {
+function forms(store: SandboxStore, rng: Rng, p: Advance, pools: Pools, size: SizeProfile): void {
   const people: readonly Individual[] = pools.everyone;
   if (people.length === 0) return;
   const perDay = size.formResponses / size.historyDays;
@@ -454,7 +454,7 @@ function forms(store: SandboxStore, rng: Rng, p: Period, pools: Pools, size: Siz
   editRuns(store, rng, p, people, runsPerDay);
 }
 
-function editRuns(store: SandboxStore, rng: Rng, p: Period, people: readonly Individual[], runsPerDay: number): void {
+function editRuns(store: SandboxStore, rng: Rng, p: Advance, people: readonly Individual[], runsPerDay: number): void {
   const list = store.runLogResponses;
   const firstRecent = list.findIndex((e) => e.runMs > p.toMs - 30 * DAY_MS);
   if (firstRecent < 0) return;

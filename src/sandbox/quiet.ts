@@ -1,7 +1,7 @@
 import type { Individual, ShiftAssignment } from '../source/schemas/index.ts';
 import { withOutcome } from './courses.ts';
 import { FIRST_NAMES, LAST_NAMES, VEHICLES } from './names.ts';
-import { add, randomOf, type Period } from './period.ts';
+import { add, randomOf, type Advance } from './advance.ts';
 import { refreshCertsOf, refreshSupervised } from './records.ts';
 import type { Rng } from './rng.ts';
 import { zoneOfSchedule } from './scheduling.ts';
@@ -58,7 +58,7 @@ export const QUIET_KINDS = [
 ] as const;
 
 /** Individuals change names, titles, locales and keys, and come back; their credentials keep their UpdateDate. */
-export function quietPeople(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+export function quietPeople(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   const everyone = [...store.individuals.values()];
   const current = (i: Individual) => store.individual(i.ServiceId) === i;
   const listed = (i: Individual) => current(i) && i.Status !== 'Former';
@@ -108,7 +108,7 @@ export function quietPeople(store: SandboxStore, rng: Rng, p: Period, perDay: nu
 }
 
 /** Supervisors decide, or cancel, requests that started long ago: more than 30 days, often more than a year. */
-export function lateTimeOff(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+export function lateTimeOff(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   const monthAgo = p.toMs - 30 * DAY_MS;
   const yearAgo = p.toMs - 366 * DAY_MS;
   const supervisors = [...store.individuals.values()].filter((i) => i.IsSupervisor === 1 && i.Status === 'Active');
@@ -132,7 +132,7 @@ export function lateTimeOff(store: SandboxStore, rng: Rng, p: Period, perDay: nu
 }
 
 /** Old course records change status (a late approval, a revoked pass) or are deleted. */
-export function oldCourses(store: SandboxStore, rng: Rng, p: Period, perDay: number): void {
+export function oldCourses(store: SandboxStore, rng: Rng, p: Advance, perDay: number): void {
   const cutoff = dateOfDay(dayOf(p.toMs) - 60);
   const old = () => {
     // Courses are kept in StartDate order: the old ones are a prefix.
@@ -165,7 +165,7 @@ export function oldCourses(store: SandboxStore, rng: Rng, p: Period, perDay: num
 }
 
 /** Assignment edits that write no change record. */
-export function quietAssignments(store: SandboxStore, rng: Rng, p: Period, perDayAssignments: number): void {
+export function quietAssignments(store: SandboxStore, rng: Rng, p: Advance, perDayAssignments: number): void {
   const today = dayOf(p.toMs);
   const times = (rate: number) => rng.count(perDayAssignments * rate * p.days);
   const pickIn = (from: number, to: number, keep: (a: ShiftAssignment) => boolean = () => true) => {
@@ -234,7 +234,7 @@ function moveAssignment(store: SandboxStore, b: DayBucket, i: number, startMs: n
 const UNIT_WORDS = ['Medic', 'Unit', 'Rescue', 'Car', 'Truck'] as const;
 
 /** A schedule or one of its shifts gets a new name; every assignment of it, past and future, shows the new name. */
-function renameSchedule(store: SandboxStore, rng: Rng, p: Period): void {
+function renameSchedule(store: SandboxStore, rng: Rng, p: Advance): void {
   const index = rng.int(0, store.schedules.length - 1);
   const def = store.schedules[index]!;
   const tag = `${rng.pick(UNIT_WORDS)} ${rng.int(1, 99)}`;
@@ -263,7 +263,7 @@ function rewriteAssignments(store: SandboxStore, change: (a: ShiftAssignment) =>
 export function deleteResponses(
   store: SandboxStore,
   rng: Rng,
-  p: Period,
+  p: Advance,
   formsPerDay: number,
   runsPerDay: number,
 ): void {

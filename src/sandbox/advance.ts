@@ -1,16 +1,16 @@
 import type { Rng } from './rng.ts';
 
 /** The stretch of time one `advance` covers, and what it changed. */
-export interface Period {
+export interface Advance {
   fromMs: number;
   toMs: number;
-  /** A random instant inside the period: after its start, before its end (see latestStamp in time.ts). */
+  /** A random instant inside the advance: after its start, before its end (see latestStamp in time.ts). */
   at(): number;
   days: number;
   counts: Record<string, number>;
 }
 
-export function add(p: Period, kind: string, n = 1): void {
+export function add(p: Advance, kind: string, n = 1): void {
   p.counts[kind] = (p.counts[kind] ?? 0) + n;
 }
 
