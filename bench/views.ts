@@ -15,10 +15,13 @@ import { dropWarehouse, runSyncProcess, startSandboxProcess } from './sync-proce
  * How long each analyst view (`v_*`) takes at a sandbox size: `select count(*)` and the first 100 rows, its row
  * count, and at each join of its plan the planner's estimated rows beside the actual ones (EXPLAIN ANALYZE).
  * Each is timed as the warehouse's owner (the schema's own views) and as a role granted the company without
- * personal data (the analyst schema's masked views), the two alternating statement by statement so both run on
- * the same machine at the same moment; the best of `--repeats` runs counts for each, and `maskedRatio` is the
- * masked role's slower statement over the owner's. It first syncs the sandbox at that size
- * into the warehouse, budget out of the way, then ANALYZEs it. Prints one JSON object.
+ * personal data (the analyst schema's masked views), and as the owner reading only that role's companies (a
+ * condition on company_key, as the tables' row policy gives the role), the three alternating statement by
+ * statement so all run on the same machine at the same moment; the best of `--repeats` runs counts for each.
+ * `maskedRatio` is the masked role's slower statement over the owner's, `maskedOverByCompany` over the owner's
+ * reading the same companies: what the masking costs beside the company filter every per-company read pays. It
+ * first syncs the sandbox at that size into the warehouse, budget out of the way, then ANALYZEs it. Prints one
+ * JSON object.
  *
  *   node --import tsx bench/views.ts [--size medium] [--no-sync] [--timeout-seconds 120] [--repeats 3]
  *
@@ -100,28 +103,30 @@ async function runOnce<T>(best: Best<T>, run: () => Promise<T>): Promise<Best<T>
   }
 }
 
-/** The owner's and the masked role's statement, run alternately `repeats` times each, so both see the same machine. */
-async function bestOfBoth<T>(
-  repeats: number,
-  owner: () => Promise<T>,
-  masked: () => Promise<T>,
-): Promise<[Best<T>, Best<T>]> {
-  let a: Best<T> = NONE;
-  let b: Best<T> = NONE;
-  for (let i = 0; i < repeats; i++) {
-    a = await runOnce(a, owner);
-    b = await runOnce(b, masked);
-  }
-  return [a, b];
+/** Each side's statement, run alternately `repeats` times, so all see the same machine. */
+async function bestOfEach<T>(repeats: number, runs: (() => Promise<T>)[]): Promise<Best<T>[]> {
+  const best: Best<T>[] = runs.map(() => NONE);
+  for (let i = 0; i < repeats; i++) for (const [k, run] of runs.entries()) best[k] = await runOnce(best[k]!, run);
+  return best;
 }
 
 interface Side {
   sql: postgres.Sql;
   schema: string;
+  /** Only these companies' rows, by a condition on company_key: the owner reading what the masked role reads. */
+  companies?: readonly string[];
+}
+
+/** The view as a side reads it: the whole view, or its companies' rows. */
+function fromOf(side: Side, name: string): string {
+  const from = `"${side.schema}"."${name}"`;
+  if (!side.companies) return from;
+  const keys = side.companies.map((k) => `'${k.replace(/'/g, "''")}'`).join(', ');
+  return `(select * from ${from} where company_key in (${keys})) v`;
 }
 
 async function planOf(side: Side, name: string): Promise<PlanNode> {
-  const from = `"${side.schema}"."${name}"`;
+  const from = fromOf(side, name);
   const explained = await runOnce(NONE, () =>
     side.sql.unsafe(`explain (analyze, format json) select count(*) from ${from}`),
   );
@@ -129,39 +134,62 @@ async function planOf(side: Side, name: string): Promise<PlanNode> {
   return (plan[0]!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan;
 }
 
-/** Times one view as the owner and as the masked role, their runs interleaved. */
-async function timeView(name: string, owner: Side, masked: Side, o: TimeOptions): Promise<[ViewTiming, ViewTiming]> {
+/**
+ * Times one view on each side (the owner, the owner by company, the masked role), their runs interleaved; the plan
+ * (estimated against actual rows) is each side's own.
+ */
+async function timeView(name: string, sides: readonly Side[], o: TimeOptions): Promise<ViewTiming[]> {
   const count = (side: Side) => async () =>
-    Number((await side.sql.unsafe(`select count(*)::bigint as n from "${side.schema}"."${name}"`))[0]!.n);
+    Number((await side.sql.unsafe(`select count(*)::bigint as n from ${fromOf(side, name)}`))[0]!.n);
   const first = (side: Side) => async () =>
-    (await side.sql.unsafe(`select * from "${side.schema}"."${name}" limit 100`)).length;
-  const counts = await bestOfBoth(o.repeats, count(owner), count(masked));
-  const firsts = await bestOfBoth(o.repeats, first(owner), first(masked));
-  const timing = async (side: Side, i: 0 | 1): Promise<ViewTiming> => {
-    const seconds = [counts[i].seconds, firsts[i].seconds];
+    (await side.sql.unsafe(`select * from ${fromOf(side, name)} limit 100`)).length;
+  const counts = await bestOfEach(o.repeats, sides.map(count));
+  const firsts = await bestOfEach(o.repeats, sides.map(first));
+  const timing = async (side: Side, i: number): Promise<ViewTiming> => {
+    const seconds = [counts[i]!.seconds, firsts[i]!.seconds];
     return {
       view: name,
-      rows: counts[i].value,
-      countSeconds: counts[i].seconds,
-      first100Seconds: firsts[i].seconds,
+      rows: counts[i]!.value,
+      countSeconds: counts[i]!.seconds,
+      first100Seconds: firsts[i]!.seconds,
       withinGoal: seconds.every((s) => s !== null && s <= o.goalSeconds),
       joins: joinsOf(await planOf(side, name)),
     };
   };
-  return [await timing(owner, 0), await timing(masked, 1)];
+  const out: ViewTiming[] = [];
+  for (const [i, side] of sides.entries()) out.push(await timing(side, i));
+  return out;
 }
 
-/** Times every `v_*` view as the owner (`url`) and as the masked role (`maskedUrl`), each statement cut at the timeout. */
-export async function timeViews(url: string, maskedUrl: string, o: TimeOptions): Promise<[ViewTiming, ViewTiming][]> {
+/** One view's timings: as the owner, as the owner reading the masked role's companies only, as the masked role. */
+export interface ViewSides {
+  owner: ViewTiming;
+  ownerByCompany: ViewTiming;
+  masked: ViewTiming;
+}
+
+/**
+ * Times every `v_*` view as the owner (`url`), as the owner reading `companies` only, and as the masked role
+ * (`maskedUrl`, granted those companies), each statement cut at the timeout.
+ */
+export async function timeViews(
+  urls: { owner: string; masked: string },
+  companies: readonly string[],
+  o: TimeOptions,
+): Promise<ViewSides[]> {
   const connect = (u: string) =>
     postgresAt(u, { max: 1, onnotice: () => {}, connection: { statement_timeout: o.timeoutSeconds * 1000 } });
-  const owner = { sql: connect(url), schema: DEFAULT_SCHEMA };
-  const masked = { sql: connect(maskedUrl), schema: analystSchemaOf(DEFAULT_SCHEMA) };
+  const owner: Side = { sql: connect(urls.owner), schema: DEFAULT_SCHEMA };
+  const ownerByCompany: Side = { ...owner, companies };
+  const masked: Side = { sql: connect(urls.masked), schema: analystSchemaOf(DEFAULT_SCHEMA) };
   try {
     const views = await owner.sql<{ name: string }[]>`
       select viewname as name from pg_views where schemaname = ${owner.schema} and viewname like 'v\\_%' order by viewname`;
-    const out: [ViewTiming, ViewTiming][] = [];
-    for (const { name } of views) out.push(await timeView(name, owner, masked, o));
+    const out: ViewSides[] = [];
+    for (const { name } of views) {
+      const [a, b, c] = await timeView(name, [owner, ownerByCompany, masked], o);
+      out.push({ owner: a!, ownerByCompany: b!, masked: c! });
+    }
     return out;
   } finally {
     await Promise.all([owner.sql.end(), masked.sql.end()]);
@@ -179,7 +207,7 @@ function ratioOf(owner: ViewTiming, masked: ViewTiming | undefined): number | nu
 }
 
 /** A login granted every company without personal data, for as long as `run` takes. */
-async function asMaskedRole<T>(url: string, run: (maskedUrl: string) => Promise<T>): Promise<T> {
+async function asMaskedRole<T>(url: string, run: (maskedUrl: string, companies: string[]) => Promise<T>): Promise<T> {
   const wh = await openWarehouse({ databaseUrl: url, catalog: personalCatalog });
   const role = `bench_masked_${randomBytes(4).toString('hex')}`;
   const password = randomBytes(12).toString('hex');
@@ -192,7 +220,7 @@ async function asMaskedRole<T>(url: string, run: (maskedUrl: string) => Promise<
     const u = new URL(url);
     u.username = role;
     u.password = password;
-    return await run(u.toString());
+    return await run(u.toString(), companies);
   } finally {
     await revokeAccess(wh, role).catch(() => undefined);
     await wh.sql.unsafe(`drop role if exists "${role}"`).catch(() => undefined);
@@ -235,12 +263,20 @@ async function main(): Promise<void> {
     await sql.unsafe(`analyze`);
     await sql.end();
     const o = { goalSeconds, timeoutSeconds, repeats };
-    const timed = await asMaskedRole(url, (maskedUrl) => timeViews(url, maskedUrl, o));
-    const rows = timed.map(([v, m]) => ({ ...v, masked: { ...m, joins: undefined }, maskedRatio: ratioOf(v, m) }));
+    const timed = await asMaskedRole(url, (masked, companies) => timeViews({ owner: url, masked }, companies, o));
+    const rows = timed.map((t) => ({
+      ...t.owner,
+      ownerByCompany: { ...t.ownerByCompany, joins: undefined },
+      masked: { ...t.masked, joins: undefined },
+      maskedRatio: ratioOf(t.owner, t.masked),
+      maskedOverByCompany: ratioOf(t.ownerByCompany, t.masked),
+    }));
     const ratios = rows.map((r) => r.maskedRatio);
+    const byCompany = rows.map((r) => r.maskedOverByCompany);
     const summary = {
       everyViewWithinGoal: rows.every((r) => r.withinGoal && r.masked?.withinGoal),
       worstMaskedRatio: ratios.includes(null) ? null : Math.max(...(ratios as number[])),
+      worstMaskedOverByCompany: byCompany.includes(null) ? null : Math.max(...(byCompany as number[])),
       sameRows: rows.every((r) => r.masked?.rows === r.rows),
     };
     const report = {
