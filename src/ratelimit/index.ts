@@ -14,8 +14,8 @@ export interface CreateRateLimiterOptions {
   /**
    * Added to the period: a start leaves the log W + margin after it was granted, which absorbs the jitter
    * between granting a start and the service counting it (process scheduling, the network, the service's own
-   * queue). Default: 2% of the period, at most 250 ms: on a loaded 2-core sandbox, 100/1s needed 20 ms to see no
-   * 429s (5 and 10 ms still saw some); 100/60s gets 250 ms, which costs 0.4% of the budget.
+   * queue). Default: 2% of the period, at most 250 ms: enough for a compressed budget on a loaded machine to see
+   * no 429s, and a small share of a minute's budget.
    */
   safetyMarginMs?: number;
   logger?: Logger;

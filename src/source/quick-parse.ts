@@ -3,8 +3,8 @@ import { aliasedRecordOf, pureTransformOf, renameKeys } from './schemas/common.t
 
 /**
  * A record as its zod schema would parse it, made without zod wherever that is cheap. zod builds a new object for
- * every object it parses (a new result and a small object per field): two to five kilobytes a record, more than
- * every later stage of a page's way to the warehouse allocates. The quick parse hands back the record itself when
+ * every object it parses (a new result and a small object per field): more than every later stage of a page's
+ * way to the warehouse allocates. The quick parse hands back the record itself when
  * zod would give it back unchanged, and otherwise rebuilds only the objects zod would change: a loose object whose
  * fields came in another order than the schema's, or under a wire alias. Anything else goes to zod, which then
  * decides, with its own messages.

@@ -70,7 +70,7 @@ export function selectStreams(names?: readonly string[]): Stream[] {
  * Reads kept going at once across the streams of a run: enough that requests wait for the limiter while the
  * service answers and pages are written (each read asks for its next page while it writes one), so a compressed
  * or fast budget is used whole; the limiter holds them to the budget however many there are. Each read holds
- * its pages in memory: at `small`, 4 reads peaked at 271 MB RSS, 8 at 296 and 16 at about 320 (no heap limit).
+ * its pages in memory, so more reads at once raise the peak of a first sync (docs/performance.md).
  */
 export const READS_AT_ONCE = 8;
 

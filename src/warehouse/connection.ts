@@ -54,8 +54,8 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 /**
  * Settings of this service's own sessions, sent when each connects (the server's configuration is left alone).
  * A page's statements are short and many: JIT-compiling them, which a stock Postgres does once a plan's estimate
- * passes jit_above_cost (unnested parameter arrays are estimated high), cost a stock Postgres 15 about a third
- * of its CPU per page and never paid back.
+ * passes jit_above_cost (unnested parameter arrays are estimated high), costs a stock Postgres much of its CPU
+ * per page and never pays back.
  */
 export const SESSION_SETTINGS = { jit: 'off' } as const;
 

@@ -67,8 +67,8 @@ function closeHistory({ pipe, schema, target, companyKey, syncedAt: at }: Target
 }
 
 /**
- * How new rows (keys the page's lock-and-read did not find) are written. A plain INSERT costs Postgres a third
- * less than INSERT … ON CONFLICT; it fails only when another writer inserted one of those keys since the read,
+ * How new rows (keys the page's lock-and-read did not find) are written. A plain INSERT costs Postgres less
+ * than INSERT … ON CONFLICT; it fails only when another writer inserted one of those keys since the read,
  * and then the page is written again with `upsert`. `fresh` skips the read and inserts every row: for a page
  * expected to hold only new keys (fresh-keys.ts), which fails the same way when one of them is stored.
  */
