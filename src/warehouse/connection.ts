@@ -2,7 +2,7 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type { Sql } from 'postgres';
 import type { Logger } from '../log.ts';
 import { startEmbedded } from './embedded.ts';
-import { noDelaySockets, postgresAt } from './socket.ts';
+import { postgresAt } from './socket.ts';
 import { sessionPool, type Sessions } from './pipeline.ts';
 import type { Fence } from './tables/fencing.ts';
 import type { OutageOptions } from './outage.ts';
@@ -66,8 +66,6 @@ export function connect(url: string, max = 10, onclose?: () => void): Sql {
     onclose,
     // Keep date-only values as written: a JS Date would move them to the process's time zone.
     types: { dateOnly: { to: 1082, from: [1082], serialize: (x: unknown) => String(x), parse: (x: string) => x } },
-    // TCP_NODELAY, as libpq sets it: without it COPY and pipelined statements wait for delayed ACKs (socket.ts).
-    socket: noDelaySockets(),
     connection: SESSION_SETTINGS,
   };
   return postgresAt(url, options);
