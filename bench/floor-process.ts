@@ -15,12 +15,12 @@ import { fenced, takeFence } from '../src/warehouse/fencing.ts';
 import { arrayElement, arrayLiteral } from '../src/warehouse/encoding.ts';
 import { snake } from '../src/warehouse/mapper.ts';
 import { tableInfo, type Row, type TableInfo } from '../src/warehouse/catalog.ts';
-import { copyText, endCopy } from '../src/warehouse/staging.ts';
 import { encodePage } from '../src/warehouse/encoding.ts';
 import { fingerprintPage } from '../src/warehouse/fingerprint.ts';
 import { mapPage, type MappedPage } from '../src/warehouse/page-map.ts';
 import { writePage } from '../src/warehouse/upsert.ts';
 import { forEachLimited } from '../src/sync/windows.ts';
+import { copyText, endCopy } from './copy-text.ts';
 import { pagePath, reads, targetOfEndpoint as targetOf, type Query } from './sandbox-backfill.ts';
 
 /**

@@ -27,8 +27,7 @@ export class Pipeline {
     this.pending.push(p);
   }
 
-  /** Waits for everything sent, then runs `step` alone: a read whose answer decides what comes next, or a COPY
-   * (postgres.js refuses other statements on a connection while a COPY runs). */
+  /** Waits for everything sent, then runs `step` alone: a read whose answer decides what comes next. */
   async alone<T>(step: () => Promise<T>): Promise<T> {
     await this.flush();
     return step();

@@ -2,33 +2,15 @@ import { exec, type Pipeline, type Tx } from './pipeline.ts';
 import type { Row, TableInfo } from './catalog.ts';
 import type { MappedItem } from './mapper.ts';
 import { columnsAsArrays, textArray } from './encoding.ts';
-import { claimStaging, stageRows, staging } from './staging.ts';
-import {
-  insertStatement,
-  lockAndReadStatement,
-  openingHistory,
-  q,
-  type Source,
-  type Statement,
-  unnested,
-  upsertStatement,
-} from './write-sql.ts';
+import { insertStatement, lockAndReadStatement, openingHistory, type Statement, upsertStatement } from './write-sql.ts';
 
 /**
  * Rows of one table into a page's transaction: the stored state of the page's keys locked and read, and rows
- * inserted or upserted, unnested from one array parameter per column a chunk at a time, or by COPY into a
- * session's staging table (staging.ts) when there are many.
+ * inserted or upserted, unnested from one array parameter per column a chunk at a time.
  */
 
 /** Rows per statement: bounds the size of one message, not a parameter count. */
 export const CHUNK_ROWS = 5000;
-
-/**
- * From this many rows on, rows go by COPY into staging. Measured end to end on shift assignments (writePage,
- * TCP_NODELAY): COPY lost to unnest at 50 to 200 rows (the service's pages: its two extra round trips, CopyIn
- * and CopyDone, and the staging table's truncation at commit cost more than it saves) and drew level at 1,000.
- */
-export const COPY_MIN_ROWS = 1000;
 
 export function chunks<T>(items: readonly T[], size = CHUNK_ROWS): T[][] {
   const out: T[][] = [];
@@ -77,32 +59,23 @@ export interface TableWrite {
 }
 
 /**
- * Runs an INSERT … SELECT over rows: staged by COPY when there are enough of them (and every value can travel
- * by COPY), else unnested from array parameters, a chunk at a time. With `opens`, the rows open their history.
+ * Sends an INSERT … SELECT over rows unnested from array parameters, a chunk at a time, on the page's pipeline.
+ * With `opens`, the rows open their history.
  */
-async function insertFrom(
+function insertFrom(
   { pipe, schema, table }: TableWrite,
   rows: readonly Row[],
   statement: Statement,
   opens?: Opens,
-): Promise<void> {
+): void {
   if (rows.length === 0) return;
-  const send = (source: Source, params: string[]) => {
-    const write = statement(schema, table, source);
+  const write = statement(schema, table);
+  const send = (params: string[]) => {
     if (!opens) return pipe.send(write, params);
     const at = `$${params.length + 1}`;
     pipe.send(openingHistory(schema, opens.history, write, at), [...params, opens.at.toISOString()]);
   };
-  const s = staging(schema, table);
-  if (
-    rows.length >= COPY_MIN_ROWS &&
-    claimStaging(pipe.tx, s) &&
-    (await pipe.alone(() => stageRows(pipe.tx, s, rows)))
-  ) {
-    send({ id: 'staged', from: `${q(s.name)} i` }, []);
-    return;
-  }
-  for (const chunk of chunks(rows)) send(unnested(table), columnsAsArrays(chunk, table.columns));
+  for (const chunk of chunks(rows)) send(columnsAsArrays(chunk, table.columns));
 }
 
 export const upsertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>

@@ -20,11 +20,11 @@ export interface WriteResult {
  * rows to delete: a parent the page inserts has none (had another writer inserted it meanwhile, the parent's
  * INSERT fails and the page is written again as an upsert, which passes every parent as stored).
  */
-async function replaceChildren(
+function replaceChildren(
   { pipe, schema, target }: TargetWrite,
   parents: readonly MappedItem[],
   stored: readonly MappedItem[],
-): Promise<void> {
+): void {
   for (const [i, child] of (target.children ?? []).entries()) {
     const table = tableInfo(child.table);
     const parentColumns = child.parentColumns ?? target.key;
@@ -42,7 +42,7 @@ async function replaceChildren(
         ),
       ]);
     }
-    await insertRows(
+    insertRows(
       { pipe, schema, table },
       parents.flatMap((p) => p.children[i]!),
     );
@@ -129,10 +129,10 @@ export async function writeMapped(
   prepare?.(changed);
   closeHistory(into, close);
   const opens = target.history ? { history: tableInfo(target.history), at: syncedAt } : undefined;
-  await insertRows({ pipe, schema, table }, fresh, opens);
+  insertRows({ pipe, schema, table }, fresh, opens);
   // Rows read before are locked until commit, so their upsert always finds them.
-  await upsertRows({ pipe, schema, table }, rewrite, opens);
+  upsertRows({ pipe, schema, table }, rewrite, opens);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
-  if (changed.length > 0) await replaceChildren(into, changed, stored);
+  if (changed.length > 0) replaceChildren(into, changed, stored);
   return result;
 }

@@ -18,8 +18,6 @@ import { type NewRows, type WriteResult, writeMapped } from './target-write.ts';
  * in one transaction. Every value travels as text, which Postgres reads as its column's type. Rows to insert or
  * rewrite travel inside one array parameter per column and are unnested: one prepared statement per table
  * whatever the page size, a handful of parameters, no limit on rows per statement but the memory of a chunk.
- * Many rows at once go by COPY into a session's staging table and one INSERT … SELECT from it instead
- * (row-writes.ts, staging.ts).
  */
 
 /** A page to write: mapped already (page-map.ts mapPage, as the sync does), or its records, which are mapped first. */

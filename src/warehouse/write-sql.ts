@@ -57,17 +57,9 @@ order by ${key.map((k) => `t.${q(k)}`).join(', ')} for update`;
   });
 }
 
-/** Where an INSERT … SELECT reads its rows: text columns aliased `i`, unnested parameters or staged rows. */
-export interface Source {
-  readonly id: string;
-  readonly from: string;
-}
-
-export const unnested = (table: TableInfo): Source => ({ id: 'unnest', from: `(${unnestInput(table)}) i` });
-
-/** One multi-row upsert of text rows; a row deleted before keeps its first deletion time. */
-export function upsertStatement(schema: string, table: TableInfo, source: Source): string {
-  return cached(`upsert:${source.id}:${schema}.${table.name}`, () => {
+/** One multi-row upsert of unnested rows; a row deleted before keeps its first deletion time. */
+export function upsertStatement(schema: string, table: TableInfo): string {
+  return cached(`upsert:${schema}.${table.name}`, () => {
     const key = table.primaryKey;
     const update = table.columns
       .filter((c) => !key.includes(c.name))
@@ -77,7 +69,7 @@ export function upsertStatement(schema: string, table: TableInfo, source: Source
           : `${q(c.name)} = excluded.${q(c.name)}`,
       );
     return `insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
-select ${table.columns.map((c) => cast('i', c)).join(', ')} from ${source.from}
+select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i
 on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
   });
 }
@@ -97,16 +89,16 @@ export function keyJoin(
   };
 }
 
-export function insertStatement(schema: string, table: TableInfo, source: Source): string {
+export function insertStatement(schema: string, table: TableInfo): string {
   return cached(
-    `insert:${source.id}:${schema}.${table.name}`,
+    `insert:${schema}.${table.name}`,
     () =>
       `insert into ${qt(schema, table.name)} (${table.columns.map((c) => q(c.name)).join(', ')})
-select ${table.columns.map((c) => cast('i', c)).join(', ')} from ${source.from}`,
+select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i`,
   );
 }
 
-export type Statement = (schema: string, table: TableInfo, source: Source) => string;
+export type Statement = (schema: string, table: TableInfo) => string;
 
 /**
  * `write` (an INSERT … SELECT) with its rows that are not deleted opening their history version in the same
