@@ -129,11 +129,10 @@ function guarded(session: Session, begunOn: number): Sql {
 }
 
 /**
- * Fails once the session's connection closes after `begunOn`: what the transaction still waits for then may
- * never be answered. postgres.js settles a COPY's writable only on the server's CommandComplete: when the
- * connection closes after the COPY's end went out (a Postgres restart), its 'finish' never comes and no error
- * is raised (the COPY query resolved already, with the writable), so the page would wait for good and keep its
- * session.
+ * Fails once the session's connection closes after `begunOn`: what the transaction still waits for then can
+ * never be answered by that connection. The page fails at the close, whatever postgres.js does with the
+ * statements it still held (3.4.x has known faults across a server restart), instead of waiting for good with
+ * its session.
  */
 function lostSession(session: Session, begunOn: number): { lost: Promise<never>; stop: () => void } {
   let stop = () => {};

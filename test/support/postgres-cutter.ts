@@ -1,28 +1,24 @@
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 
 /**
- * A TCP proxy in front of Postgres that cuts one connection at a chosen moment of the protocol: right after
- * the client ended a COPY (CopyDone sent, its CommandComplete not yet back), the moment a Postgres restart can
- * catch a page written through COPY staging. Every other byte passes untouched.
+ * A TCP proxy in front of Postgres that cuts one connection at a chosen moment of a page's transaction: when the
+ * client sends a statement's text, before that reaches the server, as a Postgres restart or a network failure
+ * can catch a page whose statements are on their way. Every other byte passes untouched.
  */
 export interface PostgresCutter {
   /** The database URL through the proxy. */
   url: string;
-  /** Cut the next connection that ends a COPY. */
-  cutAfterCopyEnd(): void;
+  /** Cut the next connection that sends `text` (in a statement's Parse or Query message), before it is forwarded. */
+  cutAt(text: string): void;
   /** Connections cut so far. */
   cuts(): number;
   close(): Promise<void>;
 }
 
-/** A frontend CopyDone message: 'c' and its length, 4. */
-const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
-const COPY_STATEMENT = Buffer.from('copy ');
-
 export async function startPostgresCutter(databaseUrl: string): Promise<PostgresCutter> {
   const target = new URL(databaseUrl);
   const sockets = new Set<Socket>();
-  let armed = false;
+  let armed: Buffer | undefined;
   let cuts = 0;
   const server = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
@@ -34,17 +30,16 @@ export async function startPostgresCutter(databaseUrl: string): Promise<Postgres
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     upstream.pipe(client);
-    let copying = false;
     client.on('data', (chunk: Buffer) => {
-      copying ||= chunk.includes(COPY_STATEMENT);
-      upstream.write(chunk);
-      if (armed && copying && chunk.includes(COPY_DONE)) {
-        armed = false;
+      if (armed && chunk.includes(armed)) {
+        armed = undefined;
         cuts++;
-        // The server may run the COPY; its answer never reaches the client.
+        // The server never sees the statement; the client never gets an answer to what it sent before.
         client.destroy();
         upstream.destroy();
+        return;
       }
+      upstream.write(chunk);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -54,7 +49,7 @@ export async function startPostgresCutter(databaseUrl: string): Promise<Postgres
   url.port = String(port);
   return {
     url: url.toString(),
-    cutAfterCopyEnd: () => void (armed = true),
+    cutAt: (text) => void (armed = Buffer.from(text)),
     cuts: () => cuts,
     close: async () => {
       for (const s of sockets) s.destroy();

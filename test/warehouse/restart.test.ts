@@ -1,10 +1,17 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { readRows } from '../support/rows.ts';
+import { targets } from '../../src/resources/index.ts';
+import { writePage } from '../../src/warehouse/upsert.ts';
+import { freshDatabase } from '../support/db.ts';
+import { startPostgresCutter } from '../support/postgres-cutter.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
 import { spawnWfsync, waitFor } from '../support/processes.ts';
 import { startRestartablePostgres, type RestartablePostgres } from '../support/restartable-postgres.ts';
+import { parsed } from './fixtures.ts';
 
 /**
  * The warehouse restarts (a fast shutdown, as `pg_ctl -m fast restart`) while `sync --once` writes pages: the
@@ -118,4 +125,34 @@ describe('a Postgres restart during sync --once', () => {
       await pg.start();
     }
   }, 120_000);
+});
+
+describe('a page whose connection closes before its statements are answered', () => {
+  it('fails as a lost connection and is written again, instead of waiting for an answer that never comes', async () => {
+    const direct = await freshDatabase();
+    const setup = await openWarehouse({ databaseUrl: direct, max: 1 });
+    await setup.migrate();
+    await setup.close();
+    const cutter = await startPostgresCutter(direct);
+    const wh = await openWarehouse({ databaseUrl: cutter.url, max: 2, outageMs: 20_000 });
+    try {
+      const items = Array.from({ length: 200 }, (_, i) => parsed('shiftAssignments', { ShiftAssignmentId: i + 1 }));
+      // The page's BEGIN went out before; its rows' INSERT never reaches the server, and nothing answers it.
+      cutter.cutAt(`insert into "${wh.schema}"."shift_assignments"`);
+      const written = writePage(wh, {
+        target: targets['shift-assignments'],
+        companyKey: 'cut',
+        items,
+        syncedAt: new Date(),
+        stream: 'shift-assignments',
+      });
+      const result = await Promise.race([written, sleep(15_000).then(() => 'still waiting after 15 s')]);
+      expect(cutter.cuts()).toBe(1);
+      expect(result).toMatchObject({ inserted: items.length });
+      expect(await readRows(wh, targets['shift-assignments'], 'cut')).toHaveLength(items.length);
+    } finally {
+      await wh.close();
+      await cutter.close();
+    }
+  }, 60_000);
 });
