@@ -11,7 +11,8 @@ import {
   mountPersonalDataPages,
   type PersonalDataRoutesOptions,
 } from './personal-data-routes.ts';
-import { CompanyEventsQuery, readQuery, RemoveQuery } from './page-queries.ts';
+import { CompanyEventsQuery, RemoveQuery } from './page-queries.ts';
+import { readQuery } from '../push/http-query.ts';
 import { mountNewFieldsActions, mountNewFieldsApi } from './new-fields-routes.ts';
 import { isStreamName, type StreamName } from '../resources/index.ts';
 import type { Actor } from '../warehouse/audit.ts';

@@ -1,5 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
+import { countParam } from '../push/http-query.ts';
 /**
  * Parameters of the ops server's routes, read strictly: a value that is not what the route expects is refused
  * with a message naming the parameter, before anything reaches Postgres.
@@ -9,13 +10,9 @@ export type Param<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** Ids are Postgres bigints read as JS numbers: digits only, 1 up to the largest exact integer. */
 export function idParam(name: string, text: string | undefined): Param<number> {
-  if (text === undefined || text === '') return { ok: false, error: `${name}: expected a positive whole number` };
-  if (!/^\d{1,16}$/.test(text))
-    return { ok: false, error: `${name}: expected a positive whole number of at most 16 digits` };
-  const value = Number(text);
-  if (value < 1 || value > Number.MAX_SAFE_INTEGER)
-    return { ok: false, error: `${name}: expected a number from 1 to ${Number.MAX_SAFE_INTEGER}` };
-  return { ok: true, value };
+  const parsed = countParam(Number.MAX_SAFE_INTEGER).safeParse(text ?? '');
+  if (!parsed.success) return { ok: false, error: `${name}: ${parsed.error.issues[0]!.message}` };
+  return { ok: true, value: parsed.data };
 }
 
 /** A company key or stream name as the service's words have them: letters, digits, - and _. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flagParam } from '../push/http-query.ts';
+import { countParam, flagParam } from '../push/http-query.ts';
 import { STATE_FILTERS } from './overview.ts';
 
 /**
@@ -11,15 +11,7 @@ import { STATE_FILTERS } from './overview.ts';
 const blankAsAbsent = (v: unknown) => (v === '' ? undefined : v);
 
 /** An id: a Postgres bigint read as a JS number, 1 up to the largest exact integer. */
-const id = z.preprocess(
-  blankAsAbsent,
-  z
-    .string()
-    .regex(/^\d{1,16}$/, 'expected a positive whole number of at most 16 digits')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= Number.MAX_SAFE_INTEGER, `expected a number from 1 to ${Number.MAX_SAFE_INTEGER}`)
-    .optional(),
-);
+const id = z.preprocess(blankAsAbsent, countParam(Number.MAX_SAFE_INTEGER).optional());
 
 /** A company key or stream name as the service's words have them. */
 const name = z.preprocess(
@@ -62,5 +54,3 @@ export const CompanyEventsQuery = z.object({ since: instant, before: id, limit: 
 
 /** `DELETE /api/companies/KEY`: ?purge=true also deletes the company's rows. */
 export const RemoveQuery = z.object({ purge: flagParam });
-
-export { readQuery } from '../push/http-query.ts';

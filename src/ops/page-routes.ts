@@ -19,7 +19,8 @@ import { newFieldsSection } from './new-fields-routes.ts';
 import { filterCompanies, readOverview } from './overview.ts';
 import { overviewPage } from './overview-page.ts';
 import { rejectsPage, type RecordView, type Viewer } from './page.ts';
-import { CompanyPageQuery, OverviewQuery, readQuery, RejectsQuery, StatusQuery } from './page-queries.ts';
+import { CompanyPageQuery, OverviewQuery, RejectsQuery, StatusQuery } from './page-queries.ts';
+import { readQuery } from '../push/http-query.ts';
 import { readPushModels, readPushSummary, readRejects, readRetryablePushes, readStatus } from './status.ts';
 import { usageChart } from './usage-chart.ts';
 

@@ -12,10 +12,14 @@ export function readQuery<T extends z.ZodType>(
   const parsed = schema.safeParse(c.req.query());
   if (parsed.success) return { ok: true, query: parsed.data };
   const issue = parsed.error.issues[0]!;
-  return { ok: false, res: c.json({ error: `${issue.path.join('.')}: ${issue.message}` }, 400) };
+  // An unknown parameter (a strict schema's) has no path of its own.
+  return { ok: false, res: c.json({ error: `${issue.path.join('.') || 'query'}: ${issue.message}` }, 400) };
 }
 
-/** A whole number written in digits (not `1e3` or `0x10`, which a coercion would take), from 1 to `max`. */
+/**
+ * A whole number written in digits (not `1e3` or `0x10`, which a coercion would take), from 1 to `max`: the ids
+ * of Postgres bigints (up to the largest exact JS integer), pages' limits and cursors.
+ */
 export const countParam = (max: number) =>
   z
     .string()
