@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DUE_KEY, FED_KEY, LATER_KEY, QUEUED_KEY, RUNS_KEY, runScript } from './scripts.ts';
+import { DUE_KEY, FED_KEY, LATER_KEY, memberOf, QUEUED_KEY, RUNS_KEY, runScript } from './scripts.ts';
 import { finishRun, type QueuedRun, type SyncJobData } from './sync-queue.ts';
 
 /**
@@ -29,11 +29,9 @@ export async function feedRuns(queue: Queue<SyncJobData>, connection: Redis, fre
   return runs;
 }
 
-const memberOf = (data: Pick<SyncJobData, 'company' | 'job'>) => `${data.company}.${data.job}`;
-
 /** Done with a BullMQ job for good: its run is no longer given out. */
 export function finishJob(connection: Redis, jobId: string, data: SyncJobData): Promise<boolean> {
-  return finishRun(connection, memberOf(data), jobId);
+  return finishRun(connection, memberOf(data.company, data.job), jobId);
 }
 
 /**

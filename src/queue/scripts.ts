@@ -18,6 +18,9 @@ export const FED_KEY = 'wfsync:sync:fed';
 /** When each queued run became due (or will), by `company.job`: the oldest one's wait is the schedule's delay. */
 export const QUEUED_KEY = 'wfsync:sync:queued';
 
+/** The field or member naming a company's runs of a job in every key above, and in the turns' (turns.ts). */
+export const memberOf = (company: string, job: string) => `${company}.${job}`;
+
 /** Resolved from the project's root, so that the bundle two directories below it finds them as the sources do. */
 const LUA_DIR = fileURLToPath(new URL('../../src/queue/lua/', import.meta.url));
 

@@ -2,6 +2,7 @@ import { QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { REDIS_GOODBYE_MS, settlesWithin } from '../redis-health.ts';
+import { memberOf } from './scripts.ts';
 import { createSyncQueue, finishRun, requeueRun, SYNC_QUEUE } from './sync-queue.ts';
 
 /** What BullMQ gives as the reason of a job it failed for stalling more than `maxStalledCount` times. */
@@ -44,7 +45,7 @@ export async function retryStalledJobs(connection: Redis, log: Logger): Promise<
       const retryId = stalledRetryId(jobId);
       if (!job) return;
       if (!retryId) {
-        await finishRun(connection, `${job.data.company}.${job.data.job}`, jobId);
+        await finishRun(connection, memberOf(job.data.company, job.data.job), jobId);
         log.error(
           { jobId, job: job.data.job, company: job.data.company },
           'sync job stalled too often, again; it waits for its next cron',

@@ -1,8 +1,8 @@
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
-import { FRONTIER_KEY, isBehind, TAKEN_KEY, takenField, takeTurn, turnOf } from './turns.ts';
-import { DUE_KEY, FED_KEY, LATER_KEY, QUEUED_KEY, RUNS_KEY, runScript } from './scripts.ts';
+import { FRONTIER_KEY, isBehind, TAKEN_KEY, takeTurn, turnOf } from './turns.ts';
+import { DUE_KEY, FED_KEY, LATER_KEY, memberOf, QUEUED_KEY, RUNS_KEY, runScript } from './scripts.ts';
 import { REDIS_STARTUP_MS, waitForRedis, type RedisHealth } from '../redis-health.ts';
 
 export const SYNC_QUEUE = 'sync';
@@ -55,12 +55,7 @@ export async function reachRedis(url: string, health: RedisHealth, timeoutMs = R
  * produces the same id and the queue keeps one. BullMQ ids must not contain `:`.
  */
 export function syncJobId(run: Pick<ScheduledRun, 'company' | 'firedAt'> & { job: { name: string } }): string {
-  return `${dedupIdOf(run)}.${run.firedAt.getTime()}`;
-}
-
-/** The queue's key for a company's runs of a job: at most one of them queued, and one kept behind a running one. */
-export function dedupIdOf(run: Pick<ScheduledRun, 'company'> & { job: { name: string } }): string {
-  return `${run.company}.${run.job.name}`;
+  return `${memberOf(run.company, run.job.name)}.${run.firedAt.getTime()}`;
 }
 
 export function createSyncQueue(connection: Redis): Queue<SyncJobData> {
@@ -131,13 +126,13 @@ interface Found {
 }
 
 async function find(connection: Redis, run: Pick<ScheduledRun, 'company'> & { job: { name: string } }): Promise<Found> {
-  const member = dedupIdOf(run);
+  const member = memberOf(run.company, run.job.name);
   const replies =
     (await connection
       .multi()
       .hget(RUNS_KEY, member)
       .hget(FED_KEY, member)
-      .hget(TAKEN_KEY, takenField(run.company, run.job.name))
+      .hget(TAKEN_KEY, memberOf(run.company, run.job.name))
       .get(FRONTIER_KEY)
       .exec()) ?? [];
   const [queued, fed, last, frontier] = replies.map(([err, value]) => {
@@ -225,7 +220,7 @@ const OUTCOMES: Record<string, QueueOutcome> = { '1': 'queued', '2': 'behind', '
 
 /** Queues a planned run, or coalesces it, in one step (queue-run.lua). */
 async function queueRun(connection: Redis, plan: Plan, now: number): Promise<QueueOutcome> {
-  const member = `${plan.entry.data.company}.${plan.entry.data.job}`;
+  const member = memberOf(plan.entry.data.company, plan.entry.data.job);
   const seen = plan.found ? [plan.found.queued?.jobId ?? '', plan.found.fed?.jobId ?? ''] : ['*', '*'];
   const reply = await runScript(
     connection,
@@ -289,7 +284,7 @@ export async function requeueRun(
   run: Job<SyncJobData>,
   o: { jobId: string; delayMs: number },
 ): Promise<boolean> {
-  const member = `${run.data.company}.${run.data.job}`;
+  const member = memberOf(run.data.company, run.data.job);
   await finishRun(connection, member, String(run.id));
   for (let plans = 1; ; plans++) {
     const now = Date.now();

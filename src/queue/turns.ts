@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ScheduledRun } from './scheduler.ts';
 import { shareOf } from './spread.ts';
-import { runScript } from './scripts.ts';
+import { memberOf, runScript } from './scripts.ts';
 
 /**
  * Whose turn it is on a saturated box: fair queueing over every company's jobs. A company's job takes turns one of
@@ -21,10 +21,6 @@ import { runScript } from './scripts.ts';
 export const TAKEN_KEY = 'wfsync:sync:taken';
 /** The latest turn's start a worker took, epoch ms: where a company without a turn to follow on from starts. */
 export const FRONTIER_KEY = 'wfsync:sync:frontier';
-
-export function takenField(company: string, job: string): string {
-  return `${company}.${job}`;
-}
 
 /** A run's turn at its company's job: the queue takes the earliest `endMs` first. */
 export interface Turn {
@@ -87,7 +83,7 @@ export async function turnOrder(
   const [lasts, frontierReply] =
     (await connection
       .multi()
-      .hmget(TAKEN_KEY, ...companies.map((c) => takenField(c, job)))
+      .hmget(TAKEN_KEY, ...companies.map((c) => memberOf(c, job)))
       .get(FRONTIER_KEY)
       .exec()) ?? [];
   const lastMs = (lasts?.[1] as (string | null)[] | undefined) ?? [];
@@ -110,5 +106,5 @@ export async function turnOrder(
 
 /** A worker took a run with a turn: the company's next turn at the job follows on from it (take-turn.lua). */
 export async function takeTurn(connection: Redis, company: string, job: string, startMs: number): Promise<void> {
-  await runScript(connection, 'takeTurn', [TAKEN_KEY, FRONTIER_KEY], [takenField(company, job), String(startMs)]);
+  await runScript(connection, 'takeTurn', [TAKEN_KEY, FRONTIER_KEY], [memberOf(company, job), String(startMs)]);
 }
