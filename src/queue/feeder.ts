@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DUE_KEY, FED_KEY, LATER_KEY, memberOf, QUEUED_KEY, RUNS_KEY, runScript } from './scripts.ts';
+import { DUE_KEY, FED_KEY, FEEDING_KEY, LATER_KEY, memberOf, QUEUED_KEY, RUNS_KEY, runScript } from './scripts.ts';
 import { finishRun, type QueuedRun, type SyncJobData } from './sync-queue.ts';
 
 /**
@@ -14,18 +16,47 @@ export const FEED_EVERY_MS = 300;
 /** How often the runs given out are checked for a BullMQ job that is gone or ended unseen. */
 export const STALE_CHECK_MS = 15_000;
 
-/** Gives up to `free` queued runs to BullMQ, lowest order first; answers them. */
+/**
+ * How long a feed holds the others back at most: a worker that died between giving runs out and handing them to
+ * BullMQ holds no feed for longer (its runs are dropped by the stale check).
+ */
+const FEED_HOLD_MS = 5_000;
+/** How soon a feed that found another under way looks again. */
+const FEED_RETRY_MS = 5;
+
+/**
+ * Gives up to `free` queued runs to BullMQ, lowest order first; answers them. One feed at a time across the workers
+ * (feed.lua holds the others back until these runs are on BullMQ's wait list): otherwise a later feed could reach the
+ * wait list first, and its later turns be taken first. A feed that waits past FEED_HOLD_MS gives nothing out.
+ */
 export async function feedRuns(queue: Queue<SyncJobData>, connection: Redis, free: number): Promise<QueuedRun[]> {
   if (free <= 0) return [];
-  const entries = (await runScript(
-    connection,
-    'feed',
-    [DUE_KEY, RUNS_KEY, LATER_KEY, FED_KEY, QUEUED_KEY],
-    [free, Date.now()],
-  )) as string[];
+  const token = randomUUID();
+  const until = Date.now() + FEED_HOLD_MS;
+  for (;;) {
+    const keys = [DUE_KEY, RUNS_KEY, LATER_KEY, FED_KEY, QUEUED_KEY, FEEDING_KEY];
+    const entries = (await runScript(connection, 'feed', keys, [free, Date.now(), token, FEED_HOLD_MS])) as
+      | string[]
+      | null;
+    if (entries !== null) return entries.length > 0 ? handOver(queue, connection, entries, token) : [];
+    if (Date.now() > until) return [];
+    await sleep(FEED_RETRY_MS);
+  }
+}
+
+/** Puts the runs given out on BullMQ's wait list, in their order, then lets the next feed go (release-feed.lua). */
+async function handOver(
+  queue: Queue<SyncJobData>,
+  connection: Redis,
+  entries: string[],
+  token: string,
+): Promise<QueuedRun[]> {
   const runs = entries.map((e) => JSON.parse(e) as QueuedRun);
-  if (runs.length > 0)
+  try {
     await queue.addBulk(runs.map((r) => ({ name: r.data.job, data: r.data, opts: { jobId: r.jobId } })));
+  } finally {
+    await runScript(connection, 'releaseFeed', [FEEDING_KEY], [token]);
+  }
   return runs;
 }
 

@@ -18,6 +18,9 @@ export const FED_KEY = 'wfsync:sync:fed';
 /** When each queued run became due (or will), by `company.job`: the oldest one's wait is the schedule's delay. */
 export const QUEUED_KEY = 'wfsync:sync:queued';
 
+/** Held by the one feed giving runs out (feed.lua) until they are on BullMQ's wait list (release-feed.lua). */
+export const FEEDING_KEY = 'wfsync:sync:feeding';
+
 /** The field or member naming a company's runs of a job in every key above, and in the turns' (turns.ts). */
 export const memberOf = (company: string, job: string) => `${company}.${job}`;
 
@@ -26,7 +29,8 @@ const LUA_DIR = fileURLToPath(new URL('../../src/queue/lua/', import.meta.url));
 
 const SCRIPTS = {
   queueRun: { file: 'queue-run.lua', keys: 5 },
-  feed: { file: 'feed.lua', keys: 5 },
+  feed: { file: 'feed.lua', keys: 6 },
+  releaseFeed: { file: 'release-feed.lua', keys: 1 },
   finish: { file: 'finish.lua', keys: 4 },
   takeTurn: { file: 'take-turn.lua', keys: 2 },
 } as const;

@@ -60,6 +60,37 @@ describe('the feeder', () => {
     await emptySyncQueue(queue, redis);
   });
 
+  it("puts two workers' feeds on BullMQ's wait list in the queue order, also when the first reaches BullMQ last", async () => {
+    const now = Date.now();
+    for (const [i, company] of ['a', 'b', 'c', 'd'].entries()) await fire(company, now + i);
+    // The first feed's worker is slow to hand its runs to BullMQ; the second is not.
+    const slow = createSyncQueue(redis.duplicate());
+    const addBulk = slow.addBulk.bind(slow);
+    slow.addBulk = async (jobs) => {
+      await new Promise((r) => setTimeout(r, 300));
+      return addBulk(jobs);
+    };
+    const other = redis.duplicate();
+    try {
+      const first = feedRuns(slow, redis, 2);
+      await waitFor(
+        'the first feed under way',
+        async () => (await redis.hexists(FED_KEY, 'a.time-off')) === 1,
+        5_000,
+        5,
+      );
+      const second = await feedRuns(queue, other, 2);
+      expect((await first).map((r) => r.data.company)).toEqual(['a', 'b']);
+      expect(second.map((r) => r.data.company)).toEqual(['c', 'd']);
+      const waiting = await queue.getJobs(['waiting'], 0, -1, true);
+      expect(waiting.map((j) => j.data.company)).toEqual(['a', 'b', 'c', 'd']);
+    } finally {
+      await slow.close();
+      other.disconnect();
+    }
+    await emptySyncQueue(queue, redis);
+  });
+
   it('drops a run given out whose job completed or failed unseen at once, and one whose job is gone at the second look', async () => {
     for (const company of ['done', 'failed', 'gone', 'waits']) await fire(company);
     await feedRuns(queue, redis, 4);

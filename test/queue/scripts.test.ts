@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DUE_KEY, FED_KEY, LATER_KEY, QUEUED_KEY, RUNS_KEY, runScript } from '../../src/queue/scripts.ts';
+import { DUE_KEY, FED_KEY, FEEDING_KEY, LATER_KEY, QUEUED_KEY, RUNS_KEY, runScript } from '../../src/queue/scripts.ts';
 import { FRONTIER_KEY, TAKEN_KEY } from '../../src/queue/turns.ts';
 
 /** The queue's Lua scripts (src/queue/lua/), each against the real Redis, on entries made by hand. */
@@ -49,9 +49,21 @@ function queueRun(
   ]);
 }
 
+/** feed.lua as one feed, `token`; null while another feed is under way. */
+async function feedAs(token: string, free: number, now = 1_000): Promise<Entry[] | null> {
+  const out = (await runScript(redis, 'feed', [...QUEUE_KEYS, FEEDING_KEY], [free, now, token, 60_000])) as
+    | string[]
+    | null;
+  return out === null ? null : out.map((s) => JSON.parse(s) as Entry);
+}
+
+const releaseFeed = (token: string) => runScript(redis, 'releaseFeed', [FEEDING_KEY], [token]);
+
+/** feed.lua, then release-feed.lua: one feed whose runs reached BullMQ. */
 async function feed(free: number, now = 1_000): Promise<Entry[]> {
-  const out = (await runScript(redis, 'feed', QUEUE_KEYS, [free, now])) as string[];
-  return out.map((s) => JSON.parse(s) as Entry);
+  const given = await feedAs('feed', free, now);
+  await releaseFeed('feed');
+  return given!;
 }
 
 const finish = (member: string, jobId: string, now = 5_000) =>
@@ -152,6 +164,33 @@ describe('feed.lua', () => {
       'a.second',
       'd.last',
     ]);
+  });
+});
+
+describe('feed.lua and release-feed.lua', () => {
+  it('hold every other feed back from giving runs out until the feed that gave some out is released', async () => {
+    for (const [i, member] of ['a.shifts', 'b.shifts', 'c.shifts'].entries()) await queueRun(entry(member, 1, i + 1));
+    expect((await feedAs('first', 1))!.map((e) => e.data.company)).toEqual(['a']);
+    // The second feed gives nothing out and takes nothing: its runs would reach BullMQ's wait list first.
+    expect(await feedAs('second', 1)).toBeNull();
+    expect(await redis.zcard(DUE_KEY)).toBe(2);
+    // Only the first feed's token releases it.
+    expect(await releaseFeed('second')).toBe(0);
+    expect(await feedAs('second', 1)).toBeNull();
+    expect(await releaseFeed('first')).toBe(1);
+    expect((await feedAs('second', 1))!.map((e) => e.data.company)).toEqual(['b']);
+    await releaseFeed('second');
+  });
+
+  it('hold nothing when a feed gives nothing out, and let a held feed go once its hold expires', async () => {
+    expect(await feedAs('idle', 5)).toEqual([]);
+    expect(await redis.exists(FEEDING_KEY)).toBe(0);
+    await queueRun(entry('a.shifts', 1, 1));
+    await queueRun(entry('b.shifts', 1, 2));
+    await runScript(redis, 'feed', [...QUEUE_KEYS, FEEDING_KEY], [1, 1_000, 'died', 50]);
+    expect(await feedAs('next', 1)).toBeNull();
+    await new Promise((r) => setTimeout(r, 80));
+    expect((await feedAs('next', 1))!.map((e) => e.data.company)).toEqual(['b']);
   });
 });
 
