@@ -253,7 +253,8 @@ function connectionOf(queue: Queue<SyncJobData>): Redis {
 
 /**
  * Queues a run. A firing that finds the same job of the same company still queued coalesces with it, and gives it its
- * own turn when that is earlier (the job's cron was made more frequent); one that finds it running is queued once the
+ * own turn when that is earlier (the job's cron was made more frequent), and its own hold when that is shorter (a
+ * shorter interval's spread, or none once the box is behind its schedule); one that finds it running is queued once the
  * running one ends, with the turn after it: the queue never holds more than companies × jobs, and a long run does not
  * cost its company the next turn. One or two round trips to Redis.
  */

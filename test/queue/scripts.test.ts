@@ -103,6 +103,24 @@ describe('queue-run.lua', () => {
     expect(await redis.zscore(QUEUED_KEY, 'acme.shifts')).toBe('20000');
   });
 
+  it('holds a coalesced run no longer than the later firing would: a later hold leaves it, an earlier one or none moves it', async () => {
+    const first = entry('acme.shifts', 100, 60_000);
+    expect(await queueRun(first, { heldUntil: 40_000 })).toBe(1);
+    expect(await queueRun(entry('acme.shifts', 200, 90_000), { heldUntil: 45_000 })).toBe(0);
+    expect(await redis.zscore(LATER_KEY, 'acme.shifts')).toBe('40000');
+    expect(await queueRun(entry('acme.shifts', 300, 90_000), { heldUntil: 25_000 })).toBe(0);
+    expect(await redis.zscore(LATER_KEY, 'acme.shifts')).toBe('25000');
+    expect(await redis.zscore(QUEUED_KEY, 'acme.shifts')).toBe('25000');
+    // A firing that holds nothing (the box fell behind its schedule) makes it due at once, in the earlier turn it wins.
+    const sooner = entry('acme.shifts', 400, 30_000);
+    const earlier = { ...first, order: 30_000, data: { ...first.data, order: 30_000 } };
+    expect(await queueRun(sooner, { now: 2_000, earlier })).toBe(0);
+    expect(await redis.zcard(LATER_KEY)).toBe(0);
+    expect(await redis.zscore(DUE_KEY, 'acme.shifts')).toBe('30000');
+    expect(await redis.zscore(QUEUED_KEY, 'acme.shifts')).toBe('2000');
+    expect((await feed(1, 2_000)).map((e) => e.jobId)).toEqual([first.jobId]);
+  });
+
   it('queues a run whose company-job is given out to follow it, outside the due runs, or leaves it when asked to', async () => {
     await redis.hset(FED_KEY, 'acme.shifts', JSON.stringify(entry('acme.shifts', 100, 60_000)));
     const next = entry('acme.shifts', 200, 120_000);

@@ -25,9 +25,24 @@ if (queuedRun and queuedRun['jobId'] == jobId) or (fedRun and fedRun['jobId'] ==
 
 if queuedRun then
   -- One entry per company and job: the earlier turn wins.
-  if earlier ~= '' and order < tonumber(queuedRun['order']) then
+  local queuedOrder = tonumber(queuedRun['order'])
+  if earlier ~= '' and order < queuedOrder then
     redis.call('HSET', runs, member, earlier)
+    queuedOrder = order
     if redis.call('ZSCORE', due, member) then redis.call('ZADD', due, order, member) end
+  end
+  -- And the earlier hold: a run held for its share of an older firing's spread (a longer interval's, or one fired
+  -- before the box fell behind) waits no longer than this firing would have it wait.
+  local heldTill = redis.call('ZSCORE', later, member)
+  if heldTill and (heldUntil == '' or tonumber(heldUntil) < tonumber(heldTill)) then
+    if heldUntil == '' then
+      redis.call('ZREM', later, member)
+      redis.call('ZADD', due, queuedOrder, member)
+      redis.call('ZADD', queued, now, member)
+    else
+      redis.call('ZADD', later, heldUntil, member)
+      redis.call('ZADD', queued, heldUntil, member)
+    end
   end
   return 0
 end
