@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
@@ -9,7 +9,9 @@ import { jobs } from '../jobs/index.ts';
 import type { JobDef } from '../src/queue/job.ts';
 import { pino } from 'pino';
 import { fleetFairness } from '../src/queue/fairness.ts';
+import { DUE_KEY, FED_KEY, LATER_KEY, RUNS_KEY } from '../src/queue/scripts.ts';
 import { enqueueRun, scheduleDelaySeconds, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
+import { FRONTIER_KEY, TAKEN_KEY } from '../src/queue/turns.ts';
 import { openWarehouse } from '../src/warehouse/connection.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../test/support/processes.ts';
 import { startPostgres, startRedis } from '../test/support/services.ts';
@@ -34,7 +36,8 @@ import { postgresCpuSeconds, startSandboxProcess } from './sync-process.ts';
  *   COMPANIES=1000 FACTOR=2 OVERLOAD_FACTOR=14 MINUTES=44 WARMUP_MINUTES=20 OVERLOAD_MINUTES=12 npm run bench:fleet
  *
  * With TAKES_FILE, every take (`{ company, job, at }`) and the phases' bounds are written there as JSON, to look into
- * a passed-over gap.
+ * a passed-over gap, and the queue's own keys at the end beside it (`.queue.json`); with LOGS_DIR, every process's
+ * output, one file each.
  */
 
 const COMPANIES = Number(process.env.COMPANIES ?? 1000);
@@ -179,6 +182,28 @@ function sharing(
     passedOverByStream,
     passedOverByMinute,
   };
+}
+
+/**
+ * The queue's own keys at the end, and the BullMQ state of each run given out: where a company-job without takes
+ * (or with few) waits, and with what turn.
+ */
+async function queueState(connection: Redis, queue: Queue<SyncJobData>) {
+  const [due, later, runs, fed, taken, frontier] = await Promise.all([
+    connection.zrange(DUE_KEY, 0, -1, 'WITHSCORES'),
+    connection.zrange(LATER_KEY, 0, -1, 'WITHSCORES'),
+    connection.hgetall(RUNS_KEY),
+    connection.hgetall(FED_KEY),
+    connection.hgetall(TAKEN_KEY),
+    connection.get(FRONTIER_KEY),
+  ]);
+  const fedStates = await Promise.all(
+    Object.entries(fed).map(async ([member, entry]) => {
+      const { jobId } = JSON.parse(entry) as { jobId: string };
+      return [member, jobId, await queue.getJobState(jobId)];
+    }),
+  );
+  return { at: Date.now(), frontier, due, later, runs, fed, fedStates, taken };
 }
 
 /** When a worker took each run (BullMQ's `active` events, stamped by Redis), as `{ company, job, at }`. */
@@ -532,6 +557,7 @@ async function main(): Promise<void> {
         process.env.TAKES_FILE,
         JSON.stringify({ t0, steadyFrom: t0 + warmupMs, steadyTo, overloadFrom, ended, takes: takes!.takes }),
       );
+      writeFileSync(`${process.env.TAKES_FILE}.queue.json`, JSON.stringify(await queueState(connection, queue)));
     }
     const steadyTakes = await takesIn(t0 + warmupMs, steadyTo, warm);
     const settledTakes = overload && overloadFrom ? await takesIn(overloadFrom, ended, overload, true) : undefined;
@@ -617,6 +643,11 @@ async function main(): Promise<void> {
     );
   } finally {
     await takes?.stop();
+    if (process.env.LOGS_DIR) {
+      mkdirSync(process.env.LOGS_DIR, { recursive: true });
+      for (const [i, { role, p }] of procs.entries())
+        writeFileSync(`${process.env.LOGS_DIR}/${i}-${role}.log`, p.output());
+    }
     for (const { p } of procs) {
       if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
       await p.exited();
