@@ -12,6 +12,18 @@ local due, runs, later, fed, queued = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5
 local member, seenQueued, seenFed, whenFed = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local entry, jobId, order, heldUntil, now, earlier = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
 
+-- Puts the company-job's queued run where it waits: held until `heldUntil`, or due from now in `runOrder`.
+local function place(runOrder)
+  if heldUntil ~= '' then
+    redis.call('ZADD', later, heldUntil, member)
+    redis.call('ZADD', queued, heldUntil, member)
+  else
+    redis.call('ZREM', later, member)
+    redis.call('ZADD', due, runOrder, member)
+    redis.call('ZADD', queued, now, member)
+  end
+end
+
 local queuedEntry = redis.call('HGET', runs, member)
 local fedEntry = redis.call('HGET', fed, member)
 local queuedRun = queuedEntry and cjson.decode(queuedEntry) or nil
@@ -34,16 +46,7 @@ if queuedRun then
   -- And the earlier hold: a run held for its share of an older firing's spread (a longer interval's, or one fired
   -- before the box fell behind) waits no longer than this firing would have it wait.
   local heldTill = redis.call('ZSCORE', later, member)
-  if heldTill and (heldUntil == '' or tonumber(heldUntil) < tonumber(heldTill)) then
-    if heldUntil == '' then
-      redis.call('ZREM', later, member)
-      redis.call('ZADD', due, queuedOrder, member)
-      redis.call('ZADD', queued, now, member)
-    else
-      redis.call('ZADD', later, heldUntil, member)
-      redis.call('ZADD', queued, heldUntil, member)
-    end
-  end
+  if heldTill and (heldUntil == '' or tonumber(heldUntil) < tonumber(heldTill)) then place(queuedOrder) end
   return 0
 end
 
@@ -55,11 +58,5 @@ if fedRun then
 end
 
 redis.call('HSET', runs, member, entry)
-if heldUntil ~= '' then
-  redis.call('ZADD', later, heldUntil, member)
-  redis.call('ZADD', queued, heldUntil, member)
-else
-  redis.call('ZADD', due, order, member)
-  redis.call('ZADD', queued, now, member)
-end
+place(order)
 return 1
