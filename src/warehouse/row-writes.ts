@@ -2,6 +2,7 @@ import { exec, type Pipeline, type Tx } from './pipeline.ts';
 import type { Row, TableInfo } from './catalog.ts';
 import type { MappedItem } from './mapper.ts';
 import { columnsAsArrays, textArray } from './encoding.ts';
+import { cells, openingHistoryFrom, rowsPerStatement, valuesStatement } from './citus-writes.ts';
 import { insertStatement, lockAndReadStatement, openingHistory, type Statement, upsertStatement } from './write-sql.ts';
 
 /**
@@ -56,19 +57,21 @@ export interface TableWrite {
   readonly pipe: Pipeline;
   readonly schema: string;
   readonly table: TableInfo;
+  /** The warehouse is on Citus: rows go as router-planned VALUES inserts (citus-writes.ts). */
+  readonly distributed?: boolean;
 }
 
 /**
  * Sends an INSERT … SELECT over rows unnested from array parameters, a chunk at a time, on the page's pipeline.
  * With `opens`, the rows open their history.
  */
-function insertFrom(
-  { pipe, schema, table }: TableWrite,
-  rows: readonly Row[],
-  statement: Statement,
-  opens?: Opens,
-): void {
+function insertFrom(into: TableWrite, rows: readonly Row[], statement: Statement, opens?: Opens): void {
   if (rows.length === 0) return;
+  if (into.distributed) {
+    insertRouted(into, rows, statement === upsertStatement, opens);
+    return;
+  }
+  const { pipe, schema, table } = into;
   const write = statement(schema, table);
   const send = (params: string[]) => {
     if (!opens) return pipe.send(write, params);
@@ -76,6 +79,19 @@ function insertFrom(
     pipe.send(openingHistory(schema, opens.history, write, at), [...params, opens.at.toISOString()]);
   };
   for (const chunk of chunks(rows)) send(columnsAsArrays(chunk, table.columns));
+}
+
+/** insertFrom on Citus: VALUES inserts, then the history each chunk's rows open, read back from their shard. */
+function insertRouted({ pipe, schema, table }: TableWrite, rows: readonly Row[], upsert: boolean, opens?: Opens): void {
+  for (const chunk of chunks(rows, rowsPerStatement(table))) {
+    pipe.send(valuesStatement(schema, table, chunk.length, upsert), cells(chunk, table));
+    if (opens)
+      pipe.send(openingHistoryFrom(schema, table, opens.history), [
+        chunk[0]!.company_key,
+        opens.at.toISOString(),
+        ...keyArrays(chunk, table.primaryKey.slice(1)),
+      ]);
+  }
 }
 
 export const upsertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>

@@ -21,7 +21,7 @@ export interface WriteResult {
  * INSERT fails and the page is written again as an upsert, which passes every parent as stored).
  */
 function replaceChildren(
-  { pipe, schema, target }: TargetWrite,
+  { pipe, schema, target, distributed }: TargetWrite,
   parents: readonly MappedItem[],
   stored: readonly MappedItem[],
 ): void {
@@ -43,7 +43,7 @@ function replaceChildren(
       ]);
     }
     insertRows(
-      { pipe, schema, table },
+      { pipe, schema, table, distributed },
       parents.flatMap((p) => p.children[i]!),
     );
   }
@@ -81,6 +81,8 @@ export interface TargetWrite {
   readonly target: Target;
   readonly companyKey: string;
   readonly syncedAt: Date;
+  /** The warehouse is on Citus (row-writes.ts). */
+  readonly distributed?: boolean;
 }
 
 /**
@@ -93,7 +95,7 @@ export async function writeMapped(
   newRows: NewRows,
   prepare?: (items: readonly MappedItem[]) => void,
 ): Promise<WriteResult> {
-  const { pipe, schema, target, syncedAt } = into;
+  const { pipe, schema, target, syncedAt, distributed } = into;
   const result: WriteResult = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   if (mapped.length === 0) return result;
   for (const m of mapped) {
@@ -129,9 +131,9 @@ export async function writeMapped(
   prepare?.(changed);
   closeHistory(into, close);
   const opens = target.history ? { history: tableInfo(target.history), at: syncedAt } : undefined;
-  insertRows({ pipe, schema, table }, fresh, opens);
+  insertRows({ pipe, schema, table, distributed }, fresh, opens);
   // Rows read before are locked until commit, so their upsert always finds them.
-  upsertRows({ pipe, schema, table }, rewrite, opens);
+  upsertRows({ pipe, schema, table, distributed }, rewrite, opens);
   // Children of an unchanged parent are unchanged too (the parent's hash covers them).
   if (changed.length > 0) replaceChildren(into, changed, stored);
   return result;

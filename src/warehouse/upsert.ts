@@ -1,5 +1,5 @@
 import type { Warehouse } from './connection.ts';
-import { transaction } from './pipeline.ts';
+import { type Pipeline, transaction } from './pipeline.ts';
 import { retryThroughOutage } from './outage.ts';
 import { sendFenceCheck } from './fencing.ts';
 import { mapPage, type MappedPage, type Refusal } from './page-map.ts';
@@ -10,6 +10,7 @@ import { applyPersonalData, POLICY_CHANGED } from './personal-data/apply.ts';
 import { forgetPolicy } from './personal-data/policy.ts';
 import { expectsFreshKeys, noteStoredKeys } from './fresh-keys.ts';
 import { noteInserted } from './statistics.ts';
+import { isDistributed } from './distribution.ts';
 import type { Target } from './targets.ts';
 import { type NewRows, type WriteResult, writeMapped } from './target-write.ts';
 
@@ -53,16 +54,9 @@ export interface PageWritten extends WriteResult {
 /** Postgres's unique_violation. */
 const UNIQUE_VIOLATION = '23505';
 
-/**
- * A key stored already. On Citus, an INSERT … SELECT of parameters reaches the workers by COPY, and Citus reports
- * a refusal there without its SQLSTATE (XX000 from its ReportCopyError), the worker's message and detail kept.
- */
+/** A key stored already (on Citus too: its page writes are router queries, which keep the worker's SQLSTATE). */
 function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: string; routine?: string; detail?: string };
-  if (err.code === UNIQUE_VIOLATION) return true;
-  return (
-    err.code === 'XX000' && err.routine === 'ReportCopyError' && /^Key \(.*\) already exists\.$/s.test(err.detail ?? '')
-  );
+  return (e as { code?: string }).code === UNIQUE_VIOLATION;
 }
 
 /**
@@ -93,6 +87,14 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
     wh.outage,
   );
   const rejects = personal.rejects;
+  const distributed = await isDistributed(wh);
+  const into = (pipe: Pipeline) => ({
+    pipe,
+    schema: wh.schema,
+    companyKey: o.companyKey,
+    syncedAt: o.syncedAt,
+    distributed,
+  });
   let envelopeInserted = 0;
   const write = async (newRows: NewRows) =>
     transaction(wh.sessions, async (pipe) => {
@@ -101,14 +103,13 @@ async function writePageOnce(wh: Warehouse, o: WritePageOptions, page: MappedPag
       if (page.envelope) {
         // The guess of fresh keys is the page's target's; the envelope's keys are always read.
         const e = await writeMapped(
-          { pipe, schema: wh.schema, target: page.envelope.target, companyKey: o.companyKey, syncedAt: o.syncedAt },
+          { ...into(pipe), target: page.envelope.target },
           page.envelope.mapped,
           newRows === 'fresh' ? 'insert' : newRows,
         );
         envelopeInserted = e.inserted;
       }
-      const into = { pipe, schema: wh.schema, target: o.target, companyKey: o.companyKey, syncedAt: o.syncedAt };
-      const result = await writeMapped(into, mapped, newRows, personal.prepare);
+      const result = await writeMapped({ ...into(pipe), target: o.target }, mapped, newRows, personal.prepare);
       sendRejects(pipe, wh.schema, {
         companyKey: o.companyKey,
         stream: o.stream,

@@ -34,7 +34,7 @@ const cast = (alias: string, c: { name: string; sqlType: string }) => `${alias}.
  * array is an expression, which a plan that filters rows (a generic plan made while the table was nearly empty)
  * evaluates again for every row it looks at, parsing the whole page's keys each time.
  */
-function keyProbe(table: TableInfo, alias: string, first: number): string {
+export function keyProbe(table: TableInfo, alias: string, first: number): string {
   const key = table.primaryKey.slice(1).map((k) => table.byName.get(k)!);
   return key.length === 1
     ? `${alias}.${q(key[0]!.name)} = any($${first}::${key[0]!.sqlType}[])`
