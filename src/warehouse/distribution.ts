@@ -20,6 +20,17 @@ export interface Placement {
 
 const PARENT = 'companies';
 
+/**
+ * Tables keyed by company that every page's transaction reads for two companies at once, its own and the
+ * defaults (`*`): distributed, those two rows would lie on two shards, often on two workers, and each page would
+ * read across the cluster. As reference tables they are read on the node the page's statements run from. They
+ * change only when an operator changes a policy.
+ */
+const READ_WITH_DEFAULTS: ReadonlySet<string> = new Set(['personal_data_versions']);
+
+const kindOf = (t: TableRow): 'distributed' | 'reference' =>
+  t.byCompany && !READ_WITH_DEFAULTS.has(t.table) ? 'distributed' : 'reference';
+
 const asked = new WeakMap<postgres.Sql, Promise<boolean>>();
 
 /** Whether the warehouse is on a Citus coordinator, asked once per client. */
@@ -59,8 +70,10 @@ export async function ensureDistribution(sql: postgres.Sql, schema: string): Pro
   if (!(await onCitus(sql))) return [];
   const done: Placement[] = [];
   for (const t of await tables(sql, schema)) {
-    if (t.kind !== 'local') continue;
-    const kind = t.byCompany ? 'distributed' : 'reference';
+    const kind = kindOf(t);
+    if (t.kind === kind) continue;
+    // A warehouse distributed before a table became a reference table: its rows come back first.
+    if (t.kind !== 'local') await sql`select undistribute_table(${`${ident(schema)}.${ident(t.table)}`})`;
     await sql.begin((tx) => place(tx, schema, t, kind));
     done.push({ table: t.table, kind });
   }

@@ -82,8 +82,22 @@ describe('wfsync migrate on a Citus coordinator', () => {
     expect(tables.filter((t) => t.kind !== 'hs' || !t.beside).map((t) => [t.table, t.kind])).toEqual([
       ['access_grants', 'nt'],
       ['audit', 'nt'],
+      ['personal_data_versions', 'nt'],
       ['push_models', 'nt'],
     ]);
+  });
+
+  it('makes personal_data_versions, which every page reads with the defaults, a reference table where it was distributed', {
+    timeout: 300_000,
+  }, async () => {
+    const table = `${S}.personal_data_versions`;
+    await admin`select undistribute_table(${table})`;
+    await admin`select create_distributed_table(${table}, 'company_key', colocate_with => ${`${S}.companies`})`;
+    const migrated = await runWfsync(['migrate'], { DATABASE_URL: url, LOG_LEVEL: 'warn' });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const [row] = await admin<{ kind: string }[]>`
+      select partmethod::text || repmodel::text as kind from pg_dist_partition where logicalrelid = ${table}::regclass`;
+    expect(row?.kind).toBe('nt');
   });
 });
 
