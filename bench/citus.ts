@@ -1,17 +1,14 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobs } from '../jobs/index.ts';
 import { enqueueRun, queuedRuns, SYNC_QUEUE, type SyncJobData } from '../src/queue/sync-queue.ts';
 import type { SandboxStats } from '../src/sandbox/http.ts';
-import { clusterNodes, createCitusDatabase, onNode, startCitusCluster, withDatabase } from '../test/support/citus.ts';
+import { onNode } from '../test/support/citus.ts';
 import { type Spawned, spawnWfsync, waitFor } from '../test/support/processes.ts';
-import { freePort, startRedis } from '../test/support/services.ts';
+import { startRedis } from '../test/support/services.ts';
+import { citusWarehouse, plainWarehouse, type Warehouse } from './citus-servers.ts';
 import { postgresCpuSeconds, type SandboxProcess, startSandboxProcess } from './sync-process.ts';
 
 /**
@@ -35,33 +32,11 @@ const LIMIT = Number(process.env.LIMIT ?? 100);
 const MINUTES = Number(process.env.MINUTES ?? 4);
 const WARMUP_SECONDS = Number(process.env.WARMUP_SECONDS ?? 60);
 const SEED = 7;
-const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 const apiKey = (i: number) => `citus-key-${String(i).padStart(3, '0')}`;
 const company = (i: number) => `c${String(i).padStart(3, '0')}`;
-const run = promisify(execFile);
-
-/** A Postgres server of the warehouse: its role, where it answers, and its data directory (for its CPU). */
-interface Node {
-  role: 'coordinator' | 'worker' | 'postgres';
-  url: string;
-  dataDir: string;
-}
-
-/** A warehouse to fill: the database's URL and the servers whose CPU counts. */
-interface Warehouse {
-  url: string;
-  nodes: Node[];
-}
 
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-async function dataDir(url: string): Promise<string> {
-  return onNode(
-    url,
-    async (sql) => (await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`)[0]!.dir,
-  );
-}
 
 /** Rows the sync wrote into the node's warehouse tables (on a worker: its shards, which Citus otherwise hides). */
 async function rowsWritten(url: string): Promise<number> {
@@ -171,47 +146,6 @@ async function backfill(label: string, wh: Warehouse) {
     sandbox.stop();
     await redis.stop();
   }
-}
-
-/** A Citus cluster of ../shared/citus and a database on it for the warehouse. */
-async function citusWarehouse(): Promise<{ wh: Warehouse; stop: () => Promise<void> }> {
-  const cluster = await startCitusCluster();
-  const urls = await clusterNodes(cluster.url);
-  const name = `bench_${randomBytes(4).toString('hex')}`;
-  await createCitusDatabase(urls, name);
-  const nodes = await Promise.all(
-    urls.map(
-      async (u, i): Promise<Node> => ({
-        role: i === 0 ? 'coordinator' : 'worker',
-        url: withDatabase(u, name),
-        dataDir: await dataDir(u),
-      }),
-    ),
-  );
-  return { wh: { url: nodes[0]!.url, nodes }, stop: cluster.stop };
-}
-
-/** One Postgres 15 server of the same binaries, settings and durability as the cluster's nodes, without Citus. */
-async function plainWarehouse(): Promise<{ wh: Warehouse; stop: () => Promise<void> }> {
-  const dir = `/var/tmp/wfs-plain-bench-${randomBytes(4).toString('hex')}`;
-  const port = await freePort();
-  const asPostgres = (cmd: string) => run('su', ['postgres', '-c', cmd]);
-  await run('mkdir', ['-p', dir]);
-  await run('chown', ['postgres', dir]);
-  const data = join(dir, 'data');
-  await asPostgres(`${PG_BIN}/initdb -D ${data} -U postgres --auth=trust >/dev/null`);
-  await asPostgres(
-    `printf "port = ${port}\\nlisten_addresses = '127.0.0.1'\\nunix_socket_directories = '${dir}'\\nmax_connections = 300\\n" >> ${data}/postgresql.conf`,
-  );
-  await asPostgres(`${PG_BIN}/pg_ctl -D ${data} -l ${data}.log -w start >/dev/null`);
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  return {
-    wh: { url, nodes: [{ role: 'postgres', url, dataDir: data }] },
-    stop: async () => {
-      await asPostgres(`${PG_BIN}/pg_ctl -D ${data} -m fast -w stop >/dev/null`);
-      await run('rm', ['-rf', dir]);
-    },
-  };
 }
 
 async function measure(label: string, make: () => Promise<{ wh: Warehouse; stop: () => Promise<void> }>) {
