@@ -1,6 +1,6 @@
 import type { Row, TableInfo } from './catalog.ts';
 import { encode } from './encoding.ts';
-import { cached, keyProbe, q, qt } from './write-sql.ts';
+import { cached, keyProbe, onConflictUpdate, q, qt } from './write-sql.ts';
 
 /**
  * A page's rows written on Citus. Citus plans an INSERT … SELECT of unnested arrays by pulling the rows to the
@@ -24,19 +24,6 @@ function valuesInsert(schema: string, table: TableInfo, rows: number): string {
   const tuple = (r: number) => `(${table.columns.map((c, i) => `$${r * width + i + 1}${cast(c)}`).join(', ')})`;
   return `insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
 values ${Array.from({ length: rows }, (_, r) => tuple(r)).join(',\n')}`;
-}
-
-/** The same upsert as upsertStatement's: a row deleted before keeps its first deletion time. */
-function onConflictUpdate(table: TableInfo): string {
-  const key = table.primaryKey;
-  const update = table.columns
-    .filter((c) => !key.includes(c.name))
-    .map((c) =>
-      c.name === '_deleted_at'
-        ? `"_deleted_at" = case when excluded."_deleted_at" is null then null else coalesce(t."_deleted_at", excluded."_deleted_at") end`
-        : `${q(c.name)} = excluded.${q(c.name)}`,
-    );
-  return `on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
 }
 
 /** Rows of `table` per statement: as many as Postgres's parameter limit lets through. */

@@ -57,21 +57,30 @@ order by ${key.map((k) => `t.${q(k)}`).join(', ')} for update`;
   });
 }
 
-/** One multi-row upsert of unnested rows; a row deleted before keeps its first deletion time. */
+/**
+ * The upsert's conflict clause into `t`: every column but the key takes the new row's; a row deleted before keeps
+ * its first deletion time.
+ */
+export function onConflictUpdate(table: TableInfo): string {
+  const key = table.primaryKey;
+  const update = table.columns
+    .filter((c) => !key.includes(c.name))
+    .map((c) =>
+      c.name === '_deleted_at'
+        ? `"_deleted_at" = case when excluded."_deleted_at" is null then null else coalesce(t."_deleted_at", excluded."_deleted_at") end`
+        : `${q(c.name)} = excluded.${q(c.name)}`,
+    );
+  return `on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
+}
+
+/** One multi-row upsert of unnested rows. */
 export function upsertStatement(schema: string, table: TableInfo): string {
-  return cached(`upsert:${schema}.${table.name}`, () => {
-    const key = table.primaryKey;
-    const update = table.columns
-      .filter((c) => !key.includes(c.name))
-      .map((c) =>
-        c.name === '_deleted_at'
-          ? `"_deleted_at" = case when excluded."_deleted_at" is null then null else coalesce(t."_deleted_at", excluded."_deleted_at") end`
-          : `${q(c.name)} = excluded.${q(c.name)}`,
-      );
-    return `insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
+  return cached(
+    `upsert:${schema}.${table.name}`,
+    () => `insert into ${qt(schema, table.name)} as t (${table.columns.map((c) => q(c.name)).join(', ')})
 select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(table)}) i
-on conflict (${key.map(q).join(', ')}) do update set ${update.join(', ')}`;
-  });
+${onConflictUpdate(table)}`,
+  );
 }
 
 /** A join condition matching a table's key columns against unnested arrays of their types starting at `$first`. */

@@ -11,6 +11,8 @@ import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runn
 import { grantAccess } from '../../src/warehouse/access.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { VIEW_NAMES } from '../../src/warehouse/descriptions.ts';
+import { tableInfo } from '../../src/warehouse/catalog.ts';
+import { cells, openingHistoryFrom, valuesStatement } from '../../src/warehouse/citus-writes.ts';
 import { erase } from '../../src/warehouse/personal-data/admin.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { divergence, spansWithinBound, summarizeDivergence, withinBounds } from '../support/convergence.ts';
@@ -98,6 +100,36 @@ describe('wfsync migrate on a Citus coordinator', () => {
     const [row] = await admin<{ kind: string }[]>`
       select partmethod::text || repmodel::text as kind from pg_dist_partition where logicalrelid = ${table}::regclass`;
     expect(row?.kind).toBe('nt');
+  });
+});
+
+describe('a page write on the cluster', () => {
+  // A plan of one task is a router query: it runs on the company's shard, on the page's one connection, with no
+  // two-phase commit; an INSERT … SELECT of unnested arrays would be pulled through the coordinator instead.
+  const plan = async (statement: string, params: (string | null)[]) =>
+    (await admin.unsafe(`explain (costs off) ${statement}`, params)).map((r) => r['QUERY PLAN'] as string).join('\n');
+
+  it("inserts and upserts a page's rows, and opens their history, as router queries of the company's shard", async () => {
+    const table = tableInfo('individual_certifications');
+    const rows = [1, 2].map((id) => ({
+      ...table.blank(),
+      company_key: 'a',
+      individual_certification_id: id,
+      _synced_at: new Date(),
+      _hash: `h${id}`,
+    }));
+    for (const upsert of [false, true]) {
+      const text = await plan(valuesStatement(S, table, rows.length, upsert), cells(rows, table));
+      expect(text).toMatch(/Task Count: 1\b/);
+      expect(text).not.toMatch(/INSERT \.\.\. SELECT/);
+    }
+    const history = await plan(openingHistoryFrom(S, table, tableInfo('individual_certifications_history')), [
+      'a',
+      new Date().toISOString(),
+      '{1,2}',
+    ]);
+    expect(history).toMatch(/Task Count: 1\b/);
+    expect(history).not.toMatch(/pull to coordinator|repartition/);
   });
 });
 
