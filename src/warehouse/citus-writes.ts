@@ -1,6 +1,6 @@
 import type { Row, TableInfo } from './catalog.ts';
 import { encode } from './encoding.ts';
-import { cached, keyProbe, onConflictUpdate, q, qt } from './write-sql.ts';
+import { cached, historyContent, keyProbe, onConflictUpdate, q, qt, reopenOnConflict } from './write-sql.ts';
 
 /**
  * A page's rows written on Citus. Citus plans an INSERT … SELECT of unnested arrays by pulling the rows to the
@@ -41,13 +41,11 @@ export function valuesStatement(schema: string, table: TableInfo, rows: number, 
  */
 export function openingHistoryFrom(schema: string, table: TableInfo, history: TableInfo): string {
   return cached(`opening-from:${schema}.${table.name}`, () => {
-    const content = history.columns
-      .filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to')
-      .map((c) => q(c.name));
+    const content = historyContent(history);
     return `insert into ${qt(schema, history.name)} (${content.join(', ')}, valid_from, valid_to)
 select ${content.map((c) => `x.${c}`).join(', ')}, $2::timestamptz, null from ${qt(schema, table.name)} x
 where x.company_key = $1::text and ${keyProbe(table, 'x', 3)} and x."_deleted_at" is null
-on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content.map((c) => `${c} = excluded.${c}`).join(', ')}, valid_to = null`;
+${reopenOnConflict(history, content)}`;
   });
 }
 

@@ -8,7 +8,8 @@ import { onCitus } from './citus.ts';
  * distributed by it, co-located with `companies`, so that each company's rows of every table live on one worker
  * and a page's transaction, its joins and the views run there; any other table (`access_grants`, keyed by role;
  * `push_models`, keyed by name), and the few read with the defaults (READ_WITH_DEFAULTS), becomes a reference
- * table, copied to every node. On plain Postgres it does nothing. Each table is distributed in its own transaction, so an interrupted run is finished by the next.
+ * table, copied to every node. On plain Postgres it does nothing. Each table is distributed in its own
+ * transaction, so an interrupted run is finished by the next.
  */
 
 /** Where a table of the schema stands. */

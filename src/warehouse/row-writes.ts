@@ -3,7 +3,7 @@ import type { Row, TableInfo } from './catalog.ts';
 import type { MappedItem } from './mapper.ts';
 import { columnsAsArrays, textArray } from './encoding.ts';
 import { cells, openingHistoryFrom, rowsPerStatement, valuesStatement } from './citus-writes.ts';
-import { insertStatement, lockAndReadStatement, openingHistory, type Statement, upsertStatement } from './write-sql.ts';
+import { insertStatement, lockAndReadStatement, openingHistory, upsertStatement } from './write-sql.ts';
 
 /**
  * Rows of one table into a page's transaction: the stored state of the page's keys locked and read, and rows
@@ -62,17 +62,17 @@ export interface TableWrite {
 }
 
 /**
- * Sends an INSERT … SELECT over rows unnested from array parameters, a chunk at a time, on the page's pipeline.
- * With `opens`, the rows open their history.
+ * Sends an INSERT … SELECT over rows unnested from array parameters, a chunk at a time, on the page's pipeline: an
+ * upsert or a plain insert. With `opens`, the rows open their history.
  */
-function insertFrom(into: TableWrite, rows: readonly Row[], statement: Statement, opens?: Opens): void {
+function insertFrom(into: TableWrite, rows: readonly Row[], upsert: boolean, opens?: Opens): void {
   if (rows.length === 0) return;
   if (into.distributed) {
-    insertRouted(into, rows, statement === upsertStatement, opens);
+    insertRouted(into, rows, upsert, opens);
     return;
   }
   const { pipe, schema, table } = into;
-  const write = statement(schema, table);
+  const write = (upsert ? upsertStatement : insertStatement)(schema, table);
   const send = (params: string[]) => {
     if (!opens) return pipe.send(write, params);
     const at = `$${params.length + 1}`;
@@ -95,9 +95,9 @@ function insertRouted({ pipe, schema, table }: TableWrite, rows: readonly Row[],
 }
 
 export const upsertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>
-  insertFrom(into, rows, upsertStatement, opens);
+  insertFrom(into, rows, true, opens);
 export const insertRows = (into: TableWrite, rows: readonly Row[], opens?: Opens) =>
-  insertFrom(into, rows, insertStatement, opens);
+  insertFrom(into, rows, false, opens);
 
 /** Key values (after company_key) of mapped parents, one text array per key column. */
 export function keyArrays(rows: readonly Row[], key: readonly string[]): string[] {

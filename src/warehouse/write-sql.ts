@@ -107,7 +107,13 @@ select ${table.columns.map((c) => cast('i', c)).join(', ')} from (${unnestInput(
   );
 }
 
-export type Statement = (schema: string, table: TableInfo) => string;
+/** A history table's columns but its span, `valid_from` and `valid_to`: what a version holds of its row. */
+export const historyContent = (history: TableInfo): string[] =>
+  history.columns.filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to').map((c) => q(c.name));
+
+/** A version opened again at the same instant takes the newest content and is open again. */
+export const reopenOnConflict = (history: TableInfo, content: readonly string[]): string =>
+  `on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content.map((c) => `${c} = excluded.${c}`).join(', ')}, valid_to = null`;
 
 /**
  * `write` (an INSERT … SELECT) with its rows that are not deleted opening their history version in the same
@@ -116,13 +122,11 @@ export type Statement = (schema: string, table: TableInfo) => string;
  */
 export function openingHistory(schema: string, history: TableInfo, write: string, at: string): string {
   return cached(`opening:${history.name}:${write}`, () => {
-    const content = history.columns
-      .filter((c) => c.name !== 'valid_from' && c.name !== 'valid_to')
-      .map((c) => q(c.name));
+    const content = historyContent(history);
     return `with w as (${write}
 returning ${content.join(', ')}, "_deleted_at" is null as wfsync_opens)
 insert into ${qt(schema, history.name)} (${content.join(', ')}, valid_from, valid_to)
 select ${content.join(', ')}, ${at}::timestamptz, null from w where wfsync_opens
-on conflict (${history.primaryKey.map(q).join(', ')}) do update set ${content.map((c) => `${c} = excluded.${c}`).join(', ')}, valid_to = null`;
+${reopenOnConflict(history, content)}`;
   });
 }
