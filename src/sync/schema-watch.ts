@@ -10,8 +10,11 @@ export interface FieldWatch {
   end(): Promise<void>;
 }
 
-/** Per company and stream, its recorded fields (true: gone), loaded once per process. */
-const recorded = new Map<string, Promise<Map<string, boolean>>>();
+/**
+ * Per warehouse, company and stream, its recorded fields (true: gone), loaded once per process: a process that
+ * writes two warehouses (a bench, a test) holds companies of the same name in both.
+ */
+const recordedIn = new WeakMap<object, Map<string, Promise<Map<string, boolean>>>>();
 
 const jsonType = (v: unknown) =>
   v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v;
@@ -58,6 +61,8 @@ function eachExtraField(page: MappedPage, visit: (path: string, value: unknown) 
 export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
   const { ctx, stream } = run;
   const key = `${ctx.companyKey}\u0000${stream.name}`;
+  let recorded = recordedIn.get(ctx.warehouse);
+  if (!recorded) recordedIn.set(ctx.warehouse, (recorded = new Map()));
   const counts = new Map<string, number>();
 
   const watch: FieldWatch = {
@@ -69,7 +74,7 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
       });
       if (!met) return;
       let fresh: NewField[] | undefined;
-      const known = await (recorded.get(key) ?? load(run, key));
+      const known = await (recorded.get(key) ?? load(run, recorded, key));
       for (const [path, value] of met) {
         if (known.get(path) === false) continue;
         (fresh ??= []).push({ path, jsonType: jsonType(value), example: masked(value) });
@@ -84,7 +89,7 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
       );
     },
     async end() {
-      const known = await (recorded.get(key) ?? load(run, key));
+      const known = await (recorded.get(key) ?? load(run, recorded, key));
       const coming = [...known].some(([, gone]) => !gone);
       if (counts.size === 0 && !(complete && coming)) return;
       const gone = await recordRead(
@@ -116,7 +121,11 @@ export function watchFields(run: StreamRun, complete: boolean): FieldWatch {
   };
 }
 
-function load(run: StreamRun, key: string): Promise<Map<string, boolean>> {
+function load(
+  run: StreamRun,
+  recorded: Map<string, Promise<Map<string, boolean>>>,
+  key: string,
+): Promise<Map<string, boolean>> {
   const p = recordedFields(run.ctx.warehouse, run.ctx.companyKey, run.stream.name);
   recorded.set(key, p);
   p.catch(() => recorded.delete(key));

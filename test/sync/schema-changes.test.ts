@@ -14,6 +14,7 @@ import { listEvents } from '../../src/warehouse/events.ts';
 import { listSchemaChanges } from '../../src/warehouse/schema-changes.ts';
 import { jobs } from '../../jobs/index.ts';
 import { freshDatabase } from '../support/db.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { capturingLogger } from '../support/logs.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
@@ -135,6 +136,28 @@ describe('a field the service adds', () => {
     expect(rows.map((r) => [r.stream, r.field_path, r.json_type, r.example, r.records_seen])).toEqual([
       ['form-responses', 'Answers.Comment', 'string', 'xxxx xx', 2],
     ]);
+  });
+
+  it('is recorded in each warehouse a process writes, for a company of the same name in both', async () => {
+    const stream = streamByName('form-responses')!;
+    const base = parsed('formResponses') as { Answers: Record<string, unknown>[] };
+    const items = [base].map((b) => ({ ...b, ResponseId: 901, Answers: b.Answers.map((a) => ({ ...a, Mood: 'ok' })) }));
+    const other = await openWarehouse({ databaseUrl: await freshDatabase() });
+    try {
+      await other.migrate();
+      for (const warehouse of [quirky.sync!.warehouse, other]) {
+        const run = { ctx: { ...quirky.sync!.ctx, warehouse, companyKey: 'both' }, stream } as unknown as StreamRun;
+        const watch = watchFields(run, false);
+        await watch.page(mapPage(stream.target, items, { companyKey: 'both', extras: { FormId: 12 } }));
+        await watch.end();
+      }
+      for (const warehouse of [quirky.sync!.warehouse, other]) {
+        const rows = await listSchemaChanges(warehouse, { companyKey: 'both' });
+        expect(rows.map((r) => [r.stream, r.field_path])).toEqual([['form-responses', 'Answers.Mood']]);
+      }
+    } finally {
+      await other.close();
+    }
   });
 
   it('masks every string of an example, keeping its shape', () => {
