@@ -2,7 +2,7 @@
 //
 // The CLI is bundled with esbuild (the version tsx uses) into `.build/<stamp>/`, and bundled again only when
 // a source file it was made from has changed. Running the bundle leaves out tsx's loader, which works on a thread
-// of its own: about 35 MB of resident memory in every process. Where the bundle cannot be made (a read-only
+// of its own and its memory in every process. Where the bundle cannot be made (a read-only
 // install, a source file that does not compile) the CLI runs through tsx's loader instead, which reports such an
 // error against the source.
 //
