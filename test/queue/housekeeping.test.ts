@@ -5,6 +5,7 @@ import { sandboxSettings } from '../support/sandbox-settings.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
+import { cronSetting } from '../support/schedule.ts';
 
 /**
  * The housekeeping job runs on its cron like every job: in `start` without Redis, and through BullMQ from the
@@ -15,8 +16,6 @@ const REDIS_DB = 5;
 let sandbox: RunningSandbox;
 const children: Spawned[] = [];
 const opened: Warehouse[] = [];
-
-const cronSetting = (job: string) => `WFS_CRON_${job.toUpperCase().replace(/-/g, '_')}`;
 
 /** Every few seconds (croner takes seconds as the first field): the first firing after the process is up counts. */
 const EVERY_FEW_SECONDS = '*/5 * * * * *';

@@ -10,6 +10,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
 import { freshDatabase } from '../support/db.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
+import { spawnSchedulerFiringOnce } from '../support/schedule.ts';
 import { startRestartableRedis, type RestartableRedis } from '../support/restartable-redis.ts';
 
 /**
@@ -25,12 +26,6 @@ let redis: RestartableRedis;
 let wh: Warehouse;
 let env: Record<string, string>;
 const children: Spawned[] = [];
-
-/** A cron that fires once, a few seconds from now (croner takes seconds as the first field). */
-function onceSoon(seconds: number): string {
-  const t = new Date(Date.now() + seconds * 1000);
-  return `${t.getUTCSeconds()} ${t.getUTCMinutes()} ${t.getUTCHours()} * * *`;
-}
 
 /** The jobs run here: every one that reads streams but the weekly full refresh, whose streams another job runs too. */
 const scheduled = jobs.filter((j) => !j.fullRefresh && !j.run);
@@ -98,12 +93,13 @@ function writesAfterALaterRun(pages: readonly PageLine[]): string[] {
 describe('Redis killed for longer than the job lock, under two workers and a scheduler', () => {
   it('every process stays up, no two runs of a job write at once, and the warehouse equals the sandbox', async () => {
     const workers = [spawnWfsync(['worker'], env), spawnWfsync(['worker'], env)];
-    const crons = Object.fromEntries(
-      scheduled.map((j) => [`WFS_CRON_${j.name.toUpperCase().replace(/-/g, '_')}`, onceSoon(25)]),
+    children.push(...workers);
+    const scheduler = await spawnSchedulerFiringOnce(
+      scheduled.map((j) => j.name),
+      env,
     );
-    const scheduler = spawnWfsync(['scheduler'], { ...env, ...crons });
     const processes = [...workers, scheduler];
-    children.push(...processes);
+    children.push(scheduler);
     const said = () => processes.map((p, i) => `--- process ${i}:\n${p.output().slice(-2500)}`).join('\n');
 
     await waitFor(

@@ -9,6 +9,7 @@ import { SYNC_QUEUE, syncJobCounts } from '../../src/queue/sync-queue.ts';
 import { freshDatabase } from '../support/db.ts';
 import { divergence, summarizeDivergence } from '../support/convergence.ts';
 import { spawnWfsync, waitFor, type Spawned } from '../support/processes.ts';
+import { cronSetting, spawnSchedulerFiringOnce } from '../support/schedule.ts';
 
 /**
  * Two worker processes and a scheduler process sync two sandbox companies through BullMQ, with real Redis and
@@ -23,14 +24,6 @@ let wh: Warehouse;
 let redis: Redis;
 let env: Record<string, string>;
 const children: Spawned[] = [];
-
-const cronSetting = (job: string) => `WFS_CRON_${job.toUpperCase().replace(/-/g, '_')}`;
-
-/** A cron that fires once, a few seconds from now (croner takes seconds as the first field). */
-function onceSoon(seconds: number): string {
-  const t = new Date(Date.now() + seconds * 1000);
-  return `${t.getUTCSeconds()} ${t.getUTCMinutes()} ${t.getUTCHours()} * * *`;
-}
 
 beforeAll(async () => {
   const [north, south] = await Promise.all([
@@ -87,12 +80,14 @@ afterAll(async () => {
 describe('workers and scheduler', () => {
   it('sync every stream of two companies; a killed worker’s jobs finish elsewhere; the warehouse converges', async () => {
     const workers = [spawnWfsync(['worker'], env), spawnWfsync(['worker'], env)];
-    const crons = Object.fromEntries(jobs.map((j) => [cronSetting(j.name), onceSoon(30)]));
-    const scheduler = spawnWfsync(['scheduler'], { ...env, ...crons });
-    children.push(...workers, scheduler);
+    children.push(...workers);
+    const scheduler = await spawnSchedulerFiringOnce(
+      jobs.map((j) => j.name),
+      env,
+    );
+    children.push(scheduler);
 
-    // Kill the first worker while streams are being written. (The cron fires 30 s on: on a loaded machine a process
-    // takes seconds to start.)
+    // Kill the first worker while streams are being written.
     await waitFor(
       () =>
         `streams running (worker said: ${workers[0]!.output().slice(-2000)} scheduler said: ${scheduler.output().slice(-2000)})`,
