@@ -17,7 +17,7 @@ const MINUTE = 60_000;
 let wh: Warehouse;
 
 beforeAll(async () => {
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
 });
 afterAll(() => wh?.close());

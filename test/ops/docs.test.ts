@@ -42,7 +42,7 @@ describe('generated documents (npm run docs)', () => {
   });
 
   it('docs/warehouse.md is the data dictionary of a migrated warehouse', async () => {
-    wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+    wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
     await wh.migrate();
     const generated = await warehouseDictionary(wh);
     expect(generated).toMatch(/^## shift_assignments$/m);

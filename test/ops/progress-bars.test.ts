@@ -18,7 +18,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',

@@ -80,7 +80,7 @@ describe.each([
       log: pino({ level: 'silent' }),
       faults: parseFaults('lost=0.1,reset=0.05,500=0.05,only=writes'),
     });
-    const databaseUrl = await freshDatabase();
+    const databaseUrl = await freshDatabase({ migrated: true });
     const warehouse = await openWarehouse({ databaseUrl });
     await warehouse.migrate();
     const c: Crash = { sandbox, warehouse, databaseUrl, apiKey, logs: [] };

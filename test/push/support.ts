@@ -49,7 +49,7 @@ export async function openRig(o: RigOptions = {}): Promise<PushRig> {
     log: pino({ level: 'silent' }),
     ...o.sandbox,
   });
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await freshDatabase({ migrated: true });
   const warehouse = await openWarehouse({ databaseUrl });
   await warehouse.migrate();
   const limiter = createRateLimiter({ rateLimit: { limit: 100, periodMs: 1000 } });

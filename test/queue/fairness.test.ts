@@ -33,7 +33,7 @@ let fairness: Fairness;
 const incremental = jobs.filter((j) => !j.fullRefresh && !j.run);
 
 beforeAll(async () => {
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
   // beta and gamma have synced every stream once; alpha has synced nothing.
   await wh.sql`

@@ -22,7 +22,7 @@ const EVERY_FEW_SECONDS = '*/5 * * * * *';
 
 /** A warehouse holding one run of `individuals` finished 40 days ago and a later one. */
 async function warehouseWithOldRuns(): Promise<{ wh: Warehouse; databaseUrl: string; oldId: number }> {
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await freshDatabase({ migrated: true });
   const wh = await openWarehouse({ databaseUrl });
   opened.push(wh);
   await wh.migrate();

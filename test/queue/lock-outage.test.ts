@@ -35,7 +35,7 @@ beforeAll(async () => {
     startSandbox({ port: 0, seed: 41, size: 'small', rateLimit: { limit: 100, periodMs: 1000 }, latencyMs: 20 }),
     startRestartableRedis(),
   ]);
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await freshDatabase({ migrated: true });
   wh = await openWarehouse({ databaseUrl });
   await wh.migrate();
   await wh.sql.unsafe(`

@@ -43,7 +43,7 @@ beforeAll(async () => {
     }),
   ]);
   sandboxes = { north: north!, south: south! };
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await freshDatabase({ migrated: true });
   wh = await openWarehouse({ databaseUrl });
   await wh.migrate();
   const redisUrl = `${inject('redisUrl')}/${REDIS_DB}`;

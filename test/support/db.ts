@@ -4,17 +4,20 @@ import { inject } from 'vitest';
 import { copyTemplate } from './citus.ts';
 
 /**
- * A fresh database on the shared test server, so test files never see each other's rows. Under `npm run
- * test:citus` it is a copy, on every node, of a database with the warehouse migrated and distributed already
- * (`empty`: of one with only the citus extension and the workers), since making that takes half a minute.
+ * A fresh database on the shared test server, so test files never see each other's rows: empty, or with
+ * `migrated` a copy of one with the warehouse migrated already (global-setup.ts), for a test that would migrate
+ * it first thing. Under `npm run test:citus` it is a copy, on every node, of a database with the warehouse
+ * migrated and distributed already (`empty`: of one with only the citus extension and the workers), since making
+ * that takes half a minute.
  */
-export async function freshDatabase(opts: { empty?: boolean } = {}): Promise<string> {
+export async function freshDatabase(opts: { empty?: boolean; migrated?: boolean } = {}): Promise<string> {
   const citus = inject('citus');
   if (citus) return copyTemplate(citus, opts.empty ? citus.empty : citus.migrated);
   const admin = inject('databaseUrl');
+  const template = opts.migrated ? inject('migratedTemplate') : undefined;
   const name = `t_${randomBytes(6).toString('hex')}`;
   const sql = postgres(admin, { max: 1, onnotice: () => {} });
-  await sql.unsafe(`create database ${name}`);
+  await sql.unsafe(`create database ${name}${template ? ` template ${template}` : ''}`);
   await sql.end();
   return admin.replace(/\/[^/]*$/, `/${name}`);
 }

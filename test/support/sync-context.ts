@@ -34,7 +34,7 @@ export interface TestSyncOptions {
 /** A fresh warehouse database and a client of the sandbox (or of a proxy in front of it), ready for runStreams. */
 export async function openTestSync(sandbox: RunningSandbox, opts: TestSyncOptions = {}): Promise<TestSync> {
   const warehouse = await openWarehouse({
-    databaseUrl: opts.databaseUrl ?? (await freshDatabase()),
+    databaseUrl: opts.databaseUrl ?? (await freshDatabase({ migrated: true })),
     personalDataKey: opts.personalDataKey,
     catalog: personalCatalog,
   });

@@ -37,7 +37,7 @@ beforeAll(async () => {
     latencyMs: 40,
     keys: ['key-a', 'key-b'].map(parseKeySpec),
   });
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
   await addCompany(wh, sealer, {
     key: 'slow',

@@ -47,7 +47,7 @@ const ids = async (table: string, company: string, column = 'id::int') =>
   ).map((r) => r.v);
 
 beforeAll(async () => {
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
 });
 

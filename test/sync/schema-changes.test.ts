@@ -32,7 +32,7 @@ const captured = capturingLogger();
 let databaseUrl: string;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabase();
+  databaseUrl = await freshDatabase({ migrated: true });
   quirky.sandbox = await startSandbox({ port: 0, seed: 5, size: 'small', rateLimit: null, quirks: ['new-field'] });
   quirky.sync = await openTestSync(quirky.sandbox, { databaseUrl, log: captured.log });
   quirky.sync.ctx.observers = new Observers();
@@ -142,7 +142,7 @@ describe('a field the service adds', () => {
     const stream = streamByName('form-responses')!;
     const base = parsed('formResponses') as { Answers: Record<string, unknown>[] };
     const items = [base].map((b) => ({ ...b, ResponseId: 901, Answers: b.Answers.map((a) => ({ ...a, Mood: 'ok' })) }));
-    const other = await openWarehouse({ databaseUrl: await freshDatabase() });
+    const other = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
     try {
       await other.migrate();
       for (const warehouse of [quirky.sync!.warehouse, other]) {

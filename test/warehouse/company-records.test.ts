@@ -20,7 +20,7 @@ const CLEAR_KEY = 'clear-api-key-0123456789';
 let wh: Warehouse;
 
 beforeAll(async () => {
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
 });
 afterAll(() => wh?.close());

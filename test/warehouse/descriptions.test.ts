@@ -56,7 +56,7 @@ async function comments(): Promise<Comment[]> {
 const docOf = (all: Comment[], key: string) => all.find((c) => `${c.relation}.${c.column}` === key)?.doc;
 
 beforeAll(async () => {
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
 }, 120_000);
 

@@ -11,7 +11,7 @@ import { freshDatabase } from '../support/db.ts';
 let wh: Warehouse;
 
 beforeAll(async () => {
-  wh = await openWarehouse({ databaseUrl: await freshDatabase() });
+  wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: true }) });
   await wh.migrate();
 });
 

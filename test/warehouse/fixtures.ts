@@ -3,9 +3,9 @@ import type { Target } from '../../src/warehouse/targets.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { freshDatabase } from '../support/db.ts';
 
-/** A migrated warehouse in a database of its own. */
+/** A migrated warehouse in a database of its own (under another schema than the default, that schema alone). */
 export async function migratedWarehouse(schema?: string): Promise<Warehouse> {
-  const wh = await openWarehouse({ databaseUrl: await freshDatabase(), schema });
+  const wh = await openWarehouse({ databaseUrl: await freshDatabase({ migrated: schema === undefined }), schema });
   await wh.migrate();
   return wh;
 }

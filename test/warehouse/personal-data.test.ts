@@ -51,7 +51,7 @@ beforeAll(async () => {
     startSandbox({ port: 0, seed: 11, size: 'tiny', rateLimit }),
     startSandbox({ port: 0, seed: 12, size: 'tiny', rateLimit }),
   ]);
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await freshDatabase({ migrated: true });
   a = await openTestSync(sandboxA, { companyKey: 'a', databaseUrl });
   b = await openTestSync(sandboxB, { companyKey: 'b', databaseUrl });
   wh = a.warehouse;

@@ -129,7 +129,7 @@ describe('a Postgres restart during sync --once', () => {
 
 describe('a page whose connection closes before its statements are answered', () => {
   it('fails as a lost connection and is written again, instead of waiting for an answer that never comes', async () => {
-    const direct = await freshDatabase();
+    const direct = await freshDatabase({ migrated: true });
     const setup = await openWarehouse({ databaseUrl: direct, max: 1 });
     await setup.migrate();
     await setup.close();

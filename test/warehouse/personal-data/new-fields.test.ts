@@ -52,7 +52,7 @@ const requests = () => sandboxes.reduce((n, s) => n + s.stats().requests, 0);
 beforeAll(async () => {
   for (const seed of [21, 22])
     sandboxes.push(await startSandbox({ port: 0, seed, size: 'tiny', rateLimit, quirks: ['new-field'] }));
-  databaseUrl = await freshDatabase();
+  databaseUrl = await freshDatabase({ migrated: true });
   a = await openTestSync(sandboxes[0]!, { companyKey: 'a', databaseUrl });
   b = await openTestSync(sandboxes[1]!, { companyKey: 'b', databaseUrl });
   wh = a.warehouse;
