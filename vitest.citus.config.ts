@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm run test:citus`: the warehouse, sync, access and push suites against a Citus cluster (test/support/
- * citus-setup.ts), chosen to keep what CI adds to about three minutes: the cluster's own test (the issue's checks:
+ * citus-setup.ts), chosen to keep what CI adds to about two minutes: the cluster's own tests (the issue's checks:
  * migrate, a full sync and three days of changes, views, access and the analyst views, a rebalance, erasure and
  * push on four companies), and the tests of the statements Citus runs differently that take seconds (page
  * writes, history, deletions, fences, retention, usage, the outbox). Left out: the long convergence, resume and

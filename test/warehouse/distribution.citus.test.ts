@@ -11,19 +11,16 @@ import { runStreams, selectStreams, type SyncSummary } from '../../src/sync/runn
 import { grantAccess } from '../../src/warehouse/access.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { VIEW_NAMES } from '../../src/warehouse/descriptions.ts';
-import { tableInfo } from '../../src/warehouse/catalog.ts';
-import { cells, openingHistoryFrom, valuesStatement } from '../../src/warehouse/citus-writes.ts';
 import { erase } from '../../src/warehouse/personal-data/admin.ts';
 import { createSealer } from '../../src/warehouse/secret.ts';
 import { divergence, spansWithinBound, summarizeDivergence, withinBounds } from '../support/convergence.ts';
 import { freshDatabase } from '../support/db.ts';
-import { runWfsync } from '../support/processes.ts';
 import { openTestSync, type TestSync } from '../support/sync-context.ts';
 
 /**
- * The warehouse on a Citus cluster (a coordinator and two workers), as an operator gets it: `wfsync migrate` on a
- * fresh database, four companies synced from the sandbox over HTTP, three days of changes, the views, access per
- * company, an erasure and push. Runs under `npm run test:citus` alone.
+ * The warehouse on a Citus cluster (a coordinator and two workers), as an operator gets it once `wfsync migrate`
+ * has run (migrate.citus.test.ts): four companies synced from the sandbox over HTTP, three days of changes, the
+ * views, access per company, a rebalance, an erasure and push. Runs under `npm run test:citus` alone.
  */
 
 /** Keys whose shards lie on both workers of the test cluster (checked below, not assumed). */
@@ -43,7 +40,7 @@ const logins: postgres.Sql[] = [];
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, seed: 21, size: 'tiny', rateLimit: { limit: 100, periodMs: 1000 } });
-  url = await freshDatabase({ empty: true });
+  url = await freshDatabase();
   admin = postgres(url, { max: 1, onnotice: () => {} });
 }, 120_000);
 
@@ -62,76 +59,6 @@ const syncAll = async (streams = selectStreams()): Promise<SyncSummary[]> => {
 
 const failed = (summaries: SyncSummary[]) =>
   summaries.flatMap((s) => s.streams.filter((o) => o.outcome !== 'ok').map((o) => `${s.companyKey}/${o.stream}`));
-
-describe('wfsync migrate on a Citus coordinator', () => {
-  it('leaves no table with a company_key outside Citus: distributed by it beside companies, or copied to every node', {
-    timeout: 300_000,
-  }, async () => {
-    for (let run = 0; run < 2; run++) {
-      const migrated = await runWfsync(['migrate'], { DATABASE_URL: url, LOG_LEVEL: 'warn' });
-      expect(migrated.code, migrated.stderr).toBe(0);
-    }
-    const tables = await admin<{ table: string; kind: string | null; beside: boolean }[]>`
-      select c.relname as table, p.partmethod::text || p.repmodel::text as kind,
-             p.colocationid = (select colocationid from pg_dist_partition where logicalrelid = ${`${S}.companies`}::regclass) as beside
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      left join pg_dist_partition p on p.logicalrelid = c.oid
-      where n.nspname = ${S} and c.relkind = 'r'
-        and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'company_key')
-      order by 1`;
-    expect(tables.length).toBeGreaterThan(40);
-    expect(tables.filter((t) => t.kind === null)).toEqual([]);
-    expect(tables.filter((t) => t.kind !== 'hs' || !t.beside).map((t) => [t.table, t.kind])).toEqual([
-      ['access_grants', 'nt'],
-      ['audit', 'nt'],
-      ['personal_data_versions', 'nt'],
-      ['push_models', 'nt'],
-    ]);
-  });
-
-  it('makes personal_data_versions, which every page reads with the defaults, a reference table where it was distributed', {
-    timeout: 300_000,
-  }, async () => {
-    const table = `${S}.personal_data_versions`;
-    await admin`select undistribute_table(${table})`;
-    await admin`select create_distributed_table(${table}, 'company_key', colocate_with => ${`${S}.companies`})`;
-    const migrated = await runWfsync(['migrate'], { DATABASE_URL: url, LOG_LEVEL: 'warn' });
-    expect(migrated.code, migrated.stderr).toBe(0);
-    const [row] = await admin<{ kind: string }[]>`
-      select partmethod::text || repmodel::text as kind from pg_dist_partition where logicalrelid = ${table}::regclass`;
-    expect(row?.kind).toBe('nt');
-  });
-});
-
-describe('a page write on the cluster', () => {
-  // A plan of one task is a router query: it runs on the company's shard, on the page's one connection, with no
-  // two-phase commit; an INSERT … SELECT of unnested arrays would be pulled through the coordinator instead.
-  const plan = async (statement: string, params: (string | null)[]) =>
-    (await admin.unsafe(`explain (costs off) ${statement}`, params)).map((r) => r['QUERY PLAN'] as string).join('\n');
-
-  it("inserts and upserts a page's rows, and opens their history, as router queries of the company's shard", async () => {
-    const table = tableInfo('individual_certifications');
-    const rows = [1, 2].map((id) => ({
-      ...table.blank(),
-      company_key: 'a',
-      individual_certification_id: id,
-      _synced_at: new Date(),
-      _hash: `h${id}`,
-    }));
-    for (const upsert of [false, true]) {
-      const text = await plan(valuesStatement(S, table, rows.length, upsert), cells(rows, table));
-      expect(text).toMatch(/Task Count: 1\b/);
-      expect(text).not.toMatch(/INSERT \.\.\. SELECT/);
-    }
-    const history = await plan(openingHistoryFrom(S, table, tableInfo('individual_certifications_history')), [
-      'a',
-      new Date().toISOString(),
-      '{1,2}',
-    ]);
-    expect(history).toMatch(/Task Count: 1\b/);
-    expect(history).not.toMatch(/pull to coordinator|repartition/);
-  });
-});
 
 describe('the sync on the cluster', () => {
   it('a full sync of four companies equals the service row for row, their shards on both workers', {
