@@ -8,7 +8,8 @@ import type { RateLimiter } from '../ratelimit/types.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { openMigratedWarehouse } from '../warehouse/configured.ts';
 import { personalCatalog } from '../resources/index.ts';
-import { runEndsRecorded } from '../warehouse/runs.ts';
+import { closeOwnOpenRuns, runEndsRecorded } from '../warehouse/runs.ts';
+import { settlesWithin } from '../redis-health.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import type { CompanyContexts, SyncContext } from '../sync/context.ts';
 import { Observers } from '../observers.ts';
@@ -99,12 +100,26 @@ export async function openEnvironment(config: Config, log: Logger, observers = n
       };
       // The runs still going end after the page in flight and record it: the clients and the warehouse stay until then.
       await step('runs recording their end', () => runEndsRecorded(warehouse));
+      await step('runs left open', () => closeLeftOpen(warehouse, log));
       await step('source clients', () => companies.close());
       await step('limiter', () => Promise.all([...limiters.values()].map((l) => l.close())));
       await step('warehouse', () => warehouse.close());
       if (sandbox) await step('sandbox', () => sandbox.close());
     },
   };
+}
+
+/** How long a stop waits to close the runs it left open: a warehouse that is away leaves them to the next process. */
+const LEFT_OPEN_MS = 2_000;
+
+/** Closes the runs this process left open (closeOwnOpenRuns), unless the warehouse does not answer in time. */
+async function closeLeftOpen(warehouse: Warehouse, log: Logger): Promise<void> {
+  const closing = closeOwnOpenRuns(warehouse).then(
+    (n) => n > 0 && log.info({ runs: n }, 'runs this process left open recorded interrupted'),
+    (err: unknown) =>
+      log.warn({ err }, 'could not record the runs this process left open; the next process records them interrupted'),
+  );
+  await settlesWithin(closing, LEFT_OPEN_MS);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SyncRunOutcome } from './tables/bookkeeping.ts';
 import type { Warehouse } from './connection.ts';
@@ -22,6 +23,9 @@ export const OWNER = { host: hostname(), pid: process.pid, since: Math.round(Dat
 
 export type SyncRun = WarehouseTables['syncRuns']['$inferSelect'];
 
+/** Why a run is recorded interrupted by another process, or at the end of its own process's stop. */
+const ENDED_BEFORE = 'the process running it ended before the run did';
+
 const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.sync_runs`;
 
 /**
@@ -34,6 +38,7 @@ export async function openRun(
 ): Promise<number> {
   const details = {
     owner: OWNER,
+    opener: unrecorded(wh).opener,
     heartbeat: new Date().toISOString(),
     ...(o.syncStartedAt ? { syncStartedAt: o.syncStartedAt.toISOString() } : {}),
   };
@@ -88,6 +93,8 @@ export function abandonEnd(wh: Warehouse, id: number): void {
 }
 
 interface Unrecorded {
+  /** Names the warehouse client in the runs it opens: a process may hold more than one. */
+  opener: string;
   ids: Set<number>;
   /** Runs being opened: their insert may be waiting for a warehouse that restarts. */
   opening: number;
@@ -103,7 +110,7 @@ const unrecordedByClient = new WeakMap<object, Unrecorded>();
 
 function unrecorded(wh: Warehouse): Unrecorded {
   let u = unrecordedByClient.get(wh.sql);
-  if (!u) unrecordedByClient.set(wh.sql, (u = { ids: new Set(), opening: 0, waiting: [] }));
+  if (!u) unrecordedByClient.set(wh.sql, (u = { opener: randomUUID(), ids: new Set(), opening: 0, waiting: [] }));
   return u;
 }
 
@@ -236,11 +243,23 @@ export async function markInterruptedRuns(
   });
   if (dead.length === 0) return 0;
   await wh.sql`
-    update ${t(wh)} set finished_at = now(), outcome = 'interrupted',
-      error = 'the process running it ended before the run did'
+    update ${t(wh)} set finished_at = now(), outcome = 'interrupted', error = ${ENDED_BEFORE}
     where id = any(${dead.map((r) => r.id)}::bigint[]) and finished_at is null
       ${companyKey === undefined ? wh.sql`` : wh.sql`and company_key = ${companyKey}`}`;
   return dead.length;
+}
+
+/**
+ * Records as interrupted the runs still open that this warehouse client opened. A run's insert can land while its
+ * answer is cut off by a warehouse restart: the process gives the run up without its id, and would leave it open.
+ * Called at the end of a stop, once the runs the client knows of have recorded their ends. Returns how many.
+ */
+export async function closeOwnOpenRuns(wh: Warehouse): Promise<number> {
+  const closed = await wh.sql`
+    update ${t(wh)} set finished_at = now(), outcome = 'interrupted', error = ${ENDED_BEFORE}
+    where finished_at is null and details->>'opener' = ${unrecorded(wh).opener}
+    returning id`;
+  return closed.length;
 }
 
 /** An interrupted sync older than this is not resumed: its streams are all read again. */

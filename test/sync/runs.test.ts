@@ -5,6 +5,8 @@ import { Observers } from '../../src/observers.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { runStreams, selectStreams } from '../../src/sync/runner.ts';
 import {
+  abandonEnd,
+  closeOwnOpenRuns,
   finishRun,
   markInterruptedRuns,
   openRun,
@@ -35,6 +37,24 @@ const runs = (where = sync.warehouse.sql`true`) =>
 function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '0']).pid!;
 }
+
+describe('runs a stopping process left open', () => {
+  it('are recorded interrupted at the end of its stop; those another warehouse client opened are left alone', async () => {
+    const wh = sync.warehouse;
+    const t = wh.sql`${wh.sql(wh.schema)}.sync_runs`;
+    // Its end could not be recorded, as when a warehouse restart cut off the answer to the run's insert or end.
+    const lost = String(await openRun(wh, { companyKey: 'y', stream: 'x' }));
+    abandonEnd(wh, Number(lost));
+    const [other] = await wh.sql<{ id: string }[]>`
+      insert into ${t} (company_key, stream, details) values ('y', 'x', ${wh.sql.json({ opener: 'another client' })})
+      returning id`;
+    await runEndsRecorded(wh);
+    expect(await closeOwnOpenRuns(wh)).toBe(1);
+    const byId = new Map((await runs(wh.sql`company_key = 'y'`)).map((r) => [r.id, r.outcome]));
+    expect(byId.get(lost)).toBe('interrupted');
+    expect(byId.get(other!.id)).toBeNull();
+  });
+});
 
 describe('stream runs left open by a process that ended', () => {
   it('are recorded interrupted: a dead pid on this host, no heartbeat elsewhere; live ones are left alone', async () => {
