@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import { currentActor } from './audit.ts';
 import type { Warehouse } from './connection.ts';
 import type { WarehouseTables } from './schema.ts';
@@ -43,11 +44,18 @@ export interface NewEvent {
 
 const t = (wh: Warehouse) => wh.sql`${wh.sql(wh.schema)}.events`;
 
-/** Appends events to their companies' timelines, in one statement; within an audited change, with its actor. */
-export async function recordEvents(wh: Warehouse, events: readonly NewEvent[]): Promise<void> {
+/**
+ * Appends events to their companies' timelines, in one statement; within an audited change, with its actor. With
+ * `sql`, in that transaction: the change the events tell of and the events are seen together.
+ */
+export async function recordEvents(
+  wh: Warehouse,
+  events: readonly NewEvent[],
+  sql: postgres.Sql | postgres.TransactionSql = wh.sql,
+): Promise<void> {
   if (events.length === 0) return;
-  await wh.sql`
-    insert into ${t(wh)} (company_key, event, stream, detail, actor)
+  await sql`
+    insert into ${sql(wh.schema)}.events (company_key, event, stream, detail, actor)
     select c, e, s, d::jsonb, ${currentActor() ?? null}::text from unnest(${events.map((e) => e.companyKey)}::text[], ${events.map((e) => e.event)}::text[],
                          ${events.map((e) => e.stream ?? null) as string[]}::text[],
                          -- As text, cast row by row: a jsonb[] parameter would keep each detail as one JSON string.

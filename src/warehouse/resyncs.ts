@@ -57,10 +57,16 @@ export async function finishResyncs(
   outcome: { outcome: (typeof STREAM_OUTCOMES)[number]; rows?: number; deleted?: number; error?: string },
 ): Promise<void> {
   if (ids.length === 0) return;
-  await wh.sql`update ${t(wh)} set finished_at = now(), outcome = ${outcome.outcome} where id = any(${ids as number[]}::bigint[])`;
-  await recordEvents(wh, [
-    { companyKey: company, stream, event: 'resync_finished', detail: { requests: ids, ...outcome } },
-  ]);
+  // One transaction: a reader that sees the requests done sees the timeline say so.
+  await wh.sql.begin(async (sql) => {
+    await sql`update ${sql(wh.schema)}.resync_requests set finished_at = now(), outcome = ${outcome.outcome}
+      where company_key = ${company} and id = any(${ids as number[]}::bigint[])`;
+    await recordEvents(
+      wh,
+      [{ companyKey: company, stream, event: 'resync_finished', detail: { requests: ids, ...outcome } }],
+      sql,
+    );
+  });
 }
 
 /** Requests no process has taken yet, oldest first: what the running start (without Redis) picks up. */
