@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { copyTemplate } from './citus.ts';
+import { copyTemplate, withDatabase } from './citus.ts';
 
 /**
  * A fresh database on the shared test server, so test files never see each other's rows: empty, or with
@@ -19,7 +19,7 @@ export async function freshDatabase(opts: { empty?: boolean; migrated?: boolean 
   const sql = postgres(admin, { max: 1, onnotice: () => {} });
   await sql.unsafe(`create database ${name}${template ? ` template ${template}` : ''}`);
   await sql.end();
-  return admin.replace(/\/[^/]*$/, `/${name}`);
+  return withDatabase(admin, name);
 }
 
 /**

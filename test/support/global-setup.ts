@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { migrateWarehouse } from '../../src/warehouse/migrate.ts';
 import { DEFAULT_SCHEMA } from '../../src/warehouse/schema.ts';
+import { withDatabase } from './citus.ts';
 import { startPostgres, startRedis } from './services.ts';
 
 declare module 'vitest' {
@@ -24,7 +25,7 @@ export default async function setup(project: TestProject) {
   const admin = postgres(server.url, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database ${MIGRATED_TEMPLATE}`);
-    await migrateWarehouse(server.url.replace(/\/[^/]*$/, `/${MIGRATED_TEMPLATE}`), DEFAULT_SCHEMA);
+    await migrateWarehouse(withDatabase(server.url, MIGRATED_TEMPLATE), DEFAULT_SCHEMA);
     // A template may have no session while it is copied.
     await admin.unsafe(`alter database ${MIGRATED_TEMPLATE} allow_connections false`);
   } finally {
